@@ -1,0 +1,677 @@
+"""Turning decoded events into index columns: interning, pairing, counters and metadata.
+
+The builder takes batches of events from an importer, keeps per-batch numpy columns (no Python
+object per event survives a batch) and, at the end, pairs B/E and async events, lays slices out
+on lanes, binds flows and hands frozen arrays to :class:`~proftui.core.index.TraceIndex`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from proftui.core import layout
+from proftui.core.diagnostics import Diagnostics
+from proftui.core.importers.chrome_json import Event, event_args
+from proftui.core.index import TRACK_KINDS, TraceIndex
+from proftui.core.strings import StringInterner, json_text
+from proftui.core.timeconv import one_us_to_ns, us_to_ns
+
+# Phase groups; each phase letter maps to one.
+X, B, E, INSTANT, COUNTER, META, FLOW, ASYNC, LEGACY_ASYNC, OTHER, UNKNOWN, MISSING = range(12)
+_GROUP = {
+    "X": X, "B": B, "E": E, "i": INSTANT, "I": INSTANT, "R": INSTANT, "C": COUNTER, "M": META,
+    "s": FLOW, "t": FLOW, "f": FLOW, "b": ASYNC, "n": ASYNC, "e": ASYNC,
+    "S": LEGACY_ASYNC, "T": LEGACY_ASYNC, "p": LEGACY_ASYNC, "F": LEGACY_ASYNC,
+    "N": OTHER, "O": OTHER, "D": OTHER, "P": OTHER, "v": OTHER, "V": OTHER,
+    "(": OTHER, ")": OTHER, "c": OTHER, "": MISSING,
+}
+SCOPE_THREAD, SCOPE_PROCESS, SCOPE_GLOBAL = 0, 1, 2
+_SCOPES = {"g": SCOPE_GLOBAL, "p": SCOPE_PROCESS}
+THREAD, ASYNC_TRACK, PROCESS_TRACK, GLOBAL_TRACK = (TRACK_KINDS.index(k) for k in
+                                                    ("thread", "async", "process", "global"))
+
+
+class _PhaseGroups(dict):
+    def __missing__(self, key: object) -> int:
+        return MISSING if key is None else UNKNOWN
+
+
+_group_of = _PhaseGroups(_GROUP)
+
+
+class _TrackIds(dict):
+    """(kind, pid, tid-or-key) -> track id, adding unseen tracks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.keys_in_order: list[tuple] = []
+
+    def __missing__(self, key: tuple) -> int:
+        if len(key) == 2:  # (pid, tid): a thread track
+            key2 = (THREAD, key[0], key[1])
+            if key2 in self:
+                value = self[key] = self[key2]
+                return value
+            value = self[key] = self[key2] = len(self.keys_in_order)
+            self.keys_in_order.append(key2)
+            return value
+        value = self[key] = len(self.keys_in_order)
+        self.keys_in_order.append(key)
+        return value
+
+
+class _Chunks:
+    """Per-batch numpy arrays of one table, concatenated once at the end."""
+
+    def __init__(self, **dtypes: Any) -> None:
+        self.dtypes = dtypes
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in dtypes}
+
+    def append(self, **cols: Any) -> None:
+        for key, dtype in self.dtypes.items():
+            self.parts[key].append(np.asarray(cols[key], dtype=dtype))
+
+    def concat(self) -> dict[str, np.ndarray]:
+        return {k: (np.concatenate(v) if v else np.zeros(0, self.dtypes[k]))
+                for k, v in self.parts.items()}
+
+
+@dataclass
+class _Meta:
+    name: str | None = None
+    labels: str | None = None
+    sort_index: int | None = None
+
+
+@dataclass
+class _Counters:
+    series: dict[tuple, int] = field(default_factory=dict)
+    series_track: list[int] = field(default_factory=list)
+    series_name: list[int] = field(default_factory=list)
+    sample_series: list[int] = field(default_factory=list)
+    sample_ts: list[int] = field(default_factory=list)
+    sample_value: list[float] = field(default_factory=list)
+    sample_ref: list[int] = field(default_factory=list)
+
+
+class TraceBuilder:
+    """Accumulates events batch by batch and builds a :class:`TraceIndex`."""
+
+    def __init__(self, diagnostics: Diagnostics, file_index: int = 0) -> None:
+        self.diagnostics = diagnostics
+        self.ref_base = file_index << 40
+        self.strings = StringInterner()
+        self.tracks = _TrackIds()
+        self.phase_counts: Counter[str] = Counter()
+        self.processes: dict[Any, _Meta] = {}
+        self.threads: dict[tuple, _Meta] = {}
+        self.empty_events = 0
+        self._slices = _Chunks(start=np.int64, dur=np.int64, track=np.int32, name=np.int32,
+                               cat=np.int32, ref=np.int64, cname=np.int32)
+        self._be = _Chunks(ts=np.int64, track=np.int32, name=np.int32, cat=np.int32,
+                           ref=np.int64, begin=np.bool_)
+        self._instants = _Chunks(ts=np.int64, track=np.int32, name=np.int32, cat=np.int32,
+                                 ref=np.int64, scope=np.int8)
+        # Flow points; a flow is keyed by (cat, name, id), the id numeric or an interned string.
+        self._flows = _Chunks(ts=np.int64, track=np.int32, cat=np.int32, name=np.int32,
+                              id_num=np.int64, id_str=np.int32, phase=np.int8,
+                              enclosing=np.bool_, ref=np.int64)
+        self._bound = _Chunks(ref=np.int64, id_num=np.int64, id_str=np.int32,
+                              phase=np.int8)  # flow v2: X events with bind_id
+        self._counters = _Counters()
+        self._async_open: dict[tuple, list[tuple[int, int, int, int]]] = {}
+        self._async_slices: list[tuple[int, int, int, int, int, int]] = []  # track,s,e,name,cat,ref
+        self._async_unclosed: list[tuple[int, int, int, int, int]] = []
+        self.max_ts = None
+
+    # -- ingest -------------------------------------------------------------------------------
+
+    def add_events(self, events: list[Event], first_ordinal: int, offset: int) -> None:
+        """Add one batch of decoded events; `first_ordinal` numbers the first of them."""
+        phs = [e.ph for e in events]
+        try:
+            self.phase_counts.update(phs)
+            groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
+        except TypeError:  # an unhashable ph (a list or object)
+            phs = [p if isinstance(p, str) else json_text(p) for p in phs]
+            self.phase_counts.update(phs)
+            groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
+        ref0 = self.ref_base + first_ordinal
+        if len(groups) and groups.min() == groups.max():
+            self._add_group(int(groups[0]), events, np.arange(len(events)) + ref0, offset)
+            return
+        order = np.argsort(groups, kind="stable")
+        bounds = np.searchsorted(groups[order], np.arange(MISSING + 2))
+        for g in range(MISSING + 1):
+            lo, hi = bounds[g], bounds[g + 1]
+            if lo == hi:
+                continue
+            idx = order[lo:hi]
+            sub = [events[i] for i in idx.tolist()]
+            self._add_group(g, sub, idx + ref0, offset)
+
+    def _add_group(self, group: int, evs: list[Event], refs: np.ndarray, offset: int) -> None:
+        if group == X:
+            self._add_complete(evs, refs, offset)
+        elif group in (B, E):
+            ts, ok = self._times(evs, offset)
+            self._be.append(ts=ts[ok], track=self._thread_tracks(evs)[ok],
+                            name=self._intern([e.name for e in evs])[ok],
+                            cat=self._intern([e.cat for e in evs])[ok], ref=refs[ok],
+                            begin=np.full(int(ok.sum()), group == B))
+        elif group == INSTANT:
+            self._add_instants(evs, refs, offset)
+        elif group == FLOW:
+            self._add_flows(evs, refs, offset)
+        elif group == COUNTER:
+            for ev, ref in zip(evs, refs.tolist()):
+                self._add_counter(ev, ref, offset)
+        elif group == META:
+            for ev in evs:
+                self._add_metadata(ev, offset)
+        elif group in (ASYNC, LEGACY_ASYNC):
+            for ev, ref in zip(evs, refs.tolist()):
+                self._add_async(ev, ref, offset)
+        elif group == UNKNOWN:
+            for ev in evs:
+                self.diagnostics.add("unknown_phase", 1, offset, json_text(ev.ph)[:40])
+        elif group == MISSING:
+            for ev in evs:
+                if ev.name is None and ev.ts is None and ev.pid is None:
+                    self.empty_events += 1  # `{}`, as Paddle ends its arrays
+                else:
+                    self.diagnostics.add("missing_phase", 1, offset, json_text(ev.name)[:40])
+
+    def _times(self, evs: list[Event], offset: int) -> tuple[np.ndarray, np.ndarray]:
+        ts, ok = us_to_ns([e.ts for e in evs])
+        bad = len(ok) - int(ok.sum())
+        if bad:
+            self.diagnostics.add("bad_timestamp", bad, offset)
+        return ts, ok
+
+    def _intern(self, values: list[Any]) -> np.ndarray:
+        try:
+            return np.fromiter(map(self.strings.__getitem__, values), np.int32, len(values))
+        except TypeError:  # unhashable values: lists or objects where text was expected
+            fixed = [v if v is None or isinstance(v, (str, int, float)) else json_text(v)
+                     for v in values]
+            self.diagnostics.add("bad_field", len(values) - sum(a is b for a, b in
+                                                                 zip(fixed, values)))
+            return np.fromiter(map(self.strings.__getitem__, fixed), np.int32, len(values))
+
+    def _thread_tracks(self, evs: list[Event]) -> np.ndarray:
+        keys = zip([e.pid for e in evs], [e.tid for e in evs])
+        try:
+            return np.fromiter(map(self.tracks.__getitem__, keys), np.int32, len(evs))
+        except TypeError:
+            fixed = [(_token(e.pid), _token(e.tid)) for e in evs]
+            self.diagnostics.add("bad_field", sum(1 for e in evs if not (_hashable(e.pid) and
+                                                                         _hashable(e.tid))))
+            return np.fromiter(map(self.tracks.__getitem__, fixed), np.int32, len(evs))
+
+    def _add_complete(self, evs: list[Event], refs: np.ndarray, offset: int) -> None:
+        ts, ok = self._times(evs, offset)
+        dur, dok = us_to_ns([e.dur for e in evs])
+        bad_dur = ok & ~dok
+        if bad_dur.any():
+            self.diagnostics.add("bad_duration", int(bad_dur.sum()), offset)
+        negative = dur < 0
+        if negative.any():
+            self.diagnostics.add("negative_duration", int(negative.sum()), offset)
+            dur[negative] = 0
+        cnames = [e.cname for e in evs]
+        cname = (self._intern(cnames) if any(c is not None for c in cnames)
+                 else np.zeros(len(evs), np.int32))
+        self._slices.append(start=ts[ok], dur=dur[ok], track=self._thread_tracks(evs)[ok],
+                            name=self._intern([e.name for e in evs])[ok],
+                            cat=self._intern([e.cat for e in evs])[ok], ref=refs[ok],
+                            cname=cname[ok])
+        binds = [e.bind_id for e in evs]
+        if any(b is not None for b in binds):
+            self._add_bound_flows(evs, refs, binds)
+
+    def _add_bound_flows(self, evs: list[Event], refs: np.ndarray, binds: list[Any]) -> None:
+        """Flow events v2: X slices carrying `bind_id` with `flow_out` / `flow_in`."""
+        rows = [(i, 0) for i, e in enumerate(evs) if binds[i] is not None and e.flow_out]
+        rows += [(i, 2) for i, e in enumerate(evs) if binds[i] is not None and e.flow_in]
+        idx = np.array([r[0] for r in rows], np.int64)
+        id_num, id_str = self._flow_ids([binds[i] for i in idx.tolist()])
+        self._bound.append(ref=refs[idx], id_num=id_num, id_str=id_str,
+                           phase=[r[1] for r in rows])
+
+    def _add_instants(self, evs: list[Event], refs: np.ndarray, offset: int) -> None:
+        ts, ok = self._times(evs, offset)
+        scopes = np.fromiter((_SCOPES.get(e.s, SCOPE_THREAD) if isinstance(e.s, str)
+                              else SCOPE_THREAD for e in evs), np.int8, len(evs))
+        tracks = np.empty(len(evs), np.int32)
+        on_thread = np.flatnonzero(scopes == SCOPE_THREAD)
+        tracks[on_thread] = self._thread_tracks([evs[i] for i in on_thread.tolist()])
+        for i in np.flatnonzero(scopes != SCOPE_THREAD).tolist():
+            tracks[i] = (self.tracks[(GLOBAL_TRACK, None, None)] if scopes[i] == SCOPE_GLOBAL
+                         else self.tracks[(PROCESS_TRACK, _token(evs[i].pid), None)])
+        self._instants.append(ts=ts[ok], track=tracks[ok],
+                              name=self._intern([e.name for e in evs])[ok],
+                              cat=self._intern([e.cat for e in evs])[ok], ref=refs[ok],
+                              scope=scopes[ok])
+
+    def _flow_ids(self, ids: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """Flow ids as (number, 0) when integral, else (0, interned text); exact beyond 2^53."""
+        n = len(ids)
+        num = np.zeros(n, np.int64)
+        try:
+            arr = np.array(ids)
+        except (OverflowError, ValueError, TypeError):
+            arr = np.array([_id_token(i) for i in ids])
+        if arr.dtype.kind == "i" and arr.ndim == 1:
+            return arr.astype(np.int64), np.zeros(n, np.int32)
+        if arr.dtype.kind == "U" and arr.ndim == 1:
+            numeric = np.char.isdigit(arr) & (np.char.str_len(arr) <= 18)
+            if numeric.all():
+                return arr.astype(np.int64), np.zeros(n, np.int32)
+            num[numeric] = arr[numeric].astype(np.int64)
+            text = np.zeros(n, np.int32)
+            rest = np.flatnonzero(~numeric)
+            text[rest] = self._intern([ids[i] if isinstance(ids[i], str) else _id_token(ids[i])
+                                       for i in rest.tolist()])
+            return num, text
+        return num, self._intern([_id_token(i) for i in ids])
+
+    def _add_flows(self, evs: list[Event], refs: np.ndarray, offset: int) -> None:
+        ts, ok = self._times(evs, offset)
+        id_num, id_str = self._flow_ids([e.id if e.id is not None else e.id2 for e in evs])
+        phase = np.fromiter(("stf".index(e.ph) for e in evs), np.int8, len(evs))
+        # s and t bind to the enclosing slice; f too with bp "e", else to the next slice.
+        enclosing = (phase != 2) | np.fromiter((e.bp == "e" for e in evs), np.bool_, len(evs))
+        self._flows.append(ts=ts[ok], track=self._thread_tracks(evs)[ok],
+                           cat=self._intern([e.cat for e in evs])[ok],
+                           name=self._intern([e.name for e in evs])[ok],
+                           id_num=id_num[ok], id_str=id_str[ok], phase=phase[ok],
+                           enclosing=enclosing[ok], ref=refs[ok])
+
+    def _add_counter(self, ev: Event, ref: int, offset: int) -> None:
+        ts = one_us_to_ns(ev.ts)
+        args = event_args(ev)
+        if ts is None:
+            self.diagnostics.add("bad_timestamp", 1, offset)
+            return
+        values = [(k, v) for k, v in args.items()
+                  if isinstance(v, (int, float)) and not isinstance(v, bool)
+                  ] if isinstance(args, dict) else []
+        if not values:
+            self.diagnostics.add("bad_counter", 1, offset, json_text(ev.name)[:40])
+            return
+        name = json_text(ev.name)
+        if ev.id is not None:
+            name = f"{name}[{json_text(ev.id)}]"
+        c = self._counters
+        track = self.tracks[(PROCESS_TRACK, _token(ev.pid), None)]
+        for key, value in values:
+            series_name = name if len(values) == 1 and key in ("value", name) else f"{name} {key}"
+            skey = (track, series_name)
+            sid = c.series.get(skey)
+            if sid is None:
+                sid = c.series[skey] = len(c.series_track)
+                c.series_track.append(track)
+                c.series_name.append(self.strings[series_name])
+            c.sample_series.append(sid)
+            c.sample_ts.append(ts)
+            c.sample_value.append(float(value))
+            c.sample_ref.append(ref)
+
+    def _add_metadata(self, ev: Event, offset: int) -> None:
+        args = event_args(ev)
+        kind = ev.name
+        if not isinstance(args, dict):
+            self.diagnostics.add("bad_metadata", 1, offset, json_text(kind)[:40])
+            return
+        pid = _token(ev.pid)
+        if kind in ("process_name", "process_labels", "process_sort_index"):
+            meta = self.processes.setdefault(pid, _Meta())
+            self.tracks[(PROCESS_TRACK, pid, None)]  # noqa: B018 - the process exists
+        elif kind in ("thread_name", "thread_sort_index"):
+            meta = self.threads.setdefault((pid, _token(ev.tid)), _Meta())
+            self.tracks[(pid, _token(ev.tid))]  # noqa: B018 - the thread exists
+        else:
+            return  # other metadata (num_cpus, TraceConfig, ...) is counted in phase_counts
+        if kind.endswith("_name"):
+            value = args.get("name")
+            if value is not None:
+                meta.name = json_text(value)
+        elif kind == "process_labels":
+            value = args.get("labels")
+            if value is not None:
+                meta.labels = json_text(value)
+        else:
+            value = args.get("sort_index")
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                meta.sort_index = int(value)
+            elif isinstance(value, str) and value.lstrip("-").isdigit():
+                meta.sort_index = int(value)
+            else:
+                self.diagnostics.add("bad_metadata", 1, offset, f"{kind}: {json_text(value)[:30]}")
+
+    def _add_async(self, ev: Event, ref: int, offset: int) -> None:
+        ts = one_us_to_ns(ev.ts)
+        if ts is None:
+            self.diagnostics.add("bad_timestamp", 1, offset)
+            return
+        ph = ev.ph
+        pid = _token(ev.pid)
+        cat = self.strings[_token(ev.cat)]
+        name = self.strings[_token(ev.name)]
+        track = self.tracks[(ASYNC_TRACK, pid, cat)]
+        ident = ev.id if ev.id is not None else ev.id2
+        if ph in "ST" or ph == "p" or ph == "F":  # legacy async: matched by (cat, id, name)
+            key = ("legacy", pid, cat, _id_token(ident), name)
+        else:
+            key = ("nestable", pid, cat, _id_token(ident), _token(ev.scope))
+        if ph in ("b", "S"):
+            self._async_open.setdefault(key, []).append((ts, name, cat, ref))
+        elif ph in ("n", "T", "p"):
+            self._instants.append(ts=[ts], track=[track], name=[name], cat=[cat], ref=[ref],
+                                  scope=[SCOPE_THREAD])
+        else:  # e, F
+            stack = self._async_open.get(key)
+            if not stack:
+                self.diagnostics.add("unmatched_async_end", 1, offset, json_text(ev.name)[:40])
+                return
+            pos = len(stack) - 1
+            if ph == "e" and ev.name is not None:
+                for j in range(len(stack) - 1, -1, -1):
+                    if stack[j][1] == name:
+                        pos = j
+                        break
+            start, bname, bcat, bref = stack.pop(pos)
+            self._async_slices.append((track, start, max(ts, start), bname, bcat, bref))
+
+    # -- finish -------------------------------------------------------------------------------
+
+    def build(self, metadata: dict[str, Any], batches: np.ndarray) -> TraceIndex:
+        """Pair, sort and lay out everything added; return the finished index."""
+        slices = self._slices.concat()
+        be = self._be.concat()
+        extra = [_pair_begin_end(be, self.diagnostics)]
+        extra.append(self._close_async())
+        slices = {k: np.concatenate([slices[k]] + [x[k] for x in extra]) for k in slices}
+        instants = self._instants.concat()
+        counters = self._counter_columns()
+
+        track_order, tracks = self._track_table(slices)
+        remap = np.empty(len(track_order), np.int32)
+        remap[track_order] = np.arange(len(track_order), dtype=np.int32)
+        for table in (slices, instants):
+            table["track"] = remap[table["track"]]
+        counters["series_track"] = remap[counters["series_track"]]
+
+        order = layout.sort_slices(slices["track"], slices["start"], slices["dur"])
+        slices = {k: v[order] for k, v in slices.items()}
+        slices["depth"], parent, track_rows = layout.layout_tracks(
+            slices["track"], slices["start"], slices["dur"], len(track_order))
+        tracks["rows"] = track_rows
+        tracks["first_slice"] = np.searchsorted(slices["track"], np.arange(len(track_order)))
+        tracks["slice_count"] = np.diff(np.append(tracks["first_slice"], len(order)))
+        iorder = np.lexsort((instants["ts"], instants["track"]))
+        instants = {k: v[iorder] for k, v in instants.items()}
+
+        flows = self._flow_edges(slices, parent, remap)
+        cname_rows = np.flatnonzero(slices["cname"])
+        span = _span(slices, instants, counters)
+        return TraceIndex.from_columns(
+            strings=self.strings.freeze(),
+            slices={k: v for k, v in slices.items() if k != "cname"},
+            slice_cname={"slice": cname_rows, "cname": slices["cname"][cname_rows]},
+            tracks=tracks,
+            instants=instants,
+            counters=counters,
+            flows=flows,
+            batches=batches,
+            meta={
+                **metadata,
+                "phase_counts": dict(sorted(self.phase_counts.items(), key=lambda kv: -kv[1])),
+                "empty_events": self.empty_events,
+                "start_ns": span[0],
+                "end_ns": span[1],
+            },
+            diagnostics=self.diagnostics,
+        )
+
+    def _close_async(self) -> dict[str, np.ndarray]:
+        rows = list(self._async_slices)
+        open_count = sum(len(v) for v in self._async_open.values())
+        if open_count:
+            self.diagnostics.add("unclosed_async", open_count)
+            end = self._latest_ts()
+            for key, stack in self._async_open.items():
+                track = self.tracks[(ASYNC_TRACK, key[1], key[2])]
+                for start, name, cat, ref in stack:
+                    rows.append((track, start, max(end, start), name, cat, ref))
+        arr = np.array(rows, np.int64).reshape(-1, 6)
+        return {"track": arr[:, 0].astype(np.int32), "start": arr[:, 1],
+                "dur": arr[:, 2] - arr[:, 1], "name": arr[:, 3].astype(np.int32),
+                "cat": arr[:, 4].astype(np.int32), "ref": arr[:, 5],
+                "cname": np.zeros(len(arr), np.int32)}
+
+    def _latest_ts(self) -> int:
+        ends = [0]
+        for part in self._slices.parts["start"]:
+            if len(part):
+                ends.append(int(part.max()))
+        for chunks, key in ((self._be, "ts"), (self._instants, "ts"), (self._flows, "ts")):
+            for part in chunks.parts[key]:
+                if len(part):
+                    ends.append(int(part.max()))
+        s, d = self._slices.parts["start"], self._slices.parts["dur"]
+        for a, b in zip(s, d):
+            if len(a):
+                ends.append(int((a + b).max()))
+        for _, start, end, *_ in self._async_slices:
+            ends.append(end)
+        if self._counters.sample_ts:
+            ends.append(max(self._counters.sample_ts))
+        return max(ends)
+
+    def _counter_columns(self) -> dict[str, np.ndarray]:
+        c = self._counters
+        series = np.asarray(c.sample_series, np.int32)
+        ts = np.asarray(c.sample_ts, np.int64)
+        order = np.lexsort((ts, series))
+        n_series = len(c.series_track)
+        return {
+            "series_track": np.asarray(c.series_track, np.int32),
+            "series_name": np.asarray(c.series_name, np.int32),
+            "series_first": np.searchsorted(series[order], np.arange(n_series)).astype(np.int64),
+            "sample_series": series[order],
+            "sample_ts": ts[order],
+            "sample_value": np.asarray(c.sample_value, np.float64)[order],
+            "sample_ref": np.asarray(c.sample_ref, np.int64)[order],
+        }
+
+    def _track_table(self, slices: dict[str, np.ndarray]) -> tuple[np.ndarray, dict]:
+        """Tracks in display order: processes by sort index, then their threads."""
+        keys = self.tracks.keys_in_order
+        n = len(keys)
+        s = self.strings
+        kind = np.array([k[0] for k in keys], np.int8)
+        pid_text = [json_text(k[1]) for k in keys]
+        sub = [k[2] for k in keys]
+        proc_meta = {pid: m for pid, m in self.processes.items()}
+        rows = []
+        for t, (knd, pid, key) in enumerate(keys):
+            pmeta = proc_meta.get(pid, _Meta())
+            psort = pmeta.sort_index if pmeta.sort_index is not None else 0
+            if knd == THREAD:
+                tmeta = self.threads.get((pid, key), _Meta())
+                tsort = tmeta.sort_index if tmeta.sort_index is not None else 0
+                name = tmeta.name if tmeta.name is not None else _default_thread_name(key)
+            elif knd == ASYNC_TRACK:
+                tsort, name = 0, (s.texts[key] or "async")
+            elif knd == PROCESS_TRACK:
+                tsort, name = 0, "process"
+            else:
+                tsort, name = 0, "global"
+            rows.append((knd == GLOBAL_TRACK, psort, _sort_token(pid), knd != THREAD, tsort,
+                         _sort_token(key if knd == THREAD else name), t, name))
+        rows.sort()
+        order = np.array([r[6] for r in rows], np.int64).reshape(-1)
+        pids = sorted({k[1] for k in keys if k[0] != GLOBAL_TRACK},
+                      key=lambda p: ((proc_meta.get(p) or _Meta()).sort_index or 0,
+                                     _sort_token(p)))
+        pindex = {p: i for i, p in enumerate(pids)}
+        processes = {
+            "pid": np.array([s[json_text(p)] for p in pids], np.int32),
+            "name": np.array([s[(proc_meta.get(p) or _Meta()).name or ""] for p in pids],
+                             np.int32),
+            "labels": np.array([s[(proc_meta.get(p) or _Meta()).labels or ""] for p in pids],
+                               np.int32),
+            "sort_index": np.array([(proc_meta.get(p) or _Meta()).sort_index or 0
+                                    for p in pids], np.int64),
+        }
+        tracks = {
+            "kind": kind[order] if n else np.zeros(0, np.int8),
+            "process": np.array([pindex.get(keys[t][1], -1) for t in order], np.int32),
+            "pid": np.array([s[pid_text[t]] for t in order], np.int32),
+            "tid": np.array([s[json_text(sub[t])] if kind[t] == THREAD else 0 for t in order],
+                            np.int32),
+            "name": np.array([s[r[7]] for r in rows], np.int32),
+            "sort_index": np.array([r[4] for r in rows], np.int64),
+            "processes": processes,
+        }
+        return order, tracks
+
+    def _flow_edges(self, slices: dict[str, np.ndarray], parent: np.ndarray,
+                    remap: np.ndarray) -> dict:
+        f = self._flows.concat()
+        f["track"] = remap[f["track"]] if len(f["track"]) else f["track"]
+        slice_of = layout.bind_points(slices["track"], slices["start"], slices["dur"], parent,
+                                      f["track"], f["ts"], f["enclosing"])
+        unbound = int((slice_of < 0).sum())
+        if unbound:
+            self.diagnostics.add("flow_unbound", unbound)
+        bound = self._bound.concat()
+        if len(bound["ref"]):
+            ref_order = np.argsort(slices["ref"])
+            pos = np.searchsorted(slices["ref"], bound["ref"], sorter=ref_order)
+            pos = ref_order[np.minimum(pos, len(ref_order) - 1)]
+            zeros = np.zeros(len(pos), np.int32)
+            for key, extra in (("cat", zeros), ("name", zeros), ("id_num", bound["id_num"]),
+                               ("id_str", bound["id_str"]), ("phase", bound["phase"]),
+                               ("ts", slices["start"][pos])):
+                f[key] = np.concatenate([f[key], extra])
+            slice_of = np.concatenate([slice_of, pos])
+        # Points of one flow in time order (s, t, f at equal times) chain up pairwise.
+        order = np.lexsort((f["phase"], f["ts"], f["id_str"], f["id_num"], f["name"], f["cat"]))
+        keys = np.stack([f[k][order] for k in ("cat", "name", "id_num", "id_str")])
+        new_flow = np.ones(len(order), bool)
+        new_flow[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
+        flow_no = np.cumsum(new_flow) - 1
+        phase, ts, slice_of = f["phase"][order], f["ts"][order], slice_of[order]
+        # A new `s` with an already-open id starts a new chain rather than linking back.
+        link = ~new_flow[1:] & (phase[1:] != 0)
+        src = np.flatnonzero(link)
+        dst = src + 1
+        linked = np.zeros(len(order), bool)
+        linked[src] = linked[dst] = True
+        singles = int(new_flow.sum()) - len(np.unique(flow_no[linked]))
+        if singles > 0:
+            self.diagnostics.add("flow_orphan", singles)
+        first = order[new_flow]
+        return {
+            "flow": flow_no[src],
+            "src_slice": slice_of[src],
+            "dst_slice": slice_of[dst],
+            "src_ts": ts[src],
+            "dst_ts": ts[dst],
+            "flow_name": f["name"][first],
+            "flow_cat": f["cat"][first],
+            "flow_id_num": f["id_num"][first],
+            "flow_id_str": f["id_str"][first],
+        }
+
+
+def _pair_begin_end(be: dict[str, np.ndarray], diagnostics: Diagnostics) -> dict:
+    """Match B/E per track (E closes the most recent open B); unclosed B end at the track end."""
+    order = np.lexsort((be["ref"], be["ts"], be["track"]))
+    ts = be["ts"][order].tolist()
+    track = be["track"][order].tolist()
+    begin = be["begin"][order].tolist()
+    names = be["name"][order].tolist()
+    rows: list[tuple[int, int, int]] = []  # (index of B, start, end)
+    stacks: dict[int, list[int]] = {}
+    track_end: dict[int, int] = {}
+    unmatched = mismatched = 0
+    for i in range(len(ts)):
+        t = track[i]
+        track_end[t] = ts[i]
+        stack = stacks.setdefault(t, [])
+        if begin[i]:
+            stack.append(i)
+        elif stack:
+            j = stack.pop()
+            if names[i] and names[i] != names[j]:
+                mismatched += 1
+            rows.append((j, ts[j], ts[i]))
+        else:
+            unmatched += 1
+    unclosed = 0
+    for t, stack in stacks.items():
+        for j in stack:
+            rows.append((j, ts[j], track_end[t]))
+            unclosed += 1
+    diagnostics.add("unmatched_end", unmatched)
+    diagnostics.add("unclosed_begin", unclosed)
+    diagnostics.add("end_name_mismatch", mismatched)
+    idx = order[np.array([r[0] for r in rows], np.int64)] if rows else np.zeros(0, np.int64)
+    start = np.array([r[1] for r in rows], np.int64)
+    end = np.array([r[2] for r in rows], np.int64)
+    return {"start": start, "dur": end - start, "track": be["track"][idx],
+            "name": be["name"][idx], "cat": be["cat"][idx], "ref": be["ref"][idx],
+            "cname": np.zeros(len(idx), np.int32)}
+
+
+def _span(slices: dict, instants: dict, counters: dict) -> tuple[int, int]:
+    starts, ends = [], []
+    if len(slices["start"]):
+        starts.append(int(slices["start"].min()))
+        ends.append(int((slices["start"] + slices["dur"]).max()))
+    for arr in (instants["ts"], counters["sample_ts"]):
+        if len(arr):
+            starts.append(int(arr.min()))
+            ends.append(int(arr.max()))
+    if not starts:
+        return 0, 0
+    return min(starts), max(ends)
+
+
+def _hashable(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float))
+
+
+def _token(value: Any) -> Any:
+    """A pid/tid/name value usable as a key: JSON scalars as they are, others as text."""
+    return value if _hashable(value) else json_text(value)
+
+
+def _id_token(value: Any) -> str:
+    """Flow and async ids keyed by their exact text (ints beyond 2^53 stay exact)."""
+    if isinstance(value, dict):  # {"local": x} / {"global": x}
+        return "|".join(f"{k}:{json_text(v)}" for k, v in sorted(value.items()))
+    return json_text(value)
+
+
+def _sort_token(value: Any) -> tuple:
+    """Numbers before text, numbers numerically."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, value, "")
+    text = json_text(value)
+    try:
+        return (0, float(text), text)
+    except ValueError:
+        return (1, 0, text)
+
+
+def _default_thread_name(tid: Any) -> str:
+    return "" if tid is None else f"Thread {json_text(tid)}"

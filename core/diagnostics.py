@@ -1,0 +1,90 @@
+"""Counted import problems: what was wrong in a file, how often, and where first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Every kind a problem can have, with the sentence shown for it.
+KINDS: dict[str, str] = {
+    "bad_json": "a stretch of the file is not valid JSON and was skipped",
+    "truncated": "the file ends in the middle of an event (truncated)",
+    "bad_tail": "the JSON after the event array could not be read",
+    "not_an_object": "an entry of the event array is not a JSON object",
+    "missing_phase": "event without a phase (ph)",
+    "unknown_phase": "event with an unknown phase",
+    "bad_field": "a name, category, pid or tid of an unexpected JSON type (shown as text)",
+    "bad_timestamp": "event without a usable timestamp (dropped)",
+    "bad_duration": "complete (X) event with a missing or unusable duration (taken as 0)",
+    "negative_duration": "negative duration (clamped to 0)",
+    "unmatched_end": "E event without a matching B (dropped)",
+    "unclosed_begin": "B event never closed (ended at its track's last timestamp)",
+    "end_name_mismatch": "E event whose name differs from its B",
+    "unmatched_async_end": "async end without a matching begin (dropped)",
+    "unclosed_async": "async begin never ended (ended at the trace's end)",
+    "flow_unbound": "flow point with no slice to bind to",
+    "flow_orphan": "flow with a single point (no partner)",
+    "bad_counter": "counter event without numeric values",
+    "bad_metadata": "metadata (M) event with unusable arguments",
+    "clock_outlier": "timestamp beyond int64 nanoseconds (dropped)",
+}
+
+
+@dataclass
+class Problem:
+    """One kind of problem: how often it happened and the first place it happened."""
+
+    kind: str
+    count: int
+    first_offset: int | None
+    detail: str
+
+    @property
+    def message(self) -> str:
+        return KINDS.get(self.kind, self.kind)
+
+
+class Diagnostics:
+    """Problems found while importing, counted by kind."""
+
+    def __init__(self) -> None:
+        self._problems: dict[str, Problem] = {}
+
+    def add(self, kind: str, count: int = 1, offset: int | None = None, detail: str = "") -> None:
+        """Count `count` problems of `kind`; the first offset and detail seen are kept."""
+        if count <= 0:
+            return
+        problem = self._problems.get(kind)
+        if problem is None:
+            self._problems[kind] = Problem(kind, count, offset, detail[:200])
+        else:
+            problem.count += count
+            if problem.first_offset is None and offset is not None:
+                problem.first_offset = offset
+
+    def __iter__(self):
+        return iter(sorted(self._problems.values(), key=lambda p: -p.count))
+
+    def __len__(self) -> int:
+        return len(self._problems)
+
+    def count(self, kind: str) -> int:
+        problem = self._problems.get(kind)
+        return problem.count if problem else 0
+
+    @property
+    def total(self) -> int:
+        return sum(p.count for p in self._problems.values())
+
+    def to_list(self) -> list[dict]:
+        return [
+            {"kind": p.kind, "count": p.count, "first_offset": p.first_offset,
+             "message": p.message, "detail": p.detail}
+            for p in self
+        ]
+
+    @classmethod
+    def from_list(cls, items: list[dict]) -> Diagnostics:
+        diags = cls()
+        for item in items:
+            diags.add(item["kind"], int(item["count"]), item.get("first_offset"), item.get("detail", ""))
+        return diags

@@ -1,0 +1,1 @@
+"""Importers: one module per input format, each turning bytes into events for the builder."""

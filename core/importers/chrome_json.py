@@ -1,0 +1,352 @@
+"""Chrome Trace Event Format JSON, read in ~1 MB batches in bounded memory.
+
+The event array is cut at ``}`` ``,`` ``{`` boundaries without a structural scan: a batch is
+decoded as ``[`` + piece + ``]`` by a typed decoder that skips ``args``; a cut that fell inside
+a string cannot decode, so a successful decode proves the cut. Batches that do not decode
+(invalid JSON, NaN, a truncated tail) are re-read event by event with a lenient decoder, and
+what cannot be read is counted. Each batch's byte range is recorded so that the ``args`` of one
+event can be read again later (see :func:`decode_piece`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import orjson
+
+from proftui.core.diagnostics import Diagnostics
+from proftui.core.errors import Cancelled, NotATraceError
+from proftui.core.sources import ByteSource
+
+BATCH_BYTES = 1 << 20
+_MAX_EXTENSIONS = 4
+_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+_TRAILING = re.compile(rb"trailing characters")
+_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_HEADER_LIMIT = 64 << 20
+_WS = b" \t\r\n"
+_LEAD = re.compile(rb"[ \t\r\n,]*")
+BOM = b"\xef\xbb\xbf"
+_CLOSED = "closed"
+
+
+class Event(msgspec.Struct, gc=False):
+    """The fields of a trace event the index needs; `args` stays raw JSON, unparsed."""
+
+    ph: Any = None
+    name: Any = None
+    cat: Any = None
+    ts: Any = None
+    dur: Any = None
+    pid: Any = None
+    tid: Any = None
+    id: Any = None
+    id2: Any = None
+    scope: Any = None
+    bp: Any = None
+    s: Any = None
+    cname: Any = None
+    bind_id: Any = None
+    flow_in: Any = None
+    flow_out: Any = None
+    args: msgspec.Raw = msgspec.Raw(b"null")  # or a dict, from the lenient path
+
+
+_FIELDS = Event.__struct_fields__
+# Float literals arrive as their text so that times convert to ns exactly.
+_decoder = msgspec.json.Decoder(list[Event], float_hook=str)
+_lenient = json.JSONDecoder(parse_float=str, parse_constant=lambda _: None)
+_lenient_numbers = json.JSONDecoder(parse_constant=lambda _: None)
+
+
+def event_args(ev: Event) -> Any:
+    """The decoded `args` of an event (a dict, or None)."""
+    args = ev.args
+    if isinstance(args, msgspec.Raw):
+        try:
+            return msgspec.json.decode(args)
+        except msgspec.DecodeError:
+            try:
+                return _lenient_numbers.decode(bytes(args).decode("utf-8", "replace"))
+            except ValueError:
+                return None
+    return args
+
+
+@dataclass
+class Piece:
+    """The events decoded from one batch of bytes, and what went wrong in it."""
+
+    events: list[Event]
+    trailer: bytes | None = None  # bytes after the closing `]` (object form)
+    problems: list[tuple[str, int, str]] = field(default_factory=list)  # (kind, rel offset, detail)
+    closed: bool = False
+
+
+def _as_event(obj: Any) -> Event | None:
+    if not isinstance(obj, dict):
+        return None
+    return Event(**{k: obj[k] for k in _FIELDS if k in obj})
+
+
+def _decode_fast(buf: bytes) -> list[Event] | None:
+    try:
+        return _decoder.decode(buf)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def decode_piece(piece: bytes, final: bool) -> Piece:
+    """Decode one batch (bytes starting at an event's ``{``) into events.
+
+    A non-final piece ends at an event's closing ``}``. The final piece runs to the end of the
+    file and may end with ``]``, a trailer, a trailing comma, or mid-event. The result depends
+    only on the bytes and `final`, so re-decoding a recorded batch gives the same events.
+    """
+    if not final:
+        events = _decode_fast(b"[" + piece + b"]")
+        if events is not None:
+            return Piece(events)
+        return _decode_slow(piece, final=False)
+    stripped = piece.rstrip(_WS)
+    if not stripped:
+        return Piece([], closed=False)
+    try:
+        return Piece(_decoder.decode(b"[" + stripped), closed=True)
+    except msgspec.ValidationError:
+        pass
+    except msgspec.DecodeError as exc:
+        if _TRAILING.search(str(exc).encode()):
+            array = _closed_array(b"[" + stripped)
+            events = _decode_fast(array) if array else None
+            if events is not None:
+                return Piece(events, trailer=stripped[len(array) - 2:], closed=True)
+    body = stripped.rstrip(b",").rstrip(_WS) if stripped.endswith(b",") else stripped
+    events = _decode_fast(b"[" + body + b"]")
+    if events is not None:
+        return Piece(events)
+    return _decode_slow(piece, final=True)
+
+
+def _closed_array(text: bytes) -> bytes | None:
+    """The leading JSON array of `text` (which has trailing characters after it)."""
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        array = text[: exc.pos].rstrip(_WS)
+        return array if array.endswith(b"]") else None
+    return None
+
+
+def _decode_slow(piece: bytes, final: bool) -> Piece:
+    """Event-by-event decoding of a piece that did not decode whole; problems are counted."""
+    starts = [0] + [m.end() - 1 for m in _BOUNDARY.finditer(piece)]
+    ends = [m.start() + 1 for m in _BOUNDARY.finditer(piece)] + [len(piece)]
+    out = Piece([])
+    i = 0
+    while i < len(starts):
+        done = False
+        for j in range(i, min(len(starts), i + 16)):
+            text = piece[starts[i]: ends[j]].decode("utf-8", "replace")
+            try:
+                obj, pos = _lenient.raw_decode(text.lstrip())
+            except ValueError:
+                continue
+            rest = text.lstrip()[pos:].strip()
+            if rest and j == len(starts) - 1 and final and rest.startswith("]"):
+                out.closed = True
+                tail = rest[1:].encode()
+                out.trailer = b"]" + tail
+            elif rest.rstrip(",").strip() and not (j == len(starts) - 1 and final):
+                continue
+            elif rest.rstrip(",").strip():
+                continue
+            ev = _as_event(obj)
+            if ev is not None and isinstance(obj.get("args"), dict):
+                # times were read as text; args keep JSON numbers as numbers
+                ev.args = _lenient_numbers.raw_decode(text.lstrip())[0].get("args")
+            if ev is None:
+                out.problems.append(("not_an_object", starts[i], text[:60]))
+            else:
+                out.events.append(ev)
+            i = j + 1
+            done = True
+            break
+        if not done:
+            last = i == len(starts) - 1
+            kind = "truncated" if final and last else "bad_json"
+            out.problems.append((kind, starts[i], piece[starts[i]: starts[i] + 60].decode("utf-8", "replace")))
+            i += 1
+    return out
+
+
+@dataclass
+class BatchRecord:
+    """Where a batch lies in the (decompressed) file and the ordinal of its first event."""
+
+    start: int
+    end: int
+    first_ordinal: int
+    final: bool
+
+
+EventSink = Callable[[list[Event], int, int], None]  # (events, first ordinal, byte offset)
+
+
+class ChromeJsonReader:
+    """Streams one Chrome-trace JSON file into an event sink, batch by batch."""
+
+    def __init__(self, source: ByteSource, diagnostics: Diagnostics,
+                 batch_bytes: int = BATCH_BYTES) -> None:
+        self.source = source
+        self.diagnostics = diagnostics
+        self.batch_bytes = max(1, batch_bytes)
+        self.metadata: dict[str, Any] = {}
+        self.batches: list[BatchRecord] = []
+        self.n_events = 0
+
+    def read(self, sink: EventSink,
+             progress: Callable[[int, int, int], None] | None = None,
+             cancelled: Callable[[], bool] | None = None) -> None:
+        """Read the whole file, passing each batch of events to `sink`."""
+        chunks = self.source.chunks(max(self.batch_bytes, 1 << 16))
+        buf, base = self._find_events(chunks)
+        eof = False
+        while True:
+            if cancelled is not None and cancelled():
+                raise Cancelled("Loading was cancelled.")
+            while not eof and len(buf) <= self.batch_bytes:
+                data = next(chunks, None)
+                eof = data is None
+                buf += data or b""
+            start = _LEAD.match(buf).end()
+            cut = self._cut(buf, start)
+            if cut is None and not eof:
+                data = next(chunks, None)  # no boundary yet: one event larger than a batch
+                eof = data is None
+                buf += data or b""
+                continue
+            if cut is None or cut == _CLOSED:
+                # The rest is the last batch: the array's end and what follows it.
+                while not eof and len(buf) < _HEADER_LIMIT:
+                    data = next(chunks, None)
+                    eof = data is None
+                    buf += data or b""
+                self._emit(sink, buf[start:], base + start, final=True, events=None)
+                break
+            end, nxt, events = cut
+            self._emit(sink, buf[start:end], base + start, final=False, events=events)
+            buf = buf[nxt:]
+            base += nxt
+            if progress is not None:
+                progress(self.source.consumed, self.source.size, self.n_events)
+        if self.source.error:
+            self.diagnostics.add("truncated", 1, self.source.consumed, self.source.error)
+        if progress is not None:
+            progress(self.source.consumed, self.source.size, self.n_events)
+
+    def _cut(self, buf: bytes, start: int):
+        """Where the batch beginning at `start` ends: ``(end, next start, events or None)``.
+
+        None when `buf` holds no boundary past the batch size yet; `_CLOSED` when the event
+        array ends inside the batch.
+        """
+        tries = 0
+        for m in _BOUNDARY.finditer(buf, start + self.batch_bytes - 1):
+            piece = buf[start: m.start() + 1]
+            events = _decode_fast(b"[" + piece + b"]")
+            if events is not None:
+                return m.start() + 1, m.end() - 1, events
+            try:
+                _decoder.decode(b"[" + piece)
+            except msgspec.DecodeError as exc:
+                if _TRAILING.search(str(exc).encode()):
+                    return _CLOSED
+            except msgspec.ValidationError:
+                pass
+            tries += 1
+            if tries > _MAX_EXTENSIONS:
+                return m.start() + 1, m.end() - 1, None
+        return None
+
+    def _emit(self, sink: EventSink, piece: bytes, offset: int, final: bool,
+              events: list[Event] | None) -> None:
+        if events is not None:
+            result = Piece(events)
+        else:
+            result = decode_piece(piece, final)
+        for kind, rel, detail in result.problems:
+            self.diagnostics.add(kind, 1, offset + rel, detail)
+        if final and result.trailer is not None:
+            self._read_trailer(result.trailer, offset)
+        self.batches.append(BatchRecord(offset, offset + len(piece), self.n_events, final))
+        if result.events:
+            sink(result.events, self.n_events, offset)
+        self.n_events += len(result.events)
+
+    def _find_events(self, chunks) -> tuple[bytes, int]:
+        """Skip to the first byte inside the event array; read the object form's header."""
+        buf = b""
+        for data in chunks:
+            buf += data
+            if len(buf) > 3 and buf.lstrip(_WS):
+                break
+        skipped = len(buf) - len(buf.lstrip(_WS))
+        if buf.startswith(BOM, skipped):
+            skipped += len(BOM)
+            skipped += len(buf[skipped:]) - len(buf[skipped:].lstrip(_WS))
+        head = buf[skipped:]
+        name = self.source.path
+        if not head:
+            raise NotATraceError(f"{name} is empty.")
+        if head[:1] == b"[":
+            self.metadata["format"] = "array"
+            return buf[skipped + 1:], skipped + 1
+        if head[:1] != b"{":
+            raise NotATraceError(f"{name} is not a JSON trace (it does not start with [ or {{).")
+        self.metadata["format"] = "object"
+        while True:
+            m = _EVENTS_KEY.search(buf)
+            if m:
+                self._read_header(buf[skipped: m.start()])
+                return buf[m.end():], m.end()
+            data = next(chunks, None)
+            if data is None or len(buf) > _HEADER_LIMIT:
+                break
+            buf += data
+        raise NotATraceError(f"{name} is JSON but not a Chrome trace (no traceEvents array).")
+
+    def _read_header(self, header: bytes) -> None:
+        text = header.rstrip(_WS).rstrip(b",")
+        try:
+            meta = orjson.loads(text + b"}") if text.strip() != b"{" else {}
+        except orjson.JSONDecodeError:
+            self.diagnostics.add("bad_tail", 1, 0, "the keys before traceEvents are not valid JSON")
+            return
+        if isinstance(meta, dict):
+            self.metadata.update(meta)
+
+    def _read_trailer(self, trailer: bytes, offset: int) -> None:
+        rest = trailer[1:].strip(_WS)  # after the closing `]`
+        if not rest or rest == b"}":
+            return
+        if rest.startswith(b","):
+            try:
+                extra = orjson.loads(b"{" + rest[1:])
+            except orjson.JSONDecodeError:
+                try:
+                    extra = _lenient.decode("{" + rest[1:].decode("utf-8", "replace"))
+                except ValueError:
+                    self.diagnostics.add("bad_tail", 1, offset, rest[:60].decode("utf-8", "replace"))
+                    return
+            if isinstance(extra, dict):
+                for key, value in extra.items():
+                    self.metadata.setdefault(key, value)
+            return
+        if self.metadata.get("format") == "array":
+            self.diagnostics.add("bad_tail", 1, offset, rest[:60].decode("utf-8", "replace"))

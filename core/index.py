@@ -1,0 +1,176 @@
+"""TraceIndex: the frozen, column-oriented index of one trace (numpy arrays and a string table).
+
+Tables, each a set of equally long columns:
+
+- ``slices``: start, dur (int64 ns), track, name, cat (int32), ref (int64: file << 40 | event
+  ordinal, to read `args` later), depth (int16 row within the track). Sorted by track, then start.
+- ``tracks`` in display order: kind, process, pid, tid, name, sort_index, rows, first_slice,
+  slice_count. ``processes``: pid, name, labels, sort_index.
+- ``instants``: ts, track, name, cat, ref, scope. ``counters``: one series per (process, name,
+  key) with samples sorted by series then time. ``flows``: one edge per consecutive pair of
+  points of a flow, with the slices they bind to (-1 when unbound).
+- ``batches``: byte ranges of the decoded batches, to re-read one event's `args`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from proftui.core.diagnostics import Diagnostics
+from proftui.core.strings import StringTable
+
+TRACK_KINDS = ("thread", "async", "process", "global")
+REF_FILE_SHIFT = 40
+
+
+class TraceIndex:
+    """An indexed trace. Columns are read-only numpy arrays, possibly memory-mapped."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], strings: StringTable,
+                 meta: dict[str, Any], diagnostics: Diagnostics) -> None:
+        self.arrays = arrays
+        self.strings = strings
+        self.meta = meta
+        self.diagnostics = diagnostics
+
+    @classmethod
+    def from_columns(cls, *, strings: StringTable, meta: dict[str, Any],
+                     diagnostics: Diagnostics, **tables: dict) -> TraceIndex:
+        arrays: dict[str, np.ndarray] = {}
+
+        def add(prefix: str, table: dict) -> None:
+            for key, value in table.items():
+                if isinstance(value, dict):
+                    add(key, value)
+                else:
+                    arrays[f"{prefix}.{key}"] = np.ascontiguousarray(value)
+
+        for name, table in tables.items():
+            add(name, table)
+        return cls(arrays, strings, meta, diagnostics)
+
+    def col(self, name: str) -> np.ndarray:
+        """One column by its table-qualified name, e.g. ``"slices.start"``."""
+        return self.arrays[name]
+
+    # -- sizes and span -------------------------------------------------------------------------
+
+    @property
+    def n_slices(self) -> int:
+        return len(self.arrays["slices.start"])
+
+    @property
+    def n_tracks(self) -> int:
+        return len(self.arrays["tracks.kind"])
+
+    @property
+    def start_ns(self) -> int:
+        return int(self.meta.get("start_ns", 0))
+
+    @property
+    def end_ns(self) -> int:
+        return int(self.meta.get("end_ns", 0))
+
+    @property
+    def display_time_unit(self) -> str:
+        unit = self.meta.get("displayTimeUnit")
+        return unit if unit in ("ms", "ns", "us") else "ms"
+
+    # -- names ----------------------------------------------------------------------------------
+
+    def process_label(self, p: int) -> str:
+        s = self.strings
+        pid = s[self.arrays["processes.pid"][p]]
+        name = s[self.arrays["processes.name"][p]]
+        labels = s[self.arrays["processes.labels"][p]]
+        text = f"{name} ({pid})" if name else (f"Process {pid}" if pid else "(no pid)")
+        return f"{text} [{labels}]" if labels else text
+
+    def track_label(self, t: int) -> str:
+        s = self.strings
+        name = s[self.arrays["tracks.name"][t]]
+        kind = TRACK_KINDS[int(self.arrays["tracks.kind"][t])]
+        if kind == "thread":
+            tid = s[self.arrays["tracks.tid"][t]]
+            if name and tid and tid not in name:
+                return f"{name} ({tid})"
+            return name or f"Thread {tid}"
+        return f"{name} ({kind})" if kind == "async" else name
+
+    def slice_name(self, i: int) -> str:
+        return self.strings[self.arrays["slices.name"][i]]
+
+    # -- args -----------------------------------------------------------------------------------
+
+    def event_args(self, ref: int) -> Any:
+        """The `args` of the event numbered `ref`, read again from the trace file."""
+        from proftui.core.importers.chrome_json import decode_piece, event_args
+        from proftui.core.sources import ByteSource
+
+        file_index, ordinal = ref >> REF_FILE_SHIFT, ref & ((1 << REF_FILE_SHIFT) - 1)
+        sources = self.meta.get("sources", [])
+        batch_file = self.arrays["batches.file"]
+        rows = np.flatnonzero(batch_file == file_index)
+        if not len(rows) or file_index >= len(sources):
+            return None
+        firsts = self.arrays["batches.first_ordinal"][rows]
+        b = rows[int(np.searchsorted(firsts, ordinal, side="right")) - 1]
+        start, end = int(self.arrays["batches.start"][b]), int(self.arrays["batches.end"][b])
+        source = ByteSource(sources[file_index]["path"])
+        piece = decode_piece(source.read_range(start, end), bool(self.arrays["batches.final"][b]))
+        k = ordinal - int(self.arrays["batches.first_ordinal"][b])
+        if not 0 <= k < len(piece.events):
+            return None
+        return event_args(piece.events[k])
+
+    def slice_args(self, i: int) -> Any:
+        return self.event_args(int(self.arrays["slices.ref"][i]))
+
+    # -- summaries ------------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        """What the trace holds, as plain data (the `info` command prints it)."""
+        a = self.arrays
+        s = self.strings
+        processes = []
+        track_proc = a["tracks.process"]
+        for p in range(len(a["processes.pid"])):
+            tracks = np.flatnonzero(track_proc == p).tolist()
+            processes.append({
+                "pid": s[a["processes.pid"][p]],
+                "name": s[a["processes.name"][p]],
+                "labels": s[a["processes.labels"][p]],
+                "sort_index": int(a["processes.sort_index"][p]),
+                "tracks": [self._track_summary(t) for t in tracks],
+            })
+        others = [self._track_summary(t) for t in np.flatnonzero(track_proc < 0).tolist()]
+        return {
+            "sources": self.meta.get("sources", []),
+            "format": self.meta.get("format"),
+            "display_time_unit": self.display_time_unit,
+            "start_ns": self.start_ns,
+            "end_ns": self.end_ns,
+            "duration_ns": self.end_ns - self.start_ns,
+            "events": int(sum(self.meta.get("phase_counts", {}).values())),
+            "phase_counts": self.meta.get("phase_counts", {}),
+            "slices": self.n_slices,
+            "instants": len(a["instants.ts"]),
+            "counter_series": len(a["counters.series_track"]),
+            "counter_samples": len(a["counters.sample_ts"]),
+            "flow_edges": len(a["flows.src_slice"]),
+            "processes": processes,
+            "other_tracks": others,
+            "diagnostics": self.diagnostics.to_list(),
+        }
+
+    def _track_summary(self, t: int) -> dict[str, Any]:
+        a = self.arrays
+        return {
+            "name": self.track_label(t),
+            "kind": TRACK_KINDS[int(a["tracks.kind"][t])],
+            "tid": self.strings[a["tracks.tid"][t]],
+            "slices": int(a["tracks.slice_count"][t]),
+            "rows": int(a["tracks.rows"][t]),
+        }

@@ -1,0 +1,179 @@
+"""Slice layout per track: sort order, nesting depth, lanes for overlaps, flow binding points.
+
+Slices of a track are sorted by start (longer first on ties). Where they nest properly, the
+depth is computed vectorised: the number of slices of the track started before a slice minus
+those already ended. A track where some slice overlaps another without nesting is laid out on
+extra lanes by a greedy packer instead, so no slice is drawn under a parent it overflows.
+Zero-length slices count as ending just after their start (so they nest under a slice that
+starts at the same time, and not under one that ends there).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAX_DEPTH = np.iinfo(np.int16).max
+
+
+def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Order of slices by (track, start ascending, duration descending)."""
+    return np.lexsort((-dur, start, track))
+
+
+def _grouped_searchsorted(group: np.ndarray, value: np.ndarray, q_group: np.ndarray,
+                          q_value: np.ndarray, side: str) -> np.ndarray:
+    """searchsorted over arrays sorted by (group, value); positions are global."""
+    if len(group) == 0:
+        return np.zeros(len(q_group), np.int64)
+    lo = min(int(value.min()), int(q_value.min()) if len(q_value) else 0)
+    hi = max(int(value.max()), int(q_value.max()) if len(q_value) else 0)
+    span_bits = max(1, (hi - lo).bit_length())
+    group_bits = max(1, int(max(group.max(), q_group.max() if len(q_group) else 0)).bit_length())
+    if span_bits + group_bits <= 62:
+        key = (group.astype(np.int64) << span_bits) | (value - lo)
+        qkey = (q_group.astype(np.int64) << span_bits) | (q_value - lo)
+        return np.searchsorted(key, qkey, side=side)
+    out = np.empty(len(q_group), np.int64)
+    bounds = np.searchsorted(group, np.arange(int(group.max()) + 2))
+    for g in np.unique(q_group).tolist():
+        mask = q_group == g
+        if g > group.max():
+            out[mask] = len(group)
+            continue
+        a, b = bounds[g], bounds[g + 1]
+        out[mask] = a + np.searchsorted(value[a:b], q_value[mask], side=side)
+    return out
+
+
+def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_tracks: int,
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(depth, parent index or -1, rows per track) for slices sorted by :func:`sort_slices`.
+
+    Slices that overflow their parent are taken out (a few rounds, vectorised) and packed on
+    extra lanes below the properly nested rows of their track.
+    """
+    n = len(track)
+    rows = np.zeros(n_tracks, np.int32)
+    if n == 0:
+        return np.zeros(0, np.int16), np.zeros(0, np.int64), rows
+    s2 = start * 2
+    e2 = (start + dur) * 2 + (dur == 0)
+    depth = np.zeros(n, np.int64)
+    parent = np.full(n, -1, np.int64)
+    kept = np.arange(n)
+    for _ in range(8):
+        d, p = _nested_depths(track[kept], s2[kept], e2[kept], n_tracks)
+        has_parent = p >= 0
+        bad = (has_parent & (e2[kept] > e2[kept][np.where(has_parent, p, 0)])) | (d < 0)
+        if not bad.any():
+            depth[kept] = d
+            parent[kept] = np.where(has_parent, kept[np.maximum(p, 0)], -1)
+            break
+        kept = kept[~bad]
+    else:
+        kept = np.zeros(0, np.int64)  # give up on nesting: pack everything
+    np.maximum.at(rows, track[kept], (depth[kept] + 1).astype(np.int32))
+    overflow = np.ones(n, bool)
+    overflow[kept] = False
+    extra = np.flatnonzero(overflow)
+    if len(extra):
+        bounds = np.searchsorted(track[extra], np.arange(n_tracks + 1))
+        for t in np.unique(track[extra]).tolist():
+            idx = extra[bounds[t]: bounds[t + 1]]
+            d, p = _pack_lanes(s2[idx], e2[idx])
+            depth[idx] = rows[t] + d
+            parent[idx] = np.where(p >= 0, idx[np.maximum(p, 0)], -1)
+            rows[t] += int(d.max()) + 1
+    if depth.max(initial=0) > MAX_DEPTH:
+        depth = np.minimum(depth, MAX_DEPTH)
+    return depth.astype(np.int16), parent, rows
+
+
+def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: int,
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Depth by counting (started before - ended before) and the parent that implies."""
+    n = len(track)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    first = np.searchsorted(track, np.arange(n_tracks + 1))
+    rank = np.arange(n) - first[track]
+    e_order = np.lexsort((e2, track))
+    closed = _grouped_searchsorted(track[e_order], e2[e_order], track, s2, "right")
+    closed -= first[track]
+    depth = (rank - closed).astype(np.int64)
+    return depth, _parents(track, depth, n)
+
+
+def _parents(track: np.ndarray, depth: np.ndarray, n: int) -> np.ndarray:
+    """For each slice, the last earlier slice of its track one level up (-1 at depth 0)."""
+    idx = np.arange(n, dtype=np.int64)
+    by_depth = np.lexsort((idx, depth))  # grouped by depth, in slice order within a depth
+    d_sorted = depth[by_depth]
+    key_sorted = idx[by_depth]
+    lo_d = int(d_sorted[0]) if n else 0
+    bits = max(1, n.bit_length())
+    key = ((d_sorted - lo_d) << bits) | key_sorted
+    q = ((depth - 1 - lo_d) << bits) | idx
+    pos = np.searchsorted(key, q, side="left") - 1
+    cand = by_depth[np.maximum(pos, 0)]
+    ok = (pos >= 0) & (depth > 0) & (depth[cand] == depth - 1) & (track[cand] == track)
+    return np.where(ok, cand, -1)
+
+
+def _pack_lanes(s2: np.ndarray, e2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy lane packing of one track (doubled times); returns (row, parent-in-track)."""
+    lanes: list[list[tuple[int, int]]] = []  # per lane: stack of (end, index)
+    lane_rows: list[int] = []
+    where = []
+    parent = np.full(len(s2), -1, np.int64)
+    for i, (s, e) in enumerate(zip(s2.tolist(), e2.tolist())):
+        for lane, stack in enumerate(lanes):
+            while stack and stack[-1][0] <= s:
+                stack.pop()
+            if not stack or stack[-1][0] >= e:
+                break
+        else:
+            lane, stack = len(lanes), []
+            lanes.append(stack)
+            lane_rows.append(0)
+        if stack:
+            parent[i] = stack[-1][1]
+        d = len(stack)
+        stack.append((e, i))
+        lane_rows[lane] = max(lane_rows[lane], d + 1)
+        where.append((lane, d))
+    offsets = np.concatenate([[0], np.cumsum(lane_rows)])
+    rows = np.array([offsets[lane] + d for lane, d in where], np.int64)
+    return rows, parent
+
+
+def bind_points(track: np.ndarray, start: np.ndarray, dur: np.ndarray, parent: np.ndarray,
+                q_track: np.ndarray, q_ts: np.ndarray, enclosing: np.ndarray) -> np.ndarray:
+    """The slice each flow point binds to, or -1.
+
+    An enclosing point binds to the deepest slice of its track that contains it; another
+    (a flow end without ``bp: "e"``) to the first slice of its track that begins at or after it.
+    """
+    n = len(track)
+    out = np.full(len(q_ts), -1, np.int64)
+    if n == 0 or len(q_ts) == 0:
+        return out
+    last_started = _grouped_searchsorted(track, start, q_track, q_ts, "right") - 1
+    p = last_started.copy()
+    valid = (p >= 0) & (track[np.maximum(p, 0)] == q_track)
+    p = np.where(valid, p, -1)
+    end = start + dur
+    active = p >= 0
+    while active.any():
+        idx = np.flatnonzero(active)
+        cur = p[idx]
+        contains = end[cur] >= q_ts[idx]
+        p[idx[~contains]] = parent[cur[~contains]]
+        active[idx[contains]] = False
+        active &= p >= 0
+    out[enclosing] = p[enclosing]
+    nxt = _grouped_searchsorted(track, start, q_track, q_ts, "left")
+    ok = (nxt < n) & (track[np.minimum(nxt, n - 1)] == q_track)
+    following = ~enclosing
+    out[following] = np.where(ok[following], nxt[following], -1)
+    return out
