@@ -331,7 +331,6 @@ class TraceBuilder:
         pid = _token(ev.pid)
         if kind in ("process_name", "process_labels", "process_sort_index"):
             meta = self.processes.setdefault(pid, _Meta())
-            self.tracks[(PROCESS_TRACK, pid, None)]  # noqa: B018 - the process exists
         elif kind in ("thread_name", "thread_sort_index"):
             meta = self.threads.setdefault((pid, _token(ev.tid)), _Meta())
             self.tracks[(pid, _token(ev.tid))]  # noqa: B018 - the thread exists
@@ -510,7 +509,7 @@ class TraceBuilder:
             elif knd == ASYNC_TRACK:
                 tsort, name = 0, (s.texts[key] or "async")
             elif knd == PROCESS_TRACK:
-                tsort, name = 0, "process"
+                tsort, name = 0, "process-wide"
             else:
                 tsort, name = 0, "global"
             rows.append((knd == GLOBAL_TRACK, psort, _sort_token(pid), knd != THREAD, tsort,

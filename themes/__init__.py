@@ -1,0 +1,1 @@
+"""Colour themes and the app stylesheet."""

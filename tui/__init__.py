@@ -1,0 +1,1 @@
+"""The terminal front end of proftui: the command line and the Textual app."""

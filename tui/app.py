@@ -1,0 +1,115 @@
+"""The Textual app: loads a trace in a worker (with progress and cancel) and shows what it holds.
+
+This first screen lists processes and tracks with their slice counts, the time span and the
+import diagnostics; the zoomable timeline comes next (issue "The timeline screen").
+"""
+
+from __future__ import annotations
+
+import threading
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Header, ProgressBar, Static, Tree
+
+from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
+from proftui.tui.cli import info_lines
+from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.safe import safe
+
+
+class ProftuiApp(App[None]):
+    """proftui's terminal app for one trace."""
+
+    TITLE = "proftui"
+    CSS = """
+    #status { height: auto; padding: 0 1; }
+    #progress { padding: 0 1; }
+    #tracks { height: 1fr; }
+    #diagnostics { height: auto; max-height: 50%; padding: 0 1; display: none; }
+    #diagnostics.shown { display: block; }
+    """
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("escape", "cancel_load", "Cancel load", show=False),
+        Binding("D", "toggle_diagnostics", "Diagnostics"),
+    ]
+
+    def __init__(self, path: str, use_cache: bool = True) -> None:
+        super().__init__()
+        self.path = path
+        self.use_cache = use_cache
+        self.index: TraceIndex | None = None
+        self.error: str | None = None
+        self._cancel = threading.Event()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(f"Opening {safe(self.path)} ...", id="status", markup=False)
+        yield ProgressBar(id="progress", show_eta=True)
+        yield Tree("trace", id="tracks")
+        yield Static("", id="diagnostics", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = safe(self.path)
+        self.load_index()
+
+    @work(thread=True, exclusive=True)
+    def load_index(self) -> None:
+        """Index (or reopen from the cache) in a thread; the UI stays live."""
+        try:
+            index = load_trace(self.path, use_cache=self.use_cache,
+                               progress=self._report_progress, cancelled=self._cancel.is_set)
+        except Cancelled:
+            self.call_from_thread(self._show_error, "Loading cancelled.")
+        except ProftuiError as exc:
+            self.call_from_thread(self._show_error, str(exc))
+        else:
+            self.call_from_thread(self._show_index, index)
+
+    def _report_progress(self, done: int, total: int, events: int) -> None:
+        self.call_from_thread(self._update_progress, done, total, events)
+
+    def _update_progress(self, done: int, total: int, events: int) -> None:
+        self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
+        self.query_one("#status", Static).update(
+            f"Indexing {safe(self.path)}: {fmt_count(done)} of {fmt_count(total)} bytes, "
+            f"{fmt_count(events)} events")
+
+    def _show_error(self, message: str) -> None:
+        self.error = message
+        self.query_one(ProgressBar).display = False
+        self.query_one("#status", Static).update(f"Cannot open this trace: {safe(message)}")
+
+    def _show_index(self, index: TraceIndex) -> None:
+        self.index = index
+        self.query_one(ProgressBar).display = False
+        summary = index.summary()
+        n_problems = index.diagnostics.total
+        problems = (f"; {fmt_count(n_problems)} import problems (D to show)" if n_problems
+                    else "; no import problems")
+        self.query_one("#status", Static).update(
+            f"{fmt_count(summary['slices'])} slices over {fmt_duration(summary['duration_ns'])}, "
+            f"{len(summary['processes'])} processes{problems}")
+        tree = self.query_one(Tree)
+        tree.clear()
+        tree.root.set_label(safe(self.path))
+        for proc in summary["processes"]:
+            label = f"{safe(proc['name']) or 'Process'} (pid {safe(proc['pid']) or '-'})"
+            node = tree.root.add(label, expand=True)
+            for track in proc["tracks"]:
+                node.add_leaf(f"{safe(track['name'])}  {fmt_count(track['slices'])} slices")
+        for track in summary["other_tracks"]:
+            tree.root.add_leaf(f"{safe(track['name'])}  {fmt_count(track['slices'])} slices")
+        tree.root.expand()
+        diag = [line for line in info_lines(summary) if line.startswith(("diagnostics", "  "))]
+        start = next((i for i, line in enumerate(diag) if line.startswith("diagnostics")), 0)
+        self.query_one("#diagnostics", Static).update("\n".join(diag[start:]))
+
+    def action_cancel_load(self) -> None:
+        self._cancel.set()
+
+    def action_toggle_diagnostics(self) -> None:
+        self.query_one("#diagnostics").toggle_class("shown")

@@ -1,0 +1,200 @@
+"""The `proftui` command line: open a trace in the app, or run a headless command.
+
+Exit status: 0 success, 1 failure, 2 bad usage or unreadable input. Errors are one sentence on
+stderr; results go to stdout; progress bars go to stderr, and only when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+
+from proftui import __version__
+from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.safe import safe
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+MAX_TRACKS_SHOWN = 200
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits with status 2 and one sentence on bad usage."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _parser(command: str, description: str, examples: str) -> _Parser:
+    parser = _Parser(
+        prog=f"proftui {command}".strip(), description=description,
+        epilog=f"examples:\n{examples}", formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", help="a Chrome-trace JSON file (.json or .json.gz)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="index the file afresh; do not read or write the cache")
+    return parser
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[int, int, int], None] | None]:
+    """A progress callback drawing a bar on stderr, or None when stderr is not a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
+                               TimeRemainingColumn, TransferSpeedColumn)
+
+    columns = (TextColumn("indexing"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+               TextColumn("{task.fields[events]} events"), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("index", total=None, events="0")
+
+        def update(done: int, total: int, events: int) -> None:
+            bar.update(task, completed=done, total=total, events=fmt_count(events))
+
+        yield update
+
+
+def _load(args: argparse.Namespace, show_progress: bool = True):
+    from proftui.core import load_trace
+
+    with _progress(show_progress) as progress:
+        return load_trace(args.path, use_cache=not args.no_cache, progress=progress)
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+def cmd_info(argv: list[str]) -> int:
+    parser = _parser("info", "Print what a trace holds: processes, threads, event counts by "
+                     "phase, time span and import diagnostics.",
+                     "  proftui info trace.json\n  proftui info --json run.pt.trace.json.gz | jq .slices")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    args = parser.parse_args(argv)
+    index = _load(args)
+    summary = index.summary()
+    if args.json:
+        sys.stdout.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        sys.stdout.write("\n".join(info_lines(summary)) + "\n")
+    return EXIT_OK
+
+
+def info_lines(summary: dict[str, Any]) -> list[str]:
+    """The `info` report as plain lines (all trace text escaped)."""
+    lines = []
+    for src in summary["sources"]:
+        gz = ", gzip" if src.get("compressed") else ""
+        lines.append(f"trace      {safe(src['path'])} ({fmt_count(src['size'])} bytes{gz})")
+    lines.append(f"format     {summary['format']} form, display unit "
+                 f"{summary['display_time_unit']}")
+    lines.append(f"span       {fmt_duration(summary['duration_ns'])} "
+                 f"(from {summary['start_ns']} ns to {summary['end_ns']} ns)")
+    phases = ", ".join(f"{safe(k) or '(none)'} {fmt_count(v)}"
+                       for k, v in summary["phase_counts"].items())
+    lines.append(f"events     {fmt_count(summary['events'])}" + (f" ({phases})" if phases else ""))
+    lines.append(f"slices     {fmt_count(summary['slices'])}; instants "
+                 f"{fmt_count(summary['instants'])}; counters {summary['counter_series']} series, "
+                 f"{fmt_count(summary['counter_samples'])} samples; flow edges "
+                 f"{fmt_count(summary['flow_edges'])}")
+    lines.append(f"processes  {len(summary['processes'])}")
+    shown = 0
+    for proc in summary["processes"]:
+        label = safe(proc["name"]) or "Process"
+        extra = f" [{safe(proc['labels'])}]" if proc["labels"] else ""
+        lines.append(f"  {label} (pid {safe(proc['pid']) or '-'}){extra}")
+        for track in proc["tracks"]:
+            shown += 1
+            if shown > MAX_TRACKS_SHOWN:
+                continue
+            lines.append(f"    {safe(track['name']):<40} {track['kind']:<8} "
+                         f"{fmt_count(track['slices']):>12} slices  {track['rows']} rows")
+    for track in summary["other_tracks"]:
+        shown += 1
+        if shown <= MAX_TRACKS_SHOWN:
+            lines.append(f"  {safe(track['name']):<42} {track['kind']:<8} "
+                         f"{fmt_count(track['slices']):>12} slices")
+    if shown > MAX_TRACKS_SHOWN:
+        lines.append(f"  ... and {fmt_count(shown - MAX_TRACKS_SHOWN)} more tracks "
+                     "(see --json)")
+    if summary["diagnostics"]:
+        lines.append("diagnostics")
+        for d in summary["diagnostics"]:
+            where = f" (first at byte {d['first_offset']})" if d["first_offset"] is not None else ""
+            detail = f": {safe(d['detail'])}" if d["detail"] else ""
+            lines.append(f"  {fmt_count(d['count']):>10}  {d['message']}{where}{detail}")
+    else:
+        lines.append("diagnostics none")
+    return lines
+
+
+def cmd_index(argv: list[str]) -> int:
+    parser = _parser("index", "Index a trace and store the index in the cache, so that "
+                     "opening it later is instant.", "  proftui index big_trace.json.gz")
+    args = parser.parse_args(argv)
+    if args.no_cache:
+        parser.error("--no-cache makes no sense for index")
+    index = _load(args)
+    where = index.meta.get("cache_path")
+    if index.meta.get("from_cache"):
+        sys.stdout.write(f"already indexed: {fmt_count(index.n_slices)} slices\n")
+    elif where:
+        sys.stdout.write(f"indexed {fmt_count(index.n_slices)} slices into {safe(where)}\n")
+    else:
+        sys.stderr.write(f"proftui: {index.meta.get('cache_error', 'the cache was not written')}\n")
+        return EXIT_FAILURE
+    return EXIT_OK
+
+
+def cmd_open(argv: list[str]) -> int:
+    parser = _parser("", "Open a trace in the terminal viewer.",
+                     "  proftui trace.json\n  proftui info trace.json      (headless)")
+    args = parser.parse_args(argv)
+    from proftui.tui.app import ProftuiApp
+
+    ProftuiApp(args.path, use_cache=not args.no_cache).run()
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[list[str]], int]] = {"info": cmd_info, "index": cmd_index}
+
+USAGE = f"""usage: proftui PATH                 open a trace in the terminal viewer
+       proftui info PATH [--json]     what the trace holds, and import diagnostics
+       proftui index PATH             build the cache (with a progress bar)
+       proftui --version
+
+Every command takes --help. proftui {__version__}
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    from proftui.core.errors import Cancelled, ProftuiError
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(USAGE)
+        return EXIT_OK if argv else EXIT_USAGE
+    if argv[0] in ("-V", "--version"):
+        sys.stdout.write(f"proftui {__version__}\n")
+        return EXIT_OK
+    command = COMMANDS.get(argv[0])
+    try:
+        if command is not None:
+            return command(argv[1:])
+        return cmd_open(argv)
+    except Cancelled:
+        sys.stderr.write("proftui: cancelled.\n")
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        sys.stderr.write("proftui: interrupted.\n")
+        return 130
+    except ProftuiError as exc:
+        sys.stderr.write(f"proftui: {safe(exc)}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
