@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from proftui import __version__
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.index import TraceIndex
 from proftui.core.sources import FileIdentity
@@ -39,7 +40,8 @@ def cache_dir() -> Path:
 
 def cache_key(identities: list[FileIdentity], options: str = "") -> str:
     text = "\0".join(f"{i.path}\0{i.size}\0{i.mtime_ns}" for i in identities)
-    text += f"\0{options}\0v{FORMAT_VERSION}"
+    # The program version is part of the key: an index built by other code is never reused.
+    text += f"\0{options}\0v{FORMAT_VERSION}\0{__version__}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 

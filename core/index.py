@@ -136,6 +136,8 @@ class TraceIndex:
         s = self.strings
         processes = []
         track_proc = a["tracks.process"]
+        self._instant_counts = np.bincount(a["instants.track"], minlength=self.n_tracks)
+        self._series_counts = np.bincount(a["counters.series_track"], minlength=self.n_tracks)
         for p in range(len(a["processes.pid"])):
             tracks = np.flatnonzero(track_proc == p).tolist()
             processes.append({
@@ -173,4 +175,6 @@ class TraceIndex:
             "tid": self.strings[a["tracks.tid"][t]],
             "slices": int(a["tracks.slice_count"][t]),
             "rows": int(a["tracks.rows"][t]),
+            "instants": int(self._instant_counts[t]),
+            "counter_series": int(self._series_counts[t]),
         }

@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, Header, ProgressBar, Static, Tree
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
-from proftui.tui.cli import info_lines
+from proftui.tui.cli import info_lines, track_contents
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.safe import safe
 
@@ -100,9 +100,9 @@ class ProftuiApp(App[None]):
             label = f"{safe(proc['name']) or 'Process'} (pid {safe(proc['pid']) or '-'})"
             node = tree.root.add(label, expand=True)
             for track in proc["tracks"]:
-                node.add_leaf(f"{safe(track['name'])}  {fmt_count(track['slices'])} slices")
+                node.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
         for track in summary["other_tracks"]:
-            tree.root.add_leaf(f"{safe(track['name'])}  {fmt_count(track['slices'])} slices")
+            tree.root.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
         tree.root.expand()
         diag = [line for line in info_lines(summary) if line.startswith(("diagnostics", "  "))]
         start = next((i for i, line in enumerate(diag) if line.startswith("diagnostics")), 0)

@@ -112,13 +112,11 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
             shown += 1
             if shown > MAX_TRACKS_SHOWN:
                 continue
-            lines.append(f"    {safe(track['name']):<40} {track['kind']:<8} "
-                         f"{fmt_count(track['slices']):>12} slices  {track['rows']} rows")
+            lines.append(f"    {_track_line(track)}")
     for track in summary["other_tracks"]:
         shown += 1
         if shown <= MAX_TRACKS_SHOWN:
-            lines.append(f"  {safe(track['name']):<42} {track['kind']:<8} "
-                         f"{fmt_count(track['slices']):>12} slices")
+            lines.append(f"  {_track_line(track)}")
     if shown > MAX_TRACKS_SHOWN:
         lines.append(f"  ... and {fmt_count(shown - MAX_TRACKS_SHOWN)} more tracks "
                      "(see --json)")
@@ -131,6 +129,22 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
     else:
         lines.append("diagnostics none")
     return lines
+
+
+def track_contents(track: dict[str, Any]) -> str:
+    """What a track holds, e.g. "1,024 slices in 3 rows, 2 instants"."""
+    parts = []
+    if track["slices"]:
+        parts.append(f"{fmt_count(track['slices'])} slices in {track['rows']} rows")
+    if track["instants"]:
+        parts.append(f"{fmt_count(track['instants'])} instants")
+    if track["counter_series"]:
+        parts.append(f"{track['counter_series']} counters")
+    return ", ".join(parts) or "empty"
+
+
+def _track_line(track: dict[str, Any]) -> str:
+    return f"{safe(track['name']):<40} {track['kind']:<8} {track_contents(track)}"
 
 
 def cmd_index(argv: list[str]) -> int:
