@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from proftui.core import layout
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.importers.chrome_json import Event, event_args
@@ -44,7 +43,11 @@ _group_of = _PhaseGroups(_GROUP)
 
 
 class _TrackIds(dict):
-    """(kind, pid, tid-or-key) -> track id, adding unseen tracks."""
+    """(pid, tid) or (kind, pid, key) -> track id, adding unseen tracks.
+
+    pids and tids are normalised first: "1890023232" and 1890023232 name the same thread (as
+    they do in Chrome, where they become the same object key).
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -52,15 +55,15 @@ class _TrackIds(dict):
 
     def __missing__(self, key: tuple) -> int:
         if len(key) == 2:  # (pid, tid): a thread track
-            key2 = (THREAD, key[0], key[1])
-            if key2 in self:
-                value = self[key] = self[key2]
-                return value
-            value = self[key] = self[key2] = len(self.keys_in_order)
-            self.keys_in_order.append(key2)
-            return value
-        value = self[key] = len(self.keys_in_order)
-        self.keys_in_order.append(key)
+            full = (THREAD, norm_id(key[0]), norm_id(key[1]))
+        else:
+            full = (key[0], norm_id(key[1]), key[2])
+        value = dict.get(self, full)
+        if value is None:
+            value = len(self.keys_in_order)
+            self.keys_in_order.append(full)
+            dict.__setitem__(self, full, value)
+        self[key] = value
         return value
 
 
@@ -123,9 +126,7 @@ class TraceBuilder:
         self._bound = _Chunks(ref=np.int64, id_num=np.int64, id_str=np.int32,
                               phase=np.int8)  # flow v2: X events with bind_id
         self._counters = _Counters()
-        self._async_open: dict[tuple, list[tuple[int, int, int, int]]] = {}
-        self._async_slices: list[tuple[int, int, int, int, int, int]] = []  # track,s,e,name,cat,ref
-        self._async_unclosed: list[tuple[int, int, int, int, int]] = []
+        self._async_events: list[tuple] = []
         self.max_ts = None
 
     # -- ingest -------------------------------------------------------------------------------
@@ -328,12 +329,12 @@ class TraceBuilder:
         if not isinstance(args, dict):
             self.diagnostics.add("bad_metadata", 1, offset, json_text(kind)[:40])
             return
-        pid = _token(ev.pid)
+        pid = norm_id(ev.pid)
         if kind in ("process_name", "process_labels", "process_sort_index"):
             meta = self.processes.setdefault(pid, _Meta())
         elif kind in ("thread_name", "thread_sort_index"):
-            meta = self.threads.setdefault((pid, _token(ev.tid)), _Meta())
-            self.tracks[(pid, _token(ev.tid))]  # noqa: B018 - the thread exists
+            meta = self.threads.setdefault((pid, norm_id(ev.tid)), _Meta())
+            self.tracks[(pid, norm_id(ev.tid))]  # noqa: B018 - the thread exists
         else:
             return  # other metadata (num_cpus, TraceConfig, ...) is counted in phase_counts
         if kind.endswith("_name"):
@@ -354,38 +355,15 @@ class TraceBuilder:
                 self.diagnostics.add("bad_metadata", 1, offset, f"{kind}: {json_text(value)[:30]}")
 
     def _add_async(self, ev: Event, ref: int, offset: int) -> None:
+        """Keep an async event for pairing at the end, when all are known and in time order."""
         ts = one_us_to_ns(ev.ts)
         if ts is None:
             self.diagnostics.add("bad_timestamp", 1, offset)
             return
-        ph = ev.ph
-        pid = _token(ev.pid)
-        cat = self.strings[_token(ev.cat)]
-        name = self.strings[_token(ev.name)]
-        track = self.tracks[(ASYNC_TRACK, pid, cat)]
         ident = ev.id if ev.id is not None else ev.id2
-        if ph in "ST" or ph == "p" or ph == "F":  # legacy async: matched by (cat, id, name)
-            key = ("legacy", pid, cat, _id_token(ident), name)
-        else:
-            key = ("nestable", pid, cat, _id_token(ident), _token(ev.scope))
-        if ph in ("b", "S"):
-            self._async_open.setdefault(key, []).append((ts, name, cat, ref))
-        elif ph in ("n", "T", "p"):
-            self._instants.append(ts=[ts], track=[track], name=[name], cat=[cat], ref=[ref],
-                                  scope=[SCOPE_THREAD])
-        else:  # e, F
-            stack = self._async_open.get(key)
-            if not stack:
-                self.diagnostics.add("unmatched_async_end", 1, offset, json_text(ev.name)[:40])
-                return
-            pos = len(stack) - 1
-            if ph == "e" and ev.name is not None:
-                for j in range(len(stack) - 1, -1, -1):
-                    if stack[j][1] == name:
-                        pos = j
-                        break
-            start, bname, bcat, bref = stack.pop(pos)
-            self._async_slices.append((track, start, max(ts, start), bname, bcat, bref))
+        self._async_events.append((ts, ref, ev.ph, norm_id(ev.pid), self.strings[_token(ev.cat)],
+                                   self.strings[_token(ev.name)], _id_token(ident),
+                                   _token(ev.scope), offset))
 
     # -- finish -------------------------------------------------------------------------------
 
@@ -393,8 +371,7 @@ class TraceBuilder:
         """Pair, sort and lay out everything added; return the finished index."""
         slices = self._slices.concat()
         be = self._be.concat()
-        extra = [_pair_begin_end(be, self.diagnostics)]
-        extra.append(self._close_async())
+        extra = [_pair_begin_end(be, self.diagnostics), self._pair_async()]
         slices = {k: np.concatenate([slices[k]] + [x[k] for x in extra]) for k in slices}
         instants = self._instants.concat()
         counters = self._counter_columns()
@@ -438,16 +415,42 @@ class TraceBuilder:
             diagnostics=self.diagnostics,
         )
 
-    def _close_async(self) -> dict[str, np.ndarray]:
-        rows = list(self._async_slices)
-        open_count = sum(len(v) for v in self._async_open.values())
-        if open_count:
-            self.diagnostics.add("unclosed_async", open_count)
+    def _pair_async(self) -> dict[str, np.ndarray]:
+        """Async spans: b/e nest by (cat, id, scope), legacy S/F pair by (cat, id, name).
+
+        Ids are global (a span may start in one process and finish in another); the span goes
+        on the async track of its begin's process and category. n, T and p become instants.
+        """
+        open_spans: dict[tuple, list[tuple[int, int, int, int, int]]] = {}
+        rows: list[tuple[int, int, int, int, int, int]] = []  # track, start, end, name, cat, ref
+        unmatched = 0
+        for ts, ref, ph, pid, cat, name, ident, scope, offset in sorted(self._async_events):
+            legacy = ph in "STpF"
+            key = ("S", cat, ident, name) if legacy else ("b", cat, ident, scope)
+            track = self.tracks[(ASYNC_TRACK, pid, cat)]
+            if ph in ("b", "S"):
+                open_spans.setdefault(key, []).append((ts, name, cat, ref, track))
+            elif ph in ("n", "T", "p"):
+                self._instants.append(ts=[ts], track=[track], name=[name], cat=[cat], ref=[ref],
+                                      scope=[SCOPE_THREAD])
+            else:  # e, F: close the most recent open span (of the same name, for e)
+                stack = open_spans.get(key, [])
+                pos = len(stack) - 1
+                if ph == "e" and name:
+                    while pos >= 0 and stack[pos][1] != name:
+                        pos -= 1
+                if pos < 0:
+                    unmatched += 1
+                    continue
+                start, bname, bcat, bref, btrack = stack.pop(pos)
+                rows.append((btrack, start, ts, bname, bcat, bref))
+        self.diagnostics.add("unmatched_async_end", unmatched)
+        unclosed = [span for stack in open_spans.values() for span in stack]
+        if unclosed:
+            self.diagnostics.add("unclosed_async", len(unclosed))
             end = self._latest_ts()
-            for key, stack in self._async_open.items():
-                track = self.tracks[(ASYNC_TRACK, key[1], key[2])]
-                for start, name, cat, ref in stack:
-                    rows.append((track, start, max(end, start), name, cat, ref))
+            rows += [(track, start, max(end, start), name, cat, ref)
+                     for start, name, cat, ref, track in unclosed]
         arr = np.array(rows, np.int64).reshape(-1, 6)
         return {"track": arr[:, 0].astype(np.int32), "start": arr[:, 1],
                 "dur": arr[:, 2] - arr[:, 1], "name": arr[:, 3].astype(np.int32),
@@ -467,8 +470,7 @@ class TraceBuilder:
         for a, b in zip(s, d):
             if len(a):
                 ends.append(int((a + b).max()))
-        for _, start, end, *_ in self._async_slices:
-            ends.append(end)
+        ends += [event[0] for event in self._async_events]
         if self._counters.sample_ts:
             ends.append(max(self._counters.sample_ts))
         return max(ends)
@@ -561,11 +563,22 @@ class TraceBuilder:
                                ("ts", slices["start"][pos])):
                 f[key] = np.concatenate([f[key], extra])
             slice_of = np.concatenate([slice_of, pos])
-        # Points of one flow in time order (s, t, f at equal times) chain up pairwise.
-        order = np.lexsort((f["phase"], f["ts"], f["id_str"], f["id_num"], f["name"], f["cat"]))
-        keys = np.stack([f[k][order] for k in ("cat", "name", "id_num", "id_str")])
+        # Points of one flow chain up: its s, then its t steps, then its f. Host and device
+        # clocks can disagree, so a lone s links to its f even when the f is earlier; when an
+        # id is reused (several s), the points chain in time order instead.
+        by_key = np.lexsort((f["id_str"], f["id_num"], f["name"], f["cat"]))
+        keys = np.stack([f[k][by_key] for k in ("cat", "name", "id_num", "id_str")])
+        new_key = np.ones(len(by_key), bool)
+        new_key[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
+        group = np.empty(len(by_key), np.int64)
+        group[by_key] = np.cumsum(new_key) - 1
+        starts_per_group = np.bincount(group, weights=(f["phase"] == 0), minlength=1)
+        time_first = starts_per_group[group] > 1
+        primary = np.where(time_first, f["ts"], f["phase"])
+        secondary = np.where(time_first, f["phase"], f["ts"])
+        order = np.lexsort((secondary, primary, group))
         new_flow = np.ones(len(order), bool)
-        new_flow[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
+        new_flow[1:] = group[order][1:] != group[order][:-1]
         flow_no = np.cumsum(new_flow) - 1
         phase, ts, slice_of = f["phase"][order], f["ts"][order], slice_of[order]
         # A new `s` with an already-open id starts a new chain rather than linking back.
@@ -643,6 +656,16 @@ def _span(slices: dict, instants: dict, counters: dict) -> tuple[int, int]:
     if not starts:
         return 0, 0
     return min(starts), max(ends)
+
+
+def norm_id(value: Any) -> Any:
+    """A pid or tid as a key: integers as int (also when written as a decimal string)."""
+    if isinstance(value, str) and value.isdigit() and len(value) < 20 and (
+            value == "0" or value[0] != "0"):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return _token(value)
 
 
 def _hashable(value: Any) -> bool:

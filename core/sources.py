@@ -77,6 +77,10 @@ class ByteSource:
             if not data:
                 break
             while data:
+                if inflater.eof:  # another gzip member follows, or trailing garbage
+                    if not data.startswith(GZIP_MAGIC[:len(data)]):
+                        return
+                    inflater = _zlib.decompressobj(31)
                 try:
                     # max_length bounds what one compressed chunk may expand to (gzip bombs).
                     out = inflater.decompress(data, chunk * 4)
@@ -85,11 +89,7 @@ class ByteSource:
                     return
                 if out:
                     yield out
-                data = inflater.unconsumed_tail
-                if inflater.eof:
-                    rest = inflater.unused_data
-                    inflater = _zlib.decompressobj(31)
-                    data = rest if rest.startswith(GZIP_MAGIC) else b""
+                data = inflater.unconsumed_tail or (inflater.unused_data if inflater.eof else b"")
         if not inflater.eof:
             tail = inflater.flush()
             if tail:

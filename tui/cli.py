@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
-
 from proftui import __version__
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.safe import safe
@@ -46,8 +45,14 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int, int], None] | None]
         yield None
         return
     from rich.console import Console
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                               TimeRemainingColumn, TransferSpeedColumn)
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
 
     columns = (TextColumn("indexing"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("{task.fields[events]} events"), TimeRemainingColumn())
