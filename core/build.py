@@ -225,14 +225,14 @@ class TraceBuilder:
             self.diagnostics.add("negative_duration", int(negative.sum()), offset)
             dur[negative] = 0
         cnames = [e.cname for e in evs]
-        cname = (self._intern(cnames) if any(c is not None for c in cnames)
+        cname = (self._intern(cnames) if cnames.count(None) != len(cnames)
                  else np.zeros(len(evs), np.int32))
         self._slices.append(start=ts[ok], dur=dur[ok], track=self._thread_tracks(evs)[ok],
                             name=self._intern([e.name for e in evs])[ok],
                             cat=self._intern([e.cat for e in evs])[ok], ref=refs[ok],
                             cname=cname[ok])
         binds = [e.bind_id for e in evs]
-        if any(b is not None for b in binds):
+        if binds.count(None) != len(binds):
             self._add_bound_flows(evs, refs, binds)
 
     def _add_bound_flows(self, evs: list[Event], refs: np.ndarray, binds: list[Any]) -> None:

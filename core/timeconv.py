@@ -41,9 +41,7 @@ def us_to_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
             raw = arr.astype("S")
         except UnicodeEncodeError:
             return _slow(values)
-        ns, ok = _parse_aligned(raw)
-        if ns is None:
-            ns, ok = parse_decimal_us(raw)
+        ns, ok = parse_decimal_us(raw)
         if not ok.all():
             # Exponents, whitespace and the like: give each failure the exact slow path.
             for i in np.flatnonzero(~ok).tolist():
@@ -59,72 +57,53 @@ def us_to_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     return _slow(values)
 
 
-def _parse_aligned(raw: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
-    """Fast path: every string has the same length and the dot in the same column."""
-    n, width = len(raw), raw.dtype.itemsize
-    if n == 0 or width == 0 or width > 20:
-        return None, np.zeros(0, bool)
-    m = np.ascontiguousarray(raw).view(np.uint8).reshape(n, width)
-    first_row = m[0]
-    if (first_row == 0).any() or (m[:, -1] == 0).any():
-        return None, np.zeros(0, bool)  # not all of full width
-    dots = np.flatnonzero(first_row == _DOT)
-    dot = int(dots[0]) if len(dots) == 1 else width
-    digits = m.astype(np.int64) - _DIGIT0
-    cols = np.arange(width)
-    exp = np.where(cols < dot, dot - cols + 2, dot - cols + 3)
-    digit_cols = (cols != dot)
-    if dot < width and not (m[:, dot] == _DOT).all():
-        return None, np.zeros(0, bool)
-    check = digits[:, digit_cols]
-    if (check < 0).any() or (check > 9).any() or (exp[digit_cols] > 18).any():
-        return None, np.zeros(0, bool)
-    weights = np.where(digit_cols & (exp >= 0), _POW10[np.clip(exp, 0, 18)], 0)
-    value = digits @ weights
-    rounding = digit_cols & (exp == -1)
-    if rounding.any():
-        value += digits[:, np.flatnonzero(rounding)[0]] >= 5
-    return value, np.ones(n, bool)
-
-
 def parse_decimal_us(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Parse an ``S`` array of plain decimal strings (µs) into int64 ns, vectorised."""
-    n = len(raw)
-    width = raw.dtype.itemsize
-    if width == 0:
-        return np.zeros(n, np.int64), np.zeros(n, bool)
+    """Parse an ``S`` array of unsigned decimal strings (µs) into int64 ns, vectorised.
+
+    Rows are grouped by (length, position of the dot); each group is one matrix product of
+    its digits with the powers of ten of their columns. Rows that are not plain unsigned
+    decimals (signs, exponents, spaces) come back with ``ok`` False.
+    """
+    n, width = len(raw), raw.dtype.itemsize
+    ns = np.zeros(n, np.int64)
+    ok = np.zeros(n, bool)
+    if n == 0 or width == 0:
+        return ns, ok
     m = np.ascontiguousarray(raw).view(np.uint8).reshape(n, width)
-    cols = np.arange(width)
-    nonzero = m != 0
-    length = nonzero.sum(axis=1)
-    signed = (m[:, 0] == _MINUS) | (m[:, 0] == _PLUS)
-    first = signed.astype(np.intp)
+    length = np.count_nonzero(m, axis=1)
     is_dot = m == _DOT
-    n_dots = is_dot.sum(axis=1)
-    dot = np.where(n_dots > 0, is_dot.argmax(axis=1), length)
-    is_digit = (m >= _DIGIT0) & (m <= _DIGIT0 + 9)
-    inside = (cols >= first[:, None]) & (cols < length[:, None])
-    n_digits = (is_digit & inside).sum(axis=1)
-    ok = (
-        (n_dots <= 1)
-        & (n_digits > 0)
-        & ~np.any(inside & ~(is_digit | is_dot), axis=1)
-        # no interior NUL bytes: the used bytes are exactly the first `length`
-        & ~np.any(~nonzero & (cols < length[:, None]), axis=1)
-    )
-    # Decimal exponent of each column in nanoseconds (µs * 1000).
-    exp = np.where(cols < dot[:, None], dot[:, None] - cols + 2, dot[:, None] - cols + 3)
+    dot = np.where(is_dot.any(axis=1), is_dot.argmax(axis=1), length)
+    key = length * (width + 1) + dot
     digits = m.astype(np.int64) - _DIGIT0
-    used = inside & is_digit
-    big = used & (exp >= 18) & (digits > 0)
-    ok &= ~np.any(big & ((exp > 18) | (digits > 8)), axis=1)
-    take = used & (exp >= 0) & (exp <= 18)
-    value = np.where(take, digits * _POW10[np.clip(exp, 0, 18)], 0).sum(axis=1)
-    round_up = np.any(used & (exp == -1) & (digits >= 5), axis=1)
-    value += round_up
-    value = np.where(m[:, 0] == _MINUS, -value, value)
-    value[~ok] = 0
-    return value, ok
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    bounds = np.flatnonzero(np.diff(sorted_key)) + 1
+    for rows in np.split(order, bounds):
+        size, dot_col = divmod(int(key[rows[0]]), width + 1)
+        if size == 0:
+            continue
+        cols = np.arange(size)
+        exp = np.where(cols < dot_col, dot_col - cols + 2, dot_col - cols + 3)
+        is_digit_col = cols != dot_col
+        if exp[is_digit_col].max(initial=0) > 18:
+            continue  # beyond int64 ns: leave to the exact slow path
+        sub = digits[rows, :size]
+        digit_part = sub[:, is_digit_col]
+        valid = ((digit_part >= 0) & (digit_part <= 9)).all(axis=1)
+        if dot_col < size:
+            valid &= sub[:, dot_col] == _DOT - _DIGIT0
+        if not is_digit_col.any():
+            continue
+        if exp.max(initial=0) == 18:
+            valid &= sub[:, 0] <= 8  # keeps the sum inside int64
+        weights = np.where(is_digit_col & (exp >= 0), _POW10[np.clip(exp, 0, 18)], 0)
+        value = sub @ weights
+        round_col = np.flatnonzero(is_digit_col & (exp == -1))
+        if len(round_col):
+            value += sub[:, round_col[0]] >= 5
+        ns[rows] = np.where(valid, value, 0)
+        ok[rows] = valid
+    return ns, ok
 
 
 def _one(value: Any) -> int | None:
