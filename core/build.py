@@ -365,6 +365,69 @@ class TraceBuilder:
                                    self.strings[_token(ev.name)], _id_token(ident),
                                    _token(ev.scope), offset))
 
+    # -- parallel halves ----------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """Everything added so far, as picklable data (to merge into another builder)."""
+        c = self._counters
+        return {
+            "texts": self.strings.texts,
+            "tracks": self.tracks.keys_in_order,
+            "phase_counts": dict(self.phase_counts),
+            "processes": self.processes,
+            "threads": self.threads,
+            "empty_events": self.empty_events,
+            "chunks": {name: getattr(self, name).concat() for name in _CHUNK_TABLES},
+            "counters": (c.series, c.sample_series, c.sample_ts, c.sample_value, c.sample_ref),
+            "async": self._async_events,
+            "diagnostics": self.diagnostics.to_list(),
+        }
+
+    def merge(self, state: dict[str, Any], ordinal_offset: int) -> None:
+        """Add another builder's `state`; its event ordinals are shifted by `ordinal_offset`."""
+        smap = np.fromiter(map(self.strings.__getitem__, state["texts"]), np.int32,
+                           len(state["texts"]))
+        tracks = [(k, p, smap[x] if k == ASYNC_TRACK else x) for k, p, x in state["tracks"]]
+        tmap = np.fromiter(map(self.tracks.__getitem__, tracks), np.int32, len(tracks))
+        self.phase_counts.update(state["phase_counts"])
+        for pid, meta in state["processes"].items():
+            _fill(self.processes.setdefault(pid, _Meta()), meta)
+        for key, meta in state["threads"].items():
+            _fill(self.threads.setdefault(key, _Meta()), meta)
+        self.empty_events += state["empty_events"]
+        for name in _CHUNK_TABLES:
+            cols = dict(state["chunks"][name])
+            for col in cols:
+                if col in ("name", "cat", "cname", "id_str"):
+                    cols[col] = smap[cols[col]]
+                elif col == "track":
+                    cols[col] = tmap[cols[col]]
+                elif col == "ref":
+                    cols[col] = cols[col] + ordinal_offset
+            getattr(self, name).append(**cols)
+        series, sample_series, sample_ts, sample_value, sample_ref = state["counters"]
+        c = self._counters
+        new_ids = np.zeros(len(series), np.int64)
+        for (track, series_name), sid in series.items():
+            key = (int(tmap[track]), series_name)
+            mine = c.series.get(key)
+            if mine is None:
+                mine = c.series[key] = len(c.series_track)
+                c.series_track.append(key[0])
+                c.series_name.append(self.strings[series_name])
+            new_ids[sid] = mine
+        c.sample_series += new_ids[np.asarray(sample_series, np.int64)].tolist()
+        c.sample_ts += sample_ts
+        c.sample_value += sample_value
+        c.sample_ref += [r + ordinal_offset for r in sample_ref]
+        self._async_events += [(ts, ref + ordinal_offset, ph, pid, int(smap[cat]),
+                                int(smap[name]), ident, scope, offset)
+                               for ts, ref, ph, pid, cat, name, ident, scope, offset
+                               in state["async"]]
+        for item in state["diagnostics"]:
+            self.diagnostics.add(item["kind"], item["count"], item["first_offset"],
+                                 item["detail"])
+
     # -- finish -------------------------------------------------------------------------------
 
     def build(self, metadata: dict[str, Any], batches: np.ndarray) -> TraceIndex:
@@ -602,6 +665,16 @@ class TraceBuilder:
             "flow_id_num": f["id_num"][first],
             "flow_id_str": f["id_str"][first],
         }
+
+
+_CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
+
+
+def _fill(meta: _Meta, other: _Meta) -> None:
+    """Take `other`'s fields where `meta` has none."""
+    meta.name = meta.name if meta.name is not None else other.name
+    meta.labels = meta.labels if meta.labels is not None else other.labels
+    meta.sort_index = meta.sort_index if meta.sort_index is not None else other.sort_index
 
 
 def _pair_begin_end(be: dict[str, np.ndarray], diagnostics: Diagnostics) -> dict:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import gc
+import os
+import pickle
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +14,7 @@ import numpy as np
 from proftui.core import cache
 from proftui.core.build import TraceBuilder
 from proftui.core.diagnostics import Diagnostics
-from proftui.core.importers.chrome_json import BATCH_BYTES, ChromeJsonReader
+from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
 from proftui.core.index import TraceIndex
 from proftui.core.sources import ByteSource
 
@@ -49,29 +53,120 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
 
 def index_file(source: ByteSource, *, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None,
-               batch_bytes: int = BATCH_BYTES) -> TraceIndex:
-    """Index one trace file, without the cache."""
-    diagnostics = Diagnostics()
-    reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
-    builder = TraceBuilder(diagnostics)
+               batch_bytes: int = BATCH_BYTES, workers: int | None = None) -> TraceIndex:
+    """Index one trace file, without the cache.
+
+    A large uncompressed file is split near its middle at a proven event boundary and its
+    second half is indexed by a second process, when the machine has a second core.
+    """
+    if workers is None:
+        workers = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else (os.cpu_count() or 1))
     gc_was_enabled = gc.isenabled()
     gc.disable()  # no reference cycles are made while indexing; the collector only costs time
     try:
+        if workers > 1 and not source.compressed and source.size >= PARALLEL_MIN_BYTES:
+            index = _index_parallel(source, progress, cancelled, batch_bytes)
+            if index is not None:
+                return index
+        diagnostics = Diagnostics()
+        reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
+        builder = TraceBuilder(diagnostics)
         reader.read(builder.add_events, progress=progress, cancelled=cancelled)
-        metadata: dict[str, Any] = {k: reader.metadata[k] for k in _KEPT_METADATA
-                                    if k in reader.metadata}
-        metadata["format"] = reader.metadata.get("format")
-        metadata["sources"] = [{"path": source.identity.path, "size": source.size,
-                                "compressed": source.compressed}]
-        b = reader.batches
-        batches = {
-            "file": np.zeros(len(b), np.int32),
-            "start": np.array([r.start for r in b], np.int64),
-            "end": np.array([r.end for r in b], np.int64),
-            "first_ordinal": np.array([r.first_ordinal for r in b], np.int64),
-            "final": np.array([r.final for r in b], np.bool_),
-        }
-        return builder.build(metadata, batches)
+        return builder.build(_metadata(reader, source), _batch_table(reader.batches))
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+PARALLEL_MIN_BYTES = 64 << 20
+
+
+def _index_parallel(source: ByteSource, progress: Progress | None,
+                    cancelled: Callable[[], bool] | None, batch_bytes: int) -> TraceIndex | None:
+    """Index the halves of a plain file in two processes; None if it cannot be split."""
+    diagnostics = Diagnostics()
+    reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
+    split = reader.find_split(source.size // 2, 0)
+    if split is None:
+        return None
+    # A fresh interpreter, not multiprocessing: nothing depends on the caller's main module
+    # or threads (the app indexes from a worker thread).
+    worker = subprocess.Popen(
+        [sys.executable, "-c", "from proftui.core.load import _index_region; _index_region()",
+         source.path, str(split), str(batch_bytes)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        builder = TraceBuilder(diagnostics)
+
+        def both_halves(done: int, total: int, events: int) -> None:
+            if progress is not None:  # assume the other half goes as fast as this one
+                progress(min(2 * done, total), total, 2 * events)
+
+        reader.read(builder.add_events, progress=both_halves, cancelled=cancelled,
+                    region=(0, split))
+        if reader.closed:
+            return None  # the split fell after the event array: index the file in one piece
+        try:
+            result = pickle.loads(worker.communicate()[0])
+        except (pickle.UnpicklingError, EOFError, ValueError):
+            return None
+        if worker.returncode != 0 or "error" in result:
+            return None
+        builder.merge(result["state"], reader.n_events)
+        reader.metadata.update({k: v for k, v in result["metadata"].items()
+                                if k not in reader.metadata})
+        offset = reader.n_events
+        batches = reader.batches + [
+            BatchRecord(b.start, b.end, b.first_ordinal + offset, b.final)
+            for b in result["batches"]]
+        reader.n_events += result["n_events"]
+        if progress is not None:
+            progress(source.size, source.size, reader.n_events)
+        return builder.build(_metadata(reader, source), _batch_table(batches))
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+        worker.wait()
+        if worker.stdout is not None:
+            worker.stdout.close()
+
+
+def _index_region() -> None:
+    """Worker process: index the events from a byte offset to the end of a file.
+
+    Arguments: path, start offset, batch bytes. Writes the pickled builder state to stdout.
+    """
+    path, start, batch_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    gc.disable()
+    try:
+        source = ByteSource(path)
+        diagnostics = Diagnostics()
+        reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
+        builder = TraceBuilder(diagnostics)
+        reader.read(builder.add_events, region=(start, None))
+        result = {"state": builder.state(), "batches": reader.batches,
+                  "metadata": reader.metadata, "n_events": reader.n_events}
+    except Exception as exc:  # reported to the parent, which then indexes alone
+        result = {"error": repr(exc)}
+    sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    sys.stdout.buffer.flush()
+
+
+def _metadata(reader: ChromeJsonReader, source: ByteSource) -> dict[str, Any]:
+    metadata: dict[str, Any] = {k: reader.metadata[k] for k in _KEPT_METADATA
+                                if k in reader.metadata}
+    metadata["format"] = reader.metadata.get("format")
+    metadata["sources"] = [{"path": source.identity.path, "size": source.size,
+                            "compressed": source.compressed}]
+    return metadata
+
+
+def _batch_table(batches: list[BatchRecord]) -> dict[str, np.ndarray]:
+    return {
+        "file": np.zeros(len(batches), np.int32),
+        "start": np.array([r.start for r in batches], np.int64),
+        "end": np.array([r.end for r in batches], np.int64),
+        "first_ordinal": np.array([r.first_ordinal for r in batches], np.int64),
+        "final": np.array([r.final for r in batches], np.bool_),
+    }

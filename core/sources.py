@@ -57,13 +57,21 @@ class ByteSource:
         self.consumed = 0
         self.error: str | None = None
 
-    def chunks(self, chunk: int = CHUNK) -> Iterator[bytes]:
-        """Yield the file's (decompressed) bytes in chunks of at most about `chunk` bytes."""
+    def chunks(self, chunk: int = CHUNK, start: int = 0,
+               end: int | None = None) -> Iterator[bytes]:
+        """Yield the file's (decompressed) bytes in chunks of at most about `chunk` bytes.
+
+        `start` and `end` restrict a plain file to a byte range (used to index halves of a
+        file in parallel); compressed files are always read whole.
+        """
         self.consumed = 0
         self.error = None
         with open(self.path, "rb") as f:
             if not self.compressed:
-                while data := f.read(chunk):
+                f.seek(start)
+                left = (self.size if end is None else end) - start
+                while left > 0 and (data := f.read(min(chunk, left))):
+                    left -= len(data)
                     self.consumed += len(data)
                     yield data
                 return

@@ -28,6 +28,10 @@ def us_to_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, bool)
     try:
+        return _text_to_ns(values)  # the usual case: all decimal text
+    except (TypeError, UnicodeEncodeError):
+        pass
+    try:
         arr = np.array(values)
     except (OverflowError, ValueError, TypeError):
         return _slow(values)
@@ -36,20 +40,11 @@ def us_to_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         ok = (arr >= -_MAX_US) & (arr <= _MAX_US)
         ns = np.where(ok, arr, 0).astype(np.int64) * 1000
         return ns, ok
-    if kind == "U" and arr.ndim == 1:
+    if kind == "U" and arr.ndim == 1 and _all_text_or_int(values):  # numbers mixed with text
         try:
-            raw = arr.astype("S")
+            return _text_to_ns([v if isinstance(v, str) else str(v) for v in values])
         except UnicodeEncodeError:
-            return _slow(values)
-        ns, ok = parse_decimal_us(raw)
-        if not ok.all():
-            # Exponents, whitespace and the like: give each failure the exact slow path.
-            for i in np.flatnonzero(~ok).tolist():
-                v = _one(values[i])
-                if v is not None:
-                    ns[i] = v
-                    ok[i] = True
-        return ns, ok
+            pass
     if kind == "f" and arr.ndim == 1:
         ok = np.isfinite(arr) & (np.abs(arr) <= _MAX_US)
         ns = np.rint(np.where(ok, arr, 0.0) * 1000.0).astype(np.int64)
@@ -57,50 +52,86 @@ def us_to_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     return _slow(values)
 
 
-def parse_decimal_us(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Parse an ``S`` array of unsigned decimal strings (µs) into int64 ns, vectorised.
+def _text_to_ns(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised parse of a list of strings; raises TypeError if one is not a string."""
+    joined = "".join(values).encode("ascii")
+    lengths = np.fromiter(map(len, values), np.int64, len(values))
+    return _finish_text(parse_decimal_us(_char_matrix(joined, lengths), lengths), values)
+
+
+def _all_text_or_int(values: list[Any]) -> bool:
+    return all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values)
+
+
+def _finish_text(parsed: tuple[np.ndarray, np.ndarray], values: list[Any],
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Give each string the vectorised parser refused (exponents, signs) the exact slow path."""
+    ns, ok = parsed
+    if not ok.all():
+        for i in np.flatnonzero(~ok).tolist():
+            v = _one(values[i])
+            if v is not None:
+                ns[i] = v
+                ok[i] = True
+    return ns, ok
+
+
+def _char_matrix(joined: bytes, lengths: np.ndarray) -> np.ndarray:
+    """The concatenated strings as an (n, longest) uint8 matrix, zero padded."""
+    n = len(lengths)
+    width = int(lengths.max()) if n else 0
+    flat = np.frombuffer(joined, np.uint8)
+    if n and int(lengths.min()) == width:
+        return flat.reshape(n, width)
+    m = np.zeros((n, width), np.uint8)
+    starts = np.cumsum(lengths) - lengths
+    rows = np.repeat(np.arange(n), lengths)
+    cols = np.arange(len(flat)) - np.repeat(starts, lengths)
+    m[rows, cols] = flat
+    return m
+
+
+def parse_decimal_us(m: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Parse unsigned decimal strings (µs), as a zero-padded uint8 matrix, into int64 ns.
 
     Rows are grouped by (length, position of the dot); each group is one matrix product of
     its digits with the powers of ten of their columns. Rows that are not plain unsigned
     decimals (signs, exponents, spaces) come back with ``ok`` False.
     """
-    n, width = len(raw), raw.dtype.itemsize
+    n, width = m.shape
     ns = np.zeros(n, np.int64)
     ok = np.zeros(n, bool)
     if n == 0 or width == 0:
         return ns, ok
-    m = np.ascontiguousarray(raw).view(np.uint8).reshape(n, width)
-    length = np.count_nonzero(m, axis=1)
     is_dot = m == _DOT
-    dot = np.where(is_dot.any(axis=1), is_dot.argmax(axis=1), length)
+    dot = is_dot.argmax(axis=1)
+    dot = np.where(m[np.arange(n), dot] == _DOT, dot, length)
+    is_digit = (m >= _DIGIT0) & (m <= _DIGIT0 + 9)
     key = length * (width + 1) + dot
-    digits = m.astype(np.int64) - _DIGIT0
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    bounds = np.flatnonzero(np.diff(sorted_key)) + 1
-    for rows in np.split(order, bounds):
+    k0 = int(key[0])
+    groups = [np.arange(n)] if (key == k0).all() else None
+    if groups is None:
+        order = np.argsort(key, kind="stable")
+        groups = np.split(order, np.flatnonzero(np.diff(key[order])) + 1)
+    for rows in groups:
         size, dot_col = divmod(int(key[rows[0]]), width + 1)
-        if size == 0:
-            continue
         cols = np.arange(size)
         exp = np.where(cols < dot_col, dot_col - cols + 2, dot_col - cols + 3)
         is_digit_col = cols != dot_col
-        if exp[is_digit_col].max(initial=0) > 18:
-            continue  # beyond int64 ns: leave to the exact slow path
-        sub = digits[rows, :size]
-        digit_part = sub[:, is_digit_col]
-        valid = ((digit_part >= 0) & (digit_part <= 9)).all(axis=1)
-        if dot_col < size:
-            valid &= sub[:, dot_col] == _DOT - _DIGIT0
-        if not is_digit_col.any():
-            continue
-        if exp.max(initial=0) == 18:
-            valid &= sub[:, 0] <= 8  # keeps the sum inside int64
+        if size == 0 or not is_digit_col.any() or exp[is_digit_col].max() > 18:
+            continue  # empty, a lone dot, or beyond int64 ns: the exact slow path decides
+        whole = len(rows) == n
+        chars = m[:, :size] if whole else m[rows, :size]
+        digit_ok = is_digit[:, :size] if whole else is_digit[rows, :size]
+        valid = digit_ok[:, is_digit_col].all(axis=1)
+        if exp.max() == 18:
+            valid &= chars[:, 0] <= _DIGIT0 + 8  # keeps the sum inside int64
         weights = np.where(is_digit_col & (exp >= 0), _POW10[np.clip(exp, 0, 18)], 0)
-        value = sub @ weights
+        digits = chars.astype(np.int64) - _DIGIT0
+        value = digits @ weights
         round_col = np.flatnonzero(is_digit_col & (exp == -1))
         if len(round_col):
-            value += sub[:, round_col[0]] >= 5
+            value += digits[:, round_col[0]] >= 5
         ns[rows] = np.where(valid, value, 0)
         ok[rows] = valid
     return ns, ok

@@ -208,13 +208,25 @@ class ChromeJsonReader:
         self.metadata: dict[str, Any] = {}
         self.batches: list[BatchRecord] = []
         self.n_events = 0
+        self.closed = False  # the event array's closing bracket was seen
 
     def read(self, sink: EventSink,
              progress: Callable[[int, int, int], None] | None = None,
-             cancelled: Callable[[], bool] | None = None) -> None:
-        """Read the whole file, passing each batch of events to `sink`."""
-        chunks = self.source.chunks(max(self.batch_bytes, 1 << 16))
-        buf, base = self._find_events(chunks)
+             cancelled: Callable[[], bool] | None = None,
+             region: tuple[int, int | None] | None = None) -> None:
+        """Read the whole file, passing each batch of events to `sink`.
+
+        With `region` (start, end), read only the events in that byte range of a plain file:
+        `start` is the ``{`` of an event (or the file's start) and `end` just past an event's
+        ``}`` (or None for the end of the file).
+        """
+        chunk = max(self.batch_bytes, 1 << 16)
+        if region is None or region[0] == 0:
+            chunks = self.source.chunks(chunk, 0, None if region is None else region[1])
+            buf, base = self._find_events(chunks)
+        else:
+            chunks = self.source.chunks(chunk, region[0], region[1])
+            buf, base = b"", region[0]
         eof = False
         while True:
             if cancelled is not None and cancelled():
@@ -281,12 +293,28 @@ class ChromeJsonReader:
             result = decode_piece(piece, final)
         for kind, rel, detail in result.problems:
             self.diagnostics.add(kind, 1, offset + rel, detail)
+        if final and result.closed:
+            self.closed = True
         if final and result.trailer is not None:
             self._read_trailer(result.trailer, offset)
         self.batches.append(BatchRecord(offset, offset + len(piece), self.n_events, final))
         if result.events:
             sink(result.events, self.n_events, offset)
         self.n_events += len(result.events)
+
+    def find_split(self, near: int, events_start: int) -> int | None:
+        """A byte offset near `near` where an event begins, proven by decoding from it."""
+        window = 4 * self.batch_bytes + (1 << 16)
+        data = self.source.read_range(near, near + window)
+        for m in _BOUNDARY.finditer(data):
+            at = m.end() - 1
+            nxt = _BOUNDARY.search(data, at + self.batch_bytes // 4)
+            if nxt is None:
+                return None
+            if near + at > events_start and _decode_fast(
+                    b"[" + data[at: nxt.start() + 1] + b"]") is not None:
+                return near + at
+        return None
 
     def _find_events(self, chunks) -> tuple[bytes, int]:
         """Skip to the first byte inside the event array; read the object form's header."""
