@@ -270,7 +270,9 @@ class TraceBuilder:
         if arr.dtype.kind == "i" and arr.ndim == 1:
             return arr.astype(np.int64), np.zeros(n, np.int32)
         if arr.dtype.kind == "U" and arr.ndim == 1:
-            numeric = np.char.isdigit(arr) & (np.char.str_len(arr) <= 18)
+            digits = np.char.str_len(arr)
+            numeric = np.char.isdigit(arr) & ((digits <= 18) | (
+                (digits == 19) & (arr <= "9223372036854775807")))  # inside int64
             if numeric.all():
                 return arr.astype(np.int64), np.zeros(n, np.int32)
             num[numeric] = arr[numeric].astype(np.int64)

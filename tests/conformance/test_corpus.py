@@ -1,0 +1,112 @@
+"""Conformance: real profiler output from ../shared/corpus indexes with the expected contents.
+
+Runs only where the corpus exists (CI has it beside the repository; a user's machine does not).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from proftui.core import NotATraceError, load_trace
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")
+
+CHROME = sorted(CORPUS.glob("chrome/*.json")) if CORPUS.is_dir() else []
+KINETO = sorted(CORPUS.glob("kineto/*.json.gz")) if CORPUS.is_dir() else []
+NOT_TRACES = {"google_cloud_trace.json"}
+
+
+def _load(path: Path):
+    return load_trace(str(path), use_cache=False)
+
+
+@pytest.mark.parametrize("path", CHROME + KINETO, ids=lambda p: p.name)
+def test_every_corpus_trace_indexes(path: Path) -> None:
+    if path.name in NOT_TRACES:
+        with pytest.raises(NotATraceError, match="not a Chrome trace"):
+            _load(path)
+        return
+    index = _load(path)
+    summary = index.summary()
+    assert summary["events"] > 0
+    assert index.n_slices + len(index.col("instants.ts")) > 0
+    assert index.end_ns >= index.start_ns
+    # Slices are sorted by track, then start, and lie inside the span.
+    track, start = index.col("slices.track"), index.col("slices.start")
+    assert np.all(np.diff(track) >= 0)
+    same = track[1:] == track[:-1]
+    assert np.all(np.diff(start)[same] >= 0)
+    if index.n_slices:
+        assert start.min() >= index.start_ns
+        assert (start + index.col("slices.dur")).max() <= index.end_ns
+
+
+# (file, phase counts, slices, instants, counter samples, flow edges, diagnostics by kind)
+EXPECTED = [
+    ("chrome/big_trace.json", {"B": 933, "E": 933}, 933, 0, 0, 0, {}),
+    ("chrome/main_thread_has_unclosed_slices.json", {"B": 1684, "E": 1680, "M": 22},
+     1684, 0, 0, 0, {"unclosed_begin": 4}),
+    ("chrome/simple_trace.json", {"B": 8, "E": 8, "I": 6, "C": 5, "X": 4, "P": 3, "M": 3},
+     12, 6, 5, 0, {"end_name_mismatch": 1}),
+    ("chrome/flow_simple.json", {"X": 5, "s": 2, "f": 2, "t": 1}, 5, 0, 0, 3, {}),
+    ("chrome/nanoseconds.json", {"B": 8, "E": 8}, 8, 0, 0, 0, {}),
+    ("chrome/nestable_async.json", {"b": 9, "e": 9, "n": 2}, 9, 2, 0, 0,
+     {"unmatched_async_end": 1, "unclosed_async": 1}),
+    ("chrome/instant_events.json", {"i": 5}, 0, 5, 0, 0, {}),
+    ("kineto/resnet50_num_workers_0.pt.trace.json.gz",
+     {"X": 54320, "f": 10015, "s": 9282, "M": 20, "i": 2}, 54320, 2, 0, 9282,
+     {"flow_orphan": 733}),
+    ("kineto/step_based_trace_2543932.json.gz",
+     {"X": 984, "f": 180, "s": 140, "M": 38, "i": 2}, 984, 2, 0, 140, {"flow_orphan": 40}),
+    ("ascend/torch_npu_trace_view/trace_view.json", {"X": 2212, "s": 713, "f": 713, "M": 32},
+     2212, 0, 0, 713, {}),
+    ("ascend/PROF_000001_20260605161708478_FRJKORBPFMHQMGLA/mindstudio_profiler_output/"
+     "msprof_20260605161734.json", {"X": 83, "M": 28, "C": 4, "s": 3, "f": 3}, 83, 0, 4, 3, {}),
+    ("ascend/PROF_000001_20230818142704322_COJGGGCANRMICFBC/device_0/timeline/"
+     "msprof_0_2_1.json", {"X": 1049, "M": 57, "s": 1, "t": 1}, 1049, 0, 0, 1, {}),
+]
+
+
+@pytest.mark.parametrize("name,phases,slices,instants,samples,edges,problems", EXPECTED,
+                         ids=[e[0].rsplit("/", 1)[-1] for e in EXPECTED])
+def test_corpus_contents(name, phases, slices, instants, samples, edges, problems) -> None:
+    index = _load(CORPUS / name)
+    assert index.meta["phase_counts"] == phases
+    assert index.n_slices == slices
+    assert len(index.col("instants.ts")) == instants
+    assert len(index.col("counters.sample_ts")) == samples
+    assert len(index.col("flows.src_slice")) == edges
+    assert {p.kind: p.count for p in index.diagnostics} == problems
+
+
+def _process_names(index) -> list[str]:
+    return [index.strings[i] for i in index.col("processes.name")]
+
+
+def test_torch_npu_trace_view_names_and_exact_times() -> None:
+    index = _load(CORPUS / "ascend/torch_npu_trace_view/trace_view.json")
+    assert _process_names(index) == ["Python", "CANN", "Ascend Hardware", "Overlap Analysis"]
+    # String timestamps keep their nanoseconds: "1704161511420289.011" us.
+    assert index.start_ns == 1704161511420289011
+    # Every flow binds both ends to slices (torch_to_npu ids exceed 2^53).
+    assert (index.col("flows.src_slice") >= 0).all()
+    assert (index.col("flows.dst_slice") >= 0).all()
+    assert index.col("flows.flow_id_num").max() > 2**53
+
+
+def test_msprof_cann8_tracks() -> None:
+    index = _load(CORPUS / EXPECTED[10][0])
+    assert _process_names(index) == ["CANN", "Ascend Hardware", "AI Core Freq",
+                                     "Overlap Analysis"]
+    labels = [index.track_label(t) for t in range(index.n_tracks)]
+    assert "Stream 1756" in labels and "Computing (2)" in labels
+
+
+def test_kineto_2021_string_tids_join_their_threads() -> None:
+    # X events there carry tid "1890023232" and flow starts tid 1890023232: one thread.
+    index = _load(CORPUS / "kineto/resnet50_num_workers_0.pt.trace.json.gz")
+    assert (index.col("flows.src_slice") >= 0).all()

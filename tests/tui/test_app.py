@@ -1,0 +1,71 @@
+"""The app's first screen: loads in a worker, lists processes and tracks, reports problems."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static, Tree
+
+from proftui.tui.app import ProftuiApp
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _labels(tree: Tree) -> list[str]:
+    out = []
+
+    def walk(node) -> None:
+        out.append(str(node.label))
+        for child in node.children:
+            walk(child)
+
+    walk(tree.root)
+    return out
+
+
+async def test_sample_opens_and_lists_tracks() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.index is not None and app.error is None
+        labels = _labels(app.query_one(Tree))
+        assert "thread 41207 (python)  120 slices in 3 rows" in labels
+        assert "stream 7  64 slices in 4 rows" in labels
+        status = str(app.query_one("#status", Static).render())
+        assert "200 slices over 26.447 ms, 2 processes; no import problems" in status
+
+
+async def test_problems_are_one_key_away(tmp_path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0,
+                                 "dur": -4}, {"ph": "E", "pid": 1, "tid": 1, "ts": 9}]))
+    app = ProftuiApp(str(path))
+    async with app.run_test() as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        panel = app.query_one("#diagnostics", Static)
+        assert not panel.has_class("shown")
+        await pilot.press("D")
+        assert panel.has_class("shown")
+        text = str(panel.render())
+        assert "negative duration" in text and "E event without a matching B" in text
+
+
+async def test_not_a_trace_is_a_readable_message(tmp_path) -> None:
+    path = tmp_path / "notes.csv"
+    path.write_text("a,b\n1,2\n")
+    app = ProftuiApp(str(path))
+    async with app.run_test() as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.index is None
+        assert "is not a JSON trace" in app.error
+        assert "Cannot open this trace" in str(app.query_one("#status", Static).render())

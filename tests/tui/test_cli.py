@@ -1,0 +1,102 @@
+"""The command line: info (text and JSON), index, exit statuses and error sentences."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from proftui.tui.cli import main
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
+
+TRACE = {"traceEvents": [
+    {"ph": "M", "name": "process_name", "pid": 7, "args": {"name": "trainer\x1b[31m"}},
+    {"ph": "M", "name": "thread_name", "pid": 7, "tid": 1, "args": {"name": "main"}},
+    {"ph": "X", "name": "step", "pid": 7, "tid": 1, "ts": 10, "dur": 5},
+    {"ph": "X", "name": "op", "pid": 7, "tid": 1, "ts": 11, "dur": 2},
+    {"ph": "E", "pid": 7, "tid": 1, "ts": 30},
+]}
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def trace(tmp_path) -> Path:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(TRACE))
+    return path
+
+
+def test_info_text(trace, capsys) -> None:
+    assert main(["info", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert "events     5 (M 2, X 2, E 1)" in out
+    assert "slices     2;" in out
+    assert "trainer\\x1b[31m (pid 7)" in out  # escape sequences shown, never sent
+    assert "\x1b" not in out
+    assert "main (1)" in out and "2 slices in 2 rows" in out
+    assert "E event without a matching B (dropped)" in out
+
+
+def test_info_json(trace, capsys) -> None:
+    assert main(["info", "--json", str(trace)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["slices"] == 2
+    assert data["start_ns"] == 10_000 and data["end_ns"] == 15_000  # the lone E is dropped
+    assert data["phase_counts"] == {"M": 2, "X": 2, "E": 1}
+    assert data["processes"][0]["name"] == "trainer\x1b[31m"  # JSON escapes it itself
+    assert [d["kind"] for d in data["diagnostics"]] == ["unmatched_end"]
+
+
+def test_index_then_info_uses_the_cache(trace, cache_dir, capsys) -> None:
+    assert main(["index", str(trace)]) == 0
+    assert "indexed 2 slices into" in capsys.readouterr().out
+    assert len(list(cache_dir.glob("*.idx"))) == 1
+    assert main(["index", str(trace)]) == 0
+    assert "already indexed" in capsys.readouterr().out
+    assert sorted(p.name for p in trace.parent.iterdir()) == ["cache", "t.json"]
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"", "is empty"),
+    (b"a,b,c\n1,2,3\n", "is not a JSON trace"),
+    (b"\x00\x01\x02\xff", "is not a JSON trace"),
+    (b'{"spans": []}', "not a Chrome trace"),
+])
+def test_not_a_trace_is_one_sentence_and_status_2(tmp_path, capsys, content, message) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    assert main(["info", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_missing_file_and_bad_usage(tmp_path, capsys) -> None:
+    assert main(["info", str(tmp_path / "nope.json")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["info", "--bogus", "x"])
+    assert exc.value.code == 2
+    assert main(["info", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_version_and_module_entry() -> None:
+    out = subprocess.run([sys.executable, "-m", "proftui", "--version"], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.startswith("proftui ")
+
+
+def test_info_on_the_bundled_sample(capsys) -> None:
+    assert main(["info", "--no-cache", str(SAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "thread 41207 (python)" in out and "stream 7" in out
+    assert "diagnostics none" in out
