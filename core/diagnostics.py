@@ -86,5 +86,6 @@ class Diagnostics:
     def from_list(cls, items: list[dict]) -> Diagnostics:
         diags = cls()
         for item in items:
-            diags.add(item["kind"], int(item["count"]), item.get("first_offset"), item.get("detail", ""))
+            diags.add(item["kind"], int(item["count"]), item.get("first_offset"),
+                      item.get("detail", ""))
         return diags

@@ -10,6 +10,8 @@ starts at the same time, and not under one that ends there).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 MAX_DEPTH = np.iinfo(np.int16).max
@@ -21,7 +23,7 @@ def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.nda
 
 
 def _grouped_searchsorted(group: np.ndarray, value: np.ndarray, q_group: np.ndarray,
-                          q_value: np.ndarray, side: str) -> np.ndarray:
+                          q_value: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
     """searchsorted over arrays sorted by (group, value); positions are global."""
     if len(group) == 0:
         return np.zeros(len(q_group), np.int64)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import os
+import types
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from proftui.core.errors import NotATraceError, ProftuiError
 
+_zlib: types.ModuleType = zlib
 try:  # ISA-L inflates ~3x faster than zlib when it is installed; optional.
-    from isal import isal_zlib as _zlib  # type: ignore[import-not-found]
+    from isal import isal_zlib as _zlib  # type: ignore[import-not-found, no-redef]
 except ImportError:  # pragma: no cover - depends on the machine
-    _zlib = zlib  # type: ignore[assignment]
+    pass
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20

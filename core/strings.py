@@ -51,7 +51,7 @@ class StringTable:
     """An immutable table of strings, stored as one UTF-8 blob plus offsets (cache-friendly)."""
 
     def __init__(self, blob: bytes | np.ndarray, offsets: np.ndarray) -> None:
-        self._blob = memoryview(blob).cast("B") if not isinstance(blob, bytes) else blob
+        self._blob = blob if isinstance(blob, bytes) else memoryview(blob).cast("B")  # type: ignore[arg-type]
         self.offsets = offsets
         self._decoded: dict[int, str] = {}
         self._lookup: dict[str, int] | None = None

@@ -78,7 +78,8 @@ def _load(args: argparse.Namespace, show_progress: bool = True):
 def cmd_info(argv: list[str]) -> int:
     parser = _parser("info", "Print what a trace holds: processes, threads, event counts by "
                      "phase, time span and import diagnostics.",
-                     "  proftui info trace.json\n  proftui info --json run.pt.trace.json.gz | jq .slices")
+                     "  proftui info trace.json\n"
+                     "  proftui info --json run.pt.trace.json.gz | jq .slices")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
     index = _load(args)

@@ -29,7 +29,7 @@ _TRAILING = re.compile(rb"trailing characters")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _HEADER_LIMIT = 64 << 20
 _WS = b" \t\r\n"
-_LEAD = re.compile(rb"[ \t\r\n,]*")
+_LEAD = re.compile(rb"[ \t\r\n,]*")  # always matches (possibly empty)
 BOM = b"\xef\xbb\xbf"
 _CLOSED = "closed"
 
@@ -122,8 +122,8 @@ def decode_piece(piece: bytes, final: bool) -> Piece:
     except msgspec.DecodeError as exc:
         if _TRAILING.search(str(exc).encode()):
             array = _closed_array(b"[" + stripped)
-            events = _decode_fast(array) if array else None
-            if events is not None:
+            events = _decode_fast(array) if array is not None else None
+            if array is not None and events is not None:
                 return Piece(events, trailer=stripped[len(array) - 2:], closed=True)
     body = stripped.rstrip(b",").rstrip(_WS) if stripped.endswith(b",") else stripped
     events = _decode_fast(b"[" + body + b"]")
@@ -179,7 +179,8 @@ def _decode_slow(piece: bytes, final: bool) -> Piece:
         if not done:
             last = i == len(starts) - 1
             kind = "truncated" if final and last else "bad_json"
-            out.problems.append((kind, starts[i], piece[starts[i]: starts[i] + 60].decode("utf-8", "replace")))
+            sample = piece[starts[i]: starts[i] + 60].decode("utf-8", "replace")
+            out.problems.append((kind, starts[i], sample))
             i += 1
     return out
 
@@ -235,7 +236,7 @@ class ChromeJsonReader:
                 data = next(chunks, None)
                 eof = data is None
                 buf += data or b""
-            start = _LEAD.match(buf).end()
+            start = _LEAD.match(buf).end()  # type: ignore[union-attr]
             cut = self._cut(buf, start)
             if cut is None and not eof:
                 data = next(chunks, None)  # no boundary yet: one event larger than a batch
@@ -369,7 +370,8 @@ class ChromeJsonReader:
                 try:
                     extra = _lenient.decode("{" + rest[1:].decode("utf-8", "replace"))
                 except ValueError:
-                    self.diagnostics.add("bad_tail", 1, offset, rest[:60].decode("utf-8", "replace"))
+                    sample = rest[:60].decode("utf-8", "replace")
+                    self.diagnostics.add("bad_tail", 1, offset, sample)
                     return
             if isinstance(extra, dict):
                 for key, value in extra.items():

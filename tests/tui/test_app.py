@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import Static, Tree
-
 from proftui.tui.app import ProftuiApp
+from textual.widgets import Static, Tree
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
 
