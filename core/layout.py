@@ -19,7 +19,33 @@ MAX_DEPTH = np.iinfo(np.int16).max
 
 def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
     """Order of slices by (track, start ascending, duration descending)."""
-    return np.lexsort((-dur, start, track))
+    key = _track_time_key(track, start)
+    if key is None:
+        return np.lexsort((-dur, start, track))
+    order = np.argsort(key, kind="stable")
+    tied = np.flatnonzero(key[order][1:] == key[order][:-1])
+    if len(tied):  # equal (track, start): the longer slice first (the parent)
+        slots = np.unique(np.concatenate([tied, tied + 1]))
+        members = order[slots]
+        order[slots] = members[np.lexsort((-dur[members], key[members]))]
+    return order
+
+
+def _track_time_key(track: np.ndarray, time: np.ndarray, lo: int | None = None,
+                    hi: int | None = None) -> np.ndarray | None:
+    """One int64 key ordering by (track, time), or None if the two do not fit in 63 bits.
+
+    Keys built with the same `lo` and `hi` (bounds of all times involved) compare together.
+    """
+    if len(track) == 0:
+        return np.zeros(0, np.int64)
+    lo = int(time.min()) if lo is None else lo
+    hi = int(time.max()) if hi is None else hi
+    span_bits = max(1, (hi - lo).bit_length())
+    track_bits = max(1, int(track.max()).bit_length())
+    if span_bits + track_bits > 62:
+        return None
+    return (track.astype(np.int64) << span_bits) | (time - lo)
 
 
 def _grouped_searchsorted(group: np.ndarray, value: np.ndarray, q_group: np.ndarray,
@@ -51,8 +77,9 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(depth, parent index or -1, rows per track) for slices sorted by :func:`sort_slices`.
 
-    Slices that overflow their parent are taken out (a few rounds, vectorised) and packed on
-    extra lanes below the properly nested rows of their track.
+    Slices that overflow their parent are taken out (a few rounds, vectorised, each over the
+    tracks that still have such slices) and packed on extra lanes below the properly nested
+    rows of their track.
     """
     n = len(track)
     rows = np.zeros(n_tracks, np.int32)
@@ -60,24 +87,31 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
         return np.zeros(0, np.int16), np.zeros(0, np.int64), rows
     s2 = start * 2
     e2 = (start + dur) * 2 + (dur == 0)
+    first = np.searchsorted(track, np.arange(n_tracks + 1))
     depth = np.zeros(n, np.int64)
     parent = np.full(n, -1, np.int64)
-    kept = np.arange(n)
+    nested = np.ones(n, bool)
+    todo = np.arange(n)
     for _ in range(8):
-        d, p = _nested_depths(track[kept], s2[kept], e2[kept], n_tracks)
+        sub = todo[nested[todo]]
+        d, p = _nested_depths(track[sub], s2[sub], e2[sub], n_tracks)
         has_parent = p >= 0
-        bad = (has_parent & (e2[kept] > e2[kept][np.where(has_parent, p, 0)])) | (d < 0)
+        bad = (has_parent & (e2[sub] > e2[sub][np.maximum(p, 0)])) | (d < 0)
+        depth[sub] = d
+        parent[sub] = np.where(has_parent, sub[np.maximum(p, 0)], -1)
         if not bad.any():
-            depth[kept] = d
-            parent[kept] = np.where(has_parent, kept[np.maximum(p, 0)], -1)
             break
-        kept = kept[~bad]
+        nested[sub[bad]] = False
+        redo = np.unique(track[sub[bad]])
+        todo = np.concatenate([np.arange(first[t], first[t + 1]) for t in redo.tolist()])
     else:
-        kept = np.zeros(0, np.int64)  # give up on nesting: pack everything
-    np.maximum.at(rows, track[kept], (depth[kept] + 1).astype(np.int32))
-    overflow = np.ones(n, bool)
-    overflow[kept] = False
-    extra = np.flatnonzero(overflow)
+        nested[todo] = False  # give up on nesting there: pack those tracks whole
+    if nested.any():
+        kept_track = track[nested]
+        bounds = np.flatnonzero(np.diff(kept_track)) + 1
+        starts = np.concatenate([[0], bounds])
+        rows[kept_track[starts]] = np.maximum.reduceat(depth[nested] + 1, starts)
+    extra = np.flatnonzero(~nested)
     if len(extra):
         bounds = np.searchsorted(track[extra], np.arange(n_tracks + 1))
         for t in np.unique(track[extra]).tolist():
@@ -99,22 +133,29 @@ def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: 
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     first = np.searchsorted(track, np.arange(n_tracks + 1))
     rank = np.arange(n) - first[track]
-    e_order = np.lexsort((e2, track))
-    closed = _grouped_searchsorted(track[e_order], e2[e_order], track, s2, "right")
-    closed -= first[track]
-    depth = (rank - closed).astype(np.int64)
+    lo = min(int(s2.min()), int(e2.min()))
+    hi = max(int(s2.max()), int(e2.max()))
+    ends = _track_time_key(track, e2, lo, hi)
+    if ends is not None:  # one sort of composite keys; no per-track work
+        starts = _track_time_key(track, s2, lo, hi)
+        closed = np.searchsorted(np.sort(ends), starts, side="right")
+    else:
+        e_order = np.lexsort((e2, track))
+        closed = _grouped_searchsorted(track[e_order], e2[e_order], track, s2, "right")
+    depth = rank - (closed - first[track])
     return depth, _parents(track, depth, n)
 
 
 def _parents(track: np.ndarray, depth: np.ndarray, n: int) -> np.ndarray:
     """For each slice, the last earlier slice of its track one level up (-1 at depth 0)."""
     idx = np.arange(n, dtype=np.int64)
-    by_depth = np.lexsort((idx, depth))  # grouped by depth, in slice order within a depth
+    small = depth.min(initial=0) >= 0 and depth.max(initial=0) < np.iinfo(np.int16).max
+    # grouped by depth, in slice order within a depth (a radix sort for small depths)
+    by_depth = np.argsort(depth.astype(np.int16) if small else depth, kind="stable")
     d_sorted = depth[by_depth]
-    key_sorted = idx[by_depth]
     lo_d = int(d_sorted[0]) if n else 0
     bits = max(1, n.bit_length())
-    key = ((d_sorted - lo_d) << bits) | key_sorted
+    key = ((d_sorted - lo_d) << bits) | by_depth
     q = ((depth - 1 - lo_d) << bits) | idx
     pos = np.searchsorted(key, q, side="left") - 1
     cand = by_depth[np.maximum(pos, 0)]
