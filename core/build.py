@@ -127,7 +127,6 @@ class TraceBuilder:
                               phase=np.int8)  # flow v2: X events with bind_id
         self._counters = _Counters()
         self._async_events: list[tuple] = []
-        self.max_ts = None
 
     # -- ingest -------------------------------------------------------------------------------
 
@@ -135,14 +134,13 @@ class TraceBuilder:
         """Add one batch of decoded events; `first_ordinal` numbers the first of them."""
         phs = [e.ph for e in events]
         try:
-            self.phase_counts.update(phs)
             groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
         except TypeError:  # an unhashable ph (a list or object)
             phs = [p if isinstance(p, str) else json_text(p) for p in phs]
-            self.phase_counts.update(phs)
             groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
         ref0 = self.ref_base + first_ordinal
         if len(groups) and groups.min() == groups.max():
+            self._count_phases(int(groups[0]), phs)
             self._add_group(int(groups[0]), events, np.arange(len(events)) + ref0, offset)
             return
         order = np.argsort(groups, kind="stable")
@@ -152,8 +150,15 @@ class TraceBuilder:
             if lo == hi:
                 continue
             idx = order[lo:hi]
-            sub = [events[i] for i in idx.tolist()]
-            self._add_group(g, sub, idx + ref0, offset)
+            positions = idx.tolist()
+            self._count_phases(g, [phs[i] for i in positions])
+            self._add_group(g, [events[i] for i in positions], idx + ref0, offset)
+
+    def _count_phases(self, group: int, phs: list[Any]) -> None:
+        if group == X:  # the bulk of most traces: no need to look at each
+            self.phase_counts["X"] += len(phs)
+        else:
+            self.phase_counts.update(phs)
 
     def _add_group(self, group: int, evs: list[Event], refs: np.ndarray, offset: int) -> None:
         if group == X:

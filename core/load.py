@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import pickle
@@ -51,6 +52,23 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
     return index
 
 
+def _tune_malloc() -> None:
+    """Keep glibc from mapping and unmapping every ~1 MB batch buffer (10-19 % of the time)."""
+    global _malloc_tuned
+    if _malloc_tuned or not sys.platform.startswith("linux"):
+        return
+    _malloc_tuned = True
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 64 << 20)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):
+        pass
+
+
+_malloc_tuned = False
+
+
 def index_file(source: ByteSource, *, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None,
                batch_bytes: int = BATCH_BYTES, workers: int | None = None) -> TraceIndex:
@@ -62,6 +80,7 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
     if workers is None:
         workers = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else (os.cpu_count() or 1))
+    _tune_malloc()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # no reference cycles are made while indexing; the collector only costs time
     try:
@@ -138,6 +157,7 @@ def _index_region() -> None:
     Arguments: path, start offset, batch bytes. Writes the pickled builder state to stdout.
     """
     path, start, batch_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    _tune_malloc()
     gc.disable()
     try:
         source = ByteSource(path)

@@ -252,7 +252,10 @@ class ChromeJsonReader:
                 self._emit(sink, buf[start:], base + start, final=True, events=None)
                 break
             end, nxt, events = cut
-            self._emit(sink, buf[start:end], base + start, final=False, events=events)
+            if events is not None:  # decoded while cutting: no need to copy the bytes again
+                self._record(sink, events, base + start, end - start, final=False)
+            else:
+                self._emit(sink, buf[start:end], base + start, final=False, events=None)
             buf = buf[nxt:]
             base += nxt
             if progress is not None:
@@ -269,13 +272,14 @@ class ChromeJsonReader:
         array ends inside the batch.
         """
         tries = 0
+        view = memoryview(buf)
         for m in _BOUNDARY.finditer(buf, start + self.batch_bytes - 1):
-            piece = buf[start: m.start() + 1]
-            events = _decode_fast(b"[" + piece + b"]")
+            array = b"".join((b"[", view[start: m.start() + 1], b"]"))
+            events = _decode_fast(array)
             if events is not None:
                 return m.start() + 1, m.end() - 1, events
             try:
-                _decoder.decode(b"[" + piece)
+                _decoder.decode(array[:-1])
             except msgspec.DecodeError as exc:
                 if _TRAILING.search(str(exc).encode()):
                     return _CLOSED
@@ -288,20 +292,21 @@ class ChromeJsonReader:
 
     def _emit(self, sink: EventSink, piece: bytes, offset: int, final: bool,
               events: list[Event] | None) -> None:
-        if events is not None:
-            result = Piece(events)
-        else:
-            result = decode_piece(piece, final)
+        result = Piece(events) if events is not None else decode_piece(piece, final)
         for kind, rel, detail in result.problems:
             self.diagnostics.add(kind, 1, offset + rel, detail)
         if final and result.closed:
             self.closed = True
         if final and result.trailer is not None:
             self._read_trailer(result.trailer, offset)
-        self.batches.append(BatchRecord(offset, offset + len(piece), self.n_events, final))
-        if result.events:
-            sink(result.events, self.n_events, offset)
-        self.n_events += len(result.events)
+        self._record(sink, result.events, offset, len(piece), final)
+
+    def _record(self, sink: EventSink, events: list[Event], offset: int, size: int,
+                final: bool) -> None:
+        self.batches.append(BatchRecord(offset, offset + size, self.n_events, final))
+        if events:
+            sink(events, self.n_events, offset)
+        self.n_events += len(events)
 
     def find_split(self, near: int, events_start: int) -> int | None:
         """A byte offset near `near` where an event begins, proven by decoding from it."""
