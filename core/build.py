@@ -477,7 +477,8 @@ class TraceBuilder:
             batches=batches,
             meta={
                 **metadata,
-                "phase_counts": dict(sorted(self.phase_counts.items(), key=lambda kv: -kv[1])),
+                "phase_counts": dict(sorted(self.phase_counts.items(),
+                                            key=lambda kv: (-kv[1], kv[0]))),
                 "empty_events": self.empty_events,
                 "start_ns": span[0],
                 "end_ns": span[1],
