@@ -79,8 +79,12 @@ class _Chunks:
             self.parts[key].append(np.asarray(cols[key], dtype=dtype))
 
     def concat(self) -> dict[str, np.ndarray]:
-        return {k: (np.concatenate(v) if v else np.zeros(0, self.dtypes[k]))
-                for k, v in self.parts.items()}
+        """One array per column; the parts are released (the table is empty afterwards)."""
+        out = {}
+        for key, parts in self.parts.items():
+            out[key] = np.concatenate(parts) if parts else np.zeros(0, self.dtypes[key])
+            parts.clear()
+        return out
 
 
 @dataclass
@@ -439,10 +443,12 @@ class TraceBuilder:
 
     def build(self, metadata: dict[str, Any], batches: np.ndarray) -> TraceIndex:
         """Pair, sort and lay out everything added; return the finished index."""
+        latest_ts = self._latest_ts()
         slices = self._slices.concat()
-        be = self._be.concat()
-        extra = [_pair_begin_end(be, self.diagnostics), self._pair_async()]
-        slices = {k: np.concatenate([slices[k]] + [x[k] for x in extra]) for k in slices}
+        extra = [_pair_begin_end(self._be.concat(), self.diagnostics),
+                 self._pair_async(latest_ts)]
+        if any(len(x["start"]) for x in extra):
+            slices = {k: np.concatenate([slices[k]] + [x[k] for x in extra]) for k in slices}
         instants = self._instants.concat()
         counters = self._counter_columns()
 
@@ -454,12 +460,14 @@ class TraceBuilder:
         counters["series_track"] = remap[counters["series_track"]]
 
         order = layout.sort_slices(slices["track"], slices["start"], slices["dur"])
-        slices = {k: v[order] for k, v in slices.items()}
+        for key in list(slices):  # one column at a time: one copy alive, not all
+            slices[key] = slices[key][order]
+        del order
         slices["depth"], parent, track_rows = layout.layout_tracks(
             slices["track"], slices["start"], slices["dur"], len(track_order))
         tracks["rows"] = track_rows
         tracks["first_slice"] = np.searchsorted(slices["track"], np.arange(len(track_order)))
-        tracks["slice_count"] = np.diff(np.append(tracks["first_slice"], len(order)))
+        tracks["slice_count"] = np.diff(np.append(tracks["first_slice"], len(slices["start"])))
         iorder = np.lexsort((instants["ts"], instants["track"]))
         instants = {k: v[iorder] for k, v in instants.items()}
 
@@ -486,7 +494,7 @@ class TraceBuilder:
             diagnostics=self.diagnostics,
         )
 
-    def _pair_async(self) -> dict[str, np.ndarray]:
+    def _pair_async(self, latest_ts: int) -> dict[str, np.ndarray]:
         """Async spans: b/e nest by (cat, id, scope), legacy S/F pair by (cat, id, name).
 
         Ids are global (a span may start in one process and finish in another); the span goes
@@ -519,8 +527,7 @@ class TraceBuilder:
         unclosed = [span for stack in open_spans.values() for span in stack]
         if unclosed:
             self.diagnostics.add("unclosed_async", len(unclosed))
-            end = self._latest_ts()
-            rows += [(track, start, max(end, start), name, cat, ref)
+            rows += [(track, start, max(latest_ts, start), name, cat, ref)
                      for start, name, cat, ref, track in unclosed]
         arr = np.array(rows, np.int64).reshape(-1, 6)
         return {"track": arr[:, 0].astype(np.int32), "start": arr[:, 1],

@@ -94,11 +94,15 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
     todo = np.arange(n)
     for _ in range(8):
         sub = todo[nested[todo]]
-        d, p = _nested_depths(track[sub], s2[sub], e2[sub], n_tracks)
+        whole = len(sub) == n  # the first round: use the columns themselves, not copies
+        t_sub, s_sub, e_sub = (track, s2, e2) if whole else (track[sub], s2[sub], e2[sub])
+        d, p = _nested_depths(t_sub, s_sub, e_sub, n_tracks)
         has_parent = p >= 0
-        bad = (has_parent & (e2[sub] > e2[sub][np.maximum(p, 0)])) | (d < 0)
+        bad = (has_parent & (e_sub > e_sub[np.maximum(p, 0)])) | (d < 0)
+        del t_sub, s_sub, e_sub
         depth[sub] = d
         parent[sub] = np.where(has_parent, sub[np.maximum(p, 0)], -1)
+        del d, p, has_parent
         if not bad.any():
             break
         nested[sub[bad]] = False
@@ -131,18 +135,21 @@ def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: 
     n = len(track)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    first = np.searchsorted(track, np.arange(n_tracks + 1))
-    rank = np.arange(n) - first[track]
     lo = min(int(s2.min()), int(e2.min()))
     hi = max(int(s2.max()), int(e2.max()))
     ends = _track_time_key(track, e2, lo, hi)
     if ends is not None:  # one sort of composite keys; no per-track work
-        starts = _track_time_key(track, s2, lo, hi)
-        closed = np.searchsorted(np.sort(ends), starts, side="right")
+        ends.sort()
+        closed = np.searchsorted(ends, _track_time_key(track, s2, lo, hi), side="right")
     else:
         e_order = np.lexsort((e2, track))
         closed = _grouped_searchsorted(track[e_order], e2[e_order], track, s2, "right")
-    depth = rank - (closed - first[track])
+    del ends
+    # depth = (started before, in the track) - (ended before, in the track); both counts
+    # are positions in whole-trace order, so the track's first position cancels out.
+    depth = np.arange(n, dtype=np.int64)
+    depth -= closed
+    del closed
     return depth, _parents(track, depth, n)
 
 

@@ -60,8 +60,10 @@ def _tune_malloc() -> None:
     _malloc_tuned = True
     try:
         libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-3, 64 << 20)  # M_MMAP_THRESHOLD
-        libc.mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD
+        # Batch-sized blocks come from the heap and are reused; big numpy arrays stay mapped
+        # (and go back to the system when freed).
+        libc.mallopt(-3, 4 << 20)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 32 << 20)  # M_TRIM_THRESHOLD
     except (OSError, AttributeError):
         pass
 
