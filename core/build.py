@@ -7,6 +7,7 @@ on lanes, binds flows and hands frozen arrays to :class:`~proftui.core.index.Tra
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -225,7 +226,7 @@ class TraceBuilder:
 
     def _add_complete(self, evs: list[Event], refs: np.ndarray, offset: int) -> None:
         ts, ok = self._times(evs, offset)
-        dur, dok = us_to_ns([e.dur for e in evs])
+        dur, dok = _durations_ns([e.dur for e in evs])
         bad_dur = ok & ~dok
         if bad_dur.any():
             self.diagnostics.add("bad_duration", int(bad_dur.sum()), offset)
@@ -730,6 +731,15 @@ def _pair_begin_end(be: dict[str, np.ndarray], diagnostics: Diagnostics) -> dict
     return {"start": start, "dur": end - start, "track": be["track"][idx],
             "name": be["name"][idx], "cat": be["cat"][idx], "ref": be["ref"][idx],
             "cname": np.zeros(len(idx), np.int32)}
+
+
+def _durations_ns(values: list[float | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Durations in µs (float, None or NaN when missing or unusable) as int64 ns."""
+    if None in values:
+        values = [math.nan if v is None else v for v in values]
+    us = np.array(values, np.float64)
+    ok = np.abs(us) < 2.25e12  # exact to the ns below this (26 days); False for NaN
+    return np.rint(np.where(ok, us, 0.0) * 1000.0).astype(np.int64), ok
 
 
 def _span(slices: dict, instants: dict, counters: dict) -> tuple[int, int]:

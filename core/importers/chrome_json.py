@@ -11,6 +11,7 @@ event can be read again later (see :func:`decode_piece`).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,7 +42,9 @@ class Event(msgspec.Struct, gc=False):
     name: Any = None
     cat: Any = None
     ts: Any = None
-    dur: Any = None
+    # A duration is small enough for float64 µs to round to the exact ns (below 26 days);
+    # numeric strings are accepted too (non-strict decoding).
+    dur: float | None = None
     pid: Any = None
     tid: Any = None
     id: Any = None
@@ -58,7 +61,7 @@ class Event(msgspec.Struct, gc=False):
 
 _FIELDS = Event.__struct_fields__
 # Float literals arrive as their text so that times convert to ns exactly.
-_decoder = msgspec.json.Decoder(list[Event], float_hook=str)
+_decoder = msgspec.json.Decoder(list[Event], float_hook=str, strict=False)
 _lenient = json.JSONDecoder(parse_float=str, parse_constant=lambda _: None)
 _lenient_numbers = json.JSONDecoder(parse_constant=lambda _: None)
 
@@ -90,7 +93,22 @@ class Piece:
 def _as_event(obj: Any) -> Event | None:
     if not isinstance(obj, dict):
         return None
-    return Event(**{k: obj[k] for k in _FIELDS if k in obj})
+    fields = {k: obj[k] for k in _FIELDS if k in obj}
+    if "dur" in fields:
+        fields["dur"] = _float_or_nan(fields["dur"])
+    return Event(**fields)
+
+
+def _float_or_nan(value: Any) -> float | None:
+    """A duration as the fast decoder types it: float, None if absent, NaN if unusable."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def _decode_fast(buf: bytes) -> list[Event] | None:
