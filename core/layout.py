@@ -155,25 +155,21 @@ def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: 
 
 def _parents(track: np.ndarray, depth: np.ndarray, n: int) -> np.ndarray:
     """For each slice, the last earlier slice of its track one level up (-1 at depth 0)."""
-    idx = np.arange(n, dtype=np.int64)
-    max_depth = int(depth.max(initial=0))
-    if depth.min(initial=0) >= 0 and max_depth <= 64:
-        # Forward-fill, level by level, the index of the latest slice at each depth.
-        cand = np.full(n, -1, np.int64)
-        for level in range(max_depth):
-            latest = np.maximum.accumulate(np.where(depth == level, idx, -1))
-            child = depth == level + 1
-            cand[child] = latest[child]
-    else:  # deep stacks: one search over (depth, index) keys
-        by_depth = np.argsort(depth, kind="stable")
-        d_sorted = depth[by_depth]
-        lo_d = int(d_sorted[0]) if n else 0
-        bits = max(1, n.bit_length())
-        key = ((d_sorted - lo_d) << bits) | by_depth
-        pos = np.searchsorted(key, ((depth - 1 - lo_d) << bits) | idx, side="left") - 1
-        cand = np.where(pos >= 0, by_depth[np.maximum(pos, 0)], -1)
+    cand = np.full(n, -1, np.int64)
+    if n == 0 or depth.min() < 0:
+        return cand
+    small = depth.max() < np.iinfo(np.int16).max
+    # Slices grouped by depth, in order within each group (a radix sort for small depths);
+    # a child's candidate is its predecessor among the slices one level up.
+    by_depth = np.argsort(depth.astype(np.int16) if small else depth, kind="stable")
+    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
+    for level in range(len(bounds) - 2):
+        above = by_depth[bounds[level]: bounds[level + 1]]
+        below = by_depth[bounds[level + 1]: bounds[level + 2]]
+        pos = np.searchsorted(above, below) - 1
+        cand[below] = np.where(pos >= 0, above[np.maximum(pos, 0)], -1)
     safe = np.maximum(cand, 0)
-    ok = (cand >= 0) & (depth > 0) & (depth[safe] == depth - 1) & (track[safe] == track)
+    ok = (cand >= 0) & (track[safe] == track)
     return np.where(ok, cand, -1)
 
 
