@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import queue
+import threading
 import types
 import zlib
 from collections.abc import Iterator
@@ -77,7 +79,8 @@ class ByteSource:
                     self.consumed += len(data)
                     yield data
                 return
-            yield from self._inflate(f, chunk)
+            # zlib releases the GIL: inflate in a thread, parse here, at the same time.
+            yield from _prefetched(self._inflate(f, chunk))
 
     def _inflate(self, f, chunk: int) -> Iterator[bytes]:
         inflater = _zlib.decompressobj(31)
@@ -122,3 +125,45 @@ class ByteSource:
             if pos >= end:
                 break
         return b"".join(parts)
+
+
+_DONE = object()
+
+
+def _prefetched(items: Iterator[bytes], depth: int = 4) -> Iterator[bytes]:
+    """`items`, produced by a thread at most `depth` items ahead (bounded memory)."""
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: object) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put(item):
+                    return
+        except BaseException as exc:  # handed to the consumer, raised there
+            put(exc)
+            return
+        put(_DONE)
+
+    worker = threading.Thread(target=produce, name="proftui-inflate", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = ready.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
