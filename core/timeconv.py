@@ -126,15 +126,34 @@ def parse_decimal_us(m: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.
         valid = digit_ok[:, is_digit_col].all(axis=1)
         if exp.max() == 18:
             valid &= chars[:, 0] <= _DIGIT0 + 8  # keeps the sum inside int64
-        weights = np.where(is_digit_col & (exp >= 0), _POW10[np.clip(exp, 0, 18)], 0)
-        digits = chars.astype(np.int64) - _DIGIT0
-        value = digits @ weights
-        round_col = np.flatnonzero(is_digit_col & (exp == -1))
-        if len(round_col):
-            value += digits[:, round_col[0]] >= 5
+        decimals = size - dot_col - 1
+        if dot_col >= _DOUBLE_DIGITS and decimals not in (-1, 0, 3):
+            value = _double_text_ns(chars)
+        else:
+            weights = np.where(is_digit_col & (exp >= 0), _POW10[np.clip(exp, 0, 18)], 0)
+            digits = chars.astype(np.int64) - _DIGIT0
+            value = digits @ weights
+            round_col = np.flatnonzero(is_digit_col & (exp == -1))
+            if len(round_col):
+                value += digits[:, round_col[0]] >= 5
         ns[rows] = np.where(valid, value, 0)
         ok[rows] = valid
     return ns, ok
+
+
+# From 13 integer digits on (>= 2^53 ns), a float64 cannot hold a µs time to the ns, so a
+# writer that printed a double's shortest text there ("1698316426434084.2", meaning the
+# double ...084.25) is read back as that double. Texts with exactly three decimals (the
+# exact ns format of Kineto, msprof and torch_npu) are always read exactly.
+_DOUBLE_DIGITS = 13
+
+
+def _double_text_ns(chars: np.ndarray) -> np.ndarray:
+    """Rows of decimal text read as float64 µs, converted exactly to ns."""
+    text = np.ascontiguousarray(chars).view(f"S{chars.shape[1]}").ravel()
+    us = text.astype(np.float64)
+    whole = np.floor(us)  # exact: a double this large has at most a few fraction bits
+    return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000).astype(np.int64)
 
 
 def _one(value: Any) -> int | None:
@@ -148,6 +167,11 @@ def _one(value: Any) -> int | None:
             return None
         return round(value * 1000)
     if isinstance(value, str):
+        whole, dot, decimals = value.strip().partition(".")
+        if (dot and len(whole) >= _DOUBLE_DIGITS and whole.isdigit() and decimals.isdigit()
+                and len(decimals) != 3):  # a double's shortest text: read as that double
+            return int(_double_text_ns(np.array([value.strip()], "S").view(np.uint8)
+                                       .reshape(1, -1))[0])
         try:
             d = Decimal(value.strip())
         except (InvalidOperation, ValueError):
