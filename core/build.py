@@ -447,7 +447,7 @@ class TraceBuilder:
         """Pair, sort and lay out everything added; return the finished index."""
         latest_ts = self._latest_ts()
         slices = self._slices.concat()
-        extra = [_pair_begin_end(self._be.concat(), self.diagnostics),
+        extra = [_pair_begin_end(self._be.concat(), slices, self.diagnostics),
                  self._pair_async(latest_ts)]
         if any(len(x["start"]) for x in extra):
             slices = {k: np.concatenate([slices[k]] + [x[k] for x in extra]) for k in slices}
@@ -499,21 +499,23 @@ class TraceBuilder:
     def _pair_async(self, latest_ts: int) -> dict[str, np.ndarray]:
         """Async spans: b/e nest by (cat, id, scope), legacy S/F pair by (cat, id, name).
 
-        Ids are global (a span may start in one process and finish in another); the span goes
-        on the async track of its begin's process and category. n, T and p become instants.
+        Ids are global (a span may start in one process and finish in another). The spans and
+        n/T/p instants of one id stay together and never nest under another id's: each id
+        takes a lane (a track "cat (async)", "cat (async #2)", ...) of its begin's process and
+        category, packed greedily so that ids that do not overlap in time share a lane.
         """
-        open_spans: dict[tuple, list[tuple[int, int, int, int, int]]] = {}
-        rows: list[tuple[int, int, int, int, int, int]] = []  # track, start, end, name, cat, ref
+        open_spans: dict[tuple, list[tuple[int, int, int, int, Any]]] = {}
+        spans: list[tuple[Any, int, int, int, int, int, int]] = []  # group,s,e,name,cat,ref,pid
+        points: list[tuple[Any, int, int, int, int, Any]] = []  # group, ts, name, cat, ref, pid
         unmatched = 0
-        for ts, ref, ph, pid, cat, name, ident, scope, offset in sorted(self._async_events):
+        for ts, ref, ph, pid, cat, name, ident, scope, _ in sorted(self._async_events):
             legacy = ph in "STpF"
             key = ("S", cat, ident, name) if legacy else ("b", cat, ident, scope)
-            track = self.tracks[(ASYNC_TRACK, pid, cat)]
+            group = (pid, cat, ident)
             if ph in ("b", "S"):
-                open_spans.setdefault(key, []).append((ts, name, cat, ref, track))
+                open_spans.setdefault(key, []).append((ts, name, cat, ref, group))
             elif ph in ("n", "T", "p"):
-                self._instants.append(ts=[ts], track=[track], name=[name], cat=[cat], ref=[ref],
-                                      scope=[SCOPE_THREAD])
+                points.append((group, ts, name, cat, ref, pid))
             else:  # e, F: close the most recent open span (of the same name, for e)
                 stack = open_spans.get(key, [])
                 pos = len(stack) - 1
@@ -523,15 +525,22 @@ class TraceBuilder:
                 if pos < 0:
                     unmatched += 1
                     continue
-                start, bname, bcat, bref, btrack = stack.pop(pos)
-                rows.append((btrack, start, ts, bname, bcat, bref))
+                start, bname, bcat, bref, bgroup = stack.pop(pos)
+                spans.append((bgroup, start, ts, bname, bcat, bref))
         self.diagnostics.add("unmatched_async_end", unmatched)
         unclosed = [span for stack in open_spans.values() for span in stack]
         if unclosed:
             self.diagnostics.add("unclosed_async", len(unclosed))
-            rows += [(track, start, max(latest_ts, start), name, cat, ref)
-                     for start, name, cat, ref, track in unclosed]
-        arr = np.array(rows, np.int64).reshape(-1, 6)
+            spans += [(group, start, max(latest_ts, start), name, cat, ref)
+                      for start, name, cat, ref, group in unclosed]
+        lane = _pack_async_groups([(g, s, e) for g, s, e, *_ in spans] +
+                                  [(g, t, t) for g, t, *_ in points])
+        track_of = {g: self.tracks[(ASYNC_TRACK, g[0], (g[1], lane[g]))] for g in lane}
+        for group, ts, name, cat, ref, _pid in points:
+            self._instants.append(ts=[ts], track=[track_of[group]], name=[name], cat=[cat],
+                                  ref=[ref], scope=[SCOPE_THREAD])
+        arr = np.array([(track_of[g], s, e, name, cat, ref) for g, s, e, name, cat, ref in spans],
+                       np.int64).reshape(-1, 6)
         return {"track": arr[:, 0].astype(np.int32), "start": arr[:, 1],
                 "dur": arr[:, 2] - arr[:, 1], "name": arr[:, 3].astype(np.int32),
                 "cat": arr[:, 4].astype(np.int32), "ref": arr[:, 5],
@@ -588,16 +597,20 @@ class TraceBuilder:
                 tmeta = self.threads.get((pid, key), _Meta())
                 tsort = tmeta.sort_index if tmeta.sort_index is not None else 0
                 name = tmeta.name if tmeta.name is not None else _default_thread_name(key)
+                order_key: tuple = (tsort, _sort_token(key))
             elif knd == ASYNC_TRACK:
-                tsort, name = 0, (s.texts[key] or "async")
+                cat, lane = key
+                name = s.texts[cat] or "async"
+                order_key = (name, lane)
+                if lane:
+                    name = f"{name} #{lane + 1}"
             elif knd == PROCESS_TRACK:
-                tsort, name = 0, "process-wide"
+                name, order_key = "process-wide", ()
             else:
-                tsort, name = 0, "global"
-            rows.append((knd == GLOBAL_TRACK, psort, _sort_token(pid), knd != THREAD, tsort,
-                         _sort_token(key if knd == THREAD else name), t, name))
+                name, order_key = "global", ()
+            rows.append((knd == GLOBAL_TRACK, psort, _sort_token(pid), knd, order_key, t, name))
         rows.sort()
-        order = np.array([r[6] for r in rows], np.int64).reshape(-1)
+        order = np.array([r[5] for r in rows], np.int64).reshape(-1)
         pids = sorted({k[1] for k in keys if k[0] != GLOBAL_TRACK},
                       key=lambda p: ((proc_meta.get(p) or _Meta()).sort_index or 0,
                                      _sort_token(p)))
@@ -617,11 +630,16 @@ class TraceBuilder:
             "pid": np.array([s[pid_text[t]] for t in order], np.int32),
             "tid": np.array([s[json_text(sub[t])] if kind[t] == THREAD else 0 for t in order],
                             np.int32),
-            "name": np.array([s[r[7]] for r in rows], np.int32),
-            "sort_index": np.array([r[4] for r in rows], np.int64),
+            "name": np.array([s[r[6]] for r in rows], np.int32),
+            "sort_index": np.array([self._thread_sort_index(keys[r[5]]) for r in rows],
+                                   np.int64),
             "processes": processes,
         }
         return order, tracks
+
+    def _thread_sort_index(self, key: tuple) -> int:
+        meta = self.threads.get(key[1:]) if key[0] == THREAD else None
+        return meta.sort_index if meta is not None and meta.sort_index is not None else 0
 
     def _flow_edges(self, slices: dict[str, np.ndarray], parent: np.ndarray,
                     remap: np.ndarray) -> dict:
@@ -694,8 +712,35 @@ def _fill(meta: _Meta, other: _Meta) -> None:
     meta.sort_index = meta.sort_index if meta.sort_index is not None else other.sort_index
 
 
-def _pair_begin_end(be: dict[str, np.ndarray], diagnostics: Diagnostics) -> dict:
-    """Match B/E per track (E closes the most recent open B); unclosed B end at the track end."""
+def _pack_async_groups(extents: list[tuple[tuple, int, int]]) -> dict[tuple, int]:
+    """Lane of each async id group ((pid, cat, id) -> 0, 1, ...): groups of one process and
+    category that overlap in time get different lanes; the others share the lowest free one."""
+    span: dict[tuple, list[int]] = {}
+    for group, start, end in extents:
+        if group in span:
+            span[group][0] = min(span[group][0], start)
+            span[group][1] = max(span[group][1], end)
+        else:
+            span[group] = [start, end]
+    lane_ends: dict[tuple, list[int]] = {}  # (pid, cat) -> end of each lane's last group
+    lanes: dict[tuple, int] = {}
+    for group, (start, end) in sorted(span.items(), key=lambda kv: (kv[1][0], -kv[1][1])):
+        ends = lane_ends.setdefault(group[:2], [])
+        free = next((i for i, last in enumerate(ends) if last <= start), None)
+        if free is None:
+            free = len(ends)
+            ends.append(end)
+        ends[free] = end
+        lanes[group] = free
+    return lanes
+
+
+def _pair_begin_end(be: dict[str, np.ndarray], complete: dict[str, np.ndarray],
+                    diagnostics: Diagnostics) -> dict:
+    """Match B/E per track (E closes the most recent open B); unclosed B end at the track end.
+
+    A track's end is its last B/E timestamp or the end of its last complete (X) slice.
+    """
     order = np.lexsort((be["ref"], be["ts"], be["track"]))
     ts = be["ts"][order].tolist()
     track = be["track"][order].tolist()
@@ -719,8 +764,14 @@ def _pair_begin_end(be: dict[str, np.ndarray], diagnostics: Diagnostics) -> dict
         else:
             unmatched += 1
     unclosed = 0
-    for t, stack in stacks.items():
-        for j in stack:
+    open_tracks = [t for t, stack in stacks.items() if stack]
+    if open_tracks and len(complete["start"]):
+        on = np.isin(complete["track"], open_tracks)
+        ends = complete["start"][on] + complete["dur"][on]
+        for t, end in zip(complete["track"][on].tolist(), ends.tolist()):
+            track_end[t] = max(track_end[t], end)
+    for t in open_tracks:
+        for j in stacks[t]:
             rows.append((j, ts[j], track_end[t]))
             unclosed += 1
     diagnostics.add("unmatched_end", unmatched)

@@ -1,0 +1,55 @@
+"""Small helpers for core tests: write inline traces, load them, read columns as lists."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from proftui.core import TraceIndex, load_trace
+
+BATCH_SIZES = [1, 7, 64, 1 << 20]
+
+
+def write_trace(path: Path, events: list[dict] | None = None, *, raw: bytes | None = None,
+                wrapper: bool = True, gz: bool = False, **top: Any) -> Path:
+    """Write events (or raw bytes) as a trace file; object form unless `wrapper` is False."""
+    if raw is None:
+        body: Any = {"traceEvents": events, **top} if wrapper else events
+        raw = json.dumps(body, indent=1).encode()
+    path.write_bytes(gzip.compress(raw) if gz else raw)
+    return path
+
+
+def load(path: Path, batch_bytes: int = 1 << 20) -> TraceIndex:
+    return load_trace(str(path), use_cache=False, batch_bytes=batch_bytes)
+
+
+def slices(index: TraceIndex) -> list[tuple[str, int, int, str, int]]:
+    """(name, start_ns, dur_ns, track label, depth) per slice, in index order."""
+    a = index.arrays
+    return [(index.slice_name(i), int(a["slices.start"][i]), int(a["slices.dur"][i]),
+             index.track_label(int(a["slices.track"][i])), int(a["slices.depth"][i]))
+            for i in range(index.n_slices)]
+
+
+def problems(index: TraceIndex) -> dict[str, int]:
+    return {p.kind: p.count for p in index.diagnostics}
+
+
+def columns_equal(a: TraceIndex, b: TraceIndex) -> bool:
+    """Same tables, same values (string ids compared by their text)."""
+    if a.arrays.keys() != b.arrays.keys():
+        return False
+    for key in a.arrays:
+        if key.startswith("batches."):
+            continue
+        x, y = a.arrays[key], b.arrays[key]
+        if key.split(".")[-1] in ("name", "cat", "pid", "tid", "labels", "series_name",
+                                  "flow_name", "flow_cat", "flow_id_str"):
+            if [a.strings[i] for i in x] != [b.strings[i] for i in y]:
+                return False
+        elif x.tolist() != y.tolist():
+            return False
+    return problems(a) == problems(b)
