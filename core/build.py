@@ -487,7 +487,8 @@ class TraceBuilder:
             batches=batches,
             meta={
                 **metadata,
-                "phase_counts": dict(sorted(self.phase_counts.items(),
+                "phase_counts": dict(sorted(((json_text(k), v) for k, v in
+                                             self.phase_counts.items()),
                                             key=lambda kv: (-kv[1], kv[0]))),
                 "empty_events": self.empty_events,
                 "start_ns": span[0],

@@ -18,6 +18,7 @@ try:  # ISA-L inflates ~3x faster than zlib when it is installed; optional.
 except ImportError:  # pragma: no cover - depends on the machine
     pass
 
+_INFLATE_ERRORS = (zlib.error, getattr(_zlib, "error", zlib.error))
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
 
@@ -85,7 +86,8 @@ class ByteSource:
     def _inflate(self, f, chunk: int) -> Iterator[bytes]:
         inflater = _zlib.decompressobj(31)
         while True:
-            data = f.read(chunk)
+            # Small compressed reads: what precedes a corrupt block is still delivered.
+            data = f.read(1 << 16)
             self.consumed += len(data)
             if not data:
                 break
@@ -97,7 +99,7 @@ class ByteSource:
                 try:
                     # max_length bounds what one compressed chunk may expand to (gzip bombs).
                     out = inflater.decompress(data, chunk * 4)
-                except zlib.error as exc:
+                except _INFLATE_ERRORS as exc:
                     self.error = f"corrupt gzip data near byte {self.consumed}: {exc}"
                     return
                 if out:

@@ -31,6 +31,8 @@ _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _HEADER_LIMIT = 64 << 20
 _WS = b" \t\r\n"
 _LEAD = re.compile(rb"[ \t\r\n,]*")  # always matches (possibly empty)
+_SKIP = re.compile(r"[ \t\r\n,]*")
+_BOUNDARY_TEXT = re.compile(r"\}\s*,\s*\{")
 BOM = b"\xef\xbb\xbf"
 _CLOSED = "closed"
 
@@ -60,6 +62,8 @@ class Event(msgspec.Struct, gc=False):
 
 
 _FIELDS = Event.__struct_fields__
+# msgspec raises UnicodeDecodeError for invalid UTF-8 inside strings.
+_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 # Float literals arrive as their text so that times convert to ns exactly.
 _decoder = msgspec.json.Decoder(list[Event], float_hook=str, strict=False)
 _lenient = json.JSONDecoder(parse_float=str, parse_constant=lambda _: None)
@@ -114,7 +118,7 @@ def _float_or_nan(value: Any) -> float | None:
 def _decode_fast(buf: bytes) -> list[Event] | None:
     try:
         return _decoder.decode(buf)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except _DECODE_ERRORS:
         return None
 
 
@@ -135,7 +139,7 @@ def decode_piece(piece: bytes, final: bool) -> Piece:
         return Piece([], closed=False)
     try:
         return Piece(_decoder.decode(b"[" + stripped), closed=True)
-    except msgspec.ValidationError:
+    except (msgspec.ValidationError, UnicodeDecodeError):
         pass
     except msgspec.DecodeError as exc:
         if _TRAILING.search(str(exc).encode()):
@@ -161,45 +165,41 @@ def _closed_array(text: bytes) -> bytes | None:
 
 
 def _decode_slow(piece: bytes, final: bool) -> Piece:
-    """Event-by-event decoding of a piece that did not decode whole; problems are counted."""
-    starts = [0] + [m.end() - 1 for m in _BOUNDARY.finditer(piece)]
-    ends = [m.start() + 1 for m in _BOUNDARY.finditer(piece)] + [len(piece)]
+    """Value-by-value decoding of a piece that did not decode whole; problems are counted.
+
+    A lenient decoder (NaN, invalid UTF-8 and duplicate keys accepted) reads one value after
+    another; after a value it cannot read, it resumes at the next event boundary.
+    """
+    text = piece.decode("utf-8", "replace")
     out = Piece([])
-    i = 0
-    while i < len(starts):
-        done = False
-        for j in range(i, min(len(starts), i + 16)):
-            text = piece[starts[i]: ends[j]].decode("utf-8", "replace")
-            try:
-                obj, pos = _lenient.raw_decode(text.lstrip())
-            except ValueError:
-                continue
-            rest = text.lstrip()[pos:].strip()
-            if rest and j == len(starts) - 1 and final and rest.startswith("]"):
-                out.closed = True
-                tail = rest[1:].encode()
-                out.trailer = b"]" + tail
-            elif rest.rstrip(",").strip() and not (j == len(starts) - 1 and final):
-                continue
-            elif rest.rstrip(",").strip():
-                continue
-            ev = _as_event(obj)
-            if ev is not None and isinstance(obj.get("args"), dict):
-                # times were read as text; args keep JSON numbers as numbers
-                ev.args = _lenient_numbers.raw_decode(text.lstrip())[0].get("args")
-            if ev is None:
-                out.problems.append(("not_an_object", starts[i], text[:60]))
-            else:
-                out.events.append(ev)
-            i = j + 1
-            done = True
+    pos, size = 0, len(text)
+    while True:
+        pos = _SKIP.match(text, pos).end()  # type: ignore[union-attr]
+        if pos >= size:
             break
-        if not done:
-            last = i == len(starts) - 1
-            kind = "truncated" if final and last else "bad_json"
-            sample = piece[starts[i]: starts[i] + 60].decode("utf-8", "replace")
-            out.problems.append((kind, starts[i], sample))
-            i += 1
+        if text[pos] == "]" and final:
+            out.closed = True
+            out.trailer = text[pos:].encode()
+            break
+        try:
+            obj, end = _lenient.raw_decode(text, pos)
+        except ValueError:
+            nxt = _BOUNDARY_TEXT.search(text, pos + 1)
+            kind = "truncated" if final and nxt is None else "bad_json"
+            out.problems.append((kind, len(text[:pos].encode()), text[pos: pos + 60]))
+            if nxt is None:
+                break
+            pos = nxt.end() - 1
+            continue
+        ev = _as_event(obj)
+        if ev is None:
+            out.problems.append(("not_an_object", len(text[:pos].encode()), text[pos: end][:60]))
+        else:
+            if isinstance(obj.get("args"), dict):
+                # times were read as text; args keep JSON numbers as numbers
+                ev.args = _lenient_numbers.raw_decode(text, pos)[0].get("args")
+            out.events.append(ev)
+        pos = end
     return out
 
 
@@ -301,7 +301,7 @@ class ChromeJsonReader:
             except msgspec.DecodeError as exc:
                 if _TRAILING.search(str(exc).encode()):
                     return _CLOSED
-            except msgspec.ValidationError:
+            except (msgspec.ValidationError, UnicodeDecodeError):
                 pass
             tries += 1
             if tries > _MAX_EXTENSIONS:
@@ -354,6 +354,8 @@ class ChromeJsonReader:
         head = buf[skipped:]
         name = self.source.path
         if not head:
+            if self.source.error:
+                raise NotATraceError(f"{name} cannot be read: {self.source.error}.")
             raise NotATraceError(f"{name} is empty.")
         if head[:1] == b"[":
             self.metadata["format"] = "array"
