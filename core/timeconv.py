@@ -167,6 +167,8 @@ def _one(value: Any) -> int | None:
             return None
         return round(value * 1000)
     if isinstance(value, str):
+        if not value.isascii():  # Decimal would take other scripts' digits
+            return None
         whole, dot, decimals = value.strip().partition(".")
         if (dot and len(whole) >= _DOUBLE_DIGITS and whole.isdigit() and decimals.isdigit()
                 and len(decimals) != 3):  # a double's shortest text: read as that double

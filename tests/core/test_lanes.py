@@ -1,0 +1,69 @@
+"""Slice layout: nesting depth, lanes for overlaps that do not nest, flow binding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from proftui.core.layout import bind_points, layout_tracks, sort_slices
+
+
+def _layout(intervals):
+    track = np.array([t for t, _, _ in intervals], np.int32)
+    start = np.array([s for _, s, _ in intervals], np.int64)
+    dur = np.array([d for _, _, d in intervals], np.int64)
+    order = sort_slices(track, start, dur)
+    track, start, dur = track[order], start[order], dur[order]
+    depth, parent, rows = layout_tracks(track, start, dur, int(track.max()) + 1)
+    return track, start, dur, depth, parent, rows
+
+
+def _check_rows_do_not_overlap(track, start, dur, depth) -> None:
+    for t in np.unique(track):
+        for d in np.unique(depth[track == t]):
+            sel = (track == t) & (depth == d)
+            s, e = start[sel], start[sel] + dur[sel]
+            assert np.all(s[1:] >= e[:-1]), (t, d)
+
+
+def test_nesting_and_ties() -> None:
+    _, start, dur, depth, parent, rows = _layout([
+        (0, 0, 100), (0, 10, 20), (0, 10, 5), (0, 40, 0), (0, 100, 10), (1, 5, 1)])
+    assert list(zip(start.tolist(), dur.tolist(), depth.tolist())) == [
+        (0, 100, 0), (10, 20, 1), (10, 5, 2), (40, 0, 1), (100, 10, 0), (5, 1, 0)]
+    assert parent.tolist() == [-1, 0, 1, 0, -1, -1]
+    assert rows.tolist() == [3, 1]
+
+
+def test_overlaps_that_do_not_nest_go_to_extra_lanes() -> None:
+    track, start, dur, depth, parent, rows = _layout([
+        (0, 0, 10), (0, 5, 10), (0, 6, 2), (0, 12, 10), (0, 30, 5), (0, 31, 1)])
+    _check_rows_do_not_overlap(track, start, dur, depth)
+    by_start = dict(zip(start.tolist(), depth.tolist()))
+    assert by_start[0] == 0 and by_start[30] == 0 and by_start[31] == 1
+    assert by_start[5] >= 2 and by_start[12] >= 2  # below the nested rows, not under [0,10)
+    child = start.tolist().index(6)  # [6, 8) nests properly under [0, 10)
+    assert depth[child] == 1 and start[parent[child]] == 0
+    assert rows[0] == max(depth) + 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_intervals_never_share_a_row(seed) -> None:
+    rng = np.random.default_rng(seed)
+    n = 400
+    intervals = list(zip(rng.integers(0, 3, n).tolist(), rng.integers(0, 1000, n).tolist(),
+                         rng.integers(0, 80, n).tolist()))
+    track, start, dur, depth, parent, rows = _layout(intervals)
+    _check_rows_do_not_overlap(track, start, dur, depth)
+    has = parent >= 0
+    # a slice's parent contains it and sits one row up in the same lane block
+    assert np.all(start[parent[has]] <= start[has])
+    assert np.all(start[parent[has]] + dur[parent[has]] >= start[has] + dur[has])
+
+
+def test_bind_points() -> None:
+    track, start, dur, depth, parent, rows = _layout([(0, 0, 100), (0, 10, 20), (1, 50, 5)])
+    got = bind_points(track, start, dur, parent, np.array([0, 0, 0, 1, 1], np.int32),
+                      np.array([15, 50, 200, 40, 60], np.int64),
+                      np.array([True, True, True, False, False]))
+    assert got.tolist() == [1, 0, -1, 2, -1]
