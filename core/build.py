@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from proftui.core import layout
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.importers.chrome_json import Event, event_args

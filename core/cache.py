@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+
 from proftui import __version__
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.index import TraceIndex

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.strings import StringTable
 

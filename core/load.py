@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
 from proftui.core import cache
 from proftui.core.build import TraceBuilder
 from proftui.core.diagnostics import Diagnostics

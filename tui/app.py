@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import threading
 
-from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
-from proftui.tui.cli import info_lines, track_contents
-from proftui.tui.format import fmt_count, fmt_duration
-from proftui.tui.safe import safe
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, ProgressBar, Static, Tree
+
+from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
+from proftui.tui.cli import info_lines, track_contents
+from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.safe import safe
 
 
 class ProftuiApp(App[None]):

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
+
 from proftui import __version__
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.safe import safe

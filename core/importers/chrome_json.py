@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 import orjson
+
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import Cancelled, NotATraceError
 from proftui.core.sources import ByteSource

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from proftui.core import NotATraceError, load_trace
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"

@@ -6,11 +6,12 @@ import os
 
 import numpy as np
 import pytest
-from helpers import columns_equal, write_trace
 
 from proftui.core import load_trace
 from proftui.core.cache import cache_path
 from proftui.core.sources import FileIdentity
+
+from helpers import columns_equal, write_trace
 
 EVENTS = [{"ph": "X", "name": f"op{i % 7}", "pid": 1, "tid": i % 3, "ts": i * 10, "dur": 5,
            "args": {"i": i}} for i in range(500)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from helpers import BATCH_SIZES, load, problems, slices, write_trace
 
 pytestmark = pytest.mark.parametrize("batch", BATCH_SIZES)

@@ -8,8 +8,10 @@ import subprocess
 import sys
 
 import pytest
-from helpers import BATCH_SIZES, columns_equal, load, problems, slices, write_trace
+
 from proftui.core import NotATraceError, ProftuiError
+
+from helpers import BATCH_SIZES, columns_equal, load, problems, slices, write_trace
 
 EVENTS = [
     {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "p"}},

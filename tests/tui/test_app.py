@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from proftui.tui.app import ProftuiApp
 from textual.widgets import Static, Tree
+
+from proftui.tui.app import ProftuiApp
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from proftui.tui.cli import main
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
