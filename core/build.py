@@ -110,9 +110,9 @@ class _Counters:
 class TraceBuilder:
     """Accumulates events batch by batch and builds a :class:`TraceIndex`."""
 
-    def __init__(self, diagnostics: Diagnostics, file_index: int = 0) -> None:
+    def __init__(self, diagnostics: Diagnostics, first_ordinal: int = 0) -> None:
         self.diagnostics = diagnostics
-        self.ref_base = file_index << 40
+        self.ref_base = first_ordinal  # events of later files of a profile number on
         self.strings = StringInterner()
         self.tracks = _TrackIds()
         self.phase_counts: Counter[str] = Counter()
@@ -479,7 +479,9 @@ class TraceBuilder:
         span = _span(slices, instants, counters)
         return TraceIndex.from_columns(
             strings=self.strings.freeze(),
-            slices={k: v for k, v in slices.items() if k != "cname"},
+            # ordinals fit 32 bits below 4 G events: then the cache holds 34 bytes a slice
+            slices={k: (v.astype(np.uint32) if k == "ref" and v.max(initial=0) < 2**32
+                        else v) for k, v in slices.items() if k != "cname"},
             slice_cname={"slice": cname_rows, "cname": slices["cname"][cname_rows]},
             tracks=tracks,
             instants=instants,
@@ -692,9 +694,9 @@ class TraceBuilder:
             self.diagnostics.add("flow_orphan", singles)
         first = order[new_flow]
         return {
-            "flow": flow_no[src],
-            "src_slice": slice_of[src],
-            "dst_slice": slice_of[dst],
+            "flow": flow_no[src].astype(np.int32),
+            "src_slice": slice_of[src].astype(np.int32),
+            "dst_slice": slice_of[dst].astype(np.int32),
             "src_ts": ts[src],
             "dst_ts": ts[dst],
             "flow_name": f["name"][first],

@@ -2,8 +2,9 @@
 
 Tables, each a set of equally long columns:
 
-- ``slices``: start, dur (int64 ns), track, name, cat (int32), ref (int64: file << 40 | event
-  ordinal, to read `args` later), depth (int16 row within the track). Sorted by track, then start.
+- ``slices``: start, dur (int64 ns), track, name, cat (int32), ref (uint32: the event's ordinal
+  in the profile, to read its `args` later), depth (int16 row within the track). Sorted by
+  track, then start.
 - ``tracks`` in display order: kind, process, pid, tid, name, sort_index, rows, first_slice,
   slice_count. ``processes``: pid, name, labels, sort_index.
 - ``instants``: ts, track, name, cat, ref, scope. ``counters``: one series per (process, name,
@@ -22,7 +23,6 @@ from proftui.core.diagnostics import Diagnostics
 from proftui.core.strings import StringTable
 
 TRACK_KINDS = ("thread", "async", "process", "global")
-REF_FILE_SHIFT = 40
 
 
 class TraceIndex:
@@ -109,18 +109,15 @@ class TraceIndex:
         from proftui.core.importers.chrome_json import decode_piece, event_args
         from proftui.core.sources import ByteSource
 
-        file_index, ordinal = ref >> REF_FILE_SHIFT, ref & ((1 << REF_FILE_SHIFT) - 1)
+        firsts = self.arrays["batches.first_ordinal"]
+        b = int(np.searchsorted(firsts, ref, side="right")) - 1
         sources = self.meta.get("sources", [])
-        batch_file = self.arrays["batches.file"]
-        rows = np.flatnonzero(batch_file == file_index)
-        if not len(rows) or file_index >= len(sources):
+        if b < 0 or int(self.arrays["batches.file"][b]) >= len(sources):
             return None
-        firsts = self.arrays["batches.first_ordinal"][rows]
-        b = rows[int(np.searchsorted(firsts, ordinal, side="right")) - 1]
         start, end = int(self.arrays["batches.start"][b]), int(self.arrays["batches.end"][b])
-        source = ByteSource(sources[file_index]["path"])
+        source = ByteSource(sources[int(self.arrays["batches.file"][b])]["path"])
         piece = decode_piece(source.read_range(start, end), bool(self.arrays["batches.final"][b]))
-        k = ordinal - int(self.arrays["batches.first_ordinal"][b])
+        k = ref - int(firsts[b])
         if not 0 <= k < len(piece.events):
             return None
         return event_args(piece.events[k])
