@@ -16,10 +16,25 @@ import numpy as np
 
 from proftui.core import layout
 from proftui.core.diagnostics import Diagnostics
+from proftui.core.flows import flow_edges, flow_ids
 from proftui.core.importers.chrome_json import Event, event_args
-from proftui.core.index import TRACK_KINDS, TraceIndex
+from proftui.core.index import TraceIndex
+from proftui.core.pairing import pair_async, pair_begin_end
 from proftui.core.strings import StringInterner, json_text
 from proftui.core.timeconv import one_us_to_ns, us_to_ns
+from proftui.core.tracks import (
+    ASYNC_TRACK,
+    GLOBAL_TRACK,
+    PROCESS_TRACK,
+    Meta,
+    TrackIds,
+    fill_meta,
+    hashable,
+    id_token,
+    norm_id,
+    token,
+    track_table,
+)
 
 # Phase groups; each phase letter maps to one.
 X, B, E, INSTANT, COUNTER, META, FLOW, ASYNC, LEGACY_ASYNC, OTHER, UNKNOWN, MISSING = range(12)
@@ -32,8 +47,6 @@ _GROUP = {
 }
 SCOPE_THREAD, SCOPE_PROCESS, SCOPE_GLOBAL = 0, 1, 2
 _SCOPES = {"g": SCOPE_GLOBAL, "p": SCOPE_PROCESS}
-THREAD, ASYNC_TRACK, PROCESS_TRACK, GLOBAL_TRACK = (TRACK_KINDS.index(k) for k in
-                                                    ("thread", "async", "process", "global"))
 
 
 class _PhaseGroups(dict):
@@ -42,31 +55,6 @@ class _PhaseGroups(dict):
 
 
 _group_of = _PhaseGroups(_GROUP)
-
-
-class _TrackIds(dict):
-    """(pid, tid) or (kind, pid, key) -> track id, adding unseen tracks.
-
-    pids and tids are normalised first: "1890023232" and 1890023232 name the same thread (as
-    they do in Chrome, where they become the same object key).
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.keys_in_order: list[tuple] = []
-
-    def __missing__(self, key: tuple) -> int:
-        if len(key) == 2:  # (pid, tid): a thread track
-            full = (THREAD, norm_id(key[0]), norm_id(key[1]))
-        else:
-            full = (key[0], norm_id(key[1]), key[2])
-        value = dict.get(self, full)
-        if value is None:
-            value = len(self.keys_in_order)
-            self.keys_in_order.append(full)
-            dict.__setitem__(self, full, value)
-        self[key] = value
-        return value
 
 
 class _Chunks:
@@ -90,13 +78,6 @@ class _Chunks:
 
 
 @dataclass
-class _Meta:
-    name: str | None = None
-    labels: str | None = None
-    sort_index: int | None = None
-
-
-@dataclass
 class _Counters:
     series: dict[tuple, int] = field(default_factory=dict)
     series_track: list[int] = field(default_factory=list)
@@ -114,10 +95,10 @@ class TraceBuilder:
         self.diagnostics = diagnostics
         self.ref_base = first_ordinal  # events of later files of a profile number on
         self.strings = StringInterner()
-        self.tracks = _TrackIds()
+        self.tracks = TrackIds()
         self.phase_counts: Counter[str] = Counter()
-        self.processes: dict[Any, _Meta] = {}
-        self.threads: dict[tuple, _Meta] = {}
+        self.processes: dict[Any, Meta] = {}
+        self.threads: dict[tuple, Meta] = {}
         self.empty_events = 0
         self._slices = _Chunks(start=np.int64, dur=np.int64, track=np.int32, name=np.int32,
                                cat=np.int32, ref=np.int64, cname=np.int32)
@@ -220,9 +201,9 @@ class TraceBuilder:
         try:
             return np.fromiter(map(self.tracks.__getitem__, keys), np.int32, len(evs))
         except TypeError:
-            fixed = [(_token(e.pid), _token(e.tid)) for e in evs]
-            self.diagnostics.add("bad_field", sum(1 for e in evs if not (_hashable(e.pid) and
-                                                                         _hashable(e.tid))))
+            fixed = [(token(e.pid), token(e.tid)) for e in evs]
+            self.diagnostics.add("bad_field", sum(1 for e in evs if not (hashable(e.pid) and
+                                                                         hashable(e.tid))))
             return np.fromiter(map(self.tracks.__getitem__, fixed), np.int32, len(evs))
 
     def _add_complete(self, evs: list[Event], refs: np.ndarray, offset: int) -> None:
@@ -251,7 +232,7 @@ class TraceBuilder:
         rows = [(i, 0) for i, e in enumerate(evs) if binds[i] is not None and e.flow_out]
         rows += [(i, 2) for i, e in enumerate(evs) if binds[i] is not None and e.flow_in]
         idx = np.array([r[0] for r in rows], np.int64)
-        id_num, id_str = self._flow_ids([binds[i] for i in idx.tolist()])
+        id_num, id_str = flow_ids([binds[i] for i in idx.tolist()], self._intern)
         self._bound.append(ref=refs[idx], id_num=id_num, id_str=id_str,
                            phase=[r[1] for r in rows])
 
@@ -264,39 +245,16 @@ class TraceBuilder:
         tracks[on_thread] = self._thread_tracks([evs[i] for i in on_thread.tolist()])
         for i in np.flatnonzero(scopes != SCOPE_THREAD).tolist():
             tracks[i] = (self.tracks[(GLOBAL_TRACK, None, None)] if scopes[i] == SCOPE_GLOBAL
-                         else self.tracks[(PROCESS_TRACK, _token(evs[i].pid), None)])
+                         else self.tracks[(PROCESS_TRACK, token(evs[i].pid), None)])
         self._instants.append(ts=ts[ok], track=tracks[ok],
                               name=self._intern([e.name for e in evs])[ok],
                               cat=self._intern([e.cat for e in evs])[ok], ref=refs[ok],
                               scope=scopes[ok])
 
-    def _flow_ids(self, ids: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-        """Flow ids as (number, 0) when integral, else (0, interned text); exact beyond 2^53."""
-        n = len(ids)
-        num = np.zeros(n, np.int64)
-        try:
-            arr = np.array(ids)
-        except (OverflowError, ValueError, TypeError):
-            arr = np.array([_id_token(i) for i in ids])
-        if arr.dtype.kind == "i" and arr.ndim == 1:
-            return arr.astype(np.int64), np.zeros(n, np.int32)
-        if arr.dtype.kind == "U" and arr.ndim == 1:
-            digits = np.char.str_len(arr)
-            numeric = np.char.isdigit(arr) & ((digits <= 18) | (
-                (digits == 19) & (arr <= "9223372036854775807")))  # inside int64
-            if numeric.all():
-                return arr.astype(np.int64), np.zeros(n, np.int32)
-            num[numeric] = arr[numeric].astype(np.int64)
-            text = np.zeros(n, np.int32)
-            rest = np.flatnonzero(~numeric)
-            text[rest] = self._intern([ids[i] if isinstance(ids[i], str) else _id_token(ids[i])
-                                       for i in rest.tolist()])
-            return num, text
-        return num, self._intern([_id_token(i) for i in ids])
-
     def _add_flows(self, evs: list[Event], refs: np.ndarray, offset: int) -> None:
         ts, ok = self._times(evs, offset)
-        id_num, id_str = self._flow_ids([e.id if e.id is not None else e.id2 for e in evs])
+        id_num, id_str = flow_ids([e.id if e.id is not None else e.id2 for e in evs],
+                                  self._intern)
         letters = np.array([e.ph for e in evs])
         phase = np.where(letters == "s", 0, np.where(letters == "t", 1, 2)).astype(np.int8)
         # s and t bind to the enclosing slice; f too with bp "e", else to the next slice.
@@ -323,7 +281,7 @@ class TraceBuilder:
         if ev.id is not None:
             name = f"{name}[{json_text(ev.id)}]"
         c = self._counters
-        track = self.tracks[(PROCESS_TRACK, _token(ev.pid), None)]
+        track = self.tracks[(PROCESS_TRACK, token(ev.pid), None)]
         for key, value in values:
             series_name = name if len(values) == 1 and key in ("value", name) else f"{name} {key}"
             skey = (track, series_name)
@@ -345,9 +303,9 @@ class TraceBuilder:
             return
         pid = norm_id(ev.pid)
         if kind in ("process_name", "process_labels", "process_sort_index"):
-            meta = self.processes.setdefault(pid, _Meta())
+            meta = self.processes.setdefault(pid, Meta())
         elif kind in ("thread_name", "thread_sort_index"):
-            meta = self.threads.setdefault((pid, norm_id(ev.tid)), _Meta())
+            meta = self.threads.setdefault((pid, norm_id(ev.tid)), Meta())
             self.tracks[(pid, norm_id(ev.tid))]  # noqa: B018 - the thread exists
         else:
             return  # other metadata (num_cpus, TraceConfig, ...) is counted in phase_counts
@@ -375,9 +333,9 @@ class TraceBuilder:
             self.diagnostics.add("bad_timestamp", 1, offset)
             return
         ident = ev.id if ev.id is not None else ev.id2
-        self._async_events.append((ts, ref, ev.ph, norm_id(ev.pid), self.strings[_token(ev.cat)],
-                                   self.strings[_token(ev.name)], _id_token(ident),
-                                   _token(ev.scope), offset))
+        self._async_events.append((ts, ref, ev.ph, norm_id(ev.pid), self.strings[token(ev.cat)],
+                                   self.strings[token(ev.name)], id_token(ident),
+                                   token(ev.scope), offset))
 
     # -- parallel halves ----------------------------------------------------------------------
 
@@ -405,9 +363,9 @@ class TraceBuilder:
         tmap = np.fromiter(map(self.tracks.__getitem__, tracks), np.int32, len(tracks))
         self.phase_counts.update(state["phase_counts"])
         for pid, meta in state["processes"].items():
-            _fill(self.processes.setdefault(pid, _Meta()), meta)
+            fill_meta(self.processes.setdefault(pid, Meta()), meta)
         for key, meta in state["threads"].items():
-            _fill(self.threads.setdefault(key, _Meta()), meta)
+            fill_meta(self.threads.setdefault(key, Meta()), meta)
         self.empty_events += state["empty_events"]
         for name in _CHUNK_TABLES:
             cols = dict(state["chunks"][name])
@@ -448,14 +406,19 @@ class TraceBuilder:
         """Pair, sort and lay out everything added; return the finished index."""
         latest_ts = self._latest_ts()
         slices = self._slices.concat()
-        extra = [_pair_begin_end(self._be.concat(), slices, self.diagnostics),
-                 self._pair_async(latest_ts)]
+        async_spans, async_instants = pair_async(self._async_events, latest_ts, self.tracks,
+                                                 self.diagnostics)
+        for ts, track, name, cat, ref in async_instants:
+            self._instants.append(ts=[ts], track=[track], name=[name], cat=[cat], ref=[ref],
+                                  scope=[SCOPE_THREAD])
+        extra = [pair_begin_end(self._be.concat(), slices, self.diagnostics), async_spans]
         if any(len(x["start"]) for x in extra):
             slices = {k: np.concatenate([slices[k]] + [x[k] for x in extra]) for k in slices}
         instants = self._instants.concat()
         counters = self._counter_columns()
 
-        track_order, tracks = self._track_table(slices)
+        track_order, tracks = track_table(self.tracks, self.processes, self.threads,
+                                          self.strings)
         remap = np.empty(len(track_order), np.int32)
         remap[track_order] = np.arange(len(track_order), dtype=np.int32)
         for table in (slices, instants):
@@ -474,7 +437,9 @@ class TraceBuilder:
         iorder = np.lexsort((instants["ts"], instants["track"]))
         instants = {k: v[iorder] for k, v in instants.items()}
 
-        flows = self._flow_edges(slices, parent, remap)
+        points = self._flows.concat()
+        points["track"] = remap[points["track"]]
+        flows = flow_edges(points, self._bound.concat(), slices, parent, self.diagnostics)
         cname_rows = np.flatnonzero(slices["cname"])
         span = _span(slices, instants, counters)
         return TraceIndex.from_columns(
@@ -499,56 +464,6 @@ class TraceBuilder:
             },
             diagnostics=self.diagnostics,
         )
-
-    def _pair_async(self, latest_ts: int) -> dict[str, np.ndarray]:
-        """Async spans: b/e nest by (cat, id, scope), legacy S/F pair by (cat, id, name).
-
-        Ids are global (a span may start in one process and finish in another). The spans and
-        n/T/p instants of one id stay together and never nest under another id's: each id
-        takes a lane (a track "cat (async)", "cat (async #2)", ...) of its begin's process and
-        category, packed greedily so that ids that do not overlap in time share a lane.
-        """
-        open_spans: dict[tuple, list[tuple[int, int, int, int, Any]]] = {}
-        spans: list[tuple[Any, int, int, int, int, int, int]] = []  # group,s,e,name,cat,ref,pid
-        points: list[tuple[Any, int, int, int, int, Any]] = []  # group, ts, name, cat, ref, pid
-        unmatched = 0
-        for ts, ref, ph, pid, cat, name, ident, scope, _ in sorted(self._async_events):
-            legacy = ph in "STpF"
-            key = ("S", cat, ident, name) if legacy else ("b", cat, ident, scope)
-            group = (pid, cat, ident)
-            if ph in ("b", "S"):
-                open_spans.setdefault(key, []).append((ts, name, cat, ref, group))
-            elif ph in ("n", "T", "p"):
-                points.append((group, ts, name, cat, ref, pid))
-            else:  # e, F: close the most recent open span (of the same name, for e)
-                stack = open_spans.get(key, [])
-                pos = len(stack) - 1
-                if ph == "e" and name:
-                    while pos >= 0 and stack[pos][1] != name:
-                        pos -= 1
-                if pos < 0:
-                    unmatched += 1
-                    continue
-                start, bname, bcat, bref, bgroup = stack.pop(pos)
-                spans.append((bgroup, start, ts, bname, bcat, bref))
-        self.diagnostics.add("unmatched_async_end", unmatched)
-        unclosed = [span for stack in open_spans.values() for span in stack]
-        if unclosed:
-            self.diagnostics.add("unclosed_async", len(unclosed))
-            spans += [(group, start, max(latest_ts, start), name, cat, ref)
-                      for start, name, cat, ref, group in unclosed]
-        lane = _pack_async_groups([(g, s, e) for g, s, e, *_ in spans] +
-                                  [(g, t, t) for g, t, *_ in points])
-        track_of = {g: self.tracks[(ASYNC_TRACK, g[0], (g[1], lane[g]))] for g in lane}
-        for group, ts, name, cat, ref, _pid in points:
-            self._instants.append(ts=[ts], track=[track_of[group]], name=[name], cat=[cat],
-                                  ref=[ref], scope=[SCOPE_THREAD])
-        arr = np.array([(track_of[g], s, e, name, cat, ref) for g, s, e, name, cat, ref in spans],
-                       np.int64).reshape(-1, 6)
-        return {"track": arr[:, 0].astype(np.int32), "start": arr[:, 1],
-                "dur": arr[:, 2] - arr[:, 1], "name": arr[:, 3].astype(np.int32),
-                "cat": arr[:, 4].astype(np.int32), "ref": arr[:, 5],
-                "cname": np.zeros(len(arr), np.int32)}
 
     def _latest_ts(self) -> int:
         ends = [0]
@@ -584,209 +499,7 @@ class TraceBuilder:
             "sample_ref": np.asarray(c.sample_ref, np.int64)[order],
         }
 
-    def _track_table(self, slices: dict[str, np.ndarray]) -> tuple[np.ndarray, dict]:
-        """Tracks in display order: processes by sort index, then their threads."""
-        keys = self.tracks.keys_in_order
-        n = len(keys)
-        s = self.strings
-        kind = np.array([k[0] for k in keys], np.int8)
-        pid_text = [json_text(k[1]) for k in keys]
-        sub = [k[2] for k in keys]
-        proc_meta = {pid: m for pid, m in self.processes.items()}
-        rows = []
-        for t, (knd, pid, key) in enumerate(keys):
-            pmeta = proc_meta.get(pid, _Meta())
-            psort = pmeta.sort_index if pmeta.sort_index is not None else 0
-            if knd == THREAD:
-                tmeta = self.threads.get((pid, key), _Meta())
-                tsort = tmeta.sort_index if tmeta.sort_index is not None else 0
-                name = tmeta.name if tmeta.name is not None else _default_thread_name(key)
-                order_key: tuple = (tsort, _sort_token(key))
-            elif knd == ASYNC_TRACK:
-                cat, lane = key
-                name = s.texts[cat] or "async"
-                order_key = (name, lane)
-                if lane:
-                    name = f"{name} #{lane + 1}"
-            elif knd == PROCESS_TRACK:
-                name, order_key = "process-wide", ()
-            else:
-                name, order_key = "global", ()
-            rows.append((knd == GLOBAL_TRACK, psort, _sort_token(pid), knd, order_key, t, name))
-        rows.sort()
-        order = np.array([r[5] for r in rows], np.int64).reshape(-1)
-        pids = sorted({k[1] for k in keys if k[0] != GLOBAL_TRACK},
-                      key=lambda p: ((proc_meta.get(p) or _Meta()).sort_index or 0,
-                                     _sort_token(p)))
-        pindex = {p: i for i, p in enumerate(pids)}
-        processes = {
-            "pid": np.array([s[json_text(p)] for p in pids], np.int32),
-            "name": np.array([s[(proc_meta.get(p) or _Meta()).name or ""] for p in pids],
-                             np.int32),
-            "labels": np.array([s[(proc_meta.get(p) or _Meta()).labels or ""] for p in pids],
-                               np.int32),
-            "sort_index": np.array([(proc_meta.get(p) or _Meta()).sort_index or 0
-                                    for p in pids], np.int64),
-        }
-        tracks = {
-            "kind": kind[order] if n else np.zeros(0, np.int8),
-            "process": np.array([pindex.get(keys[t][1], -1) for t in order], np.int32),
-            "pid": np.array([s[pid_text[t]] for t in order], np.int32),
-            "tid": np.array([s[json_text(sub[t])] if kind[t] == THREAD else 0 for t in order],
-                            np.int32),
-            "name": np.array([s[r[6]] for r in rows], np.int32),
-            "sort_index": np.array([self._thread_sort_index(keys[r[5]]) for r in rows],
-                                   np.int64),
-            "processes": processes,
-        }
-        return order, tracks
-
-    def _thread_sort_index(self, key: tuple) -> int:
-        meta = self.threads.get(key[1:]) if key[0] == THREAD else None
-        return meta.sort_index if meta is not None and meta.sort_index is not None else 0
-
-    def _flow_edges(self, slices: dict[str, np.ndarray], parent: np.ndarray,
-                    remap: np.ndarray) -> dict:
-        f = self._flows.concat()
-        f["track"] = remap[f["track"]] if len(f["track"]) else f["track"]
-        slice_of = layout.bind_points(slices["track"], slices["start"], slices["dur"], parent,
-                                      f["track"], f["ts"], f["enclosing"])
-        unbound = int((slice_of < 0).sum())
-        if unbound:
-            self.diagnostics.add("flow_unbound", unbound)
-        bound = self._bound.concat()
-        if len(bound["ref"]):
-            ref_order = np.argsort(slices["ref"])
-            pos = np.searchsorted(slices["ref"], bound["ref"], sorter=ref_order)
-            pos = ref_order[np.minimum(pos, len(ref_order) - 1)]
-            zeros = np.zeros(len(pos), np.int32)
-            for key, extra in (("cat", zeros), ("name", zeros), ("id_num", bound["id_num"]),
-                               ("id_str", bound["id_str"]), ("phase", bound["phase"]),
-                               ("ts", slices["start"][pos])):
-                f[key] = np.concatenate([f[key], extra])
-            slice_of = np.concatenate([slice_of, pos])
-        # Points of one flow chain up: its s, then its t steps, then its f. Host and device
-        # clocks can disagree, so a lone s links to its f even when the f is earlier; when an
-        # id is reused (several s), the points chain in time order instead.
-        by_key = np.lexsort((f["id_str"], f["id_num"], f["name"], f["cat"]))
-        keys = np.stack([f[k][by_key] for k in ("cat", "name", "id_num", "id_str")])
-        new_key = np.ones(len(by_key), bool)
-        new_key[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
-        group = np.empty(len(by_key), np.int64)
-        group[by_key] = np.cumsum(new_key) - 1
-        starts_per_group = np.bincount(group, weights=(f["phase"] == 0), minlength=1)
-        time_first = starts_per_group[group] > 1
-        primary = np.where(time_first, f["ts"], f["phase"])
-        secondary = np.where(time_first, f["phase"], f["ts"])
-        order = np.lexsort((secondary, primary, group))
-        new_flow = np.ones(len(order), bool)
-        new_flow[1:] = group[order][1:] != group[order][:-1]
-        flow_no = np.cumsum(new_flow) - 1
-        phase, ts, slice_of = f["phase"][order], f["ts"][order], slice_of[order]
-        # A new `s` with an already-open id starts a new chain rather than linking back.
-        link = ~new_flow[1:] & (phase[1:] != 0)
-        src = np.flatnonzero(link)
-        dst = src + 1
-        with_edges = flow_no[src]  # non-decreasing: count its distinct values linearly
-        n_with_edges = int(np.count_nonzero(np.diff(with_edges))) + 1 if len(src) else 0
-        singles = int(new_flow.sum()) - n_with_edges
-        if singles > 0:
-            self.diagnostics.add("flow_orphan", singles)
-        first = order[new_flow]
-        return {
-            "flow": flow_no[src].astype(np.int32),
-            "src_slice": slice_of[src].astype(np.int32),
-            "dst_slice": slice_of[dst].astype(np.int32),
-            "src_ts": ts[src],
-            "dst_ts": ts[dst],
-            "flow_name": f["name"][first],
-            "flow_cat": f["cat"][first],
-            "flow_id_num": f["id_num"][first],
-            "flow_id_str": f["id_str"][first],
-        }
-
-
 _CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
-
-
-def _fill(meta: _Meta, other: _Meta) -> None:
-    """Take `other`'s fields where `meta` has none."""
-    meta.name = meta.name if meta.name is not None else other.name
-    meta.labels = meta.labels if meta.labels is not None else other.labels
-    meta.sort_index = meta.sort_index if meta.sort_index is not None else other.sort_index
-
-
-def _pack_async_groups(extents: list[tuple[tuple, int, int]]) -> dict[tuple, int]:
-    """Lane of each async id group ((pid, cat, id) -> 0, 1, ...): groups of one process and
-    category that overlap in time get different lanes; the others share the lowest free one."""
-    span: dict[tuple, list[int]] = {}
-    for group, start, end in extents:
-        if group in span:
-            span[group][0] = min(span[group][0], start)
-            span[group][1] = max(span[group][1], end)
-        else:
-            span[group] = [start, end]
-    lane_ends: dict[tuple, list[int]] = {}  # (pid, cat) -> end of each lane's last group
-    lanes: dict[tuple, int] = {}
-    for group, (start, end) in sorted(span.items(), key=lambda kv: (kv[1][0], -kv[1][1])):
-        ends = lane_ends.setdefault(group[:2], [])
-        free = next((i for i, last in enumerate(ends) if last <= start), None)
-        if free is None:
-            free = len(ends)
-            ends.append(end)
-        ends[free] = end
-        lanes[group] = free
-    return lanes
-
-
-def _pair_begin_end(be: dict[str, np.ndarray], complete: dict[str, np.ndarray],
-                    diagnostics: Diagnostics) -> dict:
-    """Match B/E per track (E closes the most recent open B); unclosed B end at the track end.
-
-    A track's end is its last B/E timestamp or the end of its last complete (X) slice.
-    """
-    order = np.lexsort((be["ref"], be["ts"], be["track"]))
-    ts = be["ts"][order].tolist()
-    track = be["track"][order].tolist()
-    begin = be["begin"][order].tolist()
-    names = be["name"][order].tolist()
-    rows: list[tuple[int, int, int]] = []  # (index of B, start, end)
-    stacks: dict[int, list[int]] = {}
-    track_end: dict[int, int] = {}
-    unmatched = mismatched = 0
-    for i in range(len(ts)):
-        t = track[i]
-        track_end[t] = ts[i]
-        stack = stacks.setdefault(t, [])
-        if begin[i]:
-            stack.append(i)
-        elif stack:
-            j = stack.pop()
-            if names[i] and names[i] != names[j]:
-                mismatched += 1
-            rows.append((j, ts[j], ts[i]))
-        else:
-            unmatched += 1
-    unclosed = 0
-    open_tracks = [t for t, stack in stacks.items() if stack]
-    if open_tracks and len(complete["start"]):
-        on = np.isin(complete["track"], open_tracks)
-        ends = complete["start"][on] + complete["dur"][on]
-        for t, end in zip(complete["track"][on].tolist(), ends.tolist()):
-            track_end[t] = max(track_end[t], end)
-    for t in open_tracks:
-        for j in stacks[t]:
-            rows.append((j, ts[j], track_end[t]))
-            unclosed += 1
-    diagnostics.add("unmatched_end", unmatched)
-    diagnostics.add("unclosed_begin", unclosed)
-    diagnostics.add("end_name_mismatch", mismatched)
-    idx = order[np.array([r[0] for r in rows], np.int64)] if rows else np.zeros(0, np.int64)
-    start = np.array([r[1] for r in rows], np.int64)
-    end = np.array([r[2] for r in rows], np.int64)
-    return {"start": start, "dur": end - start, "track": be["track"][idx],
-            "name": be["name"][idx], "cat": be["cat"][idx], "ref": be["ref"][idx],
-            "cname": np.zeros(len(idx), np.int32)}
 
 
 def _durations_ns(values: list[float | None]) -> tuple[np.ndarray, np.ndarray]:
@@ -812,42 +525,4 @@ def _span(slices: dict, instants: dict, counters: dict) -> tuple[int, int]:
     return min(starts), max(ends)
 
 
-def norm_id(value: Any) -> Any:
-    """A pid or tid as a key: integers as int (also when written as a decimal string)."""
-    if isinstance(value, str) and value.isdigit() and len(value) < 20 and (
-            value == "0" or value[0] != "0"):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return _token(value)
 
-
-def _hashable(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float))
-
-
-def _token(value: Any) -> Any:
-    """A pid/tid/name value usable as a key: JSON scalars as they are, others as text."""
-    return value if _hashable(value) else json_text(value)
-
-
-def _id_token(value: Any) -> str:
-    """Flow and async ids keyed by their exact text (ints beyond 2^53 stay exact)."""
-    if isinstance(value, dict):  # {"local": x} / {"global": x}
-        return "|".join(f"{k}:{json_text(v)}" for k, v in sorted(value.items()))
-    return json_text(value)
-
-
-def _sort_token(value: Any) -> tuple:
-    """Numbers before text, numbers numerically."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return (0, value, "")
-    text = json_text(value)
-    try:
-        return (0, float(text), text)
-    except ValueError:
-        return (1, 0, text)
-
-
-def _default_thread_name(tid: Any) -> str:
-    return "" if tid is None else f"Thread {json_text(tid)}"

@@ -138,13 +138,14 @@ def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: 
     lo = min(int(s2.min()), int(e2.min()))
     hi = max(int(s2.max()), int(e2.max()))
     ends = _track_time_key(track, e2, lo, hi)
-    if ends is not None:  # one sort of composite keys; no per-track work
+    starts = _track_time_key(track, s2, lo, hi)
+    if ends is not None and starts is not None:  # one sort of composite keys, no per-track work
         ends.sort()
-        closed = np.searchsorted(ends, _track_time_key(track, s2, lo, hi), side="right")
+        closed = np.searchsorted(ends, starts, side="right")
     else:
         e_order = np.lexsort((e2, track))
         closed = _grouped_searchsorted(track[e_order], e2[e_order], track, s2, "right")
-    del ends
+    del ends, starts
     # depth = (started before, in the track) - (ended before, in the track); both counts
     # are positions in whole-trace order, so the track's first position cancels out.
     depth = np.arange(n, dtype=np.int64)

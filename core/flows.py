@@ -1,0 +1,102 @@
+"""Flows: flow ids kept exact, flow points bound to slices and chained into edges."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from proftui.core import layout
+from proftui.core.diagnostics import Diagnostics
+from proftui.core.tracks import id_token
+
+
+def flow_ids(ids: list[Any], intern: Callable[[list[Any]], np.ndarray],
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Flow ids as (number, 0) when integral, else (0, interned text); exact beyond 2^53."""
+    n = len(ids)
+    num = np.zeros(n, np.int64)
+    try:
+        arr = np.array(ids)
+    except (OverflowError, ValueError, TypeError):
+        arr = np.array([id_token(i) for i in ids])
+    if arr.dtype.kind == "i" and arr.ndim == 1:
+        return arr.astype(np.int64), np.zeros(n, np.int32)
+    if arr.dtype.kind == "U" and arr.ndim == 1:
+        digits = np.char.str_len(arr)
+        numeric = np.char.isdigit(arr) & ((digits <= 18) | (
+            (digits == 19) & (arr <= "9223372036854775807")))  # inside int64
+        if numeric.all():
+            return arr.astype(np.int64), np.zeros(n, np.int32)
+        num[numeric] = arr[numeric].astype(np.int64)
+        text = np.zeros(n, np.int32)
+        rest = np.flatnonzero(~numeric)
+        text[rest] = intern([ids[i] if isinstance(ids[i], str) else id_token(ids[i])
+                                   for i in rest.tolist()])
+        return num, text
+    return num, intern([id_token(i) for i in ids])
+
+
+def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],
+               slices: dict[str, np.ndarray], parent: np.ndarray,
+               diagnostics: Diagnostics) -> dict[str, np.ndarray]:
+    """Bind flow points to slices and chain the points of each flow into edges.
+
+    `f` holds the s/t/f points (tracks in display order), `bound` the v2 flow ends carried
+    by X events (`bind_id`), `slices` the sorted slices and `parent` their parents.
+    """
+    slice_of = layout.bind_points(slices["track"], slices["start"], slices["dur"], parent,
+                                  f["track"], f["ts"], f["enclosing"])
+    unbound = int((slice_of < 0).sum())
+    if unbound:
+        diagnostics.add("flow_unbound", unbound)
+    if len(bound["ref"]):
+        ref_order = np.argsort(slices["ref"])
+        pos = np.searchsorted(slices["ref"], bound["ref"], sorter=ref_order)
+        pos = ref_order[np.minimum(pos, len(ref_order) - 1)]
+        zeros = np.zeros(len(pos), np.int32)
+        for key, extra in (("cat", zeros), ("name", zeros), ("id_num", bound["id_num"]),
+                           ("id_str", bound["id_str"]), ("phase", bound["phase"]),
+                           ("ts", slices["start"][pos])):
+            f[key] = np.concatenate([f[key], extra])
+        slice_of = np.concatenate([slice_of, pos])
+    # Points of one flow chain up: its s, then its t steps, then its f. Host and device
+    # clocks can disagree, so a lone s links to its f even when the f is earlier; when an
+    # id is reused (several s), the points chain in time order instead.
+    by_key = np.lexsort((f["id_str"], f["id_num"], f["name"], f["cat"]))
+    keys = np.stack([f[k][by_key] for k in ("cat", "name", "id_num", "id_str")])
+    new_key = np.ones(len(by_key), bool)
+    new_key[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
+    group = np.empty(len(by_key), np.int64)
+    group[by_key] = np.cumsum(new_key) - 1
+    starts_per_group = np.bincount(group, weights=(f["phase"] == 0), minlength=1)
+    time_first = starts_per_group[group] > 1
+    primary = np.where(time_first, f["ts"], f["phase"])
+    secondary = np.where(time_first, f["phase"], f["ts"])
+    order = np.lexsort((secondary, primary, group))
+    new_flow = np.ones(len(order), bool)
+    new_flow[1:] = group[order][1:] != group[order][:-1]
+    flow_no = np.cumsum(new_flow) - 1
+    phase, ts, slice_of = f["phase"][order], f["ts"][order], slice_of[order]
+    # A new `s` with an already-open id starts a new chain rather than linking back.
+    link = ~new_flow[1:] & (phase[1:] != 0)
+    src = np.flatnonzero(link)
+    dst = src + 1
+    with_edges = flow_no[src]  # non-decreasing: count its distinct values linearly
+    n_with_edges = int(np.count_nonzero(np.diff(with_edges))) + 1 if len(src) else 0
+    singles = int(new_flow.sum()) - n_with_edges
+    if singles > 0:
+        diagnostics.add("flow_orphan", singles)
+    first = order[new_flow]
+    return {
+        "flow": flow_no[src].astype(np.int32),
+        "src_slice": slice_of[src].astype(np.int32),
+        "dst_slice": slice_of[dst].astype(np.int32),
+        "src_ts": ts[src],
+        "dst_ts": ts[dst],
+        "flow_name": f["name"][first],
+        "flow_cat": f["cat"][first],
+        "flow_id_num": f["id_num"][first],
+        "flow_id_str": f["id_str"][first],
+    }
