@@ -7,6 +7,7 @@ import diagnostics; the zoomable timeline comes next (issue "The timeline screen
 from __future__ import annotations
 
 import threading
+import time
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -43,6 +44,7 @@ class ProftuiApp(App[None]):
         self.index: TraceIndex | None = None
         self.error: str | None = None
         self._cancel = threading.Event()
+        self._started = time.monotonic()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -63,7 +65,7 @@ class ProftuiApp(App[None]):
             index = load_trace(self.path, use_cache=self.use_cache,
                                progress=self._report_progress, cancelled=self._cancel.is_set)
         except Cancelled:
-            self.call_from_thread(self._show_error, "Loading cancelled.")
+            self.call_from_thread(self._show_status, "Loading cancelled (press q to quit).")
         except ProftuiError as exc:
             self.call_from_thread(self._show_error, str(exc))
         else:
@@ -74,9 +76,14 @@ class ProftuiApp(App[None]):
 
     def _update_progress(self, done: int, total: int, events: int) -> None:
         self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
+        elapsed = max(time.monotonic() - self._started, 1e-3)
         self.query_one("#status", Static).update(
-            f"Indexing {safe(self.path)}: {fmt_count(done)} of {fmt_count(total)} bytes, "
-            f"{fmt_count(events)} events")
+            f"Indexing {safe(self.path)}: {done / 1e6:,.0f} of {total / 1e6:,.0f} MB, "
+            f"{fmt_count(events)} events, {done / 1e6 / elapsed:,.0f} MB/s (Esc cancels)")
+
+    def _show_status(self, message: str) -> None:
+        self.query_one(ProgressBar).display = False
+        self.query_one("#status", Static).update(message)
 
     def _show_error(self, message: str) -> None:
         self.error = message
