@@ -64,9 +64,13 @@ class _Chunks:
         self.dtypes = dtypes
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in dtypes}
 
-    def append(self, **cols: Any) -> None:
+    def append(self, keep: np.ndarray | None = None, **cols: Any) -> None:
+        """Add one batch of rows; with `keep`, only the rows where it is True."""
+        if keep is not None and keep.all():
+            keep = None
         for key, dtype in self.dtypes.items():
-            self.parts[key].append(np.asarray(cols[key], dtype=dtype))
+            col = np.asarray(cols[key], dtype=dtype)
+            self.parts[key].append(col if keep is None else col[keep])
 
     def concat(self) -> dict[str, np.ndarray]:
         """One array per column; the parts are released (the table is empty afterwards)."""
@@ -152,10 +156,10 @@ class TraceBuilder:
             self._add_complete(evs, refs, offset)
         elif group in (B, E):
             ts, ok = self._times(evs, offset)
-            self._be.append(ts=ts[ok], track=self._thread_tracks(evs)[ok],
-                            name=self._intern([e.name for e in evs])[ok],
-                            cat=self._intern([e.cat for e in evs])[ok], ref=refs[ok],
-                            begin=np.full(int(ok.sum()), group == B))
+            self._be.append(ok, ts=ts, track=self._thread_tracks(evs),
+                            name=self._intern([e.name for e in evs]),
+                            cat=self._intern([e.cat for e in evs]), ref=refs,
+                            begin=np.full(len(evs), group == B))
         elif group == INSTANT:
             self._add_instants(evs, refs, offset)
         elif group == FLOW:
@@ -219,10 +223,10 @@ class TraceBuilder:
         cnames = [e.cname for e in evs]
         cname = (self._intern(cnames) if cnames.count(None) != len(cnames)
                  else np.zeros(len(evs), np.int32))
-        self._slices.append(start=ts[ok], dur=dur[ok], track=self._thread_tracks(evs)[ok],
-                            name=self._intern([e.name for e in evs])[ok],
-                            cat=self._intern([e.cat for e in evs])[ok], ref=refs[ok],
-                            cname=cname[ok])
+        self._slices.append(ok, start=ts, dur=dur, track=self._thread_tracks(evs),
+                            name=self._intern([e.name for e in evs]),
+                            cat=self._intern([e.cat for e in evs]), ref=refs,
+                            cname=cname)
         binds = [e.bind_id for e in evs]
         if binds.count(None) != len(binds):
             self._add_bound_flows(evs, refs, binds)
@@ -246,10 +250,10 @@ class TraceBuilder:
         for i in np.flatnonzero(scopes != SCOPE_THREAD).tolist():
             tracks[i] = (self.tracks[(GLOBAL_TRACK, None, None)] if scopes[i] == SCOPE_GLOBAL
                          else self.tracks[(PROCESS_TRACK, token(evs[i].pid), None)])
-        self._instants.append(ts=ts[ok], track=tracks[ok],
-                              name=self._intern([e.name for e in evs])[ok],
-                              cat=self._intern([e.cat for e in evs])[ok], ref=refs[ok],
-                              scope=scopes[ok])
+        self._instants.append(ok, ts=ts, track=tracks,
+                              name=self._intern([e.name for e in evs]),
+                              cat=self._intern([e.cat for e in evs]), ref=refs,
+                              scope=scopes)
 
     def _add_flows(self, evs: list[Event], refs: np.ndarray, offset: int) -> None:
         ts, ok = self._times(evs, offset)
@@ -259,11 +263,11 @@ class TraceBuilder:
         phase = np.where(letters == "s", 0, np.where(letters == "t", 1, 2)).astype(np.int8)
         # s and t bind to the enclosing slice; f too with bp "e", else to the next slice.
         enclosing = (phase != 2) | (np.array([e.bp for e in evs], dtype=object) == "e")
-        self._flows.append(ts=ts[ok], track=self._thread_tracks(evs)[ok],
-                           cat=self._intern([e.cat for e in evs])[ok],
-                           name=self._intern([e.name for e in evs])[ok],
-                           id_num=id_num[ok], id_str=id_str[ok], phase=phase[ok],
-                           enclosing=enclosing[ok], ref=refs[ok])
+        self._flows.append(ok, ts=ts, track=self._thread_tracks(evs),
+                           cat=self._intern([e.cat for e in evs]),
+                           name=self._intern([e.name for e in evs]),
+                           id_num=id_num, id_str=id_str, phase=phase,
+                           enclosing=enclosing, ref=refs)
 
     def _add_counter(self, ev: Event, ref: int, offset: int) -> None:
         ts = one_us_to_ns(ev.ts)
