@@ -77,7 +77,7 @@ def event_args(ev: Event) -> Any:
     if isinstance(args, msgspec.Raw):
         try:
             return msgspec.json.decode(args)
-        except msgspec.DecodeError:
+        except _DECODE_ERRORS:  # NaN, invalid UTF-8: the lenient decoder takes them
             try:
                 return _lenient_numbers.decode(bytes(args).decode("utf-8", "replace"))
             except ValueError:

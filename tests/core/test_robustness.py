@@ -85,6 +85,16 @@ def test_garbage_inside_valid_json(tmp_path, batch) -> None:
     assert neg[2] == 0  # clamped
 
 
+def test_args_with_nan_and_bad_utf8(tmp_path) -> None:
+    raw = (b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1, '
+           b'"args": {"v": NaN, "s": "\xff\xfe"}}, '
+           b'{"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1, '
+           b'"args": {"s": "ok \xff"}}]')
+    index = load(write_trace(tmp_path / "t.json", raw=raw))
+    assert index.slice_args(0) == {"v": None, "s": "\ufffd\ufffd"}
+    assert index.slice_args(1) == {"s": "ok \ufffd"}
+
+
 @pytest.mark.parametrize("content,message", [
     (b"", "is empty"),
     (b"   \n\t ", "is empty"),
