@@ -153,3 +153,20 @@ def test_importing_core_loads_no_ui(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_progress_and_cancel(tmp_path) -> None:
+    from proftui.core import Cancelled, load_trace
+
+    path = write_trace(tmp_path / "t.json", EVENTS * 300)
+    seen: list[tuple[int, int, int]] = []
+    load_trace(str(path), use_cache=False, batch_bytes=4096,
+               progress=lambda done, total, events: seen.append((done, total, events)))
+    assert len(seen) > 5
+    assert [s[0] for s in seen] == sorted(s[0] for s in seen)  # bytes only go forward
+    assert seen[-1][0] == seen[-1][1] == path.stat().st_size
+    assert seen[-1][2] == len(EVENTS) * 300
+    calls = []
+    with pytest.raises(Cancelled):
+        load_trace(str(path), use_cache=False, batch_bytes=4096,
+                   cancelled=lambda: calls.append(1) or len(calls) > 3)
