@@ -130,9 +130,10 @@ class TraceBuilder:
             phs = [p if isinstance(p, str) else json_text(p) for p in phs]
             groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
         ref0 = self.ref_base + first_ordinal
+        times = us_to_ns([e.ts for e in events])  # one conversion for the whole batch
         if len(groups) and groups.min() == groups.max():
             self._count_phases(int(groups[0]), phs)
-            self._add_group(int(groups[0]), events, np.arange(len(events)) + ref0, offset)
+            self._add_group(int(groups[0]), events, np.arange(len(events)) + ref0, offset, times)
             return
         order = np.argsort(groups, kind="stable")
         bounds = np.searchsorted(groups[order], np.arange(MISSING + 2))
@@ -143,7 +144,8 @@ class TraceBuilder:
             idx = order[lo:hi]
             positions = idx.tolist()
             self._count_phases(g, [phs[i] for i in positions])
-            self._add_group(g, [events[i] for i in positions], idx + ref0, offset)
+            self._add_group(g, [events[i] for i in positions], idx + ref0, offset,
+                            (times[0][idx], times[1][idx]))
 
     def _count_phases(self, group: int, phs: list[Any]) -> None:
         if group == X:  # the bulk of most traces: no need to look at each
@@ -151,19 +153,24 @@ class TraceBuilder:
         else:
             self.phase_counts.update(phs)
 
-    def _add_group(self, group: int, evs: list[Event], refs: np.ndarray, offset: int) -> None:
+    def _add_group(self, group: int, evs: list[Event], refs: np.ndarray, offset: int,
+                   times: tuple[np.ndarray, np.ndarray]) -> None:
+        if group in (X, B, E, INSTANT, FLOW):
+            bad = len(evs) - int(np.count_nonzero(times[1]))
+            if bad:
+                self.diagnostics.add("bad_timestamp", bad, offset)
         if group == X:
-            self._add_complete(evs, refs, offset)
+            self._add_complete(evs, refs, offset, times)
         elif group in (B, E):
-            ts, ok = self._times(evs, offset)
+            ts, ok = times
             self._be.append(ok, ts=ts, track=self._thread_tracks(evs),
                             name=self._intern([e.name for e in evs]),
                             cat=self._intern([e.cat for e in evs]), ref=refs,
                             begin=np.full(len(evs), group == B))
         elif group == INSTANT:
-            self._add_instants(evs, refs, offset)
+            self._add_instants(evs, refs, times)
         elif group == FLOW:
-            self._add_flows(evs, refs, offset)
+            self._add_flows(evs, refs, times)
         elif group == COUNTER:
             for ev, ref in zip(evs, refs.tolist()):
                 self._add_counter(ev, ref, offset)
@@ -182,13 +189,6 @@ class TraceBuilder:
                     self.empty_events += 1  # `{}`, as Paddle ends its arrays
                 else:
                     self.diagnostics.add("missing_phase", 1, offset, json_text(ev.name)[:40])
-
-    def _times(self, evs: list[Event], offset: int) -> tuple[np.ndarray, np.ndarray]:
-        ts, ok = us_to_ns([e.ts for e in evs])
-        bad = len(ok) - int(ok.sum())
-        if bad:
-            self.diagnostics.add("bad_timestamp", bad, offset)
-        return ts, ok
 
     def _intern(self, values: list[Any]) -> np.ndarray:
         try:
@@ -210,8 +210,9 @@ class TraceBuilder:
                                                                          hashable(e.tid))))
             return np.fromiter(map(self.tracks.__getitem__, fixed), np.int32, len(evs))
 
-    def _add_complete(self, evs: list[Event], refs: np.ndarray, offset: int) -> None:
-        ts, ok = self._times(evs, offset)
+    def _add_complete(self, evs: list[Event], refs: np.ndarray, offset: int,
+                      times: tuple[np.ndarray, np.ndarray]) -> None:
+        ts, ok = times
         dur, dok = _durations_ns([e.dur for e in evs])
         bad_dur = ok & ~dok
         if bad_dur.any():
@@ -240,8 +241,9 @@ class TraceBuilder:
         self._bound.append(ref=refs[idx], id_num=id_num, id_str=id_str,
                            phase=[r[1] for r in rows])
 
-    def _add_instants(self, evs: list[Event], refs: np.ndarray, offset: int) -> None:
-        ts, ok = self._times(evs, offset)
+    def _add_instants(self, evs: list[Event], refs: np.ndarray,
+                      times: tuple[np.ndarray, np.ndarray]) -> None:
+        ts, ok = times
         scopes = np.fromiter((_SCOPES.get(e.s, SCOPE_THREAD) if isinstance(e.s, str)
                               else SCOPE_THREAD for e in evs), np.int8, len(evs))
         tracks = np.empty(len(evs), np.int32)
@@ -255,8 +257,9 @@ class TraceBuilder:
                               cat=self._intern([e.cat for e in evs]), ref=refs,
                               scope=scopes)
 
-    def _add_flows(self, evs: list[Event], refs: np.ndarray, offset: int) -> None:
-        ts, ok = self._times(evs, offset)
+    def _add_flows(self, evs: list[Event], refs: np.ndarray,
+                   times: tuple[np.ndarray, np.ndarray]) -> None:
+        ts, ok = times
         id_num, id_str = flow_ids([e.id if e.id is not None else e.id2 for e in evs],
                                   self._intern)
         letters = np.array([e.ph for e in evs])

@@ -31,6 +31,13 @@ def us_to_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         return _text_to_ns(values)  # the usual case: all decimal text
     except (TypeError, UnicodeEncodeError):
         pass
+    if None in values:  # missing times (metadata events): convert the others as a whole
+        present = [i for i, v in enumerate(values) if v is not None]
+        ns = np.zeros(n, np.int64)
+        ok = np.zeros(n, bool)
+        if present:
+            ns[present], ok[present] = us_to_ns([values[i] for i in present])
+        return ns, ok
     try:
         arr = np.array(values)
     except (OverflowError, ValueError, TypeError):
