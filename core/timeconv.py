@@ -134,8 +134,11 @@ def parse_decimal_us(m: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.
         if exp.max() == 18:
             valid &= chars[:, 0] <= _DIGIT0 + 8  # keeps the sum inside int64
         decimals = size - dot_col - 1
-        if dot_col >= _DOUBLE_DIGITS and decimals not in (-1, 0, 3):
-            value = _double_text_ns(chars)
+        if dot_col >= _DOUBLE_DIGITS and decimals not in (-1, 0, 3) and decimals <= 18:
+            digits = chars.astype(np.int64) - _DIGIT0
+            whole = digits[:, :dot_col] @ _POW10[dot_col - 1::-1]
+            fraction = digits[:, dot_col + 1:] @ _POW10[decimals - 1::-1]
+            value = _double_ns(whole, fraction, decimals)
         else:
             weights = np.where(is_digit_col & (exp >= 0), _POW10[np.clip(exp, 0, 18)], 0)
             digits = chars.astype(np.int64) - _DIGIT0
@@ -155,12 +158,15 @@ def parse_decimal_us(m: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.
 _DOUBLE_DIGITS = 13
 
 
-def _double_text_ns(chars: np.ndarray) -> np.ndarray:
-    """Rows of decimal text read as float64 µs, converted exactly to ns."""
-    text = np.ascontiguousarray(chars).view(f"S{chars.shape[1]}").ravel()
-    us = text.astype(np.float64)
-    whole = np.floor(us)  # exact: a double this large has at most a few fraction bits
-    return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000).astype(np.int64)
+def _double_ns(whole: np.ndarray, fraction: np.ndarray, decimals: int) -> np.ndarray:
+    """ns of the float64 nearest to whole.fraction µs (the double a writer printed).
+
+    The integer part is exact in a double; adding the fraction rounds once to the double's
+    grid; what lies above the integer part is then exact and scaled to ns.
+    """
+    whole_f = whole.astype(np.float64)
+    us = whole_f + fraction / float(10 ** decimals)
+    return whole * 1000 + np.rint((us - whole_f) * 1000.0).astype(np.int64)
 
 
 def _one(value: Any) -> int | None:
@@ -179,8 +185,8 @@ def _one(value: Any) -> int | None:
         whole, dot, decimals = value.strip().partition(".")
         if (dot and len(whole) >= _DOUBLE_DIGITS and whole.isdigit() and decimals.isdigit()
                 and len(decimals) != 3):  # a double's shortest text: read as that double
-            return int(_double_text_ns(np.array([value.strip()], "S").view(np.uint8)
-                                       .reshape(1, -1))[0])
+            return int(_double_ns(np.array([int(whole)]), np.array([int(decimals)]),
+                                  len(decimals))[0])
         try:
             d = Decimal(value.strip())
         except (InvalidOperation, ValueError):
