@@ -19,6 +19,7 @@ from proftui.core.diagnostics import Diagnostics
 from proftui.core.flows import flow_edges, flow_ids
 from proftui.core.importers.chrome_json import Event, event_args
 from proftui.core.index import TraceIndex
+from proftui.core.memory import release_free_memory
 from proftui.core.pairing import pair_async, pair_begin_end
 from proftui.core.strings import StringInterner, json_text
 from proftui.core.timeconv import one_us_to_ns, us_to_ns
@@ -413,6 +414,7 @@ class TraceBuilder:
         """Pair, sort and lay out everything added; return the finished index."""
         latest_ts = self._latest_ts()
         slices = self._slices.concat()
+        release_free_memory()  # the per-batch parts just freed
         async_spans, async_instants = pair_async(self._async_events, latest_ts, self.tracks,
                                                  self.diagnostics)
         for ts, track, name, cat, ref in async_instants:

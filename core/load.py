@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import pickle
@@ -18,6 +17,7 @@ from proftui.core.build import TraceBuilder
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
 from proftui.core.index import TraceIndex
+from proftui.core.memory import tune_malloc
 from proftui.core.sources import ByteSource
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
@@ -53,25 +53,6 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
     return index
 
 
-def _tune_malloc() -> None:
-    """Keep glibc from mapping and unmapping every ~1 MB batch buffer (10-19 % of the time)."""
-    global _malloc_tuned
-    if _malloc_tuned or not sys.platform.startswith("linux"):
-        return
-    _malloc_tuned = True
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        # Batch-sized blocks come from the heap and are reused; big numpy arrays stay mapped
-        # (and go back to the system when freed).
-        libc.mallopt(-3, 4 << 20)  # M_MMAP_THRESHOLD
-        libc.mallopt(-1, 32 << 20)  # M_TRIM_THRESHOLD
-    except (OSError, AttributeError):
-        pass
-
-
-_malloc_tuned = False
-
-
 def index_file(source: ByteSource, *, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None,
                batch_bytes: int = BATCH_BYTES, workers: int | None = None) -> TraceIndex:
@@ -83,7 +64,7 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
     if workers is None:
         workers = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else (os.cpu_count() or 1))
-    _tune_malloc()
+    tune_malloc()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # no reference cycles are made while indexing; the collector only costs time
     try:
@@ -161,7 +142,7 @@ def _index_region() -> None:
     Arguments: path, start offset, batch bytes. Writes the pickled builder state to stdout.
     """
     path, start, batch_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    _tune_malloc()
+    tune_malloc()
     gc.disable()
     try:
         source = ByteSource(path)
