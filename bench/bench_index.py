@@ -99,11 +99,17 @@ def generate(generator: Path, workdir: Path, kind: str, mb: int, gz: bool = Fals
     return path
 
 
-def measure(path: Path, label: str, baseline: bool) -> dict:
+def median_run(code: str, *args: str, repeat: int) -> dict:
+    """The run with the median time of `repeat` runs (shared machines are noisy)."""
+    runs = sorted((run_child(code, *args) for _ in range(repeat)), key=lambda r: r["seconds"])
+    return runs[len(runs) // 2]
+
+
+def measure(path: Path, label: str, baseline: bool, repeat: int) -> dict:
     size = path.stat().st_size
     fig: dict = {"file": path.name, "kind": label, "size": size}
-    one = run_child(INDEX, str(path), "1")
-    two = run_child(INDEX, str(path), "2")
+    one = median_run(INDEX, str(path), "1", repeat=repeat)
+    two = median_run(INDEX, str(path), "2", repeat=repeat)
     ref = run_child(ORJSON, str(path)) if baseline else None
     data_bytes = ref["bytes"] if ref else _decompressed_size(path)
     fig.update({
@@ -161,8 +167,9 @@ def print_table(figures: list[dict]) -> None:
               f"{f['cache_bytes_per_slice']:>9.1f}{f['cache_bytes_per_interval']:>8.1f}"
               f"{f['reopen_ms']:>7.1f}ms")
     print()
-    print("MB/s: decompressed JSON bytes per second of index_file (1c: one process; 2c: the")
-    print("file's halves in two processes). x orjson: orjson.loads time / our 1-core time.")
+    print("MB/s: decompressed JSON bytes per second of index_file, median of --repeat runs (1c:")
+    print("one process; 2c: the file's halves in two processes). x orjson: orjson.loads time /")
+    print("our 1-core time.")
     print("peak/size: whole-process peak RSS of the 1-core run / file bytes (2-core runs: see")
     print("--json, parent and worker separately). mem/orjson: our peak / orjson.loads' peak.")
     print("B/slice: cache file bytes per slice; B/item: per slice, instant and flow edge.")
@@ -180,6 +187,8 @@ def main() -> int:
     parser.add_argument("--gen", default=str(GENERATOR), help="path of gen_trace.py")
     parser.add_argument("--quick", action="store_true", help="20 MB only")
     parser.add_argument("--no-baseline", action="store_true", help="skip orjson.loads")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs of each index measurement; the median is kept (default 3)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     generator = Path(args.gen)
@@ -193,10 +202,10 @@ def main() -> int:
         for kind in ("kineto", "msprof"):
             path = generate(generator, workdir, kind, mb)
             baseline = not args.no_baseline and path.stat().st_size <= 1.5e9
-            figures.append(measure(path, kind, baseline))
+            figures.append(measure(path, kind, baseline, args.repeat))
             print(f"measured {path.name}", file=sys.stderr, flush=True)
     gz = generate(generator, workdir, "kineto", min(sizes), gz=True)
-    figures.append(measure(gz, "gzip", not args.no_baseline))
+    figures.append(measure(gz, "gzip", not args.no_baseline, args.repeat))
     print_table(figures)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
