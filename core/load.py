@@ -82,7 +82,7 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
             gc.enable()
 
 
-PARALLEL_MIN_BYTES = 64 << 20
+PARALLEL_MIN_BYTES = 192 << 20  # below this, starting a second interpreter costs more than it saves
 
 
 def _index_parallel(source: ByteSource, progress: Progress | None,
