@@ -27,6 +27,7 @@ from proftui.core.tracks import (
     ASYNC_TRACK,
     GLOBAL_TRACK,
     PROCESS_TRACK,
+    THREAD,
     Meta,
     TrackIds,
     fill_meta,
@@ -309,12 +310,12 @@ class TraceBuilder:
         if not isinstance(args, dict):
             self.diagnostics.add("bad_metadata", 1, offset, json_text(kind)[:40])
             return
-        pid = norm_id(ev.pid)
+        pid = self.tracks.pid(ev.pid)
         if kind in ("process_name", "process_labels", "process_sort_index"):
             meta = self.processes.setdefault(pid, Meta())
         elif kind in ("thread_name", "thread_sort_index"):
             meta = self.threads.setdefault((pid, norm_id(ev.tid)), Meta())
-            self.tracks[(pid, norm_id(ev.tid))]  # noqa: B018 - the thread exists
+            self.tracks.of_full((THREAD, pid, norm_id(ev.tid)))  # the thread exists
         else:
             return  # other metadata (num_cpus, TraceConfig, ...) is counted in phase_counts
         if kind.endswith("_name"):
@@ -341,7 +342,8 @@ class TraceBuilder:
             self.diagnostics.add("bad_timestamp", 1, offset)
             return
         ident = ev.id if ev.id is not None else ev.id2
-        self._async_events.append((ts, ref, ev.ph, norm_id(ev.pid), self.strings[token(ev.cat)],
+        self._async_events.append((ts, ref, ev.ph, self.tracks.pid(ev.pid),
+                                   self.strings[token(ev.cat)],
                                    self.strings[token(ev.name)], id_token(ident),
                                    token(ev.scope), offset))
 
@@ -368,7 +370,7 @@ class TraceBuilder:
         smap = np.fromiter(map(self.strings.__getitem__, state["texts"]), np.int32,
                            len(state["texts"]))
         tracks = [(k, p, smap[x] if k == ASYNC_TRACK else x) for k, p, x in state["tracks"]]
-        tmap = np.fromiter(map(self.tracks.__getitem__, tracks), np.int32, len(tracks))
+        tmap = np.fromiter(map(self.tracks.of_full, tracks), np.int32, len(tracks))
         self.phase_counts.update(state["phase_counts"])
         for pid, meta in state["processes"].items():
             fill_meta(self.processes.setdefault(pid, Meta()), meta)

@@ -85,7 +85,9 @@ class TraceIndex:
         pid = s[self.arrays["processes.pid"][p]]
         name = s[self.arrays["processes.name"][p]]
         labels = s[self.arrays["processes.labels"][p]]
+        group = s[self.arrays["processes.group"][p]]
         text = f"{name} ({pid})" if name else (f"Process {pid}" if pid else "(no pid)")
+        text = f"{group}: {text}" if group else text
         return f"{text} [{labels}]" if labels else text
 
     def track_label(self, t: int) -> str:
@@ -138,6 +140,7 @@ class TraceIndex:
         for p in range(len(a["processes.pid"])):
             tracks = np.flatnonzero(track_proc == p).tolist()
             processes.append({
+                "group": s[a["processes.group"][p]],
                 "pid": s[a["processes.pid"][p]],
                 "name": s[a["processes.name"][p]],
                 "labels": s[a["processes.labels"][p]],

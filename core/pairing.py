@@ -101,7 +101,7 @@ def pair_async(events: list[tuple], latest_ts: int, tracks: TrackIds,
                   for start, name, cat, ref, group in unclosed]
     lane = pack_async_groups([(g, s, e) for g, s, e, *_ in spans] +
                               [(g, t, t) for g, t, *_ in points])
-    track_of = {g: tracks[(ASYNC_TRACK, g[0], (g[1], lane[g]))] for g in lane}
+    track_of = {g: tracks.of_full((ASYNC_TRACK, g[0], (g[1], lane[g]))) for g in lane}
     instants = [(ts, track_of[group], name, cat, ref) for group, ts, name, cat, ref, _ in points]
     arr = np.array([(track_of[g], s, e, name, cat, ref) for g, s, e, name, cat, ref in spans],
                    np.int64).reshape(-1, 6)

@@ -31,27 +31,44 @@ def fill_meta(meta: Meta, other: Meta) -> None:
 
 
 class TrackIds(dict):
-    """(pid, tid) or (kind, pid, key) -> track id, adding unseen tracks.
+    """Event keys (pid, tid) or (kind, pid, key) -> track id, adding unseen tracks.
 
     pids and tids are normalised first: "1890023232" and 1890023232 name the same thread (as
-    they do in Chrome, where they become the same object key).
+    they do in Chrome, where they become the same object key). When a profile joins several
+    files, each file's pids are qualified by its group (rank or device): ``(group, pid)``.
+    The dict itself caches event keys of the current file; `full` holds the tracks' keys.
     """
 
     def __init__(self) -> None:
         super().__init__()
+        self.full: dict[tuple, int] = {}
         self.keys_in_order: list[tuple] = []
+        self.group: str | None = None
+
+    def set_group(self, group: str | None) -> None:
+        """Qualify the pids of the events that follow with `group`."""
+        self.group = group
+        self.clear()
+
+    def pid(self, value: Any) -> Any:
+        """A pid as tracks and metadata are keyed: normalised, qualified by the group."""
+        pid = norm_id(value)
+        return pid if self.group is None or pid is None else (self.group, pid)
 
     def __missing__(self, key: tuple) -> int:
         if len(key) == 2:  # (pid, tid): a thread track
-            full = (THREAD, norm_id(key[0]), norm_id(key[1]))
+            full = (THREAD, self.pid(key[0]), norm_id(key[1]))
         else:
-            full = (key[0], norm_id(key[1]), key[2])
-        value = dict.get(self, full)
+            full = (key[0], self.pid(key[1]), key[2])
+        value = self[key] = self.of_full(full)
+        return value
+
+    def of_full(self, full: tuple) -> int:
+        """The id of the track with this full key (pids already qualified)."""
+        value = self.full.get(full)
         if value is None:
-            value = len(self.keys_in_order)
+            value = self.full[full] = len(self.keys_in_order)
             self.keys_in_order.append(full)
-            dict.__setitem__(self, full, value)
-        self[key] = value
         return value
 
 
@@ -65,7 +82,7 @@ def track_table(tracks: TrackIds, processes: dict[Any, Meta], threads: dict[tupl
     n = len(keys)
     s = strings
     kind = np.array([k[0] for k in keys], np.int8)
-    pid_text = [json_text(k[1]) for k in keys]
+    pid_text = [json_text(split_pid(k[1])[1]) for k in keys]
     sub = [k[2] for k in keys]
     proc_meta = {pid: m for pid, m in processes.items()}
     rows = []
@@ -87,15 +104,19 @@ def track_table(tracks: TrackIds, processes: dict[Any, Meta], threads: dict[tupl
             name, order_key = "process-wide", ()
         else:
             name, order_key = "global", ()
-        rows.append((knd == GLOBAL_TRACK, psort, sort_token(pid), knd, order_key, t, name))
+        group, inner = split_pid(pid)
+        rows.append((knd == GLOBAL_TRACK, sort_token(group), psort, sort_token(inner), knd,
+                     order_key, t, name))
     rows.sort()
-    order = np.array([r[5] for r in rows], np.int64).reshape(-1)
+    order = np.array([r[6] for r in rows], np.int64).reshape(-1)
     pids = sorted({k[1] for k in keys if k[0] != GLOBAL_TRACK},
-                  key=lambda p: ((proc_meta.get(p) or Meta()).sort_index or 0,
-                                 sort_token(p)))
+                  key=lambda p: (sort_token(split_pid(p)[0]),
+                                 (proc_meta.get(p) or Meta()).sort_index or 0,
+                                 sort_token(split_pid(p)[1])))
     pindex = {p: i for i, p in enumerate(pids)}
     process_columns = {
-        "pid": np.array([s[json_text(p)] for p in pids], np.int32),
+        "pid": np.array([s[json_text(split_pid(p)[1])] for p in pids], np.int32),
+        "group": np.array([s[split_pid(p)[0]] for p in pids], np.int32),
         "name": np.array([s[(proc_meta.get(p) or Meta()).name or ""] for p in pids],
                          np.int32),
         "labels": np.array([s[(proc_meta.get(p) or Meta()).labels or ""] for p in pids],
@@ -109,11 +130,18 @@ def track_table(tracks: TrackIds, processes: dict[Any, Meta], threads: dict[tupl
         "pid": np.array([s[pid_text[t]] for t in order], np.int32),
         "tid": np.array([s[json_text(sub[t])] if kind[t] == THREAD else 0 for t in order],
                         np.int32),
-        "name": np.array([s[r[6]] for r in rows], np.int32),
-        "sort_index": np.array([_thread_sort(threads, keys[r[5]]) for r in rows], np.int64),
+        "name": np.array([s[r[7]] for r in rows], np.int32),
+        "sort_index": np.array([_thread_sort(threads, keys[r[6]]) for r in rows], np.int64),
         "processes": process_columns,
     }
     return order, track_columns
+
+
+def split_pid(pid: Any) -> tuple[str, Any]:
+    """(group, pid) of a track's pid ("" when the profile has a single group)."""
+    if isinstance(pid, tuple):
+        return pid[0], pid[1]
+    return "", pid
 
 
 def _thread_sort(threads: dict[tuple, Meta], key: tuple) -> int:

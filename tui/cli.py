@@ -113,6 +113,8 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
     shown = 0
     for proc in summary["processes"]:
         label = safe(proc["name"]) or "Process"
+        if proc.get("group"):
+            label = f"{safe(proc['group'])}: {label}"
         extra = f" [{safe(proc['labels'])}]" if proc["labels"] else ""
         lines.append(f"  {label} (pid {safe(proc['pid']) or '-'}){extra}")
         for track in proc["tracks"]:

@@ -1,0 +1,255 @@
+"""Profile discovery: what a file or directory holds (timelines, summary tables) and what not.
+
+Users open a PROF_XXX directory, a torch_npu `*_ascend_pt` folder, a folder of ranks or a single
+trace file. Discovery walks the directory, recognises the layouts of Ascend msprof (old CANN
+`device_N/timeline` and CANN 7/8 `mindstudio_profiler_output`, with sliced timelines stitched
+back in order), torch_npu and MindSpore output, Kineto and Paddle traces, and groups the files
+by rank or device. Everything it does not use is listed with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proftui.core.errors import NotATraceError, ProftuiError
+
+# Directories that hold raw binary data or logs, never timelines or summaries.
+_SKIP_DIRS = {"data", "FRAMEWORK", "logs", "log", "mindstudio_profiler_log", "__pycache__",
+              ".git", "sqlite"}
+_MAX_DEPTH = 8
+_MSPROF = re.compile(r"^msprof(_\d+)*(_slice_(\d+))?(_\d{14})?\.json$")
+_OLD_TIMELINE = re.compile(r"^(msprof|step_trace|task_time|hccl)_(\d+)_(\d+)_(\d+)\.json$")
+_STAMP = re.compile(r"(_slice_\d+)?(_\d{14})?$")
+_OLD_SUMMARY = re.compile(r"_\d+_\d+_\d+$")
+_RANK_DIR = re.compile(r"(?:^|_)rank_?(\d+)$")
+_NOT_TIMELINES = {
+    "communication.json": "communication summary (not a timeline)",
+    "communication_matrix.json": "communication matrix (not a timeline)",
+    "profiler_metadata.json": "profiler metadata",
+    "cluster_communication.json": "cluster communication summary",
+    "cluster_communication_matrix.json": "cluster communication matrix",
+    "communication_group.json": "communication groups",
+}
+
+
+@dataclass
+class TimelineFile:
+    """A trace file to index, with the rank or device it belongs to ("" for a lone trace)."""
+
+    path: str
+    group: str
+    kind: str
+
+
+@dataclass
+class TableFile:
+    """A summary CSV: its kind (op_summary, op_statistic, ...) and rank or device."""
+
+    path: str
+    group: str
+    kind: str
+
+
+@dataclass
+class ProfileLayout:
+    """What discovery found under one path."""
+
+    root: str
+    layouts: list[str] = field(default_factory=list)
+    timelines: list[TimelineFile] = field(default_factory=list)
+    tables: list[TableFile] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+
+    @property
+    def groups(self) -> list[str]:
+        return sorted({t.group for t in self.timelines}, key=_natural)
+
+
+def discover(path: str) -> ProfileLayout:
+    """Find the timelines and summary tables under `path` (a trace file or a directory)."""
+    if not os.path.exists(path):
+        raise ProftuiError(f"{path}: no such file or directory.")
+    if not os.path.isdir(path):
+        layout = ProfileLayout(os.path.realpath(path), ["trace file"])
+        layout.timelines.append(TimelineFile(os.path.realpath(path), "", "trace"))
+        return layout
+    root = os.path.realpath(path)
+    layout = ProfileLayout(root)
+    files = _walk(root, layout)
+    _classify(root, files, layout)
+    if not layout.timelines and not layout.tables:
+        raise NotATraceError(
+            f"{path} holds no trace or profiler output proftui recognises "
+            f"({len(files)} files looked at).")
+    _name_groups(layout)
+    return layout
+
+
+def _walk(root: str, layout: ProfileLayout) -> list[str]:
+    found = []
+    for here, dirs, names in os.walk(root, onerror=lambda e: layout.skipped.append(
+            (str(e.filename), f"cannot be read: {e.strerror}"))):
+        depth = here[len(root):].count(os.sep)
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and depth < _MAX_DEPTH)
+        found += [os.path.join(here, n) for n in sorted(names, key=_natural)]
+    return found
+
+
+def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
+    """Sort files into timelines, tables and skipped, per the layouts they belong to."""
+    kinds: set[str] = set()
+    msprof_dirs: dict[str, list[tuple[int, str]]] = {}  # dir -> (slice number, path)
+    old_timeline_dirs: dict[str, list[str]] = {}
+    seen_hashes: dict[str, str] = {}
+    for path in files:
+        name = os.path.basename(path)
+        parent = os.path.basename(os.path.dirname(path))
+        lower = name.lower()
+        if lower.endswith(".csv"):
+            layout.tables.append(TableFile(path, _group_of(root, path), _table_kind(name)))
+            continue
+        if not (lower.endswith(".json") or lower.endswith(".json.gz") or lower.endswith(".gz")):
+            if lower.endswith(".db"):
+                layout.skipped.append((path, "SQLite export (not read; the JSON and CSV are)"))
+            continue
+        if name in _NOT_TIMELINES:
+            layout.skipped.append((path, _NOT_TIMELINES[name]))
+            continue
+        if lower.startswith("profiler_info") or parent.startswith("device_") and (
+                name.startswith(("info.json", "start_info", "end_info", "sample.json"))):
+            layout.skipped.append((path, "profiler run information (not a timeline)"))
+            continue
+        m = _MSPROF.match(name)
+        if m and parent == "mindstudio_profiler_output":
+            msprof_dirs.setdefault(os.path.dirname(path), []).append(
+                (int(m.group(3)) if m.group(3) else -1, path))
+            kinds.add("msprof (CANN 7/8 mindstudio_profiler_output)")
+            continue
+        m = _OLD_TIMELINE.match(name)
+        if m and parent == "timeline":
+            old_timeline_dirs.setdefault(os.path.dirname(path), []).append(path)
+            kinds.add("msprof (old CANN device_N/timeline)")
+            continue
+        if parent == "mindstudio_profiler_output" and not m:
+            layout.skipped.append((path, "a partial timeline (msprof_*.json holds all of it)"))
+            continue
+        kind = _trace_kind(name)
+        if kind is None:
+            if not _looks_like_trace(path):
+                layout.skipped.append((path, "JSON that is not a trace"))
+                continue
+            kind = "chrome"
+        digest = _digest(path)
+        if digest in seen_hashes:
+            twin = os.path.basename(seen_hashes[digest])
+            layout.skipped.append((path, f"same content as {twin}"))
+            continue
+        seen_hashes[digest] = path
+        kinds.add({"trace_view": "torch_npu (ASCEND_PROFILER_OUTPUT)",
+                   "mindspore": "MindSpore profiler", "kineto": "PyTorch Kineto",
+                   "chrome": "Chrome trace"}[kind])
+        layout.timelines.append(TimelineFile(path, _group_of(root, path), kind))
+    for directory, parts in msprof_dirs.items():
+        sliced = sorted(p for p in parts if p[0] >= 0)
+        whole = [p for p in parts if p[0] < 0]
+        use = sliced or whole[-1:]  # the slices stitched in order, else the newest whole file
+        for _, path in parts:
+            if (_, path) not in use and all(path != u[1] for u in use):
+                layout.skipped.append((path, "an older or partial export of the same timeline"))
+        for _, path in use:
+            layout.timelines.append(TimelineFile(path, _group_of(root, path), "msprof"))
+    for directory, paths in old_timeline_dirs.items():
+        has_msprof = any(os.path.basename(p).startswith("msprof_") for p in paths)
+        for path in paths:
+            name = os.path.basename(path)
+            if has_msprof and name.startswith(("task_time_", "hccl_")):
+                layout.skipped.append((path, "its events are in msprof_*.json too"))
+                continue
+            digest = _digest(path)
+            if digest in seen_hashes:
+                layout.skipped.append(
+                    (path, f"same content as {os.path.basename(seen_hashes[digest])}"))
+                continue
+            seen_hashes[digest] = path
+            layout.timelines.append(TimelineFile(path, _group_of(root, path),
+                                                 name.split("_")[0]))
+    layout.layouts = sorted(kinds) or (["summary tables only"] if layout.tables else [])
+
+
+def _trace_kind(name: str) -> str | None:
+    lower = name.lower()
+    if lower == "trace_view.json":
+        return "trace_view"
+    if lower.startswith("ascend_timeline_display_") or lower.startswith("gpu_timeline_display_"):
+        return "mindspore"
+    if ".pt.trace.json" in lower or lower.endswith(".paddle_trace.json"):
+        return "kineto"
+    return None
+
+
+def _looks_like_trace(path: str) -> bool:
+    """Cheap sniff: an array of objects, or an object with traceEvents near its start."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return False
+    if head[:2] == b"\x1f\x8b":
+        return True  # a compressed .gz: the importer decides
+    text = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    return text[:1] == b"[" or (text[:1] == b"{" and b'"traceEvents"' in head)
+
+
+def _digest(path: str) -> str:
+    """Identity of a file's content (size and a hash of its first and last MB)."""
+    size = os.path.getsize(path)
+    h = hashlib.blake2b(str(size).encode(), digest_size=16)
+    with open(path, "rb") as f:
+        h.update(f.read(1 << 20))
+        if size > 2 << 20:
+            f.seek(size - (1 << 20))
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def _table_kind(name: str) -> str:
+    stem = name[:-4]
+    stem = _STAMP.sub("", stem)
+    stem = _OLD_SUMMARY.sub("", stem)
+    return stem.lower()
+
+
+def _group_of(root: str, path: str) -> str:
+    """The rank or device a file belongs to, from the directories between root and it."""
+    rel = Path(os.path.relpath(path, root)).parts[:-1]
+    labels = []
+    for part in rel:
+        if part.startswith("device_") and part[7:].isdigit():
+            labels.append(f"device {part[7:]}")
+        elif (m := _RANK_DIR.search(part)) is not None:
+            labels.append(f"rank {m.group(1)}")
+        elif part.startswith("PROF_") or part.endswith(("_ascend_pt", "_ascend_ms")):
+            labels.append(part)
+    return " / ".join(labels)
+
+
+def _name_groups(layout: ProfileLayout) -> None:
+    """Shorten group labels: drop parts all groups share (one PROF dir -> just the device)."""
+    groups = {t.group for t in layout.timelines} | {t.group for t in layout.tables}
+    split = {g: g.split(" / ") if g else [] for g in groups}
+    common = None
+    for parts in split.values():
+        common = parts if common is None else [a for a, b in zip(common, parts) if a == b]
+    drop = len(common or [])
+    rename = {g: " / ".join(p[drop:]) for g, p in split.items()}
+    items: list[TimelineFile | TableFile] = [*layout.timelines, *layout.tables]
+    for item in items:
+        item.group = rename[item.group]
+
+
+def _natural(text: str) -> list:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
