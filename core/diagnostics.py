@@ -26,6 +26,7 @@ KINDS: dict[str, str] = {
     "bad_counter": "counter event without numeric values",
     "bad_metadata": "metadata (M) event with unusable arguments",
     "clock_outlier": "timestamp beyond int64 nanoseconds (dropped)",
+    "unreadable_file": "a timeline of the profile could not be read (the others were)",
 }
 
 

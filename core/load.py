@@ -1,4 +1,4 @@
-"""Opening a trace: from the cache when it is current, else by indexing the file."""
+"""Opening a trace or a profile: from the cache when it is current, else by indexing it."""
 
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import orjson
 
 from proftui.core import cache
 from proftui.core.build import TraceBuilder
 from proftui.core.diagnostics import Diagnostics
+from proftui.core.errors import NotATraceError, ProftuiError
 from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
 from proftui.core.index import TraceIndex
 from proftui.core.memory import tune_malloc
+from proftui.core.profile import ProfileLayout, TimelineFile, discover
 from proftui.core.sources import ByteSource
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
@@ -29,28 +32,109 @@ _KEPT_METADATA = ("displayTimeUnit", "baseTimeNanoseconds", "schemaVersion", "tr
 def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None,
                batch_bytes: int = BATCH_BYTES) -> TraceIndex:
-    """Index the Chrome-trace JSON file at `path` (plain or gzip), or reopen it from the cache.
+    """Open a trace file or a profile directory: from the cache, else by indexing it.
 
-    Raises :class:`~proftui.core.errors.ProftuiError` (with a readable message) for a file
-    that cannot be read or is not a trace, and :class:`~proftui.core.errors.Cancelled` when
-    `cancelled` returns True during indexing.
+    A directory is one profile: its timelines (see :mod:`proftui.core.profile`) are indexed
+    together, each rank or device a group of tracks; `meta["profile"]` says what was found,
+    used and left out. Raises :class:`~proftui.core.errors.ProftuiError` (with a readable
+    message) for a path that cannot be read or holds no trace, and
+    :class:`~proftui.core.errors.Cancelled` when `cancelled` returns True during indexing.
     """
-    source = ByteSource(path)
-    identities = [source.identity]
-    if use_cache:
+    layout = discover(path)
+    sources: list[ByteSource] = []
+    used: list[TimelineFile] = []
+    for timeline in layout.timelines:
         try:
-            index = cache.load(identities)
+            sources.append(ByteSource(timeline.path))
+            used.append(timeline)
+        except ProftuiError as exc:
+            layout.skipped.append((timeline.path, str(exc)))
+    if layout.timelines and not sources:
+        raise ProftuiError(f"{path}: none of its timelines can be read.")
+    identities = [s.identity for s in sources]
+    options = orjson.dumps([[t.group, t.kind] for t in used]).decode()
+    if use_cache and sources:
+        try:
+            index = cache.load(identities, options)
             index.meta["from_cache"] = True
+            index.meta["profile"] = describe(layout)
             return index
         except cache.CacheMiss:
             pass
-    index = index_file(source, progress=progress, cancelled=cancelled, batch_bytes=batch_bytes)
-    if use_cache:
+    if len(sources) == 1:
+        index = index_file(sources[0], progress=progress, cancelled=cancelled,
+                           batch_bytes=batch_bytes)
+    else:
+        index = _index_files(sources, used, progress, cancelled, batch_bytes)
+    index.meta["profile"] = describe(layout)
+    if use_cache and sources:
         try:
-            index.meta["cache_path"] = str(cache.store(index, identities))
+            index.meta["cache_path"] = str(cache.store(index, identities, options))
         except OSError as exc:
             index.meta["cache_error"] = f"could not write the cache: {exc.strerror or exc}"
     return index
+
+
+def describe(layout: ProfileLayout) -> dict[str, Any]:
+    """What discovery found, as plain data for the index's metadata."""
+    return {
+        "root": layout.root,
+        "layouts": layout.layouts,
+        "groups": layout.groups,
+        "timelines": [{"path": t.path, "group": t.group, "kind": t.kind}
+                      for t in layout.timelines],
+        "tables": [{"path": t.path, "group": t.group, "kind": t.kind} for t in layout.tables],
+        "skipped": [{"path": p, "why": why} for p, why in layout.skipped],
+    }
+
+
+def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
+                 progress: Progress | None, cancelled: Callable[[], bool] | None,
+                 batch_bytes: int) -> TraceIndex:
+    """Index several files into one index (tracks of each file qualified by its group)."""
+    tune_malloc()
+    diagnostics = Diagnostics()
+    builder = TraceBuilder(diagnostics)
+    grouped = len({t.group for t in timelines}) > 1
+    total = sum(s.size for s in sources)
+    done_before = 0
+    batches: list[BatchRecord] = []
+    batch_files: list[int] = []
+    next_ordinal = 0
+    metadata: dict[str, Any] = {}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for number, (source, timeline) in enumerate(zip(sources, timelines)):
+            builder.tracks.set_group(timeline.group if grouped else None)
+            builder.ref_base = next_ordinal  # events of all files number on
+            reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
+
+            def step(done: int, _total: int, events: int, base: int = done_before) -> None:
+                if progress is not None:
+                    progress(base + done, total, events)
+
+            try:
+                reader.read(builder.add_events, progress=step, cancelled=cancelled)
+            except NotATraceError as exc:
+                diagnostics.add("unreadable_file", 1, None, str(exc))
+                continue
+            batches += [BatchRecord(b.start, b.end, b.first_ordinal + next_ordinal, b.final)
+                        for b in reader.batches]
+            next_ordinal += reader.n_events
+            batch_files += [number] * len(reader.batches)
+            for key, value in _metadata(reader, source).items():
+                metadata.setdefault(key, value)
+            done_before += source.size
+        metadata["sources"] = [{"path": s.identity.path, "size": s.size,
+                                "compressed": s.compressed, "group": t.group, "kind": t.kind}
+                               for s, t in zip(sources, timelines)]
+        table = _batch_table(batches)
+        table["file"] = np.array(batch_files, np.int32)
+        return builder.build(metadata, table)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 def index_file(source: ByteSource, *, progress: Progress | None = None,

@@ -7,8 +7,6 @@ import os
 import pytest
 
 from proftui.core import load_trace
-from proftui.core.cache import cache_path
-from proftui.core.sources import FileIdentity
 
 from helpers import columns_equal, write_trace
 
@@ -49,7 +47,7 @@ def test_changed_file_is_indexed_again(tmp_path, cache_dir) -> None:
 def test_damaged_cache_is_rebuilt(tmp_path, cache_dir, damage) -> None:
     trace = write_trace(tmp_path / "t.json", EVENTS)
     good = load_trace(str(trace))
-    path = cache_path([FileIdentity.of(str(trace))])
+    [path] = cache_dir.glob("*.idx")
     data = path.read_bytes()
     if damage == "truncate":
         path.write_bytes(data[: len(data) // 2])

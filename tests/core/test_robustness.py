@@ -116,8 +116,8 @@ def test_not_a_trace(tmp_path, content, message) -> None:
 def test_unreadable_paths(tmp_path) -> None:
     with pytest.raises(ProftuiError, match="no such file"):
         load(tmp_path / "missing.json")
-    with pytest.raises(NotATraceError, match="is a directory"):
-        load(tmp_path)
+    with pytest.raises(NotATraceError, match="holds no trace or profiler output"):
+        load(tmp_path)  # an empty directory
 
 
 def test_gzip_truncated_and_corrupt(tmp_path) -> None:
