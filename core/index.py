@@ -165,6 +165,7 @@ class TraceIndex:
             "processes": processes,
             "other_tracks": others,
             "diagnostics": self.diagnostics.to_list(),
+            "profile": self.meta.get("profile"),
         }
 
     def _track_summary(self, t: int) -> dict[str, Any]:

@@ -166,7 +166,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
         has_msprof = any(os.path.basename(p).startswith("msprof_") for p in paths)
         for path in paths:
             name = os.path.basename(path)
-            if has_msprof and name.startswith(("task_time_", "hccl_")):
+            if has_msprof and name.startswith(("task_time_", "hccl_", "step_trace_")):
                 layout.skipped.append((path, "its events are in msprof_*.json too"))
                 continue
             digest = _digest(path)

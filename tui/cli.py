@@ -20,6 +20,7 @@ from proftui.tui.safe import safe
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 MAX_TRACKS_SHOWN = 200
+MAX_FILES_SHOWN = 20
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,11 +96,22 @@ def cmd_info(argv: list[str]) -> int:
 def info_lines(summary: dict[str, Any]) -> list[str]:
     """The `info` report as plain lines (all trace text escaped)."""
     lines = []
-    for src in summary["sources"]:
+    profile = summary.get("profile") or {}
+    if profile and profile.get("layouts") != ["trace file"]:
+        lines.append(f"profile    {safe(profile['root'])}")
+        lines.append(f"found      {', '.join(profile['layouts']) or 'nothing recognised'}")
+        if profile["groups"] and profile["groups"] != [""]:
+            lines.append(f"groups     {', '.join(safe(g) or '(top)' for g in profile['groups'])}")
+    for n, src in enumerate(summary["sources"]):
+        if n == MAX_FILES_SHOWN:
+            lines.append(f"           ... and {len(summary['sources']) - n} more (see --json)")
+            break
         gz = ", gzip" if src.get("compressed") else ""
-        lines.append(f"trace      {safe(src['path'])} ({fmt_count(src['size'])} bytes{gz})")
-    lines.append(f"format     {summary['format']} form, display unit "
-                 f"{summary['display_time_unit']}")
+        group = f" [{safe(src['group'])}]" if src.get("group") else ""
+        lines.append(f"trace      {safe(src['path'])} ({fmt_count(src['size'])} bytes{gz}){group}")
+    if summary["sources"]:
+        lines.append(f"format     {summary['format']} form, display unit "
+                     f"{summary['display_time_unit']}")
     lines.append(f"span       {fmt_duration(summary['duration_ns'])} "
                  f"(from {summary['start_ns']} ns to {summary['end_ns']} ns)")
     phases = ", ".join(f"{safe(k) or '(none)'} {fmt_count(v)}"
@@ -129,6 +141,15 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
     if shown > MAX_TRACKS_SHOWN:
         lines.append(f"  ... and {fmt_count(shown - MAX_TRACKS_SHOWN)} more tracks "
                      "(see --json)")
+    if profile.get("tables"):
+        lines.append(f"tables     {len(profile['tables'])}")
+        for table in profile["tables"]:
+            group = f" [{safe(table['group'])}]" if table["group"] else ""
+            lines.append(f"  {table['kind']:<28} {safe(_short(table['path'], profile))}{group}")
+    if profile.get("skipped"):
+        lines.append(f"not used   {len(profile['skipped'])}")
+        for item in profile["skipped"]:
+            lines.append(f"  {safe(_short(item['path'], profile))}: {safe(item['why'])}")
     if summary["diagnostics"]:
         lines.append("diagnostics")
         for d in summary["diagnostics"]:
@@ -138,6 +159,12 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
     else:
         lines.append("diagnostics none")
     return lines
+
+
+def _short(path: str, profile: dict[str, Any]) -> str:
+    """A path relative to the profile's root."""
+    root = profile.get("root") or ""
+    return path[len(root) + 1:] if root and path.startswith(root + "/") else path
 
 
 def track_contents(track: dict[str, Any]) -> str:
