@@ -25,6 +25,7 @@ _MSPROF = re.compile(r"^msprof(_\d+)*(_slice_(\d+))?(_\d{14})?\.json$")
 _OLD_TIMELINE = re.compile(r"^(msprof|step_trace|task_time|hccl)_(\d+)_(\d+)_(\d+)\.json$")
 _STAMP = re.compile(r"(_slice_\d+)?(_\d{14})?$")
 _OLD_SUMMARY = re.compile(r"_\d+_\d+_\d+$")
+_TRACE_SUFFIX = re.compile(r"(\.pt\.trace)?\.json(\.gz)?$|\.gz$")
 _RANK_DIR = re.compile(r"(?:^|_)rank_?(\d+)$")
 _NOT_TIMELINES = {
     "communication.json": "communication summary (not a timeline)",
@@ -177,7 +178,21 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
             seen_hashes[digest] = path
             layout.timelines.append(TimelineFile(path, _group_of(root, path),
                                                  name.split("_")[0]))
+    _split_workers(layout)
     layout.layouts = sorted(kinds) or (["summary tables only"] if layout.tables else [])
+
+
+def _split_workers(layout: ProfileLayout) -> None:
+    """Several whole traces in one group (Kineto workers side by side) are one group each."""
+    whole = [t for t in layout.timelines if t.kind in ("kineto", "chrome", "trace_view",
+                                                       "mindspore")]
+    count: dict[str, int] = {}
+    for t in whole:
+        count[t.group] = count.get(t.group, 0) + 1
+    for t in whole:
+        if count[t.group] > 1:
+            stem = _TRACE_SUFFIX.sub("", os.path.basename(t.path))
+            t.group = f"{t.group} / {stem}" if t.group else stem
 
 
 def _trace_kind(name: str) -> str | None:

@@ -1,0 +1,105 @@
+"""Profile directories: discovery of layouts, groups, stitched slices, and what is left out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from proftui.core import NotATraceError, load_trace
+from proftui.core.profile import discover
+
+
+def _trace(path: Path, events: list[dict], array: bool = True) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(events if array else {"traceEvents": events}))
+    return path
+
+
+def _x(name: str, ts: float, pid: int = 1, tid: int = 1, dur: float = 1) -> dict:
+    return {"ph": "X", "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+
+
+def _names(index) -> list[str]:
+    return [index.slice_name(i) for i in range(index.n_slices)]
+
+
+def test_cann8_slices_are_stitched_in_order(tmp_path) -> None:
+    out = tmp_path / "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA" / "mindstudio_profiler_output"
+    _trace(out / "msprof_slice_1_20260605161734.json", [_x("second", 20)])
+    _trace(out / "msprof_slice_0_20260605161734.json",
+           [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Ascend Hardware"}},
+            _x("first", 10)])
+    _trace(out / "msprof_tx_20260605161734.json", [_x("tx", 5)])
+    (out / "op_summary_20260605161737.csv").write_text("Device_id,OP Type\n0,MatMul\n")
+    (out / "op_statistic_slice_0_20260605161737.csv").write_text("OP Type,Count\nMatMul,1\n")
+    layout = discover(str(tmp_path))
+    assert [Path(t.path).name for t in layout.timelines] == [
+        "msprof_slice_0_20260605161734.json", "msprof_slice_1_20260605161734.json"]
+    assert sorted(t.kind for t in layout.tables) == ["op_statistic", "op_summary"]
+    assert [Path(p).name for p, _ in layout.skipped] == ["msprof_tx_20260605161734.json"]
+    index = load_trace(str(tmp_path), use_cache=False)
+    assert _names(index) == ["first", "second"]
+    assert index.process_label(0) == "Ascend Hardware (1)"  # one group: no prefix
+
+
+def test_devices_and_ranks_are_groups(tmp_path) -> None:
+    for rank in (0, 1):
+        root = tmp_path / f"host_{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+        _trace(root / "trace_view.json",
+               [{"ph": "M", "name": "process_name", "pid": 7, "args": {"name": "Python"}},
+                _x(f"op{rank}", 10 + rank, pid=7)])
+    layout = discover(str(tmp_path))
+    assert layout.groups == ["host_0_ascend_pt", "host_1_ascend_pt"]
+    index = load_trace(str(tmp_path), use_cache=False)
+    # the same pid in two ranks: two processes, each labelled with its rank
+    assert [index.process_label(p) for p in range(2)] == [
+        "host_0_ascend_pt: Python (7)", "host_1_ascend_pt: Python (7)"]
+    assert sorted(_names(index)) == ["op0", "op1"]
+    args = [index.slice_args(i) for i in range(index.n_slices)]
+    assert args == [None, None]
+
+
+def test_old_layout_duplicates_are_left_out(tmp_path) -> None:
+    timeline = tmp_path / "PROF_1" / "device_0" / "timeline"
+    for it in (1, 2):
+        _trace(timeline / f"msprof_0_2_{it}.json", [_x(f"iter{it}", it * 100)])
+        _trace(timeline / f"task_time_0_2_{it}.json", [_x("task", it * 100)])
+        _trace(timeline / f"step_trace_0_2_{it}.json", [_x("Iteration 1", 0, dur=500)])
+    layout = discover(str(tmp_path))
+    assert [Path(t.path).name for t in layout.timelines] == ["msprof_0_2_1.json",
+                                                             "msprof_0_2_2.json"]
+    reasons = {Path(p).name: why for p, why in layout.skipped}
+    assert reasons["task_time_0_2_1.json"] == "its events are in msprof_*.json too"
+    index = load_trace(str(tmp_path), use_cache=False)
+    assert _names(index) == ["iter1", "iter2"]
+    assert index.slice_args(1) is None and index.meta["profile"]["groups"] == [""]
+
+
+def test_an_unreadable_timeline_is_reported_and_the_rest_loads(tmp_path) -> None:
+    _trace(tmp_path / "a.pt.trace.json", [_x("good", 1)], array=False)
+    (tmp_path / "b.pt.trace.json").write_text("this is not json at all")
+    index = load_trace(str(tmp_path), use_cache=False)
+    assert _names(index) == ["good"]
+    assert index.diagnostics.count("unreadable_file") == 1
+
+
+def test_directory_with_nothing_recognisable(tmp_path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "data.json").write_text('{"a": 1}')
+    with pytest.raises(NotATraceError, match="holds no trace or profiler output"):
+        load_trace(str(tmp_path), use_cache=False)
+
+
+def test_profile_cache_follows_its_files(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "run"
+    _trace(root / "w0.pt.trace.json", [_x("a", 1)], array=False)
+    _trace(root / "w1.pt.trace.json", [_x("b", 2)], array=False)
+    assert load_trace(str(root)).n_slices == 2
+    again = load_trace(str(root))
+    assert again.meta["from_cache"] is True
+    assert again.meta["profile"]["groups"] == ["w0", "w1"]  # workers side by side: ranks
+    _trace(root / "w1.pt.trace.json", [_x("b", 2), _x("c", 3)], array=False)
+    assert load_trace(str(root)).n_slices == 3
