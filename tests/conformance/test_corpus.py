@@ -110,3 +110,49 @@ def test_kineto_2021_string_tids_join_their_threads() -> None:
     # X events there carry tid "1890023232" and flow starts tid 1890023232: one thread.
     index = _load(CORPUS / "kineto/resnet50_num_workers_0.pt.trace.json.gz")
     assert (index.col("flows.src_slice") >= 0).all()
+
+
+# -- profile directories ------------------------------------------------------------------------
+
+
+def test_old_layout_prof_directory() -> None:
+    root = CORPUS / "ascend/PROF_000001_20230818142704322_COJGGGCANRMICFBC"
+    index = _load(root)
+    profile = index.meta["profile"]
+    assert profile["layouts"] == ["msprof (old CANN device_N/timeline)"]
+    assert [Path(t["path"]).name for t in profile["timelines"]] == [
+        f"msprof_0_2_{i}.json" for i in range(1, 11)]
+    assert len(profile["skipped"]) == 30  # task_time, hccl and step_trace: inside msprof_*
+    assert _process_names(index) == ["CANN", "Ascend Hardware", "HCCL", "Overlap Analysis"]
+    labels = {index.track_label(t) for t in range(index.n_tracks)}
+    assert {"Stream 2", "Plane 0", "Step Trace(Model ID:2) (10036)"} <= labels
+    assert index.n_slices == 10838
+    stream = next(t for t in range(index.n_tracks) if index.track_label(t) == "Stream 2")
+    first = int(index.col("tracks.first_slice")[stream])
+    assert "Task Type" in index.slice_args(first)  # args read lazily from the right file
+
+
+def test_cann8_prof_directory() -> None:
+    index = _load(CORPUS / "ascend/PROF_000001_20260605161708478_FRJKORBPFMHQMGLA")
+    profile = index.meta["profile"]
+    assert sorted(t["kind"] for t in profile["tables"]) == [
+        "api_statistic", "op_statistic", "op_summary", "task_time"]
+    assert index.n_slices == 83
+
+
+def test_torch_npu_rank_without_trace_lists_its_tables() -> None:
+    index = _load(CORPUS / "ascend/torch_npu_rank_0")
+    profile = index.meta["profile"]
+    assert index.n_slices == 0 and profile["layouts"] == ["summary tables only"]
+    assert sorted(t["kind"] for t in profile["tables"]) == [
+        "kernel_details", "memory_record", "npu_module_mem", "operator_details",
+        "operator_memory", "step_trace_time"]
+    assert {Path(s["path"]).name for s in profile["skipped"]} == {
+        "profiler_info_0.json", "communication.json", "communication_matrix.json"}
+
+
+def test_kineto_folder_is_two_groups() -> None:
+    index = _load(CORPUS / "kineto")
+    assert index.meta["profile"]["groups"] == ["resnet50_num_workers_0",
+                                               "step_based_trace_2543932"]
+    assert index.n_slices == 54320 + 984
