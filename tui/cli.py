@@ -86,6 +86,7 @@ def cmd_info(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     index = _load(args)
     summary = index.summary()
+    _add_table_shapes(summary)
     if args.json:
         sys.stdout.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
@@ -112,6 +113,35 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
     if summary["sources"]:
         lines.append(f"format     {summary['format']} form, display unit "
                      f"{summary['display_time_unit']}")
+        lines += _timeline_lines(summary)
+    if profile.get("tables"):
+        lines.append(f"tables     {len(profile['tables'])}")
+        for table in profile["tables"]:
+            group = f" [{safe(table['group'])}]" if table["group"] else ""
+            shape = (f"{fmt_count(table['rows']):>9} rows x {len(table['columns']):<3}"
+                     if "rows" in table else table.get("error", ""))
+            lines.append(f"  {safe(table['kind']):<22} {shape} "
+                         f"{safe(_short(table['path'], profile))}{group}")
+            for problem in table.get("diagnostics", []):
+                lines.append(f"  {'':<22} {fmt_count(problem['count']):>9} {problem['message']}")
+    if profile.get("skipped"):
+        lines.append(f"not used   {len(profile['skipped'])}")
+        for item in profile["skipped"]:
+            lines.append(f"  {safe(_short(item['path'], profile))}: {safe(item['why'])}")
+    if summary["diagnostics"]:
+        lines.append("diagnostics")
+        for d in summary["diagnostics"]:
+            where = f" (first at byte {d['first_offset']})" if d["first_offset"] is not None else ""
+            detail = f": {safe(d['detail'])}" if d["detail"] else ""
+            lines.append(f"  {fmt_count(d['count']):>10}  {d['message']}{where}{detail}")
+    else:
+        lines.append("diagnostics none")
+    return lines
+
+
+def _timeline_lines(summary: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+
     lines.append(f"span       {fmt_duration(summary['duration_ns'])} "
                  f"(from {summary['start_ns']} ns to {summary['end_ns']} ns)")
     phases = ", ".join(f"{safe(k) or '(none)'} {fmt_count(v)}"
@@ -141,24 +171,24 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
     if shown > MAX_TRACKS_SHOWN:
         lines.append(f"  ... and {fmt_count(shown - MAX_TRACKS_SHOWN)} more tracks "
                      "(see --json)")
-    if profile.get("tables"):
-        lines.append(f"tables     {len(profile['tables'])}")
-        for table in profile["tables"]:
-            group = f" [{safe(table['group'])}]" if table["group"] else ""
-            lines.append(f"  {table['kind']:<28} {safe(_short(table['path'], profile))}{group}")
-    if profile.get("skipped"):
-        lines.append(f"not used   {len(profile['skipped'])}")
-        for item in profile["skipped"]:
-            lines.append(f"  {safe(_short(item['path'], profile))}: {safe(item['why'])}")
-    if summary["diagnostics"]:
-        lines.append("diagnostics")
-        for d in summary["diagnostics"]:
-            where = f" (first at byte {d['first_offset']})" if d["first_offset"] is not None else ""
-            detail = f": {safe(d['detail'])}" if d["detail"] else ""
-            lines.append(f"  {fmt_count(d['count']):>10}  {d['message']}{where}{detail}")
-    else:
-        lines.append("diagnostics none")
     return lines
+
+
+def _add_table_shapes(summary: dict[str, Any]) -> None:
+    """Read the profile's summary CSVs and note their rows, columns and problems."""
+    from proftui.core.errors import ProftuiError
+    from proftui.core.importers.csv_summary import read_table
+
+    for entry in (summary.get("profile") or {}).get("tables", []):
+        try:
+            table = read_table(entry["path"], entry["kind"])
+        except ProftuiError as exc:
+            entry["error"] = str(exc)
+            continue
+        entry["rows"] = table.n_rows
+        entry["columns"] = [{"header": c.header, "kind": c.kind, "unit": c.unit}
+                            for c in table.columns]
+        entry["diagnostics"] = table.diagnostics.to_list()
 
 
 def _short(path: str, profile: dict[str, Any]) -> str:
