@@ -156,3 +156,31 @@ def test_kineto_folder_is_two_groups() -> None:
     assert index.meta["profile"]["groups"] == ["resnet50_num_workers_0",
                                                "step_based_trace_2543932"]
     assert index.n_slices == 54320 + 984
+
+
+TABLE_ROWS = {
+    "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA/mindstudio_profiler_output/"
+    "op_summary_20260605161737.csv": 3,
+    "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA/mindstudio_profiler_output/"
+    "op_statistic_20260605161737.csv": 1,
+    "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA/mindstudio_profiler_output/"
+    "api_statistic_20260605161737.csv": 31,
+    "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA/mindstudio_profiler_output/"
+    "task_time_20260605161737.csv": 7,
+    "torch_npu_rank_0/ASCEND_PROFILER_OUTPUT/kernel_details.csv": 21,
+    "torch_npu_rank_0/ASCEND_PROFILER_OUTPUT/memory_record.csv": 11,
+    "torch_npu_rank_0/ASCEND_PROFILER_OUTPUT/npu_module_mem.csv": 78,
+    "torch_npu_rank_0/ASCEND_PROFILER_OUTPUT/operator_details.csv": 2,
+    "torch_npu_rank_0/ASCEND_PROFILER_OUTPUT/operator_memory.csv": 28,
+    "torch_npu_rank_0/ASCEND_PROFILER_OUTPUT/step_trace_time.csv": 1,
+    "torch_npu_trace_view/kernel_details.csv": 29,
+}
+
+
+@pytest.mark.parametrize("name,rows", TABLE_ROWS.items(), ids=lambda v: str(v)[-30:])
+def test_corpus_table_rows(name, rows) -> None:
+    from proftui.core.importers.csv_summary import read_table
+
+    table = read_table(str(CORPUS / "ascend" / name))
+    assert table.n_rows == rows
+    assert all(len(c.values) == rows for c in table.columns)
