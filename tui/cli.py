@@ -86,7 +86,8 @@ def cmd_info(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     index = _load(args)
     summary = index.summary()
-    _add_table_shapes(summary)
+    tables = _add_table_shapes(summary)
+    summary["iterations"] = _iterations_summary(index, tables)
     if args.json:
         sys.stdout.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
@@ -114,6 +115,8 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"format     {summary['format']} form, display unit "
                      f"{summary['display_time_unit']}")
         lines += _timeline_lines(summary)
+    if "iterations" in summary:
+        lines += _iteration_lines(summary["iterations"])
     if profile.get("tables"):
         lines.append(f"tables     {len(profile['tables'])}")
         for table in profile["tables"]:
@@ -174,21 +177,48 @@ def _timeline_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _add_table_shapes(summary: dict[str, Any]) -> None:
+def _add_table_shapes(summary: dict[str, Any]) -> list:
     """Read the profile's summary CSVs and note their rows, columns and problems."""
     from proftui.core.errors import ProftuiError
     from proftui.core.importers.csv_summary import read_table
 
+    tables = []
     for entry in (summary.get("profile") or {}).get("tables", []):
         try:
             table = read_table(entry["path"], entry["kind"])
         except ProftuiError as exc:
             entry["error"] = str(exc)
             continue
+        tables.append(table)
         entry["rows"] = table.n_rows
         entry["columns"] = [{"header": c.header, "kind": c.kind, "unit": c.unit}
                             for c in table.columns]
         entry["diagnostics"] = table.diagnostics.to_list()
+    return tables
+
+
+def _iterations_summary(index: Any, tables: list) -> dict[str, Any]:
+    from proftui.core.iterations import find_iterations
+
+    found = find_iterations(index, tables)
+    return {"source": found.source if found.items else None,
+            "items": [{"group": it.group, "number": it.number, "start_ns": it.start_ns,
+                       "dur_ns": it.dur_ns, "parts_ns": it.parts} for it in found.items]}
+
+
+def _iteration_lines(iterations: dict[str, Any]) -> list[str]:
+    items = iterations["items"]
+    if not items:
+        return ["iterations none found"]
+    timed = [it for it in items if it["dur_ns"] >= 0]
+    line = f"iterations {len(items)} (from {iterations['source']})"
+    if timed:
+        durations = sorted(it["dur_ns"] for it in timed)
+        slowest = max(timed, key=lambda it: it["dur_ns"])
+        group = f" of {safe(slowest['group'])}" if slowest["group"] else ""
+        line += (f"; median {fmt_duration(durations[len(durations) // 2])}, slowest "
+                 f"#{slowest['number']}{group} {fmt_duration(slowest['dur_ns'])}")
+    return [line]
 
 
 def _short(path: str, profile: dict[str, Any]) -> str:
