@@ -18,7 +18,7 @@ import numpy as np
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 
-_STEP = re.compile(r"^Profil(?:er)?Step#(\d+)")
+_STEP = re.compile(r"^Profil(?:er|e)Step#(\d+)")  # Kineto and torch_npu; Paddle
 _ITERATION = re.compile(r"^Iteration (\d+)$")
 _PARTS = {"FP_BP Time": "FP+BP", "Iteration Refresh": "iteration refresh"}
 # step_trace_time.csv columns shown as the breakdown (µs), when present.

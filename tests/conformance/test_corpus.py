@@ -184,3 +184,22 @@ def test_corpus_table_rows(name, rows) -> None:
     table = read_table(str(CORPUS / "ascend" / name))
     assert table.n_rows == rows
     assert all(len(c.values) == rows for c in table.columns)
+
+
+@pytest.mark.parametrize("name,count,source", [
+    ("ascend/PROF_000001_20230818142704322_COJGGGCANRMICFBC", 10, "msprof step trace"),
+    ("ascend/torch_npu_trace_view", 1, "ProfilerStep#N annotations"),
+    ("ascend/torch_npu_rank_0", 1, "step_trace_time.csv"),
+    ("kineto", 6, "ProfilerStep#N annotations"),
+])
+def test_corpus_iterations(name, count, source) -> None:
+    from proftui.core.importers.csv_summary import read_table
+    from proftui.core.iterations import find_iterations
+
+    index = _load(CORPUS / name)
+    tables = [read_table(t["path"], t["kind"]) for t in index.meta["profile"]["tables"]]
+    found = find_iterations(index, tables)
+    assert (found.source, len(found.items)) == (source, count)
+    if name.endswith("COJGGGCANRMICFBC"):  # Iteration Time(ns) of iteration 1, from its args
+        first = found.items[0]
+        assert first.dur_ns == 47587810 and first.parts["FP+BP"] == 4236100
