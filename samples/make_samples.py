@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Regenerate the bundled sample profiles (deterministic): `python samples/make_samples.py`.
 
+ascend_cann8/, ascend_old_layout/ and torch_npu/ come from ascend_samples.py (one simulated
+run in the layouts msprof and torch_npu write).
+
 kineto_demo.pt.trace.json: a PyTorch-profiler (Kineto) style trace of a small training run:
 eight ProfilerStep#N iterations on the main thread with nested cpu_op / cuda_runtime slices, a
 backward pass on the autograd thread, GPU kernels on two streams joined to their launches by
@@ -122,16 +125,31 @@ def kineto_demo() -> dict:
             "traceEvents": meta + events, "traceName": "kineto_demo.pt.trace.json"}
 
 
-def main() -> None:
-    path = HERE / "kineto_demo.pt.trace.json"
+def write_all(out: Path) -> None:
+    """Write every sample profile under `out`."""
+    import shutil
+    import sys
+
+    sys.path.insert(0, str(HERE))
+    import ascend_samples
+
+    for name, write in (("ascend_cann8", ascend_samples.cann8),
+                        ("ascend_old_layout", ascend_samples.old_layout),
+                        ("torch_npu", ascend_samples.torch_npu)):
+        shutil.rmtree(out / name, ignore_errors=True)
+        write(out / name)
     trace = kineto_demo()
-    with open(path, "w", encoding="utf-8") as f:
+    with open(out / "kineto_demo.pt.trace.json", "w", encoding="utf-8") as f:
         f.write('{\n  "schemaVersion": 1,\n  "displayTimeUnit": "ms",\n')
         f.write(f'  "distributedInfo": {json.dumps(trace["distributedInfo"])},\n')
         f.write('  "traceEvents": [\n')
         f.write(",\n".join("  " + json.dumps(ev) for ev in trace["traceEvents"]))
         f.write(f'\n  ],\n  "traceName": {json.dumps(trace["traceName"])}\n}}\n')
-    print(f"wrote {path}")
+
+
+def main() -> None:
+    write_all(HERE)
+    print(f"wrote the samples under {HERE}")
 
 
 if __name__ == "__main__":
