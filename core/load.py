@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import subprocess
@@ -19,7 +18,7 @@ from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import NotATraceError, ProftuiError
 from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
 from proftui.core.index import TraceIndex
-from proftui.core.memory import tune_malloc
+from proftui.core.memory import indexing
 from proftui.core.profile import ProfileLayout, TimelineFile, discover
 from proftui.core.sources import ByteSource
 
@@ -92,7 +91,6 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                  progress: Progress | None, cancelled: Callable[[], bool] | None,
                  batch_bytes: int) -> TraceIndex:
     """Index several files into one index (tracks of each file qualified by its group)."""
-    tune_malloc()
     diagnostics = Diagnostics()
     builder = TraceBuilder(diagnostics)
     grouped = len({t.group for t in timelines}) > 1
@@ -102,9 +100,7 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     batch_files: list[int] = []
     next_ordinal = 0
     metadata: dict[str, Any] = {}
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with indexing():
         for number, (source, timeline) in enumerate(zip(sources, timelines)):
             builder.tracks.set_group(timeline.group if grouped else None)
             builder.ref_base = next_ordinal  # events of all files number on
@@ -114,6 +110,7 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                 if progress is not None:
                     progress(base + done, total, events)
 
+            done_before += source.size
             try:
                 reader.read(builder.add_events, progress=step, cancelled=cancelled)
             except NotATraceError as exc:
@@ -125,16 +122,12 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
             batch_files += [number] * len(reader.batches)
             for key, value in _metadata(reader, source).items():
                 metadata.setdefault(key, value)
-            done_before += source.size
         metadata["sources"] = [{"path": s.identity.path, "size": s.size,
                                 "compressed": s.compressed, "group": t.group, "kind": t.kind}
                                for s, t in zip(sources, timelines)]
         table = _batch_table(batches)
         table["file"] = np.array(batch_files, np.int32)
         return builder.build(metadata, table)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def index_file(source: ByteSource, *, progress: Progress | None = None,
@@ -148,10 +141,7 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
     if workers is None:
         workers = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else (os.cpu_count() or 1))
-    tune_malloc()
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # no reference cycles are made while indexing; the collector only costs time
-    try:
+    with indexing():
         if workers > 1 and not source.compressed and source.size >= PARALLEL_MIN_BYTES:
             index = _index_parallel(source, progress, cancelled, batch_bytes)
             if index is not None:
@@ -161,9 +151,6 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
         builder = TraceBuilder(diagnostics)
         reader.read(builder.add_events, progress=progress, cancelled=cancelled)
         return builder.build(_metadata(reader, source), _batch_table(reader.batches))
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 PARALLEL_MIN_BYTES = 192 << 20  # below this, starting a second interpreter costs more than it saves
@@ -226,14 +213,13 @@ def _index_region() -> None:
     Arguments: path, start offset, batch bytes. Writes the pickled builder state to stdout.
     """
     path, start, batch_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    tune_malloc()
-    gc.disable()
     try:
         source = ByteSource(path)
         diagnostics = Diagnostics()
         reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
         builder = TraceBuilder(diagnostics)
-        reader.read(builder.add_events, region=(start, None))
+        with indexing():
+            reader.read(builder.add_events, region=(start, None))
         result = {"state": builder.state(), "batches": reader.batches,
                   "metadata": reader.metadata, "n_events": reader.n_events}
     except Exception as exc:  # reported to the parent, which then indexes alone
