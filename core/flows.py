@@ -17,6 +17,12 @@ def flow_ids(ids: list[Any], intern: Callable[[list[Any]], np.ndarray],
     """Flow ids as (number, 0) when integral, else (0, interned text); exact beyond 2^53."""
     n = len(ids)
     num = np.zeros(n, np.int64)
+    if n and isinstance(ids[0], str):
+        try:  # the usual string ids ("141733920768"): digits only, parsed in one go
+            if "".join(ids).isdigit():
+                return np.array(ids, dtype=np.int64), np.zeros(n, np.int32)
+        except (TypeError, ValueError, OverflowError):
+            pass
     try:
         arr = np.array(ids)
     except (OverflowError, ValueError, TypeError):
