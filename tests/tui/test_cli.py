@@ -101,3 +101,19 @@ def test_info_on_the_bundled_sample(capsys) -> None:
     out = capsys.readouterr().out
     assert "thread 41207 (python)" in out and "stream 7" in out
     assert "diagnostics none" in out
+
+
+def test_info_on_a_profile_directory(capsys) -> None:
+    sample = SAMPLE.parent / "torch_npu"
+    assert main(["info", "--no-cache", str(sample)]) == 0
+    out = capsys.readouterr().out
+    assert "found      torch_npu (ASCEND_PROFILER_OUTPUT)" in out
+    assert "iterations 6 (from ProfilerStep#N annotations)" in out and "slowest #4" in out
+    assert "kernel_details                72 rows x 11" in out
+    assert "profiler_info_0.json: profiler run information (not a timeline)" in out
+    assert main(["info", "--json", "--no-cache", str(sample)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [t["kind"] for t in data["profile"]["tables"]] == [
+        "kernel_details", "op_statistic", "step_trace_time"]
+    steps = data["iterations"]["items"]
+    assert steps[0]["parts_ns"]["computing"] > 0 and len(steps) == 6
