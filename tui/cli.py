@@ -34,7 +34,8 @@ def _parser(command: str, description: str, examples: str) -> _Parser:
     parser = _Parser(
         prog=f"proftui {command}".strip(), description=description,
         epilog=f"examples:\n{examples}", formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("path", help="a Chrome-trace JSON file (.json or .json.gz)")
+    parser.add_argument("path", help="a trace file (.json, .json.gz) or a profile directory "
+                                     "(PROF_XXX, *_ascend_pt, a folder of ranks)")
     parser.add_argument("--no-cache", action="store_true",
                         help="index the file afresh; do not read or write the cache")
     return parser
@@ -78,9 +79,11 @@ def _load(args: argparse.Namespace, show_progress: bool = True):
 
 
 def cmd_info(argv: list[str]) -> int:
-    parser = _parser("info", "Print what a trace holds: processes, threads, event counts by "
-                     "phase, time span and import diagnostics.",
+    parser = _parser("info", "Print what a trace or profile holds: processes, threads, event "
+                     "counts by phase, time span, iterations, summary tables, files not used "
+                     "and import diagnostics.",
                      "  proftui info trace.json\n"
+                     "  proftui info PROF_000001_20260605161708478_FRJKORBPFMHQMGLA\n"
                      "  proftui info --json run.pt.trace.json.gz | jq .slices")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
@@ -273,8 +276,8 @@ def cmd_open(argv: list[str]) -> int:
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {"info": cmd_info, "index": cmd_index}
 
-USAGE = f"""usage: proftui PATH                 open a trace in the terminal viewer
-       proftui info PATH [--json]     what the trace holds, and import diagnostics
+USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
+       proftui info PATH [--json]     what it holds: tracks, iterations, tables, problems
        proftui index PATH             build the cache (with a progress bar)
        proftui --version
 
