@@ -87,10 +87,9 @@ def cmd_info(argv: list[str]) -> int:
                      "  proftui info --json run.pt.trace.json.gz | jq .slices")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
-    index = _load(args)
-    summary = index.summary()
-    tables = _add_table_shapes(summary)
-    summary["iterations"] = _iterations_summary(index, tables)
+    from proftui.core.overview import overview
+
+    summary = overview(_load(args))
     if args.json:
         sys.stdout.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
@@ -178,35 +177,6 @@ def _timeline_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"  ... and {fmt_count(shown - MAX_TRACKS_SHOWN)} more tracks "
                      "(see --json)")
     return lines
-
-
-def _add_table_shapes(summary: dict[str, Any]) -> list:
-    """Read the profile's summary CSVs and note their rows, columns and problems."""
-    from proftui.core.errors import ProftuiError
-    from proftui.core.importers.csv_summary import read_table
-
-    tables = []
-    for entry in (summary.get("profile") or {}).get("tables", []):
-        try:
-            table = read_table(entry["path"], entry["kind"])
-        except ProftuiError as exc:
-            entry["error"] = str(exc)
-            continue
-        tables.append(table)
-        entry["rows"] = table.n_rows
-        entry["columns"] = [{"header": c.header, "kind": c.kind, "unit": c.unit}
-                            for c in table.columns]
-        entry["diagnostics"] = table.diagnostics.to_list()
-    return tables
-
-
-def _iterations_summary(index: Any, tables: list) -> dict[str, Any]:
-    from proftui.core.iterations import find_iterations
-
-    found = find_iterations(index, tables)
-    return {"source": found.source if found.items else None,
-            "items": [{"group": it.group, "number": it.number, "start_ns": it.start_ns,
-                       "dur_ns": it.dur_ns, "parts_ns": it.parts} for it in found.items]}
 
 
 def _iteration_lines(iterations: dict[str, Any]) -> list[str]:

@@ -69,3 +69,16 @@ async def test_not_a_trace_is_a_readable_message(tmp_path) -> None:
         assert app.index is None
         assert "is not a JSON trace" in app.error
         assert "Cannot open this trace" in str(app.query_one("#status", Static).render())
+
+
+async def test_profile_directory_lists_iterations_and_tables() -> None:
+    app = ProftuiApp(str(SAMPLE.parent / "ascend_cann8"))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        labels = _labels(app.query_one(Tree))
+        assert "Iterations (6, from step_trace CSV)" in labels
+        slow = [label for label in labels if label.endswith("<- slowest")]
+        assert len(slow) == 1 and slow[0].startswith("#4  5.54 ms")
+        assert "op_statistic  10 rows x 9 columns" in labels
+        assert "Stream 3  12 slices in 1 rows" in labels

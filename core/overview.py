@@ -1,0 +1,43 @@
+"""An overview of an opened trace or profile: the index summary, its tables and iterations.
+
+Plain data (what `proftui info` prints and the app lists); reading the summary CSVs and finding
+iterations happen here, so that callers run it off the UI thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from proftui.core.errors import ProftuiError
+from proftui.core.importers.csv_summary import Table, read_table
+from proftui.core.index import TraceIndex
+from proftui.core.iterations import find_iterations
+
+
+def overview(index: TraceIndex) -> dict[str, Any]:
+    """`index.summary()` with each table's shape and problems, and the iterations."""
+    summary = index.summary()
+    tables = _read_tables(summary)
+    found = find_iterations(index, tables)
+    summary["iterations"] = {
+        "source": found.source if found.items else None,
+        "items": [{"group": it.group, "number": it.number, "start_ns": it.start_ns,
+                   "dur_ns": it.dur_ns, "parts_ns": it.parts} for it in found.items]}
+    return summary
+
+
+def _read_tables(summary: dict[str, Any]) -> list[Table]:
+    """Read the profile's summary CSVs; note rows, columns and problems in their entries."""
+    tables = []
+    for entry in (summary.get("profile") or {}).get("tables", []):
+        try:
+            table = read_table(entry["path"], entry["kind"])
+        except ProftuiError as exc:
+            entry["error"] = str(exc)
+            continue
+        tables.append(table)
+        entry["rows"] = table.n_rows
+        entry["columns"] = [{"header": c.header, "kind": c.kind, "unit": c.unit}
+                            for c in table.columns]
+        entry["diagnostics"] = table.diagnostics.to_list()
+    return tables
