@@ -17,6 +17,7 @@ import numpy as np
 
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
+from proftui.core.strings import StringTable
 
 _STEP = re.compile(r"^Profil(?:er|e)Step#(\d+)")  # Kineto and torch_npu; Paddle
 _ITERATION = re.compile(r"^Iteration (\d+)$")
@@ -66,6 +67,17 @@ def find_iterations(index: TraceIndex, tables: list[Table] = ()) -> Iterations: 
     return found
 
 
+_NEEDLES = {_STEP.pattern: "Step#", _ITERATION.pattern: "Iteration "}
+
+
+def _candidates(strings: StringTable, pattern: re.Pattern) -> list[int]:
+    """Ids of strings that may match `pattern`: those holding its literal part."""
+    needle = _NEEDLES.get(pattern.pattern)
+    if needle is None:  # the breakdown names: both literals
+        return strings.ids_containing("FP_BP Time") + strings.ids_containing("Iteration Refresh")
+    return strings.ids_containing(needle)
+
+
 def _groups_of_slices(index: TraceIndex, rows: np.ndarray) -> list[str]:
     a, s = index.arrays, index.strings
     process = a["tracks.process"][a["slices.track"][rows]]
@@ -76,7 +88,8 @@ def _groups_of_slices(index: TraceIndex, rows: np.ndarray) -> list[str]:
 def _from_slices(index: TraceIndex, pattern: re.Pattern, source: str,
                  prefer_cpu: bool) -> Iterations:
     s = index.strings
-    ids = {i: int(m.group(1)) for i in range(len(s)) if (m := pattern.match(s[i]))}
+    ids = {i: int(m.group(1)) for i in _candidates(s, pattern)
+           if (m := pattern.match(s[i]))}
     if not ids:
         return Iterations(source, [])
     names = index.arrays["slices.name"]
@@ -106,7 +119,7 @@ def _add_slice_parts(index: TraceIndex, found: Iterations) -> None:
     s = index.strings
     by_key = {(it.group, it.number): it for it in found.items}
     pattern = re.compile(r"^(" + "|".join(map(re.escape, _PARTS)) + r") (\d+)$")
-    ids = {i: m for i in range(len(s)) if (m := pattern.match(s[i]))}
+    ids = {i: m for i in _candidates(s, pattern) if (m := pattern.match(s[i]))}
     if not ids:
         return
     names = index.arrays["slices.name"]

@@ -90,5 +90,16 @@ class StringTable:
             self._lookup = {self[i]: i for i in range(len(self))}
         return self._lookup.get(text, -1)
 
+    def ids_containing(self, needle: str) -> list[int]:
+        """Ids of the strings that contain `needle`, found by one scan of the blob."""
+        blob = bytes(self._blob)
+        key = needle.encode("utf-8")
+        hits, at = [], blob.find(key)
+        while at >= 0:
+            sid = int(np.searchsorted(self.offsets, at, side="right")) - 1
+            hits.append(sid)
+            at = blob.find(key, max(int(self.offsets[sid + 1]), at + 1))
+        return hits
+
     def all(self) -> list[str]:
         return [self[i] for i in range(len(self))]
