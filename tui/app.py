@@ -100,9 +100,14 @@ class ProftuiApp(App[None]):
         n_problems = index.diagnostics.total
         problems = (f"; {fmt_count(n_problems)} import problems (D to show)" if n_problems
                     else "; no import problems")
-        self.query_one("#status", Static).update(
-            f"{fmt_count(summary['slices'])} slices over {fmt_duration(summary['duration_ns'])}, "
-            f"{len(summary['processes'])} processes{problems}")
+        tables = (summary.get("profile") or {}).get("tables", [])
+        if summary["sources"]:
+            status = (f"{fmt_count(summary['slices'])} slices over "
+                      f"{fmt_duration(summary['duration_ns'])}, "
+                      f"{len(summary['processes'])} processes{problems}")
+        else:
+            status = f"No timeline in this profile; {len(tables)} summary tables{problems}"
+        self.query_one("#status", Static).update(status)
         tree = self.query_one(Tree)
         tree.clear()
         tree.root.set_label(safe(self.path))
@@ -116,7 +121,6 @@ class ProftuiApp(App[None]):
                 node.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
         for track in summary["other_tracks"]:
             tree.root.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
-        tables = (summary.get("profile") or {}).get("tables", [])
         if tables:
             node = tree.root.add(f"Summary tables ({len(tables)})", expand=True)
             for table in tables:
