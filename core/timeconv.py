@@ -182,17 +182,18 @@ def _one(value: Any) -> int | None:
     if isinstance(value, str):
         if not value.isascii():  # Decimal would take other scripts' digits
             return None
-        whole, dot, decimals = value.strip().partition(".")
-        if (dot and len(whole) >= _DOUBLE_DIGITS and whole.isdigit() and decimals.isdigit()
-                and len(decimals) != 3):  # a double's shortest text: read as that double
-            return int(_double_ns(np.array([int(whole)]), np.array([int(decimals)]),
-                                  len(decimals))[0])
         try:
             d = Decimal(value.strip())
         except (InvalidOperation, ValueError):
             return None
         if not d.is_finite() or abs(d) > _MAX_US:
             return None
+        whole, dot, decimals = value.strip().partition(".")
+        if (dot and len(whole) >= _DOUBLE_DIGITS and whole.isdigit() and decimals.isdigit()
+                and len(decimals) not in (0, 3) and len(decimals) <= 18):
+            # a double's shortest text: read as that double
+            return int(_double_ns(np.array([int(whole)]), np.array([int(decimals)]),
+                                  len(decimals))[0])
         return int((d * 1000).to_integral_value(rounding="ROUND_HALF_UP"))
     return None
 

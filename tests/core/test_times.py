@@ -42,3 +42,10 @@ def test_vectorised_agrees_with_exact_path() -> None:
     ns, ok = us_to_ns(texts)
     assert ok.all()
     assert ns.tolist() == [one_us_to_ns(t) for t in texts]
+
+
+def test_huge_texts_are_refused_not_crashing() -> None:
+    # found by the fuzz loop: a double-looking text beyond int64 nanoseconds
+    assert one_us_to_ns("99999999999999999999999.5") is None
+    ns, ok = us_to_ns(["99999999999999999999999.5", "1.5"])
+    assert ok.tolist() == [False, True] and ns[1] == 1500
