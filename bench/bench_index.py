@@ -1,214 +1,421 @@
 #!/usr/bin/env python3
-"""Indexing benchmark: proftui's streaming index against `orjson.loads`, side by side.
+"""Indexing benchmark: proftui's index against `orjson.loads` of the same file, side by side.
 
-Generates Kineto-like and msprof-like traces with ../shared/bench/gen_trace.py (kept between
-runs), then measures each in fresh processes: index throughput on one core and on two, peak
-memory, the cache's size per slice and the time to reopen it, and the same file through
-`orjson.loads` as the baseline. Figures are printed as ratios against that baseline, measured in
-the same run, because absolute times drift on shared machines. A benchmark, not a test.
+Generates Kineto-like and msprof-like Chrome traces with ../shared/bench/gen_trace.py (kept in
+the work directory and reused while the generator and its arguments are unchanged), plus a
+gzip variant of the 100 MB Kineto-like trace (of the smallest size when 100 is not among
+--sizes), then measures every file in fresh processes:
 
-    python bench/bench_index.py                 # 100 MB and 1 GB (generating takes minutes)
-    python bench/bench_index.py --quick         # 20 MB, a smoke run
-    python bench/bench_index.py --sizes 100 --json figures.json
+(a) `index_file(ByteSource(path))` cold (no cache), in one process and with the default
+    workers (two processes on a machine with two cores, for large plain files): wall time,
+    MB/s of decompressed JSON, whole-process peak RSS (`ru_maxrss`) and the RSS right after
+    imports;
+(b) the baseline `orjson.loads(open(path, "rb").read())` (gzip: decompressed first): time and
+    peak RSS, and our speed and memory as ratios against it (skipped above 1.5 GB);
+(c) the cache: built by `load_trace(use_cache=True)` into a temporary PROFTUI_CACHE_DIR, its
+    size per slice, and the `load_trace` call that reopens it in a fresh process (median of 5).
+
+Absolute times drift on shared machines, so the table gives ratios against the baseline
+measured in the same run, next to the targets of ../shared/PERF.md. A benchmark, not a test.
+
+    python bench/bench_index.py                  # 100 MB and 1000 MB (generating takes minutes)
+    python bench/bench_index.py --quick          # 20 MB only, a smoke run
+    python bench/bench_index.py --sizes 100 --no-baseline --json figures.json
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 REPO = Path(__file__).resolve().parents[1]
-GENERATOR = REPO.parent / "shared" / "bench" / "gen_trace.py"
+DEFAULT_GENERATOR = REPO.parent / "shared" / "bench" / "gen_trace.py"
+DEFAULT_DIR = "/tmp/proftui-bench"
+MB = 10**6
+MiB = 1 << 20
+BASELINE_LIMIT = 1.5e9  # decompressed bytes; orjson.loads needs ~7.5x the file in memory
+REOPEN_RUNS = 5
+PER_INTERVALS = 10_000_000
 
-# PERF.md targets, for the table.
-TARGETS = {"kineto": "≥200 (1 core) / ≥280 (2) MB/s", "msprof": "≥140 / ≥200 MB/s",
-           "gzip": "≥150 MB/s decompressed"}
+# --------------------------------------------------------------------------------------------
+# Child programs. Each runs in a fresh interpreter and prints one JSON object on its last line.
+# Peak RSS is the whole process: ru_maxrss (KiB on Linux), nothing subtracted.
+# --------------------------------------------------------------------------------------------
+_PRELUDE = """
+import json, resource, sys, time
+def rss(who=resource.RUSAGE_SELF):
+    return resource.getrusage(who).ru_maxrss * 1024
+"""
 
-# Child programs; each prints one JSON object. Peak RSS is the whole process (ru_maxrss).
-_RSS = ("import resource; "
-        "peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024; "
-        "kids = lambda: resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024; ")
-ORJSON = _RSS + """
-import gzip, json, sys, time, orjson
+INDEX_CHILD = _PRELUDE + """
+from proftui.core.load import index_file
+from proftui.core.sources import ByteSource
+path, workers = sys.argv[1], sys.argv[2]
+after_imports = rss()
+t0 = time.perf_counter()
+ix = index_file(ByteSource(path), workers=None if workers == "default" else int(workers))
+seconds = time.perf_counter() - t0
+print(json.dumps({"seconds": seconds, "peak": rss(), "after_imports": after_imports,
+                  "worker_peak": rss(resource.RUSAGE_CHILDREN), "slices": ix.n_slices}))
+"""
+
+ORJSON_CHILD = _PRELUDE + """
+import gzip, orjson
 path = sys.argv[1]
-base = peak()
-t = time.perf_counter()
+after_imports = rss()
+t0 = time.perf_counter()
 with open(path, "rb") as f:
     data = f.read()
 if data[:2] == b"\\x1f\\x8b":
     data = gzip.decompress(data)
 doc = orjson.loads(data)
-elapsed = time.perf_counter() - t
-print(json.dumps({"seconds": elapsed, "peak": peak(), "base": base, "bytes": len(data)}))
+seconds = time.perf_counter() - t0
+print(json.dumps({"seconds": seconds, "peak": rss(), "after_imports": after_imports}))
 """
-INDEX = _RSS + """
-import json, sys, time
-from proftui.core.load import index_file
-from proftui.core.sources import ByteSource
-path, workers = sys.argv[1], int(sys.argv[2])
-base = peak()
-t = time.perf_counter()
-index = index_file(ByteSource(path), workers=workers)
-elapsed = time.perf_counter() - t
-print(json.dumps({"seconds": elapsed, "peak": peak(), "children": kids(), "base": base,
-                  "slices": index.n_slices}))
+
+BUILD_CACHE_CHILD = _PRELUDE + """
+import os
+from proftui.core.load import load_trace
+ix = load_trace(sys.argv[1], use_cache=True)
+path = ix.meta.get("cache_path")
+if path is None:
+    raise SystemExit("no cache written: " + str(ix.meta.get("cache_error")))
+slice_bytes = sum(a.nbytes for k, a in ix.arrays.items() if k.startswith("slices."))
+print(json.dumps({"path": path, "size": os.path.getsize(path), "slices": ix.n_slices,
+                  "slice_column_bytes": slice_bytes}))
 """
-BUILD_CACHE = """
-import json, os, sys
-from proftui.core import load_trace
-index = load_trace(sys.argv[1])
-print(json.dumps({"path": index.meta["cache_path"], "slices": index.n_slices,
-                  "intervals": index.n_slices + len(index.col("instants.ts"))
-                  + len(index.col("flows.src_slice")),
-                  "size": os.path.getsize(index.meta["cache_path"])}))
-"""
-REOPEN = """
-import json, sys, time
-from proftui.core import load_trace
-t = time.perf_counter()
-index = load_trace(sys.argv[1])
-elapsed = time.perf_counter() - t
-assert index.meta.get("from_cache")
-print(json.dumps({"seconds": elapsed}))
+
+REOPEN_CHILD = _PRELUDE + """
+from proftui.core.load import load_trace
+t0 = time.perf_counter()
+ix = load_trace(sys.argv[1], use_cache=True)
+seconds = time.perf_counter() - t0
+if not ix.meta.get("from_cache"):
+    raise SystemExit("the index was not reopened from the cache")
+print(json.dumps({"seconds": seconds}))
 """
 
 
-def run_child(code: str, *args: str, env: dict | None = None) -> dict:
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                         env=env, check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+# --------------------------------------------------------------------------------------------
+# Figures
+# --------------------------------------------------------------------------------------------
+@dataclass
+class IndexRun:
+    seconds: float
+    peak: int  # bytes, whole process
+    after_imports: int  # bytes, ru_maxrss right after imports
+    worker_peak: int  # bytes, the second process (0 when none ran)
+    slices: int
+
+
+@dataclass
+class Baseline:
+    seconds: float
+    peak: int
+    after_imports: int
+
+
+@dataclass
+class CacheFigures:
+    path: str
+    size: int
+    slices: int
+    slice_column_bytes: int
+    reopen_seconds: list[float] = field(default_factory=list)
+
+    @property
+    def bytes_per_slice(self) -> float:
+        return self.size / max(self.slices, 1)
+
+    @property
+    def reopen_ms(self) -> float:
+        return statistics.median(self.reopen_seconds) * 1e3
+
+    @property
+    def reopen_ms_per_10m(self) -> float:
+        """Linear extrapolation to 10 M intervals (pessimistic: the arrays are mmapped)."""
+        return self.reopen_ms * PER_INTERVALS / max(self.slices, 1)
+
+
+@dataclass
+class FileFigures:
+    name: str
+    kind: str  # "kineto", "msprof" or "gzip"
+    disk_bytes: int
+    data_bytes: int  # decompressed
+    one: IndexRun  # workers=1
+    default: IndexRun  # workers=None (what the app uses)
+    baseline: Baseline | None
+    cache: CacheFigures
+    run_seconds: dict[str, list[float]] = field(default_factory=dict)  # every run, for spread
+
+    def mb_s(self, run: IndexRun) -> float:
+        return self.data_bytes / run.seconds / MB
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["mb_s_one"] = self.mb_s(self.one)
+        out["mb_s_default"] = self.mb_s(self.default)
+        out["peak_over_size_one"] = self.one.peak / self.data_bytes
+        out["peak_over_size_default"] = (self.default.peak + self.default.worker_peak) \
+            / self.data_bytes
+        if self.baseline:
+            out["orjson_mb_s"] = self.data_bytes / self.baseline.seconds / MB
+            out["x_faster_than_orjson_one"] = self.baseline.seconds / self.one.seconds
+            out["x_faster_than_orjson_default"] = self.baseline.seconds / self.default.seconds
+            out["peak_over_orjson_peak"] = self.one.peak / self.baseline.peak
+        out["cache"]["bytes_per_slice"] = self.cache.bytes_per_slice
+        out["cache"]["reopen_ms"] = self.cache.reopen_ms
+        out["cache"]["reopen_ms_per_10m"] = self.cache.reopen_ms_per_10m
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# Running things
+# --------------------------------------------------------------------------------------------
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_child(code: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+R = TypeVar("R", IndexRun, Baseline)
+
+
+def median(runs: list[R]) -> R:
+    """The run with the median time (shared machines are noisy)."""
+    return sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
+
+
+def measure_cache(path: Path) -> CacheFigures:
+    with tempfile.TemporaryDirectory(prefix="proftui-bench-cache-") as cache_dir:
+        env = {**os.environ, "PROFTUI_CACHE_DIR": cache_dir}
+        figures = CacheFigures(**run_child(BUILD_CACHE_CHILD, str(path), env=env))
+        figures.reopen_seconds = [run_child(REOPEN_CHILD, str(path), env=env)["seconds"]
+                                  for _ in range(REOPEN_RUNS)]
+    return figures
+
+
+def decompressed_size(path: Path) -> int:
+    """Bytes of JSON in the file, inflated in bounded pieces (keeps this process small)."""
+    with open(path, "rb") as f:
+        if f.read(2) != b"\x1f\x8b":
+            return path.stat().st_size
+    total = 0
+    with gzip.open(path, "rb") as f:
+        while piece := f.read(MiB):
+            total += len(piece)
+    return total
+
+
+def measure(path: Path, kind: str, repeat: int, baseline: bool) -> FileFigures:
+    """All figures of one file. Index and baseline runs alternate, so drift hits both."""
+    data_bytes = decompressed_size(path)
+    baseline = baseline and data_bytes <= BASELINE_LIMIT
+    one: list[IndexRun] = []
+    default: list[IndexRun] = []
+    refs: list[Baseline] = []
+    for round_ in range(1, repeat + 1):
+        log(f"{path.name}: round {round_}/{repeat}: index_file 1p, default"
+            + (", orjson.loads" if baseline else ""))
+        one.append(IndexRun(**run_child(INDEX_CHILD, str(path), "1")))
+        default.append(IndexRun(**run_child(INDEX_CHILD, str(path), "default")))
+        if baseline:
+            refs.append(Baseline(**run_child(ORJSON_CHILD, str(path))))
+    log(f"{path.name}: cache build and reopen")
+    cache = measure_cache(path)
+    seconds = {"one": [r.seconds for r in one], "default": [r.seconds for r in default],
+               "orjson": [r.seconds for r in refs]}
+    return FileFigures(path.name, kind, path.stat().st_size, data_bytes, median(one),
+                       median(default), median(refs) if refs else None, cache, seconds)
+
+
+# --------------------------------------------------------------------------------------------
+# Workloads
+# --------------------------------------------------------------------------------------------
+def generator_args(kind: str, mb: int, gz: bool) -> list[str]:
+    return ["--mb", str(mb)] + (["--msprof"] if kind == "msprof" else []) \
+        + (["--gzip"] if gz else [])
 
 
 def generate(generator: Path, workdir: Path, kind: str, mb: int, gz: bool = False) -> Path:
-    name = f"{kind}_{mb}mb.json" + (".gz" if gz else "")
-    path = workdir / name
-    if not path.exists():
-        cmd = [sys.executable, str(generator), "--mb", str(mb), "-o", str(path)]
-        if kind == "msprof":
-            cmd.append("--msprof")
-        if gz:
-            cmd.append("--gzip")
-        print(f"generating {name} ...", file=sys.stderr, flush=True)
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    """The trace file, generated once; reused while the generator and arguments match."""
+    path = workdir / (f"{kind}_{mb}mb.json" + (".gz" if gz else ""))
+    stamp_path = path.with_name(path.name + ".gen")
+    stamp = json.dumps({"generator_sha256": hashlib.sha256(generator.read_bytes()).hexdigest(),
+                        "args": generator_args(kind, mb, gz)})
+    if path.exists() and stamp_path.exists() and stamp_path.read_text() == stamp:
+        return path
+    log(f"generating {path.name} ...")
+    partial = path.with_name(path.name + ".partial")
+    subprocess.run([sys.executable, str(generator), *generator_args(kind, mb, gz),
+                    "-o", str(partial)], check=True, stdout=subprocess.DEVNULL)
+    os.replace(partial, path)  # replaces a stale file (or symlink) only once complete
+    stamp_path.write_text(stamp)
     return path
 
 
-def median_run(code: str, *args: str, repeat: int) -> dict:
-    """The run with the median time of `repeat` runs (shared machines are noisy)."""
-    runs = sorted((run_child(code, *args) for _ in range(repeat)), key=lambda r: r["seconds"])
-    return runs[len(runs) // 2]
+def workloads(generator: Path, workdir: Path, sizes: list[int]) -> list[tuple[Path, str]]:
+    files = [(generate(generator, workdir, kind, mb), kind)
+             for mb in sizes for kind in ("kineto", "msprof")]
+    gz_mb = 100 if 100 in sizes else min(sizes)
+    files.append((generate(generator, workdir, "kineto", gz_mb, gz=True), "gzip"))
+    return files
 
 
-def measure(path: Path, label: str, baseline: bool, repeat: int) -> dict:
-    size = path.stat().st_size
-    fig: dict = {"file": path.name, "kind": label, "size": size}
-    one = median_run(INDEX, str(path), "1", repeat=repeat)
-    two = median_run(INDEX, str(path), "2", repeat=repeat)
-    ref = run_child(ORJSON, str(path)) if baseline else None
-    data_bytes = ref["bytes"] if ref else _decompressed_size(path)
-    fig.update({
-        "bytes": data_bytes,
-        "slices": one["slices"],
-        "mb_s_1": data_bytes / one["seconds"] / 1e6,
-        "mb_s_2": data_bytes / two["seconds"] / 1e6,
-        "peak_1": one["peak"],
-        "peak_2": two["peak"],
-        "peak_2_worker": two["children"],
-        "base_rss": one["base"],
-    })
-    if ref:
-        fig.update({
-            "orjson_mb_s": data_bytes / ref["seconds"] / 1e6,
-            "orjson_peak": ref["peak"],
-            "speed_vs_orjson_1": ref["seconds"] / one["seconds"],
-            "speed_vs_orjson_2": ref["seconds"] / two["seconds"],
-            "memory_vs_orjson": one["peak"] / ref["peak"],
-        })
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "PROFTUI_CACHE_DIR": cache}
-        built = run_child(BUILD_CACHE, str(path), env=env)
-        reopen = [run_child(REOPEN, str(path), env=env)["seconds"] for _ in range(5)]
-    fig.update({
-        "cache_bytes_per_slice": built["size"] / max(built["slices"], 1),
-        "cache_bytes_per_interval": built["size"] / max(built["intervals"], 1),
-        "reopen_ms": statistics.median(reopen) * 1e3,
-    })
-    return fig
+# --------------------------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------------------------
+SPEED_TARGET = {"kineto": ">=200 / >=280", "msprof": ">=140 / >=200", "gzip": ">=150"}
 
 
-def _decompressed_size(path: Path) -> int:
-    if path.read_bytes()[:2] != b"\x1f\x8b":
-        return path.stat().st_size
-    import gzip
-    with gzip.open(path, "rb") as f:
-        return sum(len(chunk) for chunk in iter(lambda: f.read(1 << 24), b""))
+def peak_target(data_bytes: int) -> str:
+    if data_bytes >= 1e9:
+        return "<=0.60x"
+    if data_bytes <= 1.2e8:
+        return f"<=120 MB ({120e6 / data_bytes:.2f}x)" if data_bytes >= 9e7 else "-"
+    return "-"
 
 
-def print_table(figures: list[dict]) -> None:
-    head = (f"{'file':<22}{'MB':>6}{'slices':>10}{'MB/s 1c':>9}{'MB/s 2c':>9}{'orjson':>8}"
-            f"{'x orjson':>10}{'peak/size':>10}{'mem/orjson':>11}{'B/slice':>9}"
-            f"{'B/item':>8}{'reopen':>9}")
-    print(head)
-    print("-" * len(head))
-    for f in figures:
-        ref = "orjson_mb_s" in f
-        print(f"{f['file']:<22}{f['bytes'] / 1e6:>6.0f}{f['slices']:>10,}{f['mb_s_1']:>9.0f}"
-              f"{f['mb_s_2']:>9.0f}"
-              f"{(format(f['orjson_mb_s'], '.0f') if ref else '-'):>8}"
-              f"{(format(f['speed_vs_orjson_1'], '.1f') + 'x' if ref else '-'):>10}"
-              f"{f['peak_1'] / f['bytes']:>9.2f}x"
-              f"{(format(f['memory_vs_orjson'], '.2f') + 'x' if ref else '-'):>11}"
-              f"{f['cache_bytes_per_slice']:>9.1f}{f['cache_bytes_per_interval']:>8.1f}"
-              f"{f['reopen_ms']:>7.1f}ms")
-    print()
-    print("MB/s: decompressed JSON bytes per second of index_file, median of --repeat runs (1c:")
-    print("one process; 2c: the file's halves in two processes). x orjson: orjson.loads time /")
-    print("our 1-core time.")
-    print("peak/size: whole-process peak RSS of the 1-core run / file bytes (2-core runs: see")
-    print("--json, parent and worker separately). mem/orjson: our peak / orjson.loads' peak.")
-    print("B/slice: cache file bytes per slice; B/item: per slice, instant and flow edge.")
-    print("reopen: median of 5 load_trace calls from the cache, after imports (the arrays are")
-    print("memory-mapped, so this does not grow with the number of slices).")
-    print("Targets (../shared/PERF.md): " + "; ".join(f"{k} {v}" for k, v in TARGETS.items())
-          + "; peak <= 0.6x at >= 1 GB; >= 4x orjson at <= 1/10 its memory; reopen <= 20 ms"
-          " per 10 M; cache <= 40 B per interval.")
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
 
 
-def main() -> int:
+def mib(n: float) -> str:
+    return f"{n / MiB:.0f}"
+
+
+def indexing_table(figs: list[FileFigures]) -> str:
+    rows = []
+    for f in figs:
+        two = f.default.worker_peak > 0
+        rows.append([
+            f.name, f"{f.data_bytes / MB:.0f}", f"{f.one.slices:,}",
+            f"{f.one.seconds:.2f}", f"{f.mb_s(f.one):.0f}",
+            f"{f.default.seconds:.2f}", f"{f.mb_s(f.default):.0f}" + ("" if two else "*"),
+            SPEED_TARGET[f.kind],
+            mib(f.one.after_imports), mib(f.one.peak), f"{f.one.peak / f.data_bytes:.2f}x",
+            (f"{mib(f.default.peak)}+{mib(f.default.worker_peak)}" if two else "-"),
+            peak_target(f.data_bytes),
+        ])
+    return table(["file", "MB", "slices", "1p s", "1p MB/s", "dflt s", "dflt MB/s",
+                  "target MB/s 1p/2p", "imports MiB", "1p peak MiB", "1p peak/size",
+                  "2p peak MiB", "target peak"], rows)
+
+
+def baseline_table(figs: list[FileFigures]) -> str:
+    rows = []
+    for f in figs:
+        b = f.baseline
+        if b is None:
+            rows.append([f.name] + ["skipped"] + ["-"] * 7)
+            continue
+        rows.append([
+            f.name, f"{b.seconds:.2f}", f"{f.data_bytes / b.seconds / MB:.0f}",
+            mib(b.after_imports), mib(b.peak), f"{b.peak / f.data_bytes:.2f}x",
+            f"{b.seconds / f.one.seconds:.1f}x", f"{b.seconds / f.default.seconds:.1f}x",
+            f"{f.one.peak / b.peak:.3f}",
+        ])
+    return table(["file", "orjson s", "orjson MB/s", "imports MiB", "peak MiB", "peak/size",
+                  "x faster 1p", "x faster dflt", "our/orjson peak"], rows) \
+        + "\n  target: >= 4x faster with <= 0.100 of its peak memory"
+
+
+def cache_table(figs: list[FileFigures]) -> str:
+    rows = []
+    for f in figs:
+        c = f.cache
+        rows.append([
+            f.name, f"{c.slices:,}", f"{c.size / MB:.1f}", f"{c.bytes_per_slice:.1f}",
+            f"{c.slice_column_bytes / max(c.slices, 1):.1f}", f"{c.reopen_ms:.2f}",
+            f"{c.reopen_ms_per_10m:.1f}",
+        ])
+    return table(["file", "slices", "cache MB", "B/slice", "slice cols B/slice",
+                  "reopen ms", "reopen ms/10M"], rows) \
+        + "\n  target: <= 40 B per interval (+ level-of-detail <= 50 % of that);" \
+        " reopen <= 20 ms for 10 M intervals"
+
+
+INDEXING_NOTE = """\
+Indexing: index_file(ByteSource(path)), cold, no cache; fresh processes, median of --repeat.
+1p = workers=1; dflt = default workers (* = it ran in one process: the file is compressed or
+below the split threshold). MB = 10**6 decompressed bytes. Peak = whole-process ru_maxrss;
+2p peak = parent + worker. 'imports' = ru_maxrss right after the imports."""
+
+BASELINE_NOTE = """\
+Baseline: orjson.loads(open(path,'rb').read()) (gzip: gzip.decompress first); fresh processes,
+median of --repeat runs alternating with ours; skipped above 1.5 GB or with --no-baseline.
+x faster = orjson time / our time; our/orjson peak = our 1p peak / orjson peak."""
+
+CACHE_NOTE = f"""\
+Cache: built by load_trace(use_cache=True); B/slice = cache file bytes / slices. Reopen =
+the load_trace call only, fresh process after imports, median of {REOPEN_RUNS}; ms/10M = linear
+extrapolation to 10 M intervals (pessimistic: the arrays are memory-mapped)."""
+
+
+def report(figs: list[FileFigures]) -> str:
+    floor = (f"This benchmark's own process peaked at {mib(own_peak())} MiB: on Linux a child's "
+             "ru_maxrss\nstarts from the RSS of the process that spawned it, a floor for the "
+             "peaks above.")
+    return "\n\n".join([INDEXING_NOTE, indexing_table(figs), BASELINE_NOTE, baseline_table(figs),
+                        CACHE_NOTE, cache_table(figs), floor])
+
+
+def own_peak() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+# --------------------------------------------------------------------------------------------
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="100,1000", help="sizes in MB (default 100,1000)")
-    parser.add_argument("--dir", default="/tmp/proftui-bench", help="where traces are kept")
-    parser.add_argument("--gen", default=str(GENERATOR), help="path of gen_trace.py")
-    parser.add_argument("--quick", action="store_true", help="20 MB only")
+    parser.add_argument("--sizes", default="100,1000",
+                        help="comma-separated sizes in MB (default 100,1000)")
+    parser.add_argument("--quick", action="store_true", help="20 MB only: a smoke run")
+    parser.add_argument("--dir", default=DEFAULT_DIR, help=f"work directory ({DEFAULT_DIR})")
+    parser.add_argument("--gen", default=str(DEFAULT_GENERATOR), help="path of gen_trace.py")
     parser.add_argument("--no-baseline", action="store_true", help="skip orjson.loads")
     parser.add_argument("--repeat", type=int, default=3,
-                        help="runs of each index measurement; the median is kept (default 3)")
-    parser.add_argument("--json", help="also write the figures to this file")
-    args = parser.parse_args()
+                        help="rounds of fresh-process index and orjson runs, medians kept (3)")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     generator = Path(args.gen)
-    if not generator.exists():
-        parser.error(f"{generator} not found (pass --gen)")
+    if not generator.is_file():
+        sys.exit(f"{generator} not found (pass --gen)")
     workdir = Path(args.dir)
     workdir.mkdir(parents=True, exist_ok=True)
-    sizes = [20] if args.quick else [int(s) for s in args.sizes.split(",")]
-    figures = []
-    for mb in sizes:
-        for kind in ("kineto", "msprof"):
-            path = generate(generator, workdir, kind, mb)
-            baseline = not args.no_baseline and path.stat().st_size <= 1.5e9
-            figures.append(measure(path, kind, baseline, args.repeat))
-            print(f"measured {path.name}", file=sys.stderr, flush=True)
-    gz = generate(generator, workdir, "kineto", min(sizes), gz=True)
-    figures.append(measure(gz, "gzip", not args.no_baseline, args.repeat))
-    print_table(figures)
+    sizes = [20] if args.quick else [int(s) for s in args.sizes.split(",") if s.strip()]
+    figs = [measure(path, kind, args.repeat, not args.no_baseline)
+            for path, kind in workloads(generator, workdir, sizes)]
+    print(report(figs))
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2))
+        Path(args.json).write_text(json.dumps([f.to_json() for f in figs], indent=2))
     return 0
 
 

@@ -8,6 +8,7 @@ on lanes, binds flows and hands frozen arrays to :class:`~proftui.core.index.Tra
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -280,8 +281,7 @@ class TraceBuilder:
         if ts is None:
             self.diagnostics.add("bad_timestamp", 1, offset)
             return
-        values = [(k, v) for k, v in args.items()
-                  if isinstance(v, (int, float)) and not isinstance(v, bool)
+        values = [(k, x) for k, v in args.items() if (x := _counter_value(v)) is not None
                   ] if isinstance(args, dict) else []
         if not values:
             self.diagnostics.add("bad_counter", 1, offset, json_text(ev.name)[:40])
@@ -292,7 +292,8 @@ class TraceBuilder:
         c = self._counters
         track = self.tracks[(PROCESS_TRACK, token(ev.pid), None)]
         for key, value in values:
-            series_name = name if len(values) == 1 and key in ("value", name) else f"{name} {key}"
+            # by the key alone: a series keeps its name whatever else an event carries
+            series_name = name if key in ("value", name) else f"{name} {key}"
             skey = (track, series_name)
             sid = c.series.get(skey)
             if sid is None:
@@ -301,7 +302,7 @@ class TraceBuilder:
                 c.series_name.append(self.strings[series_name])
             c.sample_series.append(sid)
             c.sample_ts.append(ts)
-            c.sample_value.append(float(value))
+            c.sample_value.append(value)
             c.sample_ref.append(ref)
 
     def _add_metadata(self, ev: Event, offset: int) -> None:
@@ -328,10 +329,9 @@ class TraceBuilder:
                 meta.labels = json_text(value)
         else:
             value = args.get("sort_index")
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                meta.sort_index = int(value)
-            elif isinstance(value, str) and value.lstrip("-").isdigit():
-                meta.sort_index = int(value)
+            sort_index = _sort_index(value)
+            if sort_index is not None:
+                meta.sort_index = sort_index
             else:
                 self.diagnostics.add("bad_metadata", 1, offset, f"{kind}: {json_text(value)[:30]}")
 
@@ -511,6 +511,31 @@ class TraceBuilder:
         }
 
 _CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
+
+
+def _counter_value(value: Any) -> float | None:
+    """A counter sample's value as float, or None if it is not a JSON number a float holds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond float range
+        return None
+
+
+_INT_TEXT = re.compile(r"-?[0-9]+")
+_INT64 = range(-2**63, 2**63)
+
+
+def _sort_index(value: Any) -> int | None:
+    """An M event's sort_index (a number or integer text) as int64, or None if unusable."""
+    if isinstance(value, str) and _INT_TEXT.fullmatch(value):
+        value = int(value)
+    elif isinstance(value, float) and math.isfinite(value):
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value in _INT64:
+        return value
+    return None
 
 
 def _durations_ns(values: list[float | None]) -> tuple[np.ndarray, np.ndarray]:

@@ -14,34 +14,72 @@ from proftui.core.tracks import id_token
 
 def flow_ids(ids: list[Any], intern: Callable[[list[Any]], np.ndarray],
              ) -> tuple[np.ndarray, np.ndarray]:
-    """Flow ids as (number, 0) when integral, else (0, interned text); exact beyond 2^53."""
+    """Flow ids as (number, 0) when integral, else (0, interned text); exact beyond 2^53.
+
+    A JSON integer or a string of ASCII digits inside int64 is a number. Each id is
+    classified on its own, never by what else its batch holds: the points of one flow are
+    matched across batches, so the same id must get the same key in all of them.
+    """
     n = len(ids)
-    num = np.zeros(n, np.int64)
     if n and isinstance(ids[0], str):
         try:  # the usual string ids ("141733920768"): digits only, parsed in one go
-            if "".join(ids).isdigit():
+            joined = "".join(ids)
+            if joined.isascii() and joined.isdigit():
                 return np.array(ids, dtype=np.int64), np.zeros(n, np.int32)
         except (TypeError, ValueError, OverflowError):
             pass
     try:
         arr = np.array(ids)
     except (OverflowError, ValueError, TypeError):
-        arr = np.array([id_token(i) for i in ids])
-    if arr.dtype.kind == "i" and arr.ndim == 1:
-        return arr.astype(np.int64), np.zeros(n, np.int32)
-    if arr.dtype.kind == "U" and arr.ndim == 1:
-        digits = np.char.str_len(arr)
-        numeric = np.char.isdigit(arr) & ((digits <= 18) | (
-            (digits == 19) & (arr <= "9223372036854775807")))  # inside int64
-        if numeric.all():
+        arr = None
+    if arr is not None and arr.ndim == 1:
+        if arr.dtype.kind == "i":  # integers only
             return arr.astype(np.int64), np.zeros(n, np.int32)
-        num[numeric] = arr[numeric].astype(np.int64)
-        text = np.zeros(n, np.int32)
-        rest = np.flatnonzero(~numeric)
+        # Strings only (numbers mixed in would have been turned into text here).
+        if arr.dtype.kind == "U" and all(type(i) is str for i in ids):
+            try:
+                ascii_ids = arr.astype("S")
+            except UnicodeEncodeError:  # other scripts' digits are not numbers: one by one
+                pass
+            else:
+                return _string_ids(ascii_ids, ids, intern)
+    num = np.zeros(n, np.int64)
+    text = np.zeros(n, np.int32)
+    rest = []
+    for i, value in enumerate(ids):
+        number = _id_number(value)
+        if number is None:
+            rest.append(i)
+        else:
+            num[i] = number
+    if rest:
         text[rest] = intern([ids[i] if isinstance(ids[i], str) else id_token(ids[i])
-                                   for i in rest.tolist()])
-        return num, text
-    return num, intern([id_token(i) for i in ids])
+                             for i in rest])
+    return num, text
+
+
+def _string_ids(arr: np.ndarray, ids: list[str], intern: Callable[[list[Any]], np.ndarray],
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """flow_ids of ASCII strings (`arr`, a bytes array of `ids`), vectorised."""
+    digits = np.char.str_len(arr)
+    numeric = np.char.isdigit(arr) & ((digits <= 18) | (
+        (digits == 19) & (arr <= b"9223372036854775807")))  # inside int64
+    num = np.zeros(len(ids), np.int64)
+    num[numeric] = arr[numeric].astype(np.int64)
+    text = np.zeros(len(ids), np.int32)
+    rest = np.flatnonzero(~numeric)
+    if len(rest):
+        text[rest] = intern([ids[i] for i in rest.tolist()])
+    return num, text
+
+
+def _id_number(value: Any) -> int | None:
+    """One id as a number (an integer or ASCII digits inside int64), else None."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and -2**63 <= value < 2**63:
+        return value
+    return None
 
 
 def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],

@@ -267,4 +267,5 @@ def _name_groups(layout: ProfileLayout) -> None:
 
 
 def _natural(text: str) -> list:
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+    # isdecimal, not isdigit: "²" is a digit that int() refuses and \d does not match.
+    return [int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", text)]

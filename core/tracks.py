@@ -151,7 +151,8 @@ def _thread_sort(threads: dict[tuple, Meta], key: tuple) -> int:
 
 def norm_id(value: Any) -> Any:
     """A pid or tid as a key: integers as int (also when written as a decimal string)."""
-    if isinstance(value, str) and value.isdigit() and len(value) < 20 and (
+    # ASCII only: str.isdigit() also accepts digits int() refuses ("²").
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20 and (
             value == "0" or value[0] != "0"):
         return int(value)
     if isinstance(value, float) and value.is_integer():

@@ -46,8 +46,8 @@ def columns_equal(a: TraceIndex, b: TraceIndex) -> bool:
         if key.startswith("batches."):
             continue
         x, y = a.arrays[key], b.arrays[key]
-        if key.split(".")[-1] in ("name", "cat", "pid", "tid", "labels", "series_name",
-                                  "flow_name", "flow_cat", "flow_id_str"):
+        if key.split(".")[-1] in ("name", "cat", "pid", "tid", "labels", "group", "cname",
+                                  "series_name", "flow_name", "flow_cat", "flow_id_str"):
             if [a.strings[i] for i in x] != [b.strings[i] for i in y]:
                 return False
         elif x.tolist() != y.tolist():
