@@ -1,65 +1,145 @@
-"""The Textual app: loads a trace in a worker (with progress and cancel) and shows what it holds.
+"""The Textual app: loads a trace in a worker (with progress and cancel) and explores it.
 
-This first screen lists the iterations, processes and tracks with their contents, the summary
-tables of a profile, the time span and the import diagnostics; the zoomable timeline comes
-next (issue "The timeline screen").
+The screen is the timeline with a details pane for the selected slice below it; the overview
+(iterations, processes, summary tables) and the import diagnostics are a key away, as are
+search (`/`, `n`, `N`) and going to an iteration (`g`).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from typing import Any
 
-from textual import work
-from textual.app import App, ComposeResult
+import orjson
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.widgets import Footer, Header, ProgressBar, Static, Tree
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Input, ProgressBar, Static, Tree
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.overview import overview
+from proftui.core.rows import RowIndex, rows_for
+from proftui.core.search import compile_pattern, find_slices
+from proftui.core.slice_info import SliceInfo, describe_slice
+from proftui.themes import DEFAULT_THEME, THEMES, palette_for
 from proftui.tui.cli import info_lines, track_contents
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.safe import safe
+from proftui.tui.timeline import IterationMark, Timeline
+
+MAX_ARGS_CHARS = 2000
+
+
+class HelpScreen(ModalScreen[None]):
+    """The key map."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Static { width: auto; max-width: 90%; height: auto; max-height: 90%;
+                          border: round $primary; padding: 0 1; background: $surface; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(KEYS_HELP, markup=False)
+
+
+KEYS_HELP = """proftui keys
+
+  w / s        zoom in / out around the cursor      wheel: zoom at the mouse
+  a / d        pan left / right                     drag: pan
+  , / .        move the cursor one cell             click: select (gutter: collapse)
+  left/right   previous / next slice in the row
+  up/down      line up / down (keeps a selection at the cursor's time)
+  PgUp/PgDn    a page of lines up / down
+  Enter        select the slice at the cursor       Esc   clear the selection
+  f            fit the selection                    0     show everything
+  > / <        jump to the slice a flow leads to / comes from
+  c  p  h  H   collapse process, pin track, hide track, show hidden tracks
+  /  n  N      search names (/regex/ for a regular expression), next, previous
+  g            go to an iteration (by number)
+  i  o  D      details pane, overview (iterations, tables), import diagnostics
+  T            next theme                           ctrl+p  command palette
+  ?            this help                            q     quit
+"""
 
 
 class ProftuiApp(App[None]):
-    """proftui's terminal app for one trace."""
+    """proftui's terminal app for one trace or profile."""
 
     TITLE = "proftui"
     CSS = """
-    #status { height: auto; padding: 0 1; }
+    #status { height: 1; padding: 0 1; background: $panel; }
     #progress { padding: 0 1; }
-    #tracks { height: 1fr; }
+    #main { height: 1fr; }
+    #details { height: 8; padding: 0 1; border-top: solid $panel; }
+    #details.hidden { display: none; }
+    #overview { height: 1fr; display: none; }
+    #overview.shown { display: block; }
     #diagnostics { height: auto; max-height: 50%; padding: 0 1; display: none; }
     #diagnostics.shown { display: block; }
+    #prompt { display: none; }
+    #prompt.shown { display: block; }
     """
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("escape", "cancel_load", "Cancel load", show=False),
+        Binding("slash", "search", "Search"),
+        Binding("n", "next_match(1)", "Next match", show=False),
+        Binding("N", "next_match(-1)", "Previous match", show=False),
+        Binding("g", "goto_iteration", "Iteration"),
+        Binding("i", "toggle_details", "Details", show=False),
+        Binding("o", "toggle_overview", "Overview"),
         Binding("D", "toggle_diagnostics", "Diagnostics"),
+        Binding("T", "next_theme", "Theme", show=False),
+        Binding("question_mark", "help", "Keys"),
     ]
 
-    def __init__(self, path: str, use_cache: bool = True) -> None:
+    def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME) -> None:
         super().__init__()
         self.path = path
         self.use_cache = use_cache
         self.index: TraceIndex | None = None
+        self.rows: RowIndex | None = None
+        self.summary: dict[str, Any] | None = None
         self.error: str | None = None
+        self.first_paint_s: float | None = None
+        self.match_count = 0
+        self._prompt_mode = ""
         self._cancel = threading.Event()
         self._started = time.monotonic()
+        for textual_theme, _ in THEMES.values():
+            self.register_theme(textual_theme)
+        self.theme = theme
 
     def compose(self) -> ComposeResult:
-        yield Header()
         yield Static(f"Opening {safe(self.path)} ...", id="status", markup=False)
         yield ProgressBar(id="progress", show_eta=True)
-        yield Tree("trace", id="tracks")
+        with Vertical(id="main"):
+            yield Timeline(id="timeline")
+            yield Tree("trace", id="overview")
+        yield Static("", id="details", markup=False)
         yield Static("", id="diagnostics", markup=False)
+        yield Prompt(id="prompt")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = safe(self.path)
+        self.watch_theme(self.theme)
         self.load_index()
+
+    def watch_theme(self, theme: str) -> None:
+        if not self.screen_stack:  # set in __init__: on_mount applies it
+            return
+        dark = self.current_theme.dark if self.current_theme is not None else True
+        for timeline in self.query(Timeline):
+            timeline.set_palette(palette_for(theme, dark))
+
+    # -- loading --------------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True)
     def load_index(self) -> None:
@@ -67,13 +147,14 @@ class ProftuiApp(App[None]):
         try:
             index = load_trace(self.path, use_cache=self.use_cache,
                                progress=self._report_progress, cancelled=self._cancel.is_set)
+            rows = rows_for(index)
             summary = overview(index)
         except Cancelled:
             self.call_from_thread(self._show_status, "Loading cancelled (press q to quit).")
         except ProftuiError as exc:
             self.call_from_thread(self._show_error, str(exc))
         else:
-            self.call_from_thread(self._show_index, index, summary)
+            self.call_from_thread(self._show_index, index, rows, summary)
 
     def _report_progress(self, done: int, total: int, events: int) -> None:
         self.call_from_thread(self._update_progress, done, total, events)
@@ -81,33 +162,57 @@ class ProftuiApp(App[None]):
     def _update_progress(self, done: int, total: int, events: int) -> None:
         self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
         elapsed = max(time.monotonic() - self._started, 1e-3)
-        self.query_one("#status", Static).update(
-            f"Indexing {safe(self.path)}: {done / 1e6:,.0f} of {total / 1e6:,.0f} MB, "
-            f"{fmt_count(events)} events, {done / 1e6 / elapsed:,.0f} MB/s (Esc cancels)")
+        self._status(f"Indexing {safe(self.path)}: {done / 1e6:,.0f} of {total / 1e6:,.0f} MB, "
+                     f"{fmt_count(events)} events, {done / 1e6 / elapsed:,.0f} MB/s (Esc cancels)")
+
+    def _status(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
 
     def _show_status(self, message: str) -> None:
         self.query_one(ProgressBar).display = False
-        self.query_one("#status", Static).update(message)
+        self._status(message)
 
     def _show_error(self, message: str) -> None:
         self.error = message
         self.query_one(ProgressBar).display = False
-        self.query_one("#status", Static).update(f"Cannot open this trace: {safe(message)}")
+        self._status(f"Cannot open this trace: {safe(message)}")
 
-    def _show_index(self, index: TraceIndex, summary: dict[str, Any]) -> None:
-        self.index = index
+    def _show_index(self, index: TraceIndex, rows: RowIndex, summary: dict[str, Any]) -> None:
+        self.index, self.rows, self.summary = index, rows, summary
         self.query_one(ProgressBar).display = False
-        n_problems = index.diagnostics.total
-        problems = (f"; {fmt_count(n_problems)} import problems (D to show)" if n_problems
+        self._status(self._overview_status())
+        self._fill_overview(summary)
+        diag = [line for line in info_lines(summary) if line.startswith(("diagnostics", "  "))]
+        start = next((i for i, line in enumerate(diag) if line.startswith("diagnostics")), 0)
+        self.query_one("#diagnostics", Static).update("\n".join(diag[start:]))
+        timeline = self.query_one(Timeline)
+        if summary["sources"]:
+            marks = [IterationMark(it["number"], it["start_ns"], it["start_ns"] + it["dur_ns"])
+                     for it in summary["iterations"]["items"] if it["dur_ns"] >= 0]
+            timeline.show(index, rows, marks)
+            timeline.focus()
+            self.call_after_refresh(self._painted)
+        else:
+            timeline.display = False
+            self.query_one("#overview").add_class("shown")
+        self._show_details(None)
+
+    def _painted(self) -> None:
+        self.first_paint_s = time.monotonic() - self._started
+
+    def _overview_status(self) -> str:
+        summary = self.summary or {}
+        n_problems = self.index.diagnostics.total if self.index is not None else 0
+        problems = (f"; {fmt_count(n_problems)} import problems (D)" if n_problems
                     else "; no import problems")
         tables = (summary.get("profile") or {}).get("tables", [])
-        if summary["sources"]:
-            status = (f"{fmt_count(summary['slices'])} slices over "
-                      f"{fmt_duration(summary['duration_ns'])}, "
-                      f"{len(summary['processes'])} processes{problems}")
-        else:
-            status = f"No timeline in this profile; {len(tables)} summary tables{problems}"
-        self.query_one("#status", Static).update(status)
+        if summary.get("sources"):
+            return (f"{fmt_count(summary['slices'])} slices over "
+                    f"{fmt_duration(summary['duration_ns'])}, "
+                    f"{len(summary['processes'])} processes{problems}  (? keys)")
+        return f"No timeline in this profile; {len(tables)} summary tables{problems}"
+
+    def _fill_overview(self, summary: dict[str, Any]) -> None:
         tree = self.query_one(Tree)
         tree.clear()
         tree.root.set_label(safe(self.path))
@@ -121,6 +226,7 @@ class ProftuiApp(App[None]):
                 node.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
         for track in summary["other_tracks"]:
             tree.root.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
+        tables = (summary.get("profile") or {}).get("tables", [])
         if tables:
             node = tree.root.add(f"Summary tables ({len(tables)})", expand=True)
             for table in tables:
@@ -128,9 +234,6 @@ class ProftuiApp(App[None]):
                          if "rows" in table else safe(table.get("error", "")))
                 node.add_leaf(f"{safe(table['kind'])}  {shape}")
         tree.root.expand()
-        diag = [line for line in info_lines(summary) if line.startswith(("diagnostics", "  "))]
-        start = next((i for i, line in enumerate(diag) if line.startswith("diagnostics")), 0)
-        self.query_one("#diagnostics", Static).update("\n".join(diag[start:]))
 
     def _add_iterations(self, tree: Tree, iterations: dict[str, Any]) -> None:
         items = iterations["items"]
@@ -148,8 +251,216 @@ class ProftuiApp(App[None]):
             mark = "  <- slowest" if it["dur_ns"] == slowest and len(timed) > 1 else ""
             node.add_leaf(f"{group}#{it['number']}  {took}{'  ' + parts if parts else ''}{mark}")
 
+    # -- details --------------------------------------------------------------------------------
+
+    @on(Timeline.SliceSelected)
+    def _selected(self, message: Timeline.SliceSelected) -> None:
+        if self.index is None or self.rows is None or message.slice_index < 0:
+            self._show_details(None)
+            return
+        info = describe_slice(self.index, self.rows, message.slice_index)
+        self._show_details(info)
+        self.load_args(message.slice_index)
+
+    def _show_details(self, info: SliceInfo | None, args: str = "(args loading ...)") -> None:
+        details = self.query_one("#details", Static)
+        if info is None or self.index is None:
+            details.update("Nothing selected: Enter or a click selects a slice; arrows move "
+                           "between slices; ? lists the keys.")
+            return
+        details.update("\n".join(details_lines(self.index, info, args)))
+
+    @work(thread=True, exclusive=True, group="args")
+    def load_args(self, slice_index: int) -> None:
+        """Read the selected slice's args from the trace file (lazily, off the UI thread)."""
+        assert self.index is not None and self.rows is not None
+        try:
+            args = self.index.slice_args(slice_index)
+            text = "(none)" if args is None else orjson.dumps(args).decode()
+        except (OSError, ProftuiError, ValueError) as exc:
+            text = f"(could not be read: {exc})"
+        info = describe_slice(self.index, self.rows, slice_index)
+        self.call_from_thread(self._args_loaded, info, text)
+
+    def _args_loaded(self, info: SliceInfo, args: str) -> None:
+        if self.query_one(Timeline).selected == info.slice:
+            self._show_details(info, args)
+
+    # -- search and iterations ------------------------------------------------------------------
+
+    def _ask(self, mode: str, placeholder: str) -> None:
+        prompt = self.query_one("#prompt", Input)
+        self._prompt_mode = mode
+        prompt.placeholder = placeholder
+        prompt.value = ""
+        prompt.add_class("shown")
+        prompt.focus()
+
+    def action_search(self) -> None:
+        if self.index is not None:
+            self._ask("search", "search slice names (substring; /regex/ for a regular "
+                                "expression); Enter finds, Esc cancels")
+
+    def action_goto_iteration(self) -> None:
+        if self.summary and self.summary["iterations"]["items"]:
+            numbers = [it["number"] for it in self.summary["iterations"]["items"]]
+            self._ask("iteration", f"iteration number ({min(numbers)} to {max(numbers)}); "
+                                   "Enter goes there, Esc cancels")
+        else:
+            self._status("This profile has no iterations.")
+
+    @on(Input.Submitted, "#prompt")
+    def _prompt_submitted(self, event: Input.Submitted) -> None:
+        self._close_prompt()
+        text = event.value.strip()
+        if not text:
+            return
+        if self._prompt_mode == "search":
+            regex = len(text) > 2 and text.startswith("/") and text.endswith("/")
+            try:
+                pattern = compile_pattern(text[1:-1] if regex else text, regex)
+            except ProftuiError as exc:
+                self._status(f"Search: {safe(exc)}")
+                return
+            self._status(f"Searching for {safe(text)} ...")
+            self.run_search(pattern)
+        elif self._prompt_mode == "iteration":
+            self.goto_iteration(text)
+
+    def _close_prompt(self) -> None:
+        prompt = self.query_one("#prompt", Input)
+        prompt.remove_class("shown")
+        self.query_one(Timeline).focus()
+
+    @work(thread=True, exclusive=True, group="search")
+    def run_search(self, pattern: re.Pattern[str]) -> None:
+        assert self.index is not None
+        matches = find_slices(self.index, pattern)
+        self.call_from_thread(self._search_done, pattern.pattern, matches)
+
+    def _search_done(self, text: str, matches) -> None:
+        timeline = self.query_one(Timeline)
+        timeline.set_matches(matches)
+        self.match_count = len(matches)
+        if not len(matches):
+            self._status(f"No slice name matches {safe(text)}.")
+            return
+        self._status(f"{fmt_count(len(matches))} slices match {safe(text)} (n next, N previous)")
+        self.action_next_match(1)
+
+    def action_next_match(self, step: int) -> None:
+        timeline = self.query_one(Timeline)
+        matches = timeline.matches
+        if self.index is None or not len(matches):
+            return
+        starts = self.index.arrays["slices.start"][matches]
+        here = timeline.cursor_ns
+        if timeline.selected >= 0:
+            here = int(self.index.arrays["slices.start"][timeline.selected])
+        if step > 0:
+            k = int(starts.searchsorted(here, side="right"))
+            k = k if k < len(matches) else 0
+        else:
+            k = int(starts.searchsorted(here, side="left")) - 1
+            k = k if k >= 0 else len(matches) - 1
+        timeline.select(int(matches[k]))
+        self._status(f"match {k + 1} of {fmt_count(len(matches))}: "
+                     f"{safe(self.index.slice_name(int(matches[k])))}")
+
+    def goto_iteration(self, text: str) -> None:
+        items = self.summary["iterations"]["items"] if self.summary else []
+        try:
+            number = int(text.lstrip("#"))
+        except ValueError:
+            self._status(f"Not an iteration number: {safe(text)}")
+            return
+        found = [it for it in items if it["number"] == number and it["dur_ns"] >= 0]
+        if not found:
+            self._status(f"No iteration {number} with a time window in this profile.")
+            return
+        it = found[0]
+        margin = it["dur_ns"] // 50
+        self.query_one(Timeline).set_window(it["start_ns"] - margin,
+                                            it["start_ns"] + it["dur_ns"] + margin)
+        group = f" of {safe(it['group'])}" if it["group"] else ""
+        self._status(f"iteration {number}{group}: {fmt_duration(it['dur_ns'])}")
+
+    # -- panels, themes, help -------------------------------------------------------------------
+
     def action_cancel_load(self) -> None:
         self._cancel.set()
 
+    def action_toggle_details(self) -> None:
+        self.query_one("#details").toggle_class("hidden")
+
+    def action_toggle_overview(self) -> None:
+        overview_tree = self.query_one("#overview")
+        overview_tree.toggle_class("shown")
+        if self.query_one(Timeline).index is not None:
+            self.query_one(Timeline).display = not overview_tree.has_class("shown")
+
     def action_toggle_diagnostics(self) -> None:
         self.query_one("#diagnostics").toggle_class("shown")
+
+    def action_next_theme(self) -> None:
+        names = list(THEMES)
+        current = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(current + 1) % len(names)]
+        self._status(f"theme {self.theme}")
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def get_system_commands(self, screen: Screen) -> Any:
+        yield from super().get_system_commands(screen)
+        timeline = self.query_one(Timeline)
+        for title, help_text, callback in (
+                ("Zoom in", "Zoom the timeline in around the cursor (w)", timeline.action_zoom_in),
+                ("Zoom out", "Zoom the timeline out (s)", timeline.action_zoom_out),
+                ("Fit selection", "Fit the selected slice (f)", timeline.action_fit),
+                ("Show everything", "Reset the zoom (0)", timeline.action_reset),
+                ("Search", "Find slices by name (/)", self.action_search),
+                ("Go to iteration", "Zoom to an iteration by number (g)",
+                 self.action_goto_iteration),
+                ("Details", "Show or hide the details pane (i)", self.action_toggle_details),
+                ("Overview", "Iterations, processes and tables (o)",
+                 self.action_toggle_overview),
+                ("Diagnostics", "Import problems (D)", self.action_toggle_diagnostics),
+                ("Next theme", "Cycle proftui's themes (T)", self.action_next_theme),
+                ("Show hidden tracks", "Unhide every hidden track (H)",
+                 timeline.action_show_hidden)):
+            yield SystemCommand(title, help_text, callback)
+
+
+def details_lines(index: TraceIndex, info: SliceInfo, args: str) -> list[str]:
+    """The details pane's text for one slice (trace text escaped)."""
+    rel = info.start_ns - index.start_ns
+    lines = [
+        f"{safe(info.name)}" + (f"   [{safe(info.category)}]" if info.category else ""),
+        f"track  {safe(info.process)}{' / ' if info.process else ''}{safe(info.track)}"
+        f"   depth {info.depth}",
+        f"start  {fmt_duration(rel)} (at {info.start_ns} ns)   duration "
+        f"{fmt_duration(info.dur_ns)}   self {fmt_duration(info.self_ns)}",
+    ]
+    if info.parents:
+        chain = " < ".join(safe(index.slice_name(p)) for p in info.parents[:6])
+        more = f" < ... ({len(info.parents) - 6} more)" if len(info.parents) > 6 else ""
+        lines.append(f"parents {chain}{more}")
+    if info.n_flows_out or info.n_flows_in:
+        def names(slices: list[int]) -> str:
+            return ", ".join(safe(index.slice_name(s)) for s in slices[:3]) + (
+                " ..." if len(slices) > 3 else "")
+        lines.append(f"flows  out {info.n_flows_out} -> {names(info.flows_out)}   in "
+                     f"{info.n_flows_in} <- {names(info.flows_in)}   (> / < jump)")
+    text = args if len(args) <= MAX_ARGS_CHARS else args[:MAX_ARGS_CHARS] + " ..."
+    lines.append(f"args   {safe(text)}")
+    return lines
+
+
+class Prompt(Input):
+    """The one-line prompt for a search or an iteration number; Esc closes it."""
+
+    BINDINGS = [Binding("escape", "close", "Cancel", show=False)]
+
+    def action_close(self) -> None:
+        self.app._close_prompt()  # type: ignore[attr-defined]

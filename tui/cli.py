@@ -235,12 +235,18 @@ def cmd_index(argv: list[str]) -> int:
 
 
 def cmd_open(argv: list[str]) -> int:
-    parser = _parser("", "Open a trace in the terminal viewer.",
-                     "  proftui trace.json\n  proftui info trace.json      (headless)")
+    from proftui.themes import DEFAULT_THEME, THEME_NAMES
+
+    parser = _parser("", "Open a trace in the terminal viewer (? in the viewer lists the keys).",
+                     "  proftui trace.json\n  proftui --theme light PROF_000001_...\n"
+                     "  NO_COLOR=1 proftui trace.json\n  proftui info trace.json      (headless)")
+    parser.add_argument("--theme", choices=sorted(THEME_NAMES), default=None,
+                        help="colour theme (default dark; T switches at run time)")
     args = parser.parse_args(argv)
     from proftui.tui.app import ProftuiApp
 
-    ProftuiApp(args.path, use_cache=not args.no_cache).run()
+    theme = THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME
+    ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme).run()
     return EXIT_OK
 
 

@@ -1,0 +1,138 @@
+"""Painters: cells to strips (labels, shades, selection, cursor), sparklines, the ruler."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from proftui.themes import CONTRAST, DARK, LIGHT, THEMES, luminance
+from proftui.tui.lines import LayoutState, build_lines
+from proftui.tui.render import (
+    FULL,
+    IDLE,
+    MARK,
+    StyleCache,
+    cell_classes,
+    nice_step,
+    paint_counter,
+    paint_instants,
+    paint_slices,
+    ruler_text,
+)
+from proftui.tui.render import (
+    LIGHT as LIGHT_CELL,
+)
+
+NAMES = {0: "alpha", 1: "beta_kernel_with_a_long_name", 2: "\x1b[31mred\x07"}
+
+
+def _paint(owner, busy, **kw):
+    owner = np.array(owner, np.int64)
+    busy = np.array(busy, float)
+    return paint_slices(owner, busy, lambda o: np.maximum(o, 0) % len(DARK.slices),
+                        NAMES.__getitem__, DARK, StyleCache(), **kw)
+
+
+def _bg(segment) -> str:
+    return segment.style.bgcolor.triplet.hex if segment.style.bgcolor else ""
+
+
+def test_cell_classes_follow_busy_fraction() -> None:
+    owner = np.array([-1, 3, 3, 3, 3, 3])
+    busy = np.array([0.0, 0.0, 0.01, 0.2, 0.8, 1.0])
+    assert cell_classes(owner, busy).tolist() == [IDLE, MARK, MARK, LIGHT_CELL, FULL, FULL]
+
+
+def test_full_runs_are_labelled_once_per_slice() -> None:
+    strip = _paint([0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, -1, -1], [1.0] * 12 + [0, 0])
+    assert strip.text == " alpha   be…  "
+    assert strip.cell_length == 14
+    first = next(iter(strip))
+    assert _bg(first) == DARK.slices[0]
+
+
+def test_partial_cells_show_shades_in_the_owner_colour() -> None:
+    strip = _paint([-1, 0, 0, 0, 1, -1], [0, 0.1, 0.3, 0.6, 0.01, 0])
+    assert strip.text == " ░▒▓▏ "
+    colours = [seg.style.color.triplet.hex for seg in strip if seg.text.strip()]
+    assert colours == [DARK.slices[0]] * 3 + [DARK.slices[1]]
+
+
+def test_selection_cursor_and_matches() -> None:
+    strip = _paint([0] * 6 + [1] * 6, [1.0] * 12, selected=1, cursor_cell=2,
+                   matches=np.array([0]))
+    assert strip.text == " alpha beta…"
+    segments = list(strip)
+    # The cursor's cell keeps its letter but takes the cursor colour as background.
+    cursor = [s for s in segments if _bg(s) == DARK.cursor]
+    assert [s.text for s in cursor] == ["l"]
+    assert all(s.style.underline for s in segments[:3])  # the match is underlined
+    assert _bg(segments[-1]) == DARK.selection and segments[-1].style.bold
+
+
+def test_trace_text_is_escaped() -> None:
+    strip = _paint([2] * 30, [1.0] * 30)
+    assert "\x1b" not in strip.text and "\x07" not in strip.text
+    assert "\\x1b[31mred\\x07" in strip.text
+
+
+def test_sparkline_and_instants() -> None:
+    values = np.array([0.0, 5.0, 10.0, np.nan])
+    assert paint_counter(values, 0.0, 10.0, DARK, StyleCache()).text == "▁▅█ "
+    assert paint_instants(np.array([0, 1, 3]), DARK, StyleCache()).text == " │◆"
+
+
+def test_ruler_steps_and_labels() -> None:
+    assert nice_step(1.0) == 20 and nice_step(1000.0, 10) == 10_000
+    labels, ticks = ruler_text(0, 100_000_000, 100, 0)  # 100 ms on 100 cells: 20 ms steps
+    assert labels.startswith("0") and "20 ms" in labels and "80 ms" in labels
+    assert ticks.count("┬") == 5 and len(labels) == len(ticks) == 100
+    # 1 us on 50 cells, relative to an origin 500 ns before: steps of 500 ns.
+    labels, _ = ruler_text(1_000_500, 1_001_500, 50, 1_000_000)
+    assert labels.startswith("500 ns") and "1 us" in labels
+
+
+def test_palettes_keep_slice_colours_apart_and_labels_readable() -> None:
+    for palette in (DARK, LIGHT, CONTRAST):
+        assert len(set(palette.slices)) == len(palette.slices) >= 10
+        for colour in palette.slices:
+            label = palette.label_colour(colour)
+            assert abs(luminance(label) - luminance(colour)) > 0.35
+        # Slices stand out from the background in every theme.
+        assert min(abs(luminance(c) - luminance(palette.background))
+                   for c in palette.slices) > 0.15
+    assert set(THEMES) == {"proftui-dark", "proftui-light", "proftui-contrast"}
+    assert DARK.colour_index("aten::conv2d") == DARK.colour_index("aten::conv2d")
+    good = DARK.reserved_index("good")
+    assert good is not None and DARK.colour_at(good) == "#007d00"
+
+
+def test_lines_follow_layout_state(tmp_path) -> None:
+    import json
+
+    from proftui.core import load_trace
+    from proftui.core.rows import build_rows
+
+    events = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "host"}},
+              {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+              {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
+              {"ph": "X", "name": "k", "pid": 2, "tid": 9, "ts": 0, "dur": 3},
+              {"ph": "C", "name": "mem", "pid": 2, "ts": 0, "args": {"MB": 1}},
+              {"ph": "i", "name": "mark", "pid": 2, "tid": 9, "ts": 2, "s": "t"}]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(events))
+    index = load_trace(str(path), use_cache=False)
+    rows = build_rows(index)
+    state = LayoutState.empty()
+    kinds = [(line.kind, line.label) for line in build_lines(index, rows, state)]
+    assert kinds == [("process", "host (1)"), ("slices", "Thread 1"), ("slices", ""),
+                     ("process", "Process 2"), ("slices", "Thread 9"),
+                     ("instants", "  instants"), ("counter", "mem MB")] or kinds[:3] == [
+        ("process", "host (1)"), ("slices", "Thread 1"), ("slices", "")]
+    state.collapsed.add(0)
+    lines = build_lines(index, rows, state)
+    assert [line.kind for line in lines if line.process == 0] == ["process"]
+    k_track = int(index.arrays["slices.track"][2])
+    state.pinned.append(k_track)
+    assert build_lines(index, rows, state)[0].track == k_track
+    state.hidden.add(k_track)
+    assert all(line.track != k_track for line in build_lines(index, rows, state))

@@ -1,0 +1,163 @@
+"""Pure painters: cells of the timeline (owners, busy fractions, counter values) to strips.
+
+Nothing here knows about widgets or the app: each painter takes arrays and a palette and
+returns a Textual :class:`Strip` made of one segment per run of equally styled cells (a
+segment per cell costs several times more to build and to send). Trace text reaching a strip
+goes through :func:`~proftui.tui.safe.safe`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from proftui.themes import Palette
+from proftui.tui.format import fmt_duration
+from proftui.tui.safe import safe
+
+# Cell classes by busy fraction: how much of a cell's time its row spends in slices.
+IDLE, MARK, LIGHT, MEDIUM, HEAVY, FULL = range(6)
+_GLYPHS = {IDLE: " ", MARK: "▏", LIGHT: "░", MEDIUM: "▒", HEAVY: "▓", FULL: " "}
+_SPARK = "▁▂▃▄▅▆▇█"
+
+
+def cell_classes(owner: np.ndarray, busy: np.ndarray) -> np.ndarray:
+    """The class of each cell: idle without an owner; a zero-length or tiny slice still shows
+    (MARK), so that short kernels never vanish at a coarse zoom; FULL from 3/4 busy."""
+    classes = np.select([busy >= 0.75, busy >= 0.5, busy >= 0.25, busy > 0.04],
+                        [FULL, HEAVY, MEDIUM, LIGHT], MARK)
+    return np.where(owner < 0, IDLE, classes).astype(np.int8)
+
+
+class StyleCache:
+    """rich Styles by (foreground, background, bold, underline), made once."""
+
+    def __init__(self) -> None:
+        self._styles: dict[tuple, Style] = {}
+
+    def __call__(self, fg: str | None, bg: str | None, bold: bool = False,
+                 underline: bool = False) -> Style:
+        key = (fg, bg, bold, underline)
+        style = self._styles.get(key)
+        if style is None:
+            # None, not False, for unset attributes: a style laid over another keeps them.
+            style = self._styles[key] = Style(color=fg, bgcolor=bg, bold=bold or None,
+                                              underline=underline or None)
+        return style
+
+
+def paint_slices(owner: np.ndarray, busy: np.ndarray, colour_of: Callable[[np.ndarray], np.ndarray],
+                 name_of: Callable[[int], str], palette: Palette, styles: StyleCache, *,
+                 selected: int = -1, matches: np.ndarray | None = None,
+                 cursor_cell: int = -1, background: str | None = None) -> Strip:
+    """One slice row. Cells at least 3/4 busy are filled with their owner's colour and, where
+    a run of them belongs to one slice, labelled with its name; lighter cells show a shade
+    glyph in the owner's colour. The selected slice is drawn in the selection colour and
+    matches of a search are underlined."""
+    width = len(owner)
+    ground = background or palette.background
+    classes = cell_classes(owner, busy)
+    colours = colour_of(owner)
+    is_match = (np.isin(owner, matches) if matches is not None and len(matches)
+                else np.zeros(width, bool))
+    # A run continues while the owner (for filled cells) or the look (for the others) holds.
+    full = classes == FULL
+    look = np.where(full, owner * 2 + 1, (colours * 8 + classes) * 2)
+    look = np.where(owner == selected, -2 - classes, look) if selected >= 0 else look
+    look = np.where(is_match, look * 3 + 1, look * 3)
+    cuts = np.flatnonzero(np.diff(look)) + 1
+    starts = np.concatenate([[0], cuts]).astype(np.int64).tolist()
+    ends = starts[1:] + [width]
+    segments = []
+    owner_list = owner.tolist()
+    bg = ground
+    for a, b in zip(starts, ends):
+        k, cls = owner_list[a], int(classes[a])
+        if cls == IDLE:
+            segments.append(Segment(" " * (b - a), styles(None, bg)))
+            continue
+        colour = palette.selection if k == selected else palette.colour_at(int(colours[a]))
+        underline = bool(is_match[a])
+        if cls == FULL:
+            text = _label(name_of(k), b - a)
+            segments.append(Segment(text, styles(palette.label_colour(colour), colour,
+                                                 bold=k == selected, underline=underline)))
+        else:
+            segments.append(Segment(_GLYPHS[cls] * (b - a),
+                                    styles(colour, bg, underline=underline)))
+    strip = Strip(segments, width)
+    if 0 <= cursor_cell < width:
+        strip = overlay_cell(strip, cursor_cell, styles(None, palette.cursor))
+    return strip
+
+
+def overlay_cell(strip: Strip, cell: int, style: Style) -> Strip:
+    """`strip` with `style` laid over one cell (its background, say), the rest untouched."""
+    mid = Strip([Segment(seg.text, (seg.style or Style()) + style)
+                 for seg in strip.crop(cell, cell + 1)], 1)
+    return Strip.join([strip.crop(0, cell), mid, strip.crop(cell + 1)])
+
+
+def _label(name: str, width: int) -> str:
+    """`name` fitted into a run of `width` cells (with a space each side when it fits)."""
+    text = safe(name)
+    if width < 3:
+        return " " * width
+    if len(text) + 1 <= width:
+        return f" {text}".ljust(width)
+    return f" {text[: width - 2]}…"
+
+
+def paint_counter(values: np.ndarray, low: float, high: float, palette: Palette,
+                  styles: StyleCache) -> Strip:
+    """A counter as a sparkline: per cell the highest value (NaN where no sample applies)."""
+    width = len(values)
+    span = high - low if high > low else 1.0
+    level = np.clip(((values - low) / span * (len(_SPARK) - 1)).round(), 0, len(_SPARK) - 1)
+    chars = np.array(list(_SPARK))[np.nan_to_num(level, nan=0).astype(np.int64)]
+    chars[np.isnan(values)] = " "
+    text = "".join(chars.tolist())
+    return Strip([Segment(text, styles(palette.counter, palette.background))], width)
+
+
+def paint_instants(counts: np.ndarray, palette: Palette, styles: StyleCache) -> Strip:
+    """Instant events as markers: one per cell holding any (a diamond where several fall)."""
+    chars = np.where(counts > 1, "◆", np.where(counts == 1, "│", " "))
+    text = "".join(chars.tolist())
+    return Strip([Segment(text, styles(palette.instant, palette.background))], len(counts))
+
+
+def nice_step(ns_per_cell: float, min_cells: int = 12) -> int:
+    """A ruler step (1, 2 or 5 times a power of ten, in ns) at least `min_cells` cells wide."""
+    target = max(ns_per_cell * min_cells, 1.0)
+    power = 1
+    while True:
+        for m in (1, 2, 5):
+            if m * power >= target:
+                return m * power
+        power *= 10
+
+
+def ruler_text(start_ns: int, end_ns: int, width: int, origin_ns: int) -> tuple[str, str]:
+    """Two ruler lines: time labels (relative to `origin_ns`) and tick marks."""
+    if width <= 0:
+        return "", ""
+    ns_per_cell = max(end_ns - start_ns, 1) / width
+    step = nice_step(ns_per_cell)
+    first = -(-(start_ns - origin_ns) // step) * step + origin_ns
+    labels = [" "] * width
+    ticks = ["─"] * width
+    t = first
+    while t < end_ns:
+        cell = int((t - start_ns) / ns_per_cell)
+        if 0 <= cell < width:
+            ticks[cell] = "┬"
+            text = fmt_duration(t - origin_ns) if t != origin_ns else "0"
+            if all(c == " " for c in labels[cell: cell + len(text) + 1]):
+                labels[cell: cell + len(text)] = text[: max(0, width - cell)]
+        t += step
+    return "".join(labels)[:width], "".join(ticks)

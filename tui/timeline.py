@@ -1,0 +1,608 @@
+"""The Timeline widget: a zoomable, pannable view of a trace's tracks, as chrome://tracing.
+
+Keys follow chrome://tracing (w/s zoom around the cursor, a/d pan); arrows move between slices
+(left/right in time, up/down across rows and tracks); the mouse clicks, wheels and drags.
+Each frame asks the core for the owners and busy fractions of every visible cell at once
+(:func:`proftui.core.rows.paint_cells`), then paints strips with :mod:`proftui.tui.render`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from rich.segment import Segment
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.reactive import reactive
+from textual.strip import Strip
+from textual.widget import Widget
+
+from proftui.core.index import TraceIndex
+from proftui.core.rows import RowIndex, cell_boundaries, paint_cells
+from proftui.core.slice_info import nearest_slice, neighbour, row_of, slice_at
+from proftui.themes import Palette, palette_for
+from proftui.tui.format import fmt_duration
+from proftui.tui.lines import COUNTER, INSTANTS, PROCESS, SLICES, LayoutState, Line, build_lines
+from proftui.tui.render import (
+    StyleCache,
+    paint_counter,
+    paint_instants,
+    paint_slices,
+    ruler_text,
+)
+from proftui.tui.safe import safe
+
+RULER_LINES = 2
+ZOOM_STEP = 1.5
+PAN_FRACTION = 0.2
+
+
+@dataclass(frozen=True)
+class IterationMark:
+    """An iteration drawn on the ruler."""
+
+    number: int
+    start_ns: int
+    end_ns: int
+
+
+class Timeline(Widget, can_focus=True):
+    """Tracks and slices of one trace over a time window."""
+
+    DEFAULT_CSS = """
+    Timeline { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("w", "zoom_in", "Zoom in"),
+        Binding("s", "zoom_out", "Zoom out"),
+        Binding("a", "pan_left", "Pan left", show=False),
+        Binding("d", "pan_right", "Pan right", show=False),
+        Binding("left", "step_slice(-1)", "Previous slice", show=False),
+        Binding("right", "step_slice(1)", "Next slice", show=False),
+        Binding("up", "step_line(-1)", "Line up", show=False),
+        Binding("down", "step_line(1)", "Line down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("comma", "move_cursor(-1)", "Cursor left", show=False),
+        Binding("full_stop", "move_cursor(1)", "Cursor right", show=False),
+        Binding("f", "fit", "Fit"),
+        Binding("0", "reset", "Reset", show=False),
+        Binding("enter", "select_here", "Select", show=False),
+        Binding("escape", "clear_selection", "Clear", show=False),
+        Binding("c", "toggle_collapse", "Collapse", show=False),
+        Binding("p", "toggle_pin", "Pin", show=False),
+        Binding("h", "hide_track", "Hide", show=False),
+        Binding("H", "show_hidden", "Show hidden", show=False),
+        Binding("greater_than_sign", "follow_flow(1)", "Flow out", show=False),
+        Binding("less_than_sign", "follow_flow(-1)", "Flow in", show=False),
+    ]
+
+    class SliceSelected(Message):
+        """The selection changed (`slice` is -1 when it was cleared)."""
+
+        def __init__(self, slice_index: int) -> None:
+            super().__init__()
+            self.slice_index = slice_index
+
+    class WindowChanged(Message):
+        """The visible time window changed."""
+
+        def __init__(self, start_ns: int, end_ns: int) -> None:
+            super().__init__()
+            self.start_ns = start_ns
+            self.end_ns = end_ns
+
+    selected: reactive[int] = reactive(-1, always_update=True, layout=False)
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
+        super().__init__(id=id)
+        self.index: TraceIndex | None = None
+        self.rows: RowIndex | None = None
+        self.lines: list[Line] = []
+        self.layout_state = LayoutState.empty()
+        self.view_start = 0
+        self.view_end = 1
+        self.cursor_ns = 0
+        self.top_line = 0
+        self.focus_line = 0
+        self.matches = np.zeros(0, np.int64)
+        self.iterations: list[IterationMark] = []
+        self.palette: Palette = palette_for("proftui-dark")
+        self._styles = StyleCache()
+        self._colour_of_name: dict[int, int] = {}
+        self._cname_colour: np.ndarray | None = None
+        self._cells_key: tuple | None = None
+        self._cells: dict[int, tuple] = {}
+        self._counter_range: dict[int, tuple[float, float]] = {}
+        self._drag_x: int | None = None
+
+    # -- data -----------------------------------------------------------------------------------
+
+    def show(self, index: TraceIndex, rows: RowIndex,
+             iterations: list[IterationMark] | None = None) -> None:
+        """Show a trace: the whole of it, first line focused."""
+        self.index, self.rows = index, rows
+        self.iterations = iterations or []
+        self._colour_of_name.clear()
+        self._cname_colour = None
+        self._rebuild_lines()
+        self.focus_line = next((n for n, line in enumerate(self.lines) if line.kind == SLICES), 0)
+        self.action_reset()
+
+    def set_palette(self, palette: Palette) -> None:
+        self.palette = palette
+        self._styles = StyleCache()
+        self._colour_of_name.clear()
+        self._cname_colour = None
+        self.refresh()
+
+    def set_matches(self, matches: np.ndarray) -> None:
+        self.matches = matches
+        self.refresh()
+
+    def _rebuild_lines(self) -> None:
+        assert self.index is not None and self.rows is not None
+        self.lines = build_lines(self.index, self.rows, self.layout_state)
+        self.focus_line = min(self.focus_line, max(len(self.lines) - 1, 0))
+        self._cells_key = None
+        self.refresh()
+
+    # -- geometry -------------------------------------------------------------------------------
+
+    @property
+    def gutter(self) -> int:
+        return max(10, min(30, self.size.width // 4))
+
+    @property
+    def cells(self) -> int:
+        return max(self.size.width - self.gutter, 1)
+
+    @property
+    def body_height(self) -> int:
+        return max(self.size.height - RULER_LINES, 1)
+
+    @property
+    def ns_per_cell(self) -> float:
+        return max(self.view_end - self.view_start, 1) / self.cells
+
+    def time_at(self, cell: int) -> int:
+        return int(self.view_start + (cell + 0.5) * self.ns_per_cell)
+
+    def cell_of(self, t_ns: int) -> int:
+        return int((t_ns - self.view_start) // self.ns_per_cell)
+
+    def set_window(self, start_ns: int, end_ns: int) -> None:
+        """Show [start_ns, end_ns), kept to at least one ns per cell and near the trace."""
+        if self.index is None:
+            return
+        lo, hi = self.index.start_ns, max(self.index.end_ns, self.index.start_ns + 1)
+        span = hi - lo
+        width = max(int(end_ns) - int(start_ns), self.cells)
+        width = min(width, 4 * span + self.cells)
+        start = int(start_ns)
+        start = min(max(start, lo - span - width // 2), hi + span - width // 2)
+        if (start, start + width) != (self.view_start, self.view_end):
+            self.view_start, self.view_end = start, start + width
+            self.post_message(self.WindowChanged(self.view_start, self.view_end))
+        self.refresh()
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def action_zoom_in(self) -> None:
+        self._zoom(1 / ZOOM_STEP, self._zoom_anchor())
+
+    def action_zoom_out(self) -> None:
+        self._zoom(ZOOM_STEP, self._zoom_anchor())
+
+    def _zoom_anchor(self) -> int:
+        inside = self.view_start <= self.cursor_ns <= self.view_end
+        return self.cursor_ns if inside else (self.view_start + self.view_end) // 2
+
+    def _zoom(self, factor: float, anchor_ns: int) -> None:
+        left = (anchor_ns - self.view_start) * factor
+        right = (self.view_end - anchor_ns) * factor
+        self.set_window(int(anchor_ns - left), int(anchor_ns + right))
+
+    def action_pan_left(self) -> None:
+        self._pan(-PAN_FRACTION)
+
+    def action_pan_right(self) -> None:
+        self._pan(PAN_FRACTION)
+
+    def _pan(self, fraction: float) -> None:
+        shift = int((self.view_end - self.view_start) * fraction)
+        self.set_window(self.view_start + shift, self.view_end + shift)
+
+    def action_reset(self) -> None:
+        if self.index is None:
+            return
+        span = max(self.index.end_ns - self.index.start_ns, 1)
+        margin = span // 50
+        self.set_window(self.index.start_ns - margin, self.index.end_ns + margin)
+        self.cursor_ns = self.index.start_ns + span // 2
+
+    def action_fit(self) -> None:
+        """Fit the selected slice (else the focused iteration window, else everything)."""
+        if self.index is None:
+            return
+        if self.selected >= 0:
+            start = int(self.index.arrays["slices.start"][self.selected])
+            dur = max(int(self.index.arrays["slices.dur"][self.selected]), 1)
+            self.set_window(start - dur // 10, start + dur + dur // 10)
+        else:
+            self.action_reset()
+
+    def action_move_cursor(self, cells: int) -> None:
+        self.cursor_ns = int(self.cursor_ns + cells * self.ns_per_cell)
+        self._keep_cursor_visible()
+        self.refresh()
+
+    def action_step_line(self, step: int) -> None:
+        if not self.lines:
+            return
+        self.focus_line = min(max(self.focus_line + step, 0), len(self.lines) - 1)
+        self._keep_focus_visible()
+        line = self.lines[self.focus_line]
+        if line.kind == SLICES and self.selected >= 0:
+            self._select(self._slice_near_cursor(line.item), center=False)
+        self.refresh()
+
+    def action_page(self, step: int) -> None:
+        self.action_step_line(step * max(self.body_height - 1, 1))
+
+    def action_step_slice(self, step: int) -> None:
+        if self.index is None or self.rows is None or not self.lines:
+            return
+        if self.selected >= 0:
+            target = neighbour(self.rows, self.index, self.selected, step)
+            if target >= 0:
+                self._select(target)
+            return
+        line = self.lines[self.focus_line]
+        if line.kind == SLICES:
+            self._select(self._slice_near_cursor(line.item))
+
+    def action_select_here(self) -> None:
+        if not self.lines:
+            return
+        line = self.lines[self.focus_line]
+        if line.kind == SLICES:
+            self._select(self._slice_near_cursor(line.item), center=False)
+        elif line.kind == PROCESS:
+            self.action_toggle_collapse()
+
+    def action_clear_selection(self) -> None:
+        self._select(-1)
+
+    def action_toggle_collapse(self) -> None:
+        if not self.lines:
+            return
+        process = self.lines[self.focus_line].process
+        if process < 0:
+            return
+        collapsed = self.layout_state.collapsed
+        collapsed.symmetric_difference_update({process})
+        self._rebuild_lines()
+        self.focus_line = next((n for n, line in enumerate(self.lines)
+                                if line.kind == PROCESS and line.process == process),
+                               self.focus_line)
+        self._keep_focus_visible()
+
+    def action_toggle_pin(self) -> None:
+        track = self.lines[self.focus_line].track if self.lines else -1
+        if track < 0:
+            return
+        pinned = self.layout_state.pinned
+        if track in pinned:
+            pinned.remove(track)
+        else:
+            pinned.insert(0, track)
+        self._rebuild_lines()
+
+    def action_hide_track(self) -> None:
+        track = self.lines[self.focus_line].track if self.lines else -1
+        if track >= 0:
+            self.layout_state.hidden.add(track)
+            self._rebuild_lines()
+
+    def action_show_hidden(self) -> None:
+        self.layout_state.hidden.clear()
+        self._rebuild_lines()
+
+    def action_follow_flow(self, direction: int) -> None:
+        """Jump to the first flow partner of the selected slice (out with 1, in with -1)."""
+        if self.index is None or self.selected < 0:
+            return
+        a = self.index.arrays
+        mine, other = (("flows.src_slice", "flows.dst_slice") if direction > 0
+                       else ("flows.dst_slice", "flows.src_slice"))
+        edges = np.flatnonzero(a[mine] == self.selected)
+        partners = [int(p) for p in a[other][edges] if p >= 0]
+        if partners:
+            self.select(partners[0])
+
+    # -- selection ------------------------------------------------------------------------------
+
+    def select(self, i: int) -> None:
+        """Select slice `i`, bring its track into view and show it whole where it fits."""
+        if self.index is None or self.rows is None:
+            return
+        row = row_of(self.rows, self.index, i)
+        line = self._line_of_row(row)
+        if line is None:  # hidden or collapsed: show it
+            track = int(self.index.arrays["slices.track"][i])
+            self.layout_state.hidden.discard(track)
+            self.layout_state.collapsed.discard(int(self.index.arrays["tracks.process"][track]))
+            self._rebuild_lines()
+            line = self._line_of_row(row)
+        if line is not None:
+            self.focus_line = line
+            self._keep_focus_visible()
+        start = int(self.index.arrays["slices.start"][i])
+        dur = int(self.index.arrays["slices.dur"][i])
+        width = self.view_end - self.view_start
+        if dur > width * 0.9:
+            self.set_window(start - dur // 10, start + dur + dur // 10)
+        elif start < self.view_start or start + dur > self.view_end:
+            self.set_window(start + dur // 2 - width // 2, start + dur // 2 + width // 2)
+        self._select(i, center=False)
+
+    def _select(self, i: int, center: bool = True) -> None:
+        if self.index is not None and i >= 0:
+            start = int(self.index.arrays["slices.start"][i])
+            self.cursor_ns = start + int(self.index.arrays["slices.dur"][i]) // 2
+            if center:
+                self._keep_cursor_visible()
+        if i != self.selected:
+            self.selected = i
+            self.post_message(self.SliceSelected(i))
+        self.refresh()
+
+    def _slice_near_cursor(self, row: int) -> int:
+        assert self.index is not None and self.rows is not None
+        here = slice_at(self.index, self.rows, row, self.cursor_ns)
+        return here if here >= 0 else nearest_slice(self.index, self.rows, row, self.cursor_ns)
+
+    def _line_of_row(self, row: int) -> int | None:
+        return next((n for n, line in enumerate(self.lines)
+                     if line.kind == SLICES and line.item == row), None)
+
+    def _keep_cursor_visible(self) -> None:
+        width = self.view_end - self.view_start
+        if not self.view_start <= self.cursor_ns < self.view_end:
+            self.set_window(self.cursor_ns - width // 2, self.cursor_ns + width // 2)
+
+    def _keep_focus_visible(self) -> None:
+        if self.focus_line < self.top_line:
+            self.top_line = self.focus_line
+        elif self.focus_line >= self.top_line + self.body_height:
+            self.top_line = self.focus_line - self.body_height + 1
+        self.refresh()
+
+    # -- mouse ----------------------------------------------------------------------------------
+
+    def _line_at(self, y: int) -> int | None:
+        n = self.top_line + y - RULER_LINES
+        return n if y >= RULER_LINES and 0 <= n < len(self.lines) else None
+
+    def on_click(self, event: events.Click) -> None:
+        line = self._line_at(event.y)
+        if line is None:
+            return
+        self.focus_line = line
+        if event.x < self.gutter:
+            if self.lines[line].kind == PROCESS:
+                self.action_toggle_collapse()
+            self.refresh()
+            return
+        cell = event.x - self.gutter
+        self.cursor_ns = self.time_at(cell)
+        owner = self._owner_at(line, cell)
+        self._select(owner, center=False)
+
+    def _owner_at(self, line: int, cell: int) -> int:
+        cached = self._cells.get(line)
+        if cached is None or cached[0] != SLICES or not 0 <= cell < len(cached[1]):
+            return -1
+        return int(cached[1][cell])
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self._wheel(event.x, 1 / ZOOM_STEP)
+        event.stop()
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self._wheel(event.x, ZOOM_STEP)
+        event.stop()
+
+    def _wheel(self, x: int, factor: float) -> None:
+        anchor = self.time_at(max(x - self.gutter, 0)) if x >= self.gutter else self._zoom_anchor()
+        self._zoom(factor, anchor)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        if event.x >= self.gutter:
+            self._drag_x = event.x
+            self.capture_mouse()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self._drag_x is None or not event.button:
+            return
+        shift = int((self._drag_x - event.x) * self.ns_per_cell)
+        self._drag_x = event.x
+        if shift:
+            self.set_window(self.view_start + shift, self.view_end + shift)
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        self._drag_x = None
+        self.release_mouse()
+
+    # -- painting -------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        ground = self._styles(self.palette.text, self.palette.background)
+        if self.index is None or self.rows is None:
+            return Strip([Segment(" " * width, ground)], width)
+        if y < RULER_LINES:
+            return self._ruler_line(y)
+        n = self._line_at(y)
+        if n is None:
+            return Strip([Segment(" " * width, ground)], width)
+        self._compute_cells()
+        return Strip.join([self._gutter(n), self._body(n)])
+
+    def _compute_cells(self) -> None:
+        """Owners and busy fractions (or counter values, instant counts) of the visible lines,
+        computed once per window and scroll position."""
+        assert self.index is not None and self.rows is not None
+        key = (self.view_start, self.view_end, self.cells, self.top_line, self.body_height,
+               id(self.lines))
+        if key == self._cells_key:
+            return
+        self._cells_key = key
+        self._cells = {}
+        visible = range(self.top_line, min(self.top_line + self.body_height, len(self.lines)))
+        slice_lines = [n for n in visible if self.lines[n].kind == SLICES]
+        if slice_lines:
+            found = paint_cells(self.index, self.rows,
+                                np.array([self.lines[n].item for n in slice_lines]),
+                                self.view_start, self.view_end, self.cells)
+            for k, n in enumerate(slice_lines):
+                self._cells[n] = (SLICES, found.owner[k], found.busy[k])
+        edges = cell_boundaries(self.view_start, self.view_end, self.cells)
+        for n in visible:
+            line = self.lines[n]
+            if line.kind == COUNTER:
+                self._cells[n] = (COUNTER, self._counter_cells(line.item, edges))
+            elif line.kind == INSTANTS:
+                self._cells[n] = (INSTANTS, self._instant_cells(line.item, edges))
+
+    def _counter_cells(self, series: int, edges: np.ndarray) -> np.ndarray:
+        """Per cell the highest sample in it, else the value carried from the sample before."""
+        a = self.index.arrays  # type: ignore[union-attr]
+        first = a["counters.series_first"]
+        lo = int(first[series])
+        hi = int(first[series + 1]) if series + 1 < len(first) else len(a["counters.sample_ts"])
+        ts = a["counters.sample_ts"][lo:hi]
+        values = a["counters.sample_value"][lo:hi]
+        out = np.full(len(edges) - 1, np.nan)
+        if len(ts) == 0:
+            return out
+        k = np.searchsorted(ts, edges, side="left")
+        carried = k[:-1] - 1
+        has_prev = carried >= 0
+        out[has_prev] = values[carried[has_prev]]
+        inside = k[1:] > k[:-1]
+        if inside.any():
+            # Cells holding samples are contiguous runs of samples, one after the other: a
+            # reduceat over their first samples (up to the window's end) gives each its max.
+            out[inside] = np.maximum.reduceat(values[: k[-1]], k[:-1][inside])
+        if series not in self._counter_range:
+            finite = values[np.isfinite(values)]
+            self._counter_range[series] = ((float(finite.min()), float(finite.max()))
+                                           if len(finite) else (0.0, 1.0))
+        return out
+
+    def _instant_cells(self, track: int, edges: np.ndarray) -> np.ndarray:
+        a = self.index.arrays  # type: ignore[union-attr]
+        tracks = a["instants.track"]
+        lo, hi = np.searchsorted(tracks, [track, track + 1])
+        ts = a["instants.ts"][lo:hi]
+        k = np.searchsorted(ts, edges, side="left")
+        return np.diff(k)
+
+    def _colours(self, owner: np.ndarray) -> np.ndarray:
+        """Colour index per cell owner: its reserved `cname` if any, else its name's colour."""
+        assert self.index is not None
+        a = self.index.arrays
+        safe_owner = np.maximum(owner, 0)
+        names = a["slices.name"][safe_owner]
+        unique, inverse = np.unique(names, return_inverse=True)
+        table = self._colour_of_name
+        codes = np.array([table.get(k) if k in table else table.setdefault(
+            k, self.palette.colour_index(self.index.strings[k])) for k in unique.tolist()],
+            np.int64)
+        colours = codes[inverse]
+        cname_slices = a["slice_cname.slice"]
+        if len(cname_slices):
+            pos = np.searchsorted(cname_slices, safe_owner)
+            hit = (pos < len(cname_slices)) & (cname_slices[np.minimum(
+                pos, len(cname_slices) - 1)] == safe_owner) & (owner >= 0)
+            if hit.any():
+                cnames = a["slice_cname.cname"][pos[hit]]
+                reserved = np.array([self._reserved(int(c)) for c in cnames.tolist()], np.int64)
+                colours[hit] = np.where(reserved >= 0, reserved, colours[hit])
+        return colours
+
+    def _reserved(self, cname_id: int) -> int:
+        index = self.palette.reserved_index(self.index.strings[cname_id])  # type: ignore[union-attr]
+        return -1 if index is None else index
+
+    def _gutter(self, n: int) -> Strip:
+        line = self.lines[n]
+        width = self.gutter
+        focused = n == self.focus_line and self.has_focus
+        bg = self.palette.focus if n == self.focus_line else self.palette.gutter
+        if line.kind == PROCESS:
+            mark = "▶" if line.process in self.layout_state.collapsed else "▼"
+            text = f"{mark} {safe(line.label)}"
+            style = self._styles(self.palette.text, bg, bold=True, underline=focused)
+        else:
+            pin = "⚲ " if line.track in self.layout_state.pinned and line.label else ""
+            text = f"  {pin}{safe(line.label)}"
+            colour = self.palette.text if line.kind == SLICES else self.palette.dim_text
+            style = self._styles(colour, bg, underline=focused)
+        text = text[: width - 1].ljust(width - 1) + " "
+        return Strip([Segment(text, style)], width)
+
+    def _body(self, n: int) -> Strip:
+        line = self.lines[n]
+        cells = self.cells
+        cursor = self.cell_of(self.cursor_ns)
+        if line.kind == PROCESS:
+            return Strip([Segment("─" * cells, self._styles(self.palette.dim_text,
+                                                          self.palette.background))], cells)
+        data = self._cells.get(n)
+        if data is None:
+            return Strip([Segment(" " * cells, self._styles(None, self.palette.background))],
+                         cells)
+        if data[0] == SLICES:
+            return paint_slices(data[1], data[2], self._colours, self.index.slice_name,  # type: ignore[union-attr]
+                                self.palette, self._styles, selected=self.selected,
+                                matches=self.matches, cursor_cell=cursor)
+        if data[0] == COUNTER:
+            low, high = self._counter_range.get(line.item, (0.0, 1.0))
+            return paint_counter(data[1], low, high, self.palette, self._styles)
+        return paint_instants(data[1], self.palette, self._styles)
+
+    def _ruler_line(self, y: int) -> Strip:
+        """Time labels (y 0) or ticks with the iterations' starts (y 1); the cursor's column
+        is highlighted and its time, or the window's length, shown in the gutter."""
+        assert self.index is not None
+        labels, ticks = ruler_text(self.view_start, self.view_end, self.cells, self.index.start_ns)
+        if y == 0:
+            head, chars = f" @ {fmt_duration(self.cursor_ns - self.index.start_ns)}", list(labels)
+        else:
+            head, chars = f" ↔ {fmt_duration(self.view_end - self.view_start)}", list(ticks)
+        chars += [" "] * (self.cells - len(chars))
+        plain = self._styles(self.palette.dim_text, self.palette.background)
+        styles = [plain] * self.cells
+        if y == 1:
+            mark = self._styles(self.palette.iteration, self.palette.background)
+            for it in self.iterations:
+                cell = self.cell_of(it.start_ns)
+                for k, ch in enumerate(f"┃#{it.number}"):
+                    if 0 <= cell + k < self.cells:
+                        chars[cell + k], styles[cell + k] = ch, mark
+        cursor = self.cell_of(self.cursor_ns)
+        if 0 <= cursor < self.cells:
+            styles[cursor] = self._styles(self.palette.text, self.palette.cursor)
+        segments = [Segment(head[: self.gutter].ljust(self.gutter),
+                            self._styles(self.palette.dim_text, self.palette.gutter))]
+        start = 0
+        for cell in range(1, self.cells + 1):
+            if cell == self.cells or styles[cell] is not styles[start]:
+                segments.append(Segment("".join(chars[start:cell]), styles[start]))
+                start = cell
+        return Strip(segments, self.gutter + self.cells)
