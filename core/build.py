@@ -101,6 +101,9 @@ class TraceBuilder:
     def __init__(self, diagnostics: Diagnostics, first_ordinal: int = 0) -> None:
         self.diagnostics = diagnostics
         self.ref_base = first_ordinal  # events of later files of a profile number on
+        # Added to every timestamp of the file being read: puts it on the profile's shared
+        # clock (see proftui.core.clock). Set before the file's first batch.
+        self.time_offset_ns = 0
         self.strings = StringInterner()
         self.tracks = TrackIds()
         self.phase_counts: Counter[str] = Counter()
@@ -133,7 +136,7 @@ class TraceBuilder:
             phs = [p if isinstance(p, str) else json_text(p) for p in phs]
             groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
         ref0 = self.ref_base + first_ordinal
-        times = us_to_ns([e.ts for e in events])  # one conversion for the whole batch
+        times = self._shift(*us_to_ns([e.ts for e in events]))  # one conversion a batch
         if len(groups) and groups.min() == groups.max():
             self._count_phases(int(groups[0]), phs)
             self._add_group(int(groups[0]), events, np.arange(len(events)) + ref0, offset, times)
@@ -149,6 +152,24 @@ class TraceBuilder:
             self._count_phases(g, [phs[i] for i in positions])
             self._add_group(g, [events[i] for i in positions], idx + ref0, offset,
                             (times[0][idx], times[1][idx]))
+
+    def _shift(self, ts: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Timestamps moved to the shared clock; one the move would overflow is unusable."""
+        offset = self.time_offset_ns
+        if not offset:
+            return ts, ok
+        room = (ts <= _INT64_MAX - offset) if offset > 0 else (ts >= _INT64_MIN - offset)
+        ok = ok & room
+        # offset * ok: nothing is added where the sum would overflow (those are dropped)
+        return np.where(ok, ts + np.int64(offset) * ok, 0), ok
+
+    def _one_ns(self, value: Any) -> int | None:
+        """One timestamp in ns on the shared clock, or None if unusable."""
+        ts = one_us_to_ns(value)
+        if ts is None:
+            return None
+        ts += self.time_offset_ns
+        return ts if _INT64_MIN <= ts <= _INT64_MAX else None
 
     def _count_phases(self, group: int, phs: list[Any]) -> None:
         if group == X:  # the bulk of most traces: no need to look at each
@@ -276,7 +297,7 @@ class TraceBuilder:
                            enclosing=enclosing, ref=refs)
 
     def _add_counter(self, ev: Event, ref: int, offset: int) -> None:
-        ts = one_us_to_ns(ev.ts)
+        ts = self._one_ns(ev.ts)
         args = event_args(ev)
         if ts is None:
             self.diagnostics.add("bad_timestamp", 1, offset)
@@ -337,7 +358,7 @@ class TraceBuilder:
 
     def _add_async(self, ev: Event, ref: int, offset: int) -> None:
         """Keep an async event for pairing at the end, when all are known and in time order."""
-        ts = one_us_to_ns(ev.ts)
+        ts = self._one_ns(ev.ts)
         if ts is None:
             self.diagnostics.add("bad_timestamp", 1, offset)
             return
@@ -525,6 +546,7 @@ def _counter_value(value: Any) -> float | None:
 
 _INT_TEXT = re.compile(r"-?[0-9]+")
 _INT64 = range(-2**63, 2**63)
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 
 def _sort_index(value: Any) -> int | None:

@@ -27,6 +27,8 @@ KINDS: dict[str, str] = {
     "bad_metadata": "metadata (M) event with unusable arguments",
     "clock_outlier": "timestamp beyond int64 nanoseconds (dropped)",
     "unreadable_file": "a timeline of the profile could not be read (the others were)",
+    "clock_unaligned": "a timeline keeps its own clock: its reference to the shared clock "
+                       "is missing or unusable",
     "ragged_row": "CSV row with more or fewer cells than its header (padded or cut)",
 }
 

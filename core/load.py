@@ -14,6 +14,7 @@ import orjson
 
 from proftui.core import cache
 from proftui.core.build import TraceBuilder
+from proftui.core.clock import ClockOffset, offset_for
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import NotATraceError, ProftuiError
 from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
@@ -51,7 +52,10 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
     if layout.timelines and not sources:
         raise ProftuiError(f"{path}: none of its timelines can be read.")
     identities = [s.identity for s in sources]
-    options = orjson.dumps([[t.group, t.kind] for t in used]).decode()
+    clocks = [offset_for(t.path, t.kind, s) for t, s in zip(used, sources)]
+    # The offsets are in the key: a start_info that changes re-indexes the profile.
+    options = orjson.dumps([[t.group, t.kind, c.offset_ns]
+                            for t, c in zip(used, clocks)]).decode()
     if use_cache and sources:
         try:
             index = cache.load(identities, options)
@@ -62,9 +66,10 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
             pass
     if len(sources) == 1:
         index = index_file(sources[0], progress=progress, cancelled=cancelled,
-                           batch_bytes=batch_bytes)
+                           batch_bytes=batch_bytes, offset_ns=clocks[0].offset_ns)
     else:
-        index = _index_files(sources, used, progress, cancelled, batch_bytes)
+        index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes)
+    _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
     index.meta["profile"] = describe(layout)
     if use_cache and sources:
         try:
@@ -87,9 +92,22 @@ def describe(layout: ProfileLayout) -> dict[str, Any]:
     }
 
 
+def _note_clocks(index: TraceIndex, clocks: list[ClockOffset], several_groups: bool) -> None:
+    """Say in each source's metadata which clock offset it got; count the failures.
+
+    A lone device without its start_info misaligns nothing, so only the metadata says so
+    then; a garbled reference, or a missing one among several ranks or devices, is counted.
+    """
+    for entry, clock in zip(index.meta.get("sources", []), clocks):
+        entry.update(clock.describe())
+        if clock.problem and (several_groups or not clock.reference_missing):
+            index.diagnostics.add("clock_unaligned", 1, None,
+                                  f"{os.path.basename(entry['path'])}: {clock.problem}")
+
+
 def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
-                 progress: Progress | None, cancelled: Callable[[], bool] | None,
-                 batch_bytes: int) -> TraceIndex:
+                 clocks: list[ClockOffset], progress: Progress | None,
+                 cancelled: Callable[[], bool] | None, batch_bytes: int) -> TraceIndex:
     """Index several files into one index (tracks of each file qualified by its group)."""
     diagnostics = Diagnostics()
     builder = TraceBuilder(diagnostics)
@@ -101,8 +119,9 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     next_ordinal = 0
     metadata: dict[str, Any] = {}
     with indexing():
-        for number, (source, timeline) in enumerate(zip(sources, timelines)):
+        for number, (source, timeline, clock) in enumerate(zip(sources, timelines, clocks)):
             builder.tracks.set_group(timeline.group if grouped else None)
+            builder.time_offset_ns = clock.offset_ns
             builder.ref_base = next_ordinal  # events of all files number on
             reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
 
@@ -132,8 +151,9 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
 
 def index_file(source: ByteSource, *, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None,
-               batch_bytes: int = BATCH_BYTES, workers: int | None = None) -> TraceIndex:
-    """Index one trace file, without the cache.
+               batch_bytes: int = BATCH_BYTES, workers: int | None = None,
+               offset_ns: int = 0) -> TraceIndex:
+    """Index one trace file, without the cache; `offset_ns` is added to every timestamp.
 
     A large uncompressed file is split near its middle at a proven event boundary and its
     second half is indexed by a second process, when the machine has a second core.
@@ -143,12 +163,13 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
                       else (os.cpu_count() or 1))
     with indexing():
         if workers > 1 and not source.compressed and source.size >= PARALLEL_MIN_BYTES:
-            index = _index_parallel(source, progress, cancelled, batch_bytes)
+            index = _index_parallel(source, progress, cancelled, batch_bytes, offset_ns)
             if index is not None:
                 return index
         diagnostics = Diagnostics()
         reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
         builder = TraceBuilder(diagnostics)
+        builder.time_offset_ns = offset_ns
         reader.read(builder.add_events, progress=progress, cancelled=cancelled)
         return builder.build(_metadata(reader, source), _batch_table(reader.batches))
 
@@ -157,7 +178,8 @@ PARALLEL_MIN_BYTES = 192 << 20  # below this, starting a second interpreter cost
 
 
 def _index_parallel(source: ByteSource, progress: Progress | None,
-                    cancelled: Callable[[], bool] | None, batch_bytes: int) -> TraceIndex | None:
+                    cancelled: Callable[[], bool] | None, batch_bytes: int,
+                    offset_ns: int = 0) -> TraceIndex | None:
     """Index the halves of a plain file in two processes; None if it cannot be split."""
     diagnostics = Diagnostics()
     reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
@@ -169,10 +191,11 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
     # or threads (the app indexes from a worker thread).
     worker = subprocess.Popen(
         [sys.executable, "-c", "from proftui.core.load import _index_region; _index_region()",
-         source.path, str(split), str(batch_bytes)],
+         source.path, str(split), str(batch_bytes), str(offset_ns)],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         builder = TraceBuilder(diagnostics)
+        builder.time_offset_ns = offset_ns
 
         def both_halves(done: int, total: int, events: int) -> None:
             if progress is not None:  # assume the other half goes as fast as this one
@@ -210,7 +233,8 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
 def _index_region() -> None:
     """Worker process: index the events from a byte offset to the end of a file.
 
-    Arguments: path, start offset, batch bytes. Writes the pickled builder state to stdout.
+    Arguments: path, start offset, batch bytes, clock offset (ns). Writes the pickled builder
+    state to stdout.
     """
     path, start, batch_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     try:
@@ -218,6 +242,7 @@ def _index_region() -> None:
         diagnostics = Diagnostics()
         reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
         builder = TraceBuilder(diagnostics)
+        builder.time_offset_ns = int(sys.argv[4])
         with indexing():
             reader.read(builder.add_events, region=(start, None))
         result = {"state": builder.state(), "batches": reader.batches,
