@@ -139,8 +139,8 @@ def _children_time(index: TraceIndex, rows: RowIndex, track: int, depth: int, st
     lo = int(rows.first[row])
     s = index.arrays["slices.start"]
     d = index.arrays["slices.dur"]
-    first = _last_started(index, rows, row, start - 1) + 1 if start > 0 else lo
-    first = max(first, lo)
+    before = _last_started(index, rows, row, start - 1)
+    first = before + 1 if before >= 0 else lo
     last = _last_started(index, rows, row, end)  # inclusive
     while last >= first and int(s[rows.order[last]]) + int(d[rows.order[last]]) > end:
         last -= 1

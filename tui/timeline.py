@@ -152,12 +152,12 @@ class Timeline(Widget, can_focus=True):
     # -- geometry -------------------------------------------------------------------------------
 
     @property
-    def gutter(self) -> int:
+    def gutter_width(self) -> int:
         return max(10, min(30, self.size.width // 4))
 
     @property
     def cells(self) -> int:
-        return max(self.size.width - self.gutter, 1)
+        return max(self.size.width - self.gutter_width, 1)
 
     @property
     def body_height(self) -> int:
@@ -168,7 +168,7 @@ class Timeline(Widget, can_focus=True):
         return max(self.view_end - self.view_start, 1) / self.cells
 
     def time_at(self, cell: int) -> int:
-        return int(self.view_start + (cell + 0.5) * self.ns_per_cell)
+        return self.view_start + int((cell + 0.5) * self.ns_per_cell)
 
     def cell_of(self, t_ns: int) -> int:
         return int((t_ns - self.view_start) // self.ns_per_cell)
@@ -201,9 +201,10 @@ class Timeline(Widget, can_focus=True):
         return self.cursor_ns if inside else (self.view_start + self.view_end) // 2
 
     def _zoom(self, factor: float, anchor_ns: int) -> None:
-        left = (anchor_ns - self.view_start) * factor
-        right = (self.view_end - anchor_ns) * factor
-        self.set_window(int(anchor_ns - left), int(anchor_ns + right))
+        # Offsets in float, times in int: epoch nanoseconds do not fit a double exactly.
+        left = round((anchor_ns - self.view_start) * factor)
+        right = round((self.view_end - anchor_ns) * factor)
+        self.set_window(anchor_ns - left, anchor_ns + right)
 
     def action_pan_left(self) -> None:
         self._pan(-PAN_FRACTION)
@@ -235,7 +236,7 @@ class Timeline(Widget, can_focus=True):
             self.action_reset()
 
     def action_move_cursor(self, cells: int) -> None:
-        self.cursor_ns = int(self.cursor_ns + cells * self.ns_per_cell)
+        self.cursor_ns += round(cells * self.ns_per_cell)
         self._keep_cursor_visible()
         self.refresh()
 
@@ -392,12 +393,12 @@ class Timeline(Widget, can_focus=True):
         if line is None:
             return
         self.focus_line = line
-        if event.x < self.gutter:
+        if event.x < self.gutter_width:
             if self.lines[line].kind == PROCESS:
                 self.action_toggle_collapse()
             self.refresh()
             return
-        cell = event.x - self.gutter
+        cell = event.x - self.gutter_width
         self.cursor_ns = self.time_at(cell)
         owner = self._owner_at(line, cell)
         self._select(owner, center=False)
@@ -417,11 +418,11 @@ class Timeline(Widget, can_focus=True):
         event.stop()
 
     def _wheel(self, x: int, factor: float) -> None:
-        anchor = self.time_at(max(x - self.gutter, 0)) if x >= self.gutter else self._zoom_anchor()
+        anchor = self.time_at(max(x - self.gutter_width, 0)) if x >= self.gutter_width else self._zoom_anchor()
         self._zoom(factor, anchor)
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
-        if event.x >= self.gutter:
+        if event.x >= self.gutter_width:
             self._drag_x = event.x
             self.capture_mouse()
 
@@ -541,7 +542,7 @@ class Timeline(Widget, can_focus=True):
 
     def _gutter(self, n: int) -> Strip:
         line = self.lines[n]
-        width = self.gutter
+        width = self.gutter_width
         focused = n == self.focus_line and self.has_focus
         bg = self.palette.focus if n == self.focus_line else self.palette.gutter
         if line.kind == PROCESS:
@@ -598,11 +599,11 @@ class Timeline(Widget, can_focus=True):
         cursor = self.cell_of(self.cursor_ns)
         if 0 <= cursor < self.cells:
             styles[cursor] = self._styles(self.palette.text, self.palette.cursor)
-        segments = [Segment(head[: self.gutter].ljust(self.gutter),
+        segments = [Segment(head[: self.gutter_width].ljust(self.gutter_width),
                             self._styles(self.palette.dim_text, self.palette.gutter))]
         start = 0
         for cell in range(1, self.cells + 1):
             if cell == self.cells or styles[cell] is not styles[start]:
                 segments.append(Segment("".join(chars[start:cell]), styles[start]))
                 start = cell
-        return Strip(segments, self.gutter + self.cells)
+        return Strip(segments, self.gutter_width + self.cells)

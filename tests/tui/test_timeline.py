@@ -1,0 +1,254 @@
+"""The timeline screen driven by keys and the mouse: window, selection, search, iterations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from proftui.core.slice_info import row_of
+from proftui.themes import THEMES
+from proftui.tui.app import ProftuiApp
+from proftui.tui.lines import PROCESS, SLICES
+from proftui.tui.timeline import ZOOM_STEP, Timeline
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+
+
+async def _open(pilot, app):
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return app.query_one(Timeline)
+
+
+def _names(app, slices) -> list[str]:
+    return [app.index.slice_name(int(i)) for i in slices]
+
+
+async def test_opens_on_the_whole_trace_and_zooms_around_the_cursor() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        index = app.index
+        assert timeline.view_start <= index.start_ns and timeline.view_end >= index.end_ns
+        width0 = timeline.view_end - timeline.view_start
+        cursor = timeline.cursor_ns
+        await pilot.press("w")
+        width1 = timeline.view_end - timeline.view_start
+        assert width1 == pytest.approx(width0 / ZOOM_STEP, rel=1e-6)
+        # The cursor keeps its place in the window (zoom around the cursor).
+        before = (cursor - timeline.view_start) / width1
+        assert before == pytest.approx(0.5, abs=0.02)
+        await pilot.press("s", "s")
+        assert timeline.view_end - timeline.view_start == pytest.approx(width0 * ZOOM_STEP,
+                                                                        rel=1e-6)
+        start = timeline.view_start
+        await pilot.press("d")
+        assert timeline.view_start > start
+        await pilot.press("a", "a")
+        assert timeline.view_start < start
+        await pilot.press("0")
+        assert (timeline.view_end - timeline.view_start) == width0
+
+
+async def test_arrows_walk_slices_and_rows() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        assert timeline.selected == -1
+        await pilot.press("enter")
+        first = timeline.selected
+        assert first >= 0
+        assert app.index.slice_name(first).startswith("ProfilerStep#")
+        start = app.index.arrays["slices.start"]
+        await pilot.press("right")
+        second = timeline.selected
+        assert row_of(app.rows, app.index, second) == row_of(app.rows, app.index, first)
+        assert start[second] > start[first]
+        await pilot.press("left")
+        assert timeline.selected == first
+        # Down: the slice one row deeper at the cursor's time, inside the step.
+        await pilot.press("down")
+        child = timeline.selected
+        assert int(app.index.arrays["slices.depth"][child]) == 1
+        assert start[first] <= start[child] < start[first] + app.index.arrays["slices.dur"][first]
+        details = str(app.query_one("#details").render())
+        assert app.index.slice_name(child) in details and "parents ProfilerStep#" in details
+        await pilot.press("f")
+        dur = int(app.index.arrays["slices.dur"][child])
+        assert timeline.view_start <= start[child] and timeline.view_end >= start[child] + dur
+        assert timeline.view_end - timeline.view_start < 1.5 * dur
+        await pilot.press("escape")
+        assert timeline.selected == -1
+        assert "Nothing selected" in str(app.query_one("#details").render())
+
+
+async def test_details_read_args_lazily_and_flows_jump() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        names = app.index.arrays["slices.name"]
+        launch = int(np.flatnonzero(names == app.index.strings.find("cudaLaunchKernel"))[0])
+        timeline.select(launch)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        details = str(app.query_one("#details").render())
+        assert '"correlation":' in details and "flows  out 1" in details
+        await pilot.press("greater_than_sign")
+        kernel = timeline.selected
+        track = int(app.index.arrays["slices.track"][kernel])
+        assert app.index.track_label(track).startswith("stream")
+        await pilot.press("less_than_sign")
+        assert timeline.selected == launch
+
+
+async def test_search_counts_and_steps_through_matches() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        await pilot.press("slash")
+        await pilot.press(*"NCCL", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        expected = sum(1 for n in range(app.index.n_slices)
+                       if "nccl" in app.index.slice_name(n).lower())
+        assert expected > 0 and app.match_count == expected
+        assert "nccl" in app.index.slice_name(timeline.selected).lower()
+        seen = [timeline.selected]
+        for _ in range(expected):
+            await pilot.press("n")
+            seen.append(timeline.selected)
+        assert len(set(seen)) == expected and seen[-1] == seen[0]  # wraps around
+        # In time order from the cursor on, wrapping once at the end.
+        starts = app.index.arrays["slices.start"][seen[:expected]]
+        assert (np.diff(starts) < 0).sum() <= 1
+        await pilot.press("N")
+        assert timeline.selected == seen[-2]
+        # A regular expression between slashes; a bad one is a readable message.
+        await pilot.press("slash", *"/^aten::(relu_|linear)$/", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.match_count == 16
+        await pilot.press("slash", *"/([/", "enter")
+        assert "not a valid regular expression" in str(app.query_one("#status").render())
+
+
+async def test_goto_iteration_zooms_to_its_window() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        step = next(it for it in app.summary["iterations"]["items"] if it["number"] == 6)
+        await pilot.press("g", "6", "enter")
+        assert timeline.view_start <= step["start_ns"] < timeline.view_start + step["dur_ns"]
+        assert timeline.view_end >= step["start_ns"] + step["dur_ns"]
+        assert timeline.view_end - timeline.view_start < 1.1 * step["dur_ns"]
+        assert "iteration 6" in str(app.query_one("#status").render())
+        await pilot.press("g", *"99", "enter")
+        assert "No iteration 99" in str(app.query_one("#status").render())
+        # The ruler marks iteration starts.
+        ruler = timeline.render_line(1).text
+        assert "┃#6" in ruler
+
+
+async def test_collapse_pin_hide() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        n_lines = len(timeline.lines)
+        timeline.focus_line = 0
+        assert timeline.lines[0].kind == PROCESS
+        await pilot.press("c")
+        assert len(timeline.lines) < n_lines
+        assert [line.kind for line in timeline.lines].count(PROCESS) == 2
+        await pilot.press("c")
+        assert len(timeline.lines) == n_lines
+        gpu = next(n for n, line in enumerate(timeline.lines)
+                   if line.kind == SLICES and line.label.startswith("stream 13"))
+        track = timeline.lines[gpu].track
+        timeline.focus_line = gpu
+        await pilot.press("p")
+        assert timeline.lines[0].track == track
+        timeline.focus_line = 0
+        await pilot.press("h")
+        assert all(line.track != track for line in timeline.lines)
+        await pilot.press("H")
+        assert any(line.track == track for line in timeline.lines)
+
+
+async def test_mouse_click_selects_and_wheel_zooms() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        line = next(n for n, line in enumerate(timeline.lines) if line.kind == SLICES)
+        y = line - timeline.top_line + 2
+        x = timeline.gutter_width + timeline.cells // 2
+        await pilot.click(Timeline, offset=(x, y))
+        owner = timeline._owner_at(line, x - timeline.gutter_width)
+        assert owner >= 0 and timeline.selected == owner
+        width = timeline.view_end - timeline.view_start
+        start = timeline.view_start
+        # Dragging 10 cells to the left pans 10 cells to the right (the pilot has no drag and
+        # no wheel: post the events).
+        from textual.events import MouseMove, MouseScrollUp
+
+        await pilot.mouse_down(Timeline, offset=(x, y))
+        timeline.post_message(MouseMove(timeline, x - 10, y, 0, 0, 1, False, False, False))
+        await pilot.pause()
+        await pilot.mouse_up(Timeline, offset=(x - 10, y))
+        assert timeline.view_end - timeline.view_start == width
+        assert timeline.view_start - start == pytest.approx(10 * width / timeline.cells, rel=0.01)
+        timeline.post_message(MouseScrollUp(timeline, x, y, 0, 0, 0, False, False, False))
+        await pilot.pause()
+        assert timeline.view_end - timeline.view_start < width
+
+
+async def test_small_terminal_and_themes() -> None:
+    app = ProftuiApp(str(SAMPLE), theme="proftui-light")
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = await _open(pilot, app)
+        assert timeline.size.height >= 10 and timeline.cells >= 50
+        assert timeline.palette is THEMES["proftui-light"][1]
+        await pilot.press("T")
+        assert app.theme == "proftui-contrast"
+        assert timeline.palette is THEMES["proftui-contrast"][1]
+        await pilot.press("question_mark")
+        assert "zoom in / out around the cursor" in str(app.screen.query_one("Static").render())
+        await pilot.press("escape")
+        assert app.screen.query(Timeline)
+
+
+async def test_no_color_is_respected(monkeypatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(pilot, app)
+        assert app.no_color
+        assert any(type(f).__name__ in ("Monochrome", "NoColor") for f in app._filters)
+
+
+async def test_hostile_names_are_escaped(tmp_path) -> None:
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps([
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1,
+         "args": {"name": "\x1b]0;pwned\x07thread"}},
+        {"ph": "X", "name": "\x1b[2J\x1b[31mclear", "cat": "\x9b1m", "pid": 1, "tid": 1,
+         "ts": 0, "dur": 100, "args": {"k": "\x1b[5m"}}]))
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        timeline = await _open(pilot, app)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        painted = "".join(timeline.render_line(y).text for y in range(6))
+        details = str(app.query_one("#details").render())
+        for text in (painted, details):
+            assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text
+        assert "\\x1b[2J" in details and "\\x1b]0;pwned" in painted
