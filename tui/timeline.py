@@ -418,8 +418,10 @@ class Timeline(Widget, can_focus=True):
         event.stop()
 
     def _wheel(self, x: int, factor: float) -> None:
-        anchor = self.time_at(max(x - self.gutter_width, 0)) if x >= self.gutter_width else self._zoom_anchor()
-        self._zoom(factor, anchor)
+        if x >= self.gutter_width:
+            self._zoom(factor, self.time_at(x - self.gutter_width))
+        else:
+            self._zoom(factor, self._zoom_anchor())
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
         if event.x >= self.gutter_width:
