@@ -2,16 +2,20 @@
 
 Sources, in order: step annotations in the timeline (Kineto and torch_npu `ProfilerStep#N`,
 Paddle `ProfileStep#N`), the msprof step trace (`Iteration N` with `FP_BP Time N` and
-`Iteration Refresh N`), then the step CSVs: msprof `step_trace` (FP start, BP end, iteration
-end, ...) and torch_npu `step_trace_time.csv` (computing, communication not overlapped, ...),
-whose columns join the iterations of the same number as their breakdown.
+`Iteration Refresh N`), then, for a rank or device the timeline has none for, the step CSVs:
+msprof `step_trace` (FP start, BP end, iteration end, ...) and MindSpore
+`step_trace_raw_N_detail_time.csv`. torch_npu `step_trace_time.csv` and the cluster
+`cluster_step_trace_time.csv` (computing, communication not overlapped, ...) join the
+iterations of the same rank and number as their breakdown.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,6 +26,14 @@ from proftui.core.strings import StringTable
 _STEP = re.compile(r"^Profil(?:er|e)Step#(\d+)")  # Kineto and torch_npu; Paddle
 _ITERATION = re.compile(r"^Iteration (\d+)$")
 _PARTS = {"FP_BP Time": "FP+BP", "Iteration Refresh": "iteration refresh"}
+_STREAM_PART = re.compile(r"^stream_\d+_.*(?<!_start_point)(?<!_end_point)$")
+# MindSpore step_trace_raw durations are in 10 ns units: its step trace parser says so ("The
+# unit of duration is 10ns"; on Ascend they are system-counter ticks, 10 ns at the 100 MHz
+# counter of the 910) and MindInsight divides them by 1e5 to show ms. A device whose counter
+# runs at another rate would make these durations wrong by that ratio, as in MindInsight.
+_MINDSPORE_TICK_NS = 10
+_MINDSPORE_PARTS = {"iteration_interval": "iteration interval", "fp_and_bp": "FP+BP",
+                    "tail": "tail"}
 # step_trace_time.csv columns shown as the breakdown (µs), when present.
 _TORCH_NPU_PARTS = ("Computing", "Communication(Not Overlapped)", "Overlapped", "Communication",
                     "Free", "Stage", "Bubble", "Preparing")
@@ -38,10 +50,14 @@ class Iteration:
     start_ns: int = -1
     end_ns: int = -1
     parts: dict[str, float] = field(default_factory=dict)  # breakdown, ns
+    length_ns: int = -1  # known length when the window is not (MindSpore raw step trace)
 
     @property
     def dur_ns(self) -> int:
-        return self.end_ns - self.start_ns if self.start_ns >= 0 <= self.end_ns else -1
+        """The iteration's length in ns, -1 if unknown."""
+        if self.start_ns >= 0 <= self.end_ns:
+            return self.end_ns - self.start_ns
+        return self.length_ns
 
 
 @dataclass
@@ -50,21 +66,65 @@ class Iterations:
 
     source: str
     items: list[Iteration]
+    notes: list[str] = field(default_factory=list)  # what a source held that is not here
 
 
 def find_iterations(index: TraceIndex, tables: list[Table] = ()) -> Iterations:  # type: ignore[assignment]
-    """Iterations from the timeline's step slices, else from the step CSVs."""
+    """Iterations of each group from its best source: step slices, else the step CSVs."""
     found = _from_slices(index, _STEP, "ProfilerStep#N annotations", prefer_cpu=True)
-    if not found.items:
-        found = _from_slices(index, _ITERATION, "msprof step trace", prefer_cpu=False)
-        _add_slice_parts(index, found)
+    msprof = _from_slices(index, _ITERATION, "msprof step trace", prefer_cpu=False)
+    _add_slice_parts(index, msprof)
+    _add_source(found, msprof)
+    tables = [replace(t, group=_index_group(index, t.group)) for t in tables]
+    for table in tables:  # a step CSV counts for a group the timeline has no steps for
+        if table.kind == "step_trace":
+            more = _from_msprof_csv(table, _start_info_offset(index, table.path))
+        elif table.kind == "step_trace_raw_detail_time":
+            more = _from_mindspore(table)
+        else:
+            continue
+        _add_source(found, more)
     for table in tables:
-        if table.kind == "step_trace_time":
-            _join_torch_npu(found, table)
-        elif table.kind == "step_trace" and not found.items:
-            found = _from_msprof_csv(table)
+        if table.kind in ("step_trace_time", "cluster_step_trace_time"):
+            _join_torch_npu(found, table, lambda group: _index_group(index, group))
     found.items.sort(key=lambda it: (it.group, it.number))
     return found
+
+
+def _index_group(index: TraceIndex, group: str) -> str:
+    """The index's name for a group of the profile layout.
+
+    A profile whose timelines are all of one group does not prefix its tracks with it: the
+    index calls that group "".
+    """
+    timelines = (index.meta.get("profile") or {}).get("timelines", [])
+    return "" if {t["group"] for t in timelines} == {group} else group
+
+
+def _add_source(found: Iterations, more: Iterations) -> None:
+    """Add the iterations of `more` for the groups `found` has none for."""
+    have = {it.group for it in found.items}
+    more.items = [it for it in more.items if it.group not in have]
+    if not more.items:
+        return
+    if not found.items:
+        found.source = more.source
+    elif more.source not in found.source:
+        found.source += f", {more.source}"
+    found.items += more.items
+
+
+def _start_info_offset(index: TraceIndex, csv_path: str) -> int:
+    """The monotonic-to-wall offset the timelines of an old-layout device got, else 0.
+
+    Its step_trace CSV (in device_N/summary) counts in the same monotonic µs, so its windows
+    move the same way.
+    """
+    device = os.path.dirname(os.path.dirname(csv_path))
+    offsets = {s.get("offset_ns", 0) for s in index.meta.get("sources", [])
+               if "start_info" in s.get("clock", "")
+               and os.path.dirname(os.path.dirname(s["path"])) == device}
+    return offsets.pop() if len(offsets) == 1 else 0
 
 
 _NEEDLES = {_STEP.pattern: "Step#", _ITERATION.pattern: "Iteration "}
@@ -131,45 +191,107 @@ def _add_slice_parts(index: TraceIndex, found: Iterations) -> None:
             iteration.parts[_PARTS[m.group(1)]] = float(index.arrays["slices.dur"][row])
 
 
-def _join_torch_npu(found: Iterations, table: Table) -> None:
-    """step_trace_time.csv: a breakdown per Step; iterations it names are added if missing."""
+def _join_torch_npu(found: Iterations, table: Table,
+                    index_group: Callable[[str], str] = str) -> None:
+    """step_trace_time.csv: a breakdown per Step; iterations it names are added if missing.
+
+    The cluster variant (`Step,Type,Index,...`) has one row per rank ("rank", Index the rank
+    id) and per pipeline stage ("stage": a maximum over a rank group, not an iteration of
+    anyone, so left out); its Step is empty when the run was not divided into steps.
+    """
     step = table.find("Step")
-    if step is None:
+    if step is None or step.kind != "number":
         return
-    by_number = {it.number: it for it in found.items}
-    if not found.items:
-        found.source = "step_trace_time.csv"
+    kind, rank = table.find("Type"), table.find("Index")
+    cluster = kind is not None and rank is not None and kind.kind == "text"
+    by_key = {(it.group, it.number): it for it in found.items}
+    source = f"{table.kind}.csv"
+    no_step = 0
     for row in range(table.n_rows):
+        if cluster:
+            if str(kind.values[row]).strip().lower() != "rank":  # type: ignore[union-attr]
+                continue
+            group = index_group(f"rank {int(rank.values[row])}")  # type: ignore[union-attr]
+        else:
+            group = table.group
         value = step.values[row]
-        if not isinstance(value, (float, np.floating)) or math.isnan(value):
-            continue  # cluster files give the step per rank/stage row, or none
-        iteration = by_number.get(int(value))
+        if math.isnan(value):
+            no_step += 1
+            continue
+        iteration = by_key.get((group, int(value)))
         if iteration is None:
-            iteration = by_number[int(value)] = Iteration("", int(value))
+            iteration = by_key[(group, int(value))] = Iteration(group, int(value))
+            if not found.items:
+                found.source = source
+            elif source not in found.source:
+                found.source += f", {source}"
             found.items.append(iteration)
         for name in _TORCH_NPU_PARTS:
             column = table.find(name)
             if column is not None and column.kind == "number":
                 iteration.parts[name.lower()] = float(column.values[row]) * 1000.0
+    if no_step:
+        found.notes.append(f"{table.kind}.csv: {no_step} row(s) without a step number (the "
+                           "whole collection), not taken as iterations")
 
 
-def _from_msprof_csv(table: Table) -> Iterations:
-    """msprof step_trace CSV: windows from Iteration End and Iteration Time (µs)."""
+def _from_msprof_csv(table: Table, offset_ns: int = 0) -> Iterations:
+    """msprof step_trace CSV: windows from Iteration End and Iteration Time (µs).
+
+    `offset_ns` moves monotonic-clock µs (old layout) to the timeline's clock; epoch
+    timestamps are already there.
+    """
     number, end, length = (table.find("Iteration ID"), table.find("Iteration End"),
                             table.find("Iteration Time"))
     found = Iterations("step_trace CSV", [])
-    if number is None or end is None or length is None:
+    if number is None or end is None or length is None or number.kind != "number":
         return found
-    end_ns = (end.values if end.kind == "timestamp" else np.rint(end.values * 1000))
+    missing = np.iinfo(np.int64).min  # how a timestamp column marks N/A
     for row in range(table.n_rows):
         if math.isnan(float(number.values[row])):
             continue
-        stop = int(end_ns[row])
-        iteration = Iteration("", int(number.values[row]),
-                              stop - int(round(float(length.values[row]) * 1000)), stop)
+        iteration = Iteration(table.group, int(number.values[row]))
+        span_us = float(length.values[row]) if length.kind == "number" else math.nan
+        if end.kind == "timestamp" and end.values[row] != missing:
+            stop = int(end.values[row])
+        elif end.kind == "number" and not math.isnan(end.values[row]):
+            stop = int(np.rint(end.values[row] * 1000)) + offset_ns
+        else:
+            stop = -1
+        if stop >= 0 and not math.isnan(span_us):
+            iteration.start_ns, iteration.end_ns = stop - int(round(span_us * 1000)), stop
         for name, label in _MSPROF_PARTS.items():
             column = table.find(name)
-            if column is not None and not math.isnan(float(column.values[row])):
+            if column is not None and column.kind == "number" and not math.isnan(
+                    column.values[row]):
                 iteration.parts[label] = float(column.values[row]) * 1000.0
+        found.items.append(iteration)
+    return found
+
+
+def _from_mindspore(table: Table) -> Iterations:
+    """MindSpore step_trace_raw_N_detail_time.csv: lengths and breakdown, no windows.
+
+    Its points are device counter ticks on no clock the timeline shares, so the windows stay
+    unknown; the last row (step "-") is MindSpore's average and is left out.
+    """
+    found = Iterations("step_trace_raw CSV (MindSpore)", [])
+    number, total = table.find("step_num"), table.find("total")
+    if number is None or total is None or number.kind != "number" or total.kind != "number":
+        return found
+    streams = [c for c in table.columns if _STREAM_PART.match(c.header) and c.kind == "number"]
+    for row in range(table.n_rows):
+        if math.isnan(number.values[row]) or math.isnan(total.values[row]):
+            continue
+        iteration = Iteration(table.group, int(number.values[row]),
+                              length_ns=int(total.values[row]) * _MINDSPORE_TICK_NS)
+        for name, label in _MINDSPORE_PARTS.items():
+            column = table.find(name)
+            if column is not None and column.kind == "number" and not math.isnan(
+                    column.values[row]):
+                iteration.parts[label] = float(column.values[row]) * _MINDSPORE_TICK_NS
+        for column in streams:
+            if not math.isnan(column.values[row]):
+                iteration.parts[column.header] = float(column.values[row]) * _MINDSPORE_TICK_NS
         found.items.append(iteration)
     return found

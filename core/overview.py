@@ -21,6 +21,7 @@ def overview(index: TraceIndex) -> dict[str, Any]:
     found = find_iterations(index, tables)
     summary["iterations"] = {
         "source": found.source if found.items else None,
+        "notes": found.notes,
         "items": [{"group": it.group, "number": it.number, "start_ns": it.start_ns,
                    "dur_ns": it.dur_ns, "parts_ns": it.parts} for it in found.items]}
     return summary
@@ -31,7 +32,7 @@ def _read_tables(summary: dict[str, Any]) -> list[Table]:
     tables = []
     for entry in (summary.get("profile") or {}).get("tables", []):
         try:
-            table = read_table(entry["path"], entry["kind"])
+            table = read_table(entry["path"], entry["kind"], entry.get("group", ""))
         except ProftuiError as exc:
             entry["error"] = str(exc)
             continue

@@ -27,6 +27,13 @@ _STAMP = re.compile(r"(_slice_\d+)?(_\d{14})?$")
 _OLD_SUMMARY = re.compile(r"_\d+_\d+_\d+$")
 _TRACE_SUFFIX = re.compile(r"(\.pt\.trace)?\.json(\.gz)?$|\.gz$")
 _RANK_DIR = re.compile(r"(?:^|_)rank_?(\d+)$")
+_PROFILER_INFO = re.compile(r"^profiler_info_(\d+)\.json$")
+# MindSpore 1.x-2.2 `profiler/` files carry their rank in the name: step_trace_raw_0_detail_time.csv
+_MINDSPORE_RANKED = re.compile(
+    r"^(ascend_timeline_display|ascend_timeline_summary|gpu_timeline_display|"
+    r"cpu_timeline_display|step_trace_raw|aicore_intermediate|aicpu_intermediate|"
+    r"framework_raw|minddata_pipeline_raw|hccl_raw|flops_summary|flops|"
+    r"memory_usage_summary)_(\d+)((?:_[a-z]+)*)\.(?:json|csv|txt)$")
 _NOT_TIMELINES = {
     "communication.json": "communication summary (not a timeline)",
     "communication_matrix.json": "communication matrix (not a timeline)",
@@ -103,6 +110,11 @@ def _walk(root: str, layout: ProfileLayout) -> list[str]:
 def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
     """Sort files into timelines, tables and skipped, per the layouts they belong to."""
     kinds: set[str] = set()
+    ranks = _ranks_of_dirs(files)
+
+    def group(path: str) -> str:
+        return _group_of(root, path, ranks)
+
     msprof_dirs: dict[str, list[tuple[int, str]]] = {}  # dir -> (slice number, path)
     old_timeline_dirs: dict[str, list[str]] = {}
     seen_hashes: dict[str, str] = {}
@@ -110,8 +122,11 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
         name = os.path.basename(path)
         parent = os.path.basename(os.path.dirname(path))
         lower = name.lower()
+        if lower.endswith((".csv", ".json", ".gz")) and (why := _unreadable(path)):
+            layout.skipped.append((path, why))  # reported; the rest of the profile loads
+            continue
         if lower.endswith(".csv"):
-            layout.tables.append(TableFile(path, _group_of(root, path), _table_kind(name)))
+            layout.tables.append(TableFile(path, group(path), _table_kind(name)))
             continue
         if not (lower.endswith(".json") or lower.endswith(".json.gz") or lower.endswith(".gz")):
             if lower.endswith(".db"):
@@ -153,7 +168,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
         kinds.add({"trace_view": "torch_npu (ASCEND_PROFILER_OUTPUT)",
                    "mindspore": "MindSpore profiler", "kineto": "PyTorch Kineto",
                    "chrome": "Chrome trace"}[kind])
-        layout.timelines.append(TimelineFile(path, _group_of(root, path), kind))
+        layout.timelines.append(TimelineFile(path, group(path), kind))
     for directory, parts in msprof_dirs.items():
         sliced = sorted(p for p in parts if p[0] >= 0)
         whole = [p for p in parts if p[0] < 0]
@@ -162,7 +177,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
             if (_, path) not in use and all(path != u[1] for u in use):
                 layout.skipped.append((path, "an older or partial export of the same timeline"))
         for _, path in use:
-            layout.timelines.append(TimelineFile(path, _group_of(root, path), "msprof"))
+            layout.timelines.append(TimelineFile(path, group(path), "msprof"))
     for directory, paths in old_timeline_dirs.items():
         has_msprof = any(os.path.basename(p).startswith("msprof_") for p in paths)
         for path in paths:
@@ -176,7 +191,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
                     (path, f"same content as {os.path.basename(seen_hashes[digest])}"))
                 continue
             seen_hashes[digest] = path
-            layout.timelines.append(TimelineFile(path, _group_of(root, path),
+            layout.timelines.append(TimelineFile(path, group(path),
                                                  name.split("_")[0]))
     _split_workers(layout)
     layout.layouts = sorted(kinds) or (["summary tables only"] if layout.tables else [])
@@ -206,6 +221,17 @@ def _trace_kind(name: str) -> str | None:
     return None
 
 
+def _unreadable(path: str) -> str | None:
+    """Why a file cannot be opened (a dangling link, no permission), or None if it can."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return f"a link to {os.readlink(path)}, which does not exist"
+    try:
+        with open(path, "rb"):
+            return None
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+
+
 def _looks_like_trace(path: str) -> bool:
     """Cheap sniff: an array of objects, or an object with traceEvents near its start."""
     try:
@@ -232,23 +258,47 @@ def _digest(path: str) -> str:
 
 
 def _table_kind(name: str) -> str:
+    m = _MINDSPORE_RANKED.match(name)
+    if m:  # the rank is the group, not part of the kind
+        return m.group(1) + m.group(3)
     stem = name[:-4]
     stem = _STAMP.sub("", stem)
     stem = _OLD_SUMMARY.sub("", stem)
     return stem.lower()
 
 
-def _group_of(root: str, path: str) -> str:
-    """The rank or device a file belongs to, from the directories between root and it."""
+def _ranks_of_dirs(files: list[str]) -> dict[str, str]:
+    """torch_npu and MindSpore output dirs named by the rank in their profiler_info_N.json.
+
+    Only when every rank is named once: two runs of rank 0 side by side keep their dir names.
+    """
+    ranks = {os.path.dirname(p): m.group(1) for p in files
+             if (m := _PROFILER_INFO.match(os.path.basename(p)))}
+    return ranks if len(set(ranks.values())) == len(ranks) else {}
+
+
+def _group_of(root: str, path: str, ranks: dict[str, str] | None = None) -> str:
+    """The rank or device a file belongs to, from the directories between root and it.
+
+    A torch_npu or MindSpore output dir is its rank when `ranks` knows it; a MindSpore
+    `profiler/` file whose name carries a rank id is that rank.
+    """
     rel = Path(os.path.relpath(path, root)).parts[:-1]
     labels = []
+    here = root
     for part in rel:
+        here = os.path.join(here, part)
         if part.startswith("device_") and part[7:].isdigit():
             labels.append(f"device {part[7:]}")
         elif (m := _RANK_DIR.search(part)) is not None:
             labels.append(f"rank {m.group(1)}")
+        elif part.endswith(("_ascend_pt", "_ascend_ms")) and here in (ranks or {}):
+            labels.append(f"rank {ranks[here]}")  # type: ignore[index]
         elif part.startswith("PROF_") or part.endswith(("_ascend_pt", "_ascend_ms")):
             labels.append(part)
+    m = _MINDSPORE_RANKED.match(os.path.basename(path))
+    if m and not any(label.startswith("rank ") for label in labels):
+        labels.append(f"rank {m.group(2)}")
     return " / ".join(labels)
 
 

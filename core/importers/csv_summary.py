@@ -48,6 +48,7 @@ class Table:
     columns: list[Column]
     n_rows: int
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    group: str = ""  # the rank or device of the profile it belongs to
 
     def find(self, *names: str) -> Column | None:
         """The first column called any of `names` (case and unit suffix ignored)."""
@@ -59,8 +60,8 @@ class Table:
         return None
 
 
-def read_table(path: str, kind: str = "") -> Table:
-    """Read one summary CSV; raises ProftuiError if it cannot be read at all."""
+def read_table(path: str, kind: str = "", group: str = "") -> Table:
+    """Read one summary CSV of a rank or device; raises ProftuiError if it cannot be read."""
     diagnostics = Diagnostics()
     try:
         with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
@@ -70,7 +71,7 @@ def read_table(path: str, kind: str = "") -> Table:
     except csv.Error as exc:
         raise ProftuiError(f"{path}: not a readable CSV ({exc}).") from None
     if not rows:
-        return Table(kind, path, [], 0, diagnostics)
+        return Table(kind, path, [], 0, diagnostics, group)
     header = [h.strip() for h in rows[0]]
     body = [r for r in rows[1:] if any(cell.strip() for cell in r)]
     width = len(header)
@@ -87,7 +88,7 @@ def read_table(path: str, kind: str = "") -> Table:
     diagnostics.add("ragged_row", ragged, None, f"rows without {width} cells")
     cells = list(zip(*body)) if body else [()] * width
     columns = [_column(h, [c.strip() for c in col]) for h, col in zip(header, cells)]
-    return Table(kind, path, columns, len(body), diagnostics)
+    return Table(kind, path, columns, len(body), diagnostics, group)
 
 
 def _column(header: str, cells: list[str]) -> Column:

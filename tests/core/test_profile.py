@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,51 @@ def test_profile_cache_follows_its_files(tmp_path, monkeypatch) -> None:
     assert again.meta["profile"]["groups"] == ["w0", "w1"]  # workers side by side: ranks
     _trace(root / "w1.pt.trace.json", [_x("b", 2), _x("c", 3)], array=False)
     assert load_trace(str(root)).n_slices == 3
+
+
+def test_a_dangling_link_is_reported_and_the_rest_loads(tmp_path) -> None:
+    timeline = tmp_path / "PROF_1" / "device_0" / "timeline"
+    _trace(timeline / "msprof_0_1_1.json", [_x("kept", 1)])
+    (timeline / "msprof_0_1_2.json").symlink_to(tmp_path / "gone.json")
+    summary = tmp_path / "PROF_1" / "device_0" / "summary"
+    summary.mkdir()
+    (summary / "op_summary_0_1_1.csv").symlink_to("nowhere.csv")
+    index = load_trace(str(tmp_path), use_cache=False)
+    assert _names(index) == ["kept"]
+    reasons = {Path(s["path"]).name: s["why"] for s in index.meta["profile"]["skipped"]}
+    assert reasons == {"msprof_0_1_2.json": f"a link to {tmp_path / 'gone.json'}, which "
+                                            "does not exist",
+                       "op_summary_0_1_1.csv": "a link to nowhere.csv, which does not exist"}
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
+def test_a_file_without_permission_is_reported_and_the_rest_loads(tmp_path) -> None:
+    _trace(tmp_path / "a.pt.trace.json", [_x("good", 1)], array=False)
+    locked = _trace(tmp_path / "b.pt.trace.json", [_x("locked", 1)], array=False)
+    locked.chmod(0)
+    try:
+        index = load_trace(str(tmp_path), use_cache=False)
+    finally:
+        locked.chmod(0o644)
+    assert _names(index) == ["good"]
+    assert index.meta["profile"]["skipped"] == [
+        {"path": str(locked), "why": "cannot be read (Permission denied)"}]
+
+
+def _torch_npu(root: Path, name: str, rank: int | None) -> None:
+    _trace(root / name / "ASCEND_PROFILER_OUTPUT" / "trace_view.json", [_x(name, 1)])
+    if rank is not None:
+        (root / name / f"profiler_info_{rank}.json").write_text(json.dumps({"rank_id": rank}))
+
+
+def test_torch_npu_dirs_are_named_by_their_rank(tmp_path) -> None:
+    _torch_npu(tmp_path, "node7_1234_20240101_ascend_pt", 1)
+    _torch_npu(tmp_path, "node3_999_20240101_ascend_pt", 0)
+    assert discover(str(tmp_path)).groups == ["rank 0", "rank 1"]
+
+
+def test_two_runs_of_one_rank_keep_their_dir_names(tmp_path) -> None:
+    _torch_npu(tmp_path, "a_ascend_pt", 0)
+    _torch_npu(tmp_path, "b_ascend_pt", 0)
+    _torch_npu(tmp_path, "c_ascend_pt", None)
+    assert discover(str(tmp_path)).groups == ["a_ascend_pt", "b_ascend_pt", "c_ascend_pt"]
