@@ -9,6 +9,7 @@ hue and lightness, and so that labels stay readable on every slice colour.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 
@@ -73,7 +74,12 @@ class Palette:
 
     def label_colour(self, background: str) -> str:
         """A label colour readable on `background`."""
-        return self.label_dark if luminance(background) > 0.45 else self.label_light
+        return self.label_dark if _luminance(background) > 0.45 else self.label_light
+
+
+@functools.lru_cache(maxsize=256)
+def _luminance(colour: str) -> float:
+    return luminance(colour)
 
 
 def luminance(colour: str) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
@@ -70,43 +71,51 @@ def paint_slices(owner: np.ndarray, busy: np.ndarray, colour_of: Callable[[np.nd
     look = np.where(owner == selected, -2 - classes, look) if selected >= 0 else look
     look = np.where(is_match, look * 3 + 1, look * 3)
     cuts = np.flatnonzero(np.diff(look)) + 1
-    starts = np.concatenate([[0], cuts]).astype(np.int64).tolist()
+    if 0 <= cursor_cell < width:  # the cursor's cell is a run of its own
+        cuts = np.union1d(cuts, [cursor_cell, cursor_cell + 1])
+    starts = np.concatenate([[0], cuts[cuts < width]]).astype(np.int64).tolist()
     ends = starts[1:] + [width]
     segments = []
     owner_list = owner.tolist()
-    bg = ground
+    class_list = classes.tolist()
+    colour_list = colours.tolist()
+    match_list = is_match.tolist()
+    label_start = 0  # a filled run split by the cursor keeps one label across its parts
+    label = ""
     for a, b in zip(starts, ends):
-        k, cls = owner_list[a], int(classes[a])
+        k, cls = owner_list[a], class_list[a]
+        bg = palette.cursor if a == cursor_cell else ground
         if cls == IDLE:
             segments.append(Segment(" " * (b - a), styles(None, bg)))
             continue
-        colour = palette.selection if k == selected else palette.colour_at(int(colours[a]))
-        underline = bool(is_match[a])
+        colour = palette.selection if k == selected else palette.colour_at(colour_list[a])
         if cls == FULL:
-            text = _label(name_of(k), b - a)
-            segments.append(Segment(text, styles(palette.label_colour(colour), colour,
-                                                 bold=k == selected, underline=underline)))
+            if a == 0 or owner_list[a - 1] != k or class_list[a - 1] != FULL:
+                run_end = b
+                while run_end < width and owner_list[run_end] == k and (
+                        class_list[run_end] == FULL):
+                    run_end += 1
+                label, label_start = _label(name_of(k), run_end - a), a
+            text = label[a - label_start: b - label_start]
+            style = styles(palette.label_colour(colour), colour, bold=k == selected,
+                           underline=match_list[a])
+            if a == cursor_cell:
+                style = style + styles(None, palette.cursor)
+            segments.append(Segment(text, style))
         else:
             segments.append(Segment(_GLYPHS[cls] * (b - a),
-                                    styles(colour, bg, underline=underline)))
-    strip = Strip(segments, width)
-    if 0 <= cursor_cell < width:
-        strip = overlay_cell(strip, cursor_cell, styles(None, palette.cursor))
-    return strip
-
-
-def overlay_cell(strip: Strip, cell: int, style: Style) -> Strip:
-    """`strip` with `style` laid over one cell (its background, say), the rest untouched."""
-    mid = Strip([Segment(seg.text, (seg.style or Style()) + style)
-                 for seg in strip.crop(cell, cell + 1)], 1)
-    return Strip.join([strip.crop(0, cell), mid, strip.crop(cell + 1)])
+                                    styles(colour, bg, underline=match_list[a])))
+    return Strip(segments, width)
 
 
 def _label(name: str, width: int) -> str:
     """`name` fitted into a run of `width` cells (with a space each side when it fits)."""
-    text = safe(name)
+    # One cell per character, so that a run can be cut anywhere (wide characters shown as ?).
     if width < 3:
         return " " * width
+    text = safe(name[:width])
+    if not text.isascii():
+        text = "".join(ch if cell_len(ch) == 1 else "?" for ch in text)
     if len(text) + 1 <= width:
         return f" {text}".ljust(width)
     return f" {text[: width - 2]}…"

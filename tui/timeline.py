@@ -117,6 +117,7 @@ class Timeline(Widget, can_focus=True):
         self._cells: dict[int, tuple] = {}
         self._counter_range: dict[int, tuple[float, float]] = {}
         self._drag_x: int | None = None
+        self._geometry = self._measure(80, 24)
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -151,17 +152,28 @@ class Timeline(Widget, can_focus=True):
 
     # -- geometry -------------------------------------------------------------------------------
 
+    def on_resize(self, event: events.Resize) -> None:
+        self._geometry = self._measure(event.size.width, event.size.height)
+        self.refresh()
+
+    @staticmethod
+    def _measure(width: int, height: int) -> tuple[int, int, int]:
+        gutter = max(10, min(30, width // 4))
+        return gutter, max(width - gutter, 1), max(height - RULER_LINES, 1)
+
+    # Kept from the last resize: reading `size` costs a walk to the screen, and a frame asks
+    # for these a few hundred times.
     @property
     def gutter_width(self) -> int:
-        return max(10, min(30, self.size.width // 4))
+        return self._geometry[0]
 
     @property
     def cells(self) -> int:
-        return max(self.size.width - self.gutter_width, 1)
+        return self._geometry[1]
 
     @property
     def body_height(self) -> int:
-        return max(self.size.height - RULER_LINES, 1)
+        return self._geometry[2]
 
     @property
     def ns_per_cell(self) -> float:
@@ -443,7 +455,7 @@ class Timeline(Widget, can_focus=True):
     # -- painting -------------------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.gutter_width + self.cells
         ground = self._styles(self.palette.text, self.palette.background)
         if self.index is None or self.rows is None:
             return Strip([Segment(" " * width, ground)], width)
