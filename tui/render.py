@@ -53,18 +53,17 @@ class StyleCache:
 
 def paint_slices(owner: np.ndarray, busy: np.ndarray, colour_of: Callable[[np.ndarray], np.ndarray],
                  name_of: Callable[[int], str], palette: Palette, styles: StyleCache, *,
-                 selected: int = -1, matches: np.ndarray | None = None,
+                 selected: int = -1, marked: np.ndarray | None = None,
                  cursor_cell: int = -1, background: str | None = None) -> Strip:
     """One slice row. Cells at least 3/4 busy are filled with their owner's colour and, where
     a run of them belongs to one slice, labelled with its name; lighter cells show a shade
-    glyph in the owner's colour. The selected slice is drawn in the selection colour and
-    matches of a search are underlined."""
+    glyph in the owner's colour. The selected slice is drawn in the selection colour;
+    `marked` cells (matches of a search, flow partners of the selection) are underlined."""
     width = len(owner)
     ground = background or palette.background
     classes = cell_classes(owner, busy)
     colours = colour_of(owner)
-    is_match = (np.isin(owner, matches) if matches is not None and len(matches)
-                else np.zeros(width, bool))
+    is_match = marked if marked is not None else np.zeros(width, bool)
     # A run continues while the owner (for filled cells) or the look (for the others) holds.
     full = classes == FULL
     look = np.where(full, owner * 2 + 1, (colours * 8 + classes) * 2)

@@ -108,6 +108,7 @@ class Timeline(Widget, can_focus=True):
         self.top_line = 0
         self.focus_line = 0
         self.matches = np.zeros(0, np.int64)
+        self._marks: np.ndarray | None = None
         self.iterations: list[IterationMark] = []
         self.palette: Palette = palette_for("proftui-dark")
         self._styles = StyleCache()
@@ -141,7 +142,29 @@ class Timeline(Widget, can_focus=True):
 
     def set_matches(self, matches: np.ndarray) -> None:
         self.matches = matches
+        self._update_marks()
+
+    def _update_marks(self) -> None:
+        """Slices drawn underlined: search matches and the selection's flow partners (a mask
+        over all slices, so that a frame looks its cells up instead of searching a list)."""
+        partners = np.array(self._flow_partners(self.selected), np.int64)
+        if len(self.matches) or len(partners):
+            mask = np.zeros(self.index.n_slices if self.index is not None else 0, bool)
+            mask[self.matches] = True
+            mask[partners] = True
+            self._marks = mask
+        else:
+            self._marks = None
         self.refresh()
+
+    def _flow_partners(self, i: int) -> list[int]:
+        """Slices that flows of slice `i` lead to or come from."""
+        if self.index is None or i < 0:
+            return []
+        a = self.index.arrays
+        out = a["flows.dst_slice"][a["flows.src_slice"] == i]
+        inn = a["flows.src_slice"][a["flows.dst_slice"] == i]
+        return [int(p) for p in np.concatenate([out, inn]) if p >= 0]
 
     def _rebuild_lines(self) -> None:
         assert self.index is not None and self.rows is not None
@@ -331,8 +354,7 @@ class Timeline(Widget, can_focus=True):
         a = self.index.arrays
         mine, other = (("flows.src_slice", "flows.dst_slice") if direction > 0
                        else ("flows.dst_slice", "flows.src_slice"))
-        edges = np.flatnonzero(a[mine] == self.selected)
-        partners = [int(p) for p in a[other][edges] if p >= 0]
+        partners = [int(p) for p in a[other][a[mine] == self.selected] if p >= 0]
         if partners:
             self.select(partners[0])
 
@@ -370,6 +392,7 @@ class Timeline(Widget, can_focus=True):
                 self._keep_cursor_visible()
         if i != self.selected:
             self.selected = i
+            self._update_marks()
             self.post_message(self.SliceSelected(i))
         self.refresh()
 
@@ -422,12 +445,22 @@ class Timeline(Widget, can_focus=True):
         return int(cached[1][cell])
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        self._wheel(event.x, 1 / ZOOM_STEP)
+        if event.shift or event.ctrl:  # with a modifier the wheel scrolls the lines
+            self._scroll_lines(-3)
+        else:
+            self._wheel(event.x, 1 / ZOOM_STEP)
         event.stop()
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        self._wheel(event.x, ZOOM_STEP)
+        if event.shift or event.ctrl:
+            self._scroll_lines(3)
+        else:
+            self._wheel(event.x, ZOOM_STEP)
         event.stop()
+
+    def _scroll_lines(self, step: int) -> None:
+        self.top_line = min(max(self.top_line + step, 0), max(len(self.lines) - 1, 0))
+        self.refresh()
 
     def _wheel(self, x: int, factor: float) -> None:
         if x >= self.gutter_width:
@@ -583,9 +616,13 @@ class Timeline(Widget, can_focus=True):
             return Strip([Segment(" " * cells, self._styles(None, self.palette.background))],
                          cells)
         if data[0] == SLICES:
-            return paint_slices(data[1], data[2], self._colours, self.index.slice_name,  # type: ignore[union-attr]
+            owner = data[1]
+            marked = (None if self._marks is None
+                      else self._marks[np.maximum(owner, 0)] & (owner >= 0))
+            return paint_slices(owner, data[2], self._colours,
+                                self.index.slice_name,  # type: ignore[union-attr]
                                 self.palette, self._styles, selected=self.selected,
-                                matches=self.matches, cursor_cell=cursor)
+                                marked=marked, cursor_cell=cursor)
         if data[0] == COUNTER:
             low, high = self._counter_range.get(line.item, (0.0, 1.0))
             return paint_counter(data[1], low, high, self.palette, self._styles)

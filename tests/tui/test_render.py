@@ -59,7 +59,7 @@ def test_partial_cells_show_shades_in_the_owner_colour() -> None:
 
 def test_selection_cursor_and_matches() -> None:
     strip = _paint([0] * 6 + [1] * 6, [1.0] * 12, selected=1, cursor_cell=2,
-                   matches=np.array([0]))
+                   marked=np.array([True] * 6 + [False] * 6))
     assert strip.text == " alpha beta…"
     segments = list(strip)
     # The cursor's cell keeps its letter but takes the cursor colour as background.

@@ -102,8 +102,13 @@ async def test_details_read_args_lazily_and_flows_jump() -> None:
         await pilot.pause()
         details = str(app.query_one("#details").render())
         assert '"correlation":' in details and "flows  out 1" in details
+        partner = int(app.index.arrays["flows.dst_slice"][
+            app.index.arrays["flows.src_slice"] == launch][0])
+        assert timeline._marks is not None and timeline._marks[partner]  # drawn underlined
+        assert timeline._marks.sum() == 1
         await pilot.press("greater_than_sign")
         kernel = timeline.selected
+        assert kernel == partner
         track = int(app.index.arrays["slices.track"][kernel])
         assert app.index.track_label(track).startswith("stream")
         await pilot.press("less_than_sign")
@@ -208,6 +213,13 @@ async def test_mouse_click_selects_and_wheel_zooms() -> None:
         timeline.post_message(MouseScrollUp(timeline, x, y, 0, 0, 0, False, False, False))
         await pilot.pause()
         assert timeline.view_end - timeline.view_start < width
+        # With shift, the wheel scrolls the lines instead.
+        from textual.events import MouseScrollDown
+
+        width = timeline.view_end - timeline.view_start
+        timeline.post_message(MouseScrollDown(timeline, x, y, 0, 0, 0, True, False, False))
+        await pilot.pause()
+        assert timeline.top_line == 3 and timeline.view_end - timeline.view_start == width
 
 
 async def test_small_terminal_and_themes() -> None:
