@@ -264,3 +264,27 @@ async def test_hostile_names_are_escaped(tmp_path) -> None:
         for text in (painted, details):
             assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text
         assert "\\x1b[2J" in details and "\\x1b]0;pwned" in painted
+
+
+async def test_command_palette_lists_the_timeline_actions() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _open(pilot, app)
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {"Zoom in", "Zoom out", "Fit selection", "Search", "Go to iteration",
+                "Next theme", "Diagnostics"} <= titles
+
+
+async def test_profile_without_timeline_shows_its_tables(tmp_path) -> None:
+    table = SAMPLES / "torch_npu"
+    csv = next(table.rglob("op_statistic*.csv"))
+    (tmp_path / "op_statistic.csv").write_bytes(csv.read_bytes())
+    app = ProftuiApp(str(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        timeline = await _open(pilot, app)
+        assert app.error is None and not timeline.display
+        assert app.query_one("#overview").has_class("shown")
+        assert "No timeline in this profile; 1 summary tables" in str(
+            app.query_one("#status").render())
+        await pilot.press("w", "slash", "escape", "g")  # nothing to act on: no harm done
+        assert "no iterations" in str(app.query_one("#status").render())
