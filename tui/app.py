@@ -83,7 +83,6 @@ class ProftuiApp(App[None]):
     #diagnostics { height: auto; max-height: 50%; padding: 0 1; display: none; }
     #diagnostics.shown { display: block; }
     #prompt { display: none; }
-    #prompt.shown { display: block; }
     """
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -293,8 +292,9 @@ class ProftuiApp(App[None]):
         self._prompt_mode = mode
         prompt.placeholder = placeholder
         prompt.value = ""
-        prompt.add_class("shown")
-        prompt.focus()
+        prompt.display = True
+        # Focus now, not after the next refresh: keys typed right after `/` are the query.
+        self.screen.set_focus(prompt)
 
     def action_search(self) -> None:
         if self.index is not None:
@@ -328,9 +328,8 @@ class ProftuiApp(App[None]):
             self.goto_iteration(text)
 
     def _close_prompt(self) -> None:
-        prompt = self.query_one("#prompt", Input)
-        prompt.remove_class("shown")
-        self.query_one(Timeline).focus()
+        self.query_one("#prompt", Input).display = False
+        self.screen.set_focus(self.query_one(Timeline))
 
     @work(thread=True, exclusive=True, group="search")
     def run_search(self, pattern: re.Pattern[str]) -> None:

@@ -17,7 +17,6 @@ from rich.style import Style
 from textual.strip import Strip
 
 from proftui.themes import Palette
-from proftui.tui.format import fmt_duration
 from proftui.tui.safe import safe
 
 # Cell classes by busy fraction: how much of a cell's time its row spends in slices.
@@ -150,6 +149,24 @@ def nice_step(ns_per_cell: float, min_cells: int = 12) -> int:
         power *= 10
 
 
+_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"), (1, "ns"))
+
+
+def fmt_tick(ns: int, step_ns: int) -> str:
+    """A ruler label: `ns` in its largest unit, with as many decimals as the step needs to
+    tell neighbouring ticks apart (162.9942 s next to 162.9944 s)."""
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    scale, unit = next(((sc, u) for sc, u in _UNITS if ns >= sc), (1, "ns"))
+    decimals = 0
+    while decimals < 9 and step_ns * 10**decimals < scale:
+        decimals += 1
+    text = f"{ns / scale:.{decimals}f}"
+    if decimals:
+        text = text.rstrip("0").rstrip(".")
+    return f"{sign}{text} {unit}"
+
+
 def ruler_text(start_ns: int, end_ns: int, width: int, origin_ns: int) -> tuple[str, str]:
     """Two ruler lines: time labels (relative to `origin_ns`) and tick marks."""
     if width <= 0:
@@ -164,7 +181,7 @@ def ruler_text(start_ns: int, end_ns: int, width: int, origin_ns: int) -> tuple[
         cell = int((t - start_ns) / ns_per_cell)
         if 0 <= cell < width:
             ticks[cell] = "┬"
-            text = fmt_duration(t - origin_ns) if t != origin_ns else "0"
+            text = fmt_tick(t - origin_ns, step) if t != origin_ns else "0"
             if all(c == " " for c in labels[cell: cell + len(text) + 1]):
                 labels[cell: cell + len(text)] = text[: max(0, width - cell)]
         t += step

@@ -12,6 +12,7 @@ from proftui.tui.render import (
     MARK,
     StyleCache,
     cell_classes,
+    fmt_tick,
     nice_step,
     paint_counter,
     paint_instants,
@@ -89,6 +90,10 @@ def test_ruler_steps_and_labels() -> None:
     # 1 us on 50 cells, relative to an origin 500 ns before: steps of 500 ns.
     labels, _ = ruler_text(1_000_500, 1_001_500, 50, 1_000_000)
     assert labels.startswith("500 ns") and "1 us" in labels
+    # Ticks far from the origin keep enough digits to differ.
+    labels, _ = ruler_text(162_994_000_000, 162_995_000_000, 100, 0)
+    assert "162.9942 s" in labels and "162.9944 s" in labels
+    assert fmt_tick(1_500_000, 500_000) == "1.5 ms" and fmt_tick(40_000_000, 20_000_000) == "40 ms"
 
 
 def test_palettes_keep_slice_colours_apart_and_labels_readable() -> None:
