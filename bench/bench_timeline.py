@@ -136,6 +136,7 @@ def main() -> None:
     parser.add_argument("--size", default="230x52", help="terminal size (timeline ~200x50)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--levels", type=int, default=8, help="zoom levels (x5 each)")
+    parser.add_argument("--cache", help="reuse this cache directory (skips indexing)")
     args = parser.parse_args()
     mb = 100 if args.quick else args.mb
     trace = Path(args.trace) if args.trace else Path(args.dir) / f"k{mb}.json"
@@ -147,13 +148,13 @@ def main() -> None:
     width, height = (int(v) for v in args.size.split("x"))
     size = f"{width}, {height}"
     env = dict(os.environ)
-    cache = tempfile.mkdtemp(prefix="proftui-bench-cache-")
+    cache = args.cache or tempfile.mkdtemp(prefix="proftui-bench-cache-")
     env["PROFTUI_CACHE_DIR"] = cache
-    print(f"indexing {trace} into a fresh cache ...", flush=True)
+    print(f"indexing {trace} into {cache} ...", flush=True)
     t = time.monotonic()
     subprocess.run([sys.executable, "-m", "proftui", "index", str(trace)], env=env, check=True,
                    stdout=subprocess.DEVNULL)
-    print(f"  indexed in {time.monotonic() - t:.1f} s")
+    print(f"  indexed (or found in the cache) in {time.monotonic() - t:.1f} s")
     first = run(FIRST_PAINT.replace("SIZE", size), str(trace), env=env)  # builds the rows
     print(f"  first open (rows built and cached): {first['first_paint_s']:.2f} s, "
           f"{first['slices']:,} slices")

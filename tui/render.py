@@ -38,6 +38,7 @@ class StyleCache:
 
     def __init__(self) -> None:
         self._styles: dict[tuple, Style] = {}
+        self.by_key: dict[int, Style] = {}  # painters' own integer keys (same palette)
 
     def __call__(self, fg: str | None, bg: str | None, bold: bool = False,
                  underline: bool = False) -> Style:
@@ -73,36 +74,50 @@ def paint_slices(owner: np.ndarray, busy: np.ndarray, colour_of: Callable[[np.nd
         cuts = np.union1d(cuts, [cursor_cell, cursor_cell + 1])
     starts = np.concatenate([[0], cuts[cuts < width]]).astype(np.int64).tolist()
     ends = starts[1:] + [width]
+    # Shaded and idle cells: one style per (colour, glyph, cursor, underline), looked up by
+    # an integer key made for all cells at once; the loop below then only slices and appends.
+    on_cursor = np.zeros(width, np.int64)
+    if 0 <= cursor_cell < width:
+        on_cursor[cursor_cell] = 1
+    colour_key = np.where(owner == selected, -1, colours) if selected >= 0 else colours
+    shade_key = (((colour_key + 2) * 8 + classes) * 2 + on_cursor) * 2 + is_match
     segments = []
+    append = segments.append
     owner_list = owner.tolist()
     class_list = classes.tolist()
-    colour_list = colours.tolist()
-    match_list = is_match.tolist()
+    key_list = shade_key.tolist()
+    by_key = styles.by_key
     label_start = 0  # a filled run split by the cursor keeps one label across its parts
     label = ""
     for a, b in zip(starts, ends):
-        k, cls = owner_list[a], class_list[a]
-        bg = palette.cursor if a == cursor_cell else ground
-        if cls == IDLE:
-            segments.append(Segment(" " * (b - a), styles(None, bg)))
+        cls = class_list[a]
+        if cls != FULL:
+            key = key_list[a]
+            style = by_key.get(key)
+            if style is None:
+                k = owner_list[a]
+                bg = palette.cursor if a == cursor_cell else ground
+                fg = (None if cls == IDLE else palette.selection if k == selected
+                      else palette.colour_at(int(colours[a])))
+                style = by_key[key] = styles(fg, bg, underline=bool(is_match[a]))
+            append(Segment(_GLYPHS[cls] * (b - a), style))
             continue
-        colour = palette.selection if k == selected else palette.colour_at(colour_list[a])
-        if cls == FULL:
-            if a == 0 or owner_list[a - 1] != k or class_list[a - 1] != FULL:
-                run_end = b
-                while run_end < width and owner_list[run_end] == k and (
-                        class_list[run_end] == FULL):
-                    run_end += 1
-                label, label_start = _label(name_of(k), run_end - a), a
-            text = label[a - label_start: b - label_start]
+        k = owner_list[a]
+        if a == 0 or owner_list[a - 1] != k or class_list[a - 1] != FULL:
+            run_end = b
+            while run_end < width and owner_list[run_end] == k and class_list[run_end] == FULL:
+                run_end += 1
+            label, label_start = _label(name_of(k), run_end - a), a
+        key = -1 - key_list[a]  # filled cells: the negative keys
+        style = by_key.get(key)
+        if style is None:
+            colour = palette.selection if k == selected else palette.colour_at(int(colours[a]))
             style = styles(palette.label_colour(colour), colour, bold=k == selected,
-                           underline=match_list[a])
+                           underline=bool(is_match[a]))
             if a == cursor_cell:
                 style = style + styles(None, palette.cursor)
-            segments.append(Segment(text, style))
-        else:
-            segments.append(Segment(_GLYPHS[cls] * (b - a),
-                                    styles(colour, bg, underline=match_list[a])))
+            by_key[key] = style
+        append(Segment(label[a - label_start: b - label_start], style))
     return Strip(segments, width)
 
 
