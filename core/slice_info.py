@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from proftui.core.index import TraceIndex
-from proftui.core.rows import RowIndex
+from proftui.core.rows import FENCE, RowIndex
 
 MAX_FLOWS = 50  # partners listed per direction; the count says how many there are
 
@@ -73,20 +73,15 @@ def _last_started(index: TraceIndex, rows: RowIndex, row: int, t_ns: int) -> int
     """Position (in rows.order) of the last slice of `row` starting at or before t, or -1."""
     lo = int(rows.first[row])
     hi = lo + int(rows.count[row])
-    starts = index.arrays["slices.start"][rows.order[lo:hi]] if hi - lo < 4096 else None
-    if starts is not None:
-        k = int(np.searchsorted(starts, np.int64(t_ns), side="right"))
-    else:  # a long row: binary search without gathering it
-        a, b = lo, hi
-        start = index.arrays["slices.start"]
-        while a < b:
-            mid = (a + b) // 2
-            if int(start[rows.order[mid]]) <= t_ns:
-                a = mid + 1
-            else:
-                b = mid
-        k = a - lo
-    return lo + k - 1 if k > 0 else -1
+    # The fence posts (every FENCE-th start of the row) narrow the search to FENCE slices.
+    fences = rows.fence_start[rows.fence_first[row]: rows.fence_first[row + 1]]
+    j = int(np.searchsorted(fences, np.int64(t_ns), side="right"))
+    if j == 0:
+        return -1
+    a = lo + (j - 1) * FENCE
+    b = min(a + FENCE, hi)
+    starts = index.arrays["slices.start"][rows.order[a:b]]
+    return a + int(np.searchsorted(starts, np.int64(t_ns), side="right")) - 1
 
 
 def neighbour(rows: RowIndex, index: TraceIndex, i: int, step: int) -> int:

@@ -259,7 +259,7 @@ class ProftuiApp(App[None]):
             return
         info = describe_slice(self.index, self.rows, message.slice_index)
         self._show_details(info)
-        self.load_args(message.slice_index)
+        self.load_args(info)
 
     def _show_details(self, info: SliceInfo | None, args: str = "(args loading ...)") -> None:
         details = self.query_one("#details", Static)
@@ -270,15 +270,14 @@ class ProftuiApp(App[None]):
         details.update("\n".join(details_lines(self.index, info, args)))
 
     @work(thread=True, exclusive=True, group="args")
-    def load_args(self, slice_index: int) -> None:
+    def load_args(self, info: SliceInfo) -> None:
         """Read the selected slice's args from the trace file (lazily, off the UI thread)."""
-        assert self.index is not None and self.rows is not None
+        assert self.index is not None
         try:
-            args = self.index.slice_args(slice_index)
+            args = self.index.slice_args(info.slice)
             text = "(none)" if args is None else orjson.dumps(args).decode()
         except (OSError, ProftuiError, ValueError) as exc:
             text = f"(could not be read: {exc})"
-        info = describe_slice(self.index, self.rows, slice_index)
         self.call_from_thread(self._args_loaded, info, text)
 
     def _args_loaded(self, info: SliceInfo, args: str) -> None:

@@ -15,7 +15,6 @@ from rich.segment import Segment
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
-from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -94,8 +93,6 @@ class Timeline(Widget, can_focus=True):
             self.start_ns = start_ns
             self.end_ns = end_ns
 
-    selected: reactive[int] = reactive(-1, always_update=True, layout=False)
-
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
         super().__init__(id=id)
         self.index: TraceIndex | None = None
@@ -107,13 +104,13 @@ class Timeline(Widget, can_focus=True):
         self.cursor_ns = 0
         self.top_line = 0
         self.focus_line = 0
+        self.selected = -1
         self.matches = np.zeros(0, np.int64)
         self._marks: np.ndarray | None = None
         self.iterations: list[IterationMark] = []
         self.palette: Palette = palette_for("proftui-dark")
         self._styles = StyleCache()
         self._colour_of_name: dict[int, int] = {}
-        self._cname_colour: np.ndarray | None = None
         self._cells_key: tuple | None = None
         self._cells: dict[int, tuple] = {}
         self._counter_range: dict[int, tuple[float, float]] = {}
@@ -128,7 +125,7 @@ class Timeline(Widget, can_focus=True):
         self.index, self.rows = index, rows
         self.iterations = iterations or []
         self._colour_of_name.clear()
-        self._cname_colour = None
+        self._counter_range.clear()
         self._rebuild_lines()
         self.focus_line = next((n for n, line in enumerate(self.lines) if line.kind == SLICES), 0)
         self.action_reset()
@@ -137,7 +134,6 @@ class Timeline(Widget, can_focus=True):
         self.palette = palette
         self._styles = StyleCache()
         self._colour_of_name.clear()
-        self._cname_colour = None
         self.refresh()
 
     def set_matches(self, matches: np.ndarray) -> None:
@@ -157,14 +153,17 @@ class Timeline(Widget, can_focus=True):
             self._marks = None
         self.refresh()
 
-    def _flow_partners(self, i: int) -> list[int]:
-        """Slices that flows of slice `i` lead to or come from."""
+    def _flow_partners(self, i: int, direction: int = 0) -> list[int]:
+        """Slices that flows of slice `i` lead to (direction 1), come from (-1), or both (0)."""
         if self.index is None or i < 0:
             return []
         a = self.index.arrays
-        out = a["flows.dst_slice"][a["flows.src_slice"] == i]
-        inn = a["flows.src_slice"][a["flows.dst_slice"] == i]
-        return [int(p) for p in np.concatenate([out, inn]) if p >= 0]
+        found = []
+        if direction >= 0:
+            found.append(a["flows.dst_slice"][a["flows.src_slice"] == i])
+        if direction <= 0:
+            found.append(a["flows.src_slice"][a["flows.dst_slice"] == i])
+        return [int(p) for p in np.concatenate(found) if p >= 0]
 
     def _rebuild_lines(self) -> None:
         assert self.index is not None and self.rows is not None
@@ -349,12 +348,7 @@ class Timeline(Widget, can_focus=True):
 
     def action_follow_flow(self, direction: int) -> None:
         """Jump to the first flow partner of the selected slice (out with 1, in with -1)."""
-        if self.index is None or self.selected < 0:
-            return
-        a = self.index.arrays
-        mine, other = (("flows.src_slice", "flows.dst_slice") if direction > 0
-                       else ("flows.dst_slice", "flows.src_slice"))
-        partners = [int(p) for p in a[other][a[mine] == self.selected] if p >= 0]
+        partners = self._flow_partners(self.selected, direction)
         if partners:
             self.select(partners[0])
 
