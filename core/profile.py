@@ -169,7 +169,17 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
                    "mindspore": "MindSpore profiler", "kineto": "PyTorch Kineto",
                    "chrome": "Chrome trace"}[kind])
         layout.timelines.append(TimelineFile(path, group(path), kind))
+    # torch_npu embeds the msprof output it merged into trace_view.json: index that only once.
+    merged = {os.path.dirname(os.path.dirname(t.path)) for t in layout.timelines
+              if t.kind == "trace_view"
+              and os.path.basename(os.path.dirname(t.path)) == "ASCEND_PROFILER_OUTPUT"}
     for directory, parts in msprof_dirs.items():
+        prof = os.path.dirname(directory)
+        run = os.path.dirname(prof)  # {worker}_ascend_pt, above its PROF_* and output dirs
+        if run in merged and os.path.basename(prof).startswith("PROF_"):
+            layout.skipped += [(path, "trace_view.json of this run holds the same timeline")
+                               for _, path in parts]
+            continue
         sliced = sorted(p for p in parts if p[0] >= 0)
         whole = [p for p in parts if p[0] < 0]
         use = sliced or whole[-1:]  # the slices stitched in order, else the newest whole file

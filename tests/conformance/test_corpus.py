@@ -188,18 +188,98 @@ def test_corpus_table_rows(name, rows) -> None:
 
 @pytest.mark.parametrize("name,count,source", [
     ("ascend/PROF_000001_20230818142704322_COJGGGCANRMICFBC", 10, "msprof step trace"),
+    ("ascend/PROF_000001_20260605161708478_FRJKORBPFMHQMGLA", 0, "ProfilerStep#N annotations"),
     ("ascend/torch_npu_trace_view", 1, "ProfilerStep#N annotations"),
     ("ascend/torch_npu_rank_0", 1, "step_trace_time.csv"),
+    ("ascend", 12, "ProfilerStep#N annotations, msprof step trace, step_trace_time.csv"),
     ("kineto", 6, "ProfilerStep#N annotations"),
+    ("kineto/step_based_trace_2543932.json.gz", 0, "ProfilerStep#N annotations"),
 ])
 def test_corpus_iterations(name, count, source) -> None:
     from proftui.core.importers.csv_summary import read_table
     from proftui.core.iterations import find_iterations
 
     index = _load(CORPUS / name)
-    tables = [read_table(t["path"], t["kind"]) for t in index.meta["profile"]["tables"]]
+    tables = [read_table(t["path"], t["kind"], t["group"])
+              for t in index.meta["profile"]["tables"]]
     found = find_iterations(index, tables)
     assert (found.source, len(found.items)) == (source, count)
     if name.endswith("COJGGGCANRMICFBC"):  # Iteration Time(ns) of iteration 1, from its args
         first = found.items[0]
         assert first.dur_ns == 47587810 and first.parts["FP+BP"] == 4236100
+
+
+# -- what `proftui info` says about each profile: groups, clocks, iterations, tables -------------
+
+OLD = "PROF_000001_20230818142704322_COJGGGCANRMICFBC"
+OLD_OFFSET_NS = 1692340024324979 * 1000 - 56579931060630  # its device_0/start_info.0
+
+
+def _overview(name: str) -> dict:
+    from proftui.core.overview import overview
+
+    return overview(_load(CORPUS / name))
+
+
+def test_old_layout_is_moved_to_the_wall_clock_of_its_start_info() -> None:
+    info = _overview(f"ascend/{OLD}")
+    assert {(s["clock"], s["offset_ns"]) for s in info["sources"]} == {
+        ("monotonic -> wall via device_0/start_info.0", OLD_OFFSET_NS)}
+    # Everything lies inside the collection window start_info.0 and end_info.0 record.
+    assert 1692340024324979000 <= info["start_ns"] < info["end_ns"] <= 1692340082430569000
+    assert info["start_ns"] == 56635864386800 + OLD_OFFSET_NS
+    assert {d["kind"]: d["count"] for d in info["diagnostics"]} == {"flow_unbound": 4}
+    first = info["iterations"]["items"][0]
+    assert first["start_ns"] > 1692340024324979000  # windows are on the same clock
+
+
+@pytest.mark.parametrize("name,start_ns", [
+    ("ascend/torch_npu_trace_view", 1704161511420289011),
+    ("kineto", 1610366662254282000),  # 2021 Kineto: epoch µs, no baseTimeNanoseconds
+    ("ascend/PROF_000001_20260605161708478_FRJKORBPFMHQMGLA", 1780676228898322000),
+])
+def test_epoch_traces_keep_their_clock(name, start_ns) -> None:
+    info = _overview(name)
+    assert all("clock" not in s for s in info["sources"])
+    assert info["start_ns"] == start_ns
+
+
+# (profile, groups, {process names}, {(table kind, group): rows}, iterations by group)
+PROFILES = [
+    (f"ascend/{OLD}", [""], {"CANN", "Ascend Hardware", "HCCL", "Overlap Analysis"}, {},
+     {"": 10}),
+    ("ascend/PROF_000001_20260605161708478_FRJKORBPFMHQMGLA", [""],
+     {"CANN", "Ascend Hardware", "AI Core Freq", "Overlap Analysis"},
+     {("op_summary", ""): 3, ("op_statistic", ""): 1, ("api_statistic", ""): 31,
+      ("task_time", ""): 7}, {}),
+    ("ascend/torch_npu_trace_view", [""],
+     {"Python", "CANN", "Ascend Hardware", "Overlap Analysis"}, {("kernel_details", ""): 29},
+     {"": 1}),
+    ("ascend/torch_npu_rank_0", [], set(),
+     {("kernel_details", ""): 21, ("memory_record", ""): 11, ("npu_module_mem", ""): 78,
+      ("operator_details", ""): 2, ("operator_memory", ""): 28, ("step_trace_time", ""): 1},
+     {"": 1}),
+    ("ascend", ["", f"{OLD} / device 0", "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA"],
+     {"Python", "CANN", "Ascend Hardware", "Overlap Analysis", "HCCL", "AI Core Freq"},
+     {("kernel_details", ""): 29, ("kernel_details", "rank 0"): 21,
+      ("step_trace_time", "rank 0"): 1,
+      ("op_summary", "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA"): 3},
+     {"": 1, f"{OLD} / device 0": 10, "rank 0": 1}),
+    ("kineto", ["resnet50_num_workers_0", "step_based_trace_2543932"], {"python", ""}, {},
+     {"resnet50_num_workers_0": 6}),
+]
+
+
+@pytest.mark.parametrize("name,groups,processes,tables,iterations", PROFILES,
+                         ids=[p[0] for p in PROFILES])
+def test_info_of_each_profile(name, groups, processes, tables, iterations) -> None:
+    info = _overview(name)
+    assert info["profile"]["groups"] == groups
+    assert {p["name"] for p in info["processes"]} == processes
+    rows = {(t["kind"], t["group"]): t["rows"] for t in info["profile"]["tables"]}
+    assert {key: rows.get(key) for key in tables} == tables
+    assert all("error" not in t for t in info["profile"]["tables"])
+    counts: dict[str, int] = {}
+    for item in info["iterations"]["items"]:
+        counts[item["group"]] = counts.get(item["group"], 0) + 1
+    assert counts == iterations

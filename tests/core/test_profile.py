@@ -152,3 +152,30 @@ def test_two_runs_of_one_rank_keep_their_dir_names(tmp_path) -> None:
     _torch_npu(tmp_path, "b_ascend_pt", 0)
     _torch_npu(tmp_path, "c_ascend_pt", None)
     assert discover(str(tmp_path)).groups == ["a_ascend_pt", "b_ascend_pt", "c_ascend_pt"]
+
+
+def test_torch_npu_embedded_msprof_timeline_is_not_indexed_twice(tmp_path) -> None:
+    run = tmp_path / "node_1_20240101_ascend_pt"
+    _trace(run / "ASCEND_PROFILER_OUTPUT" / "trace_view.json", [_x("kernel", 5)])
+    out = run / "PROF_000001_20240101000000000_ABCDEFGHIJKLMNOP" / "mindstudio_profiler_output"
+    _trace(out / "msprof_20240101000001.json", [_x("kernel", 5)])
+    (out / "op_summary_20240101000001.csv").write_text("Op Name\nkernel\n")
+    layout = discover(str(tmp_path))
+    assert [Path(t.path).name for t in layout.timelines] == ["trace_view.json"]
+    assert layout.skipped == [(str(out / "msprof_20240101000001.json"),
+                               "trace_view.json of this run holds the same timeline")]
+    assert [t.kind for t in layout.tables] == ["op_summary"]
+    assert _names(load_trace(str(tmp_path), use_cache=False)) == ["kernel"]
+    # Without the trace_view.json, the embedded msprof timeline is the one to show.
+    (run / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").unlink()
+    assert [Path(t.path).name for t in discover(str(tmp_path)).timelines] == [
+        "msprof_20240101000001.json"]
+
+
+def test_a_trace_view_beside_a_prof_dir_is_not_its_run(tmp_path) -> None:
+    # A folder of unrelated outputs: a bare trace_view.json and a CANN 8 PROF dir.
+    _trace(tmp_path / "npu" / "trace_view.json", [_x("torch", 5)])
+    out = tmp_path / "PROF_000001_20240101000000000_ABCDEFGHIJKLMNOP" / "mindstudio_profiler_output"
+    _trace(out / "msprof_20240101000001.json", [_x("msprof", 5)])
+    assert sorted(Path(t.path).name for t in discover(str(tmp_path)).timelines) == [
+        "msprof_20240101000001.json", "trace_view.json"]
