@@ -250,11 +250,250 @@ def cmd_open(argv: list[str]) -> int:
     return EXIT_OK
 
 
-COMMANDS: dict[str, Callable[[list[str]], int]] = {"info": cmd_info, "index": cmd_index}
+# -- ops and iterations ------------------------------------------------------------------------
+
+DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
+
+
+def _profile_iterations(index):
+    """The iterations of a loaded trace or profile, from its timeline and its step CSVs."""
+    from proftui.core.errors import ProftuiError
+    from proftui.core.importers.csv_summary import read_table
+    from proftui.core.iterations import find_iterations
+
+    tables = []
+    for entry in (index.meta.get("profile") or {}).get("tables", []):
+        try:
+            tables.append(read_table(entry["path"], entry["kind"], entry.get("group", "")))
+        except ProftuiError:
+            continue  # `info` lists unreadable tables; iterations use the readable ones
+    return find_iterations(index, tables)
+
+
+def _ops_window(args: argparse.Namespace, index) -> tuple[int, int, str]:
+    """(start_ns, end_ns, label) of the window asked for by --iteration or --range."""
+    from proftui.core.errors import ProftuiError
+    from proftui.core.table_query import parse_time_ns
+
+    origin, end = index.start_ns, index.end_ns
+    if args.iteration is not None:
+        found = _profile_iterations(index)
+        mine = [it for it in found.items if it.number == args.iteration]
+        timed = [it for it in mine if it.start_ns >= 0 <= it.end_ns]
+        if not mine:
+            numbers = sorted({it.number for it in found.items})
+            known = (f"iterations {numbers[0]} to {numbers[-1]}" if numbers
+                     else "no iterations")
+            raise ProftuiError(f"Iteration {args.iteration} is not in this profile (it has "
+                               f"{known}).")
+        if not timed:
+            raise ProftuiError(f"Iteration {args.iteration} has no time window (its source "
+                               "gives only its length).")
+        lo = min(it.start_ns for it in timed)
+        hi = max(it.end_ns for it in timed)
+        groups = f" of {len(timed)} groups" if len(timed) > 1 else ""
+        label = f"iteration {args.iteration}{groups}"
+    elif args.range is not None:
+        first, sep, last = args.range.partition(":")
+        if not sep:
+            raise ProftuiError(f'--range wants T0:T1 (e.g. 12.5ms:20ms), not "{args.range}".')
+        lo = origin + parse_time_ns(first) if first.strip() else origin
+        hi = origin + parse_time_ns(last) if last.strip() else end
+        if hi <= lo:
+            raise ProftuiError(f"--range {args.range} ends before it starts.")
+        label = "range"
+    else:
+        return origin, end, "whole trace"
+    return lo, hi, label
+
+
+def _window_text(label: str, lo: int, hi: int, origin: int) -> str:
+    """Which window numbers describe, e.g. "iteration 3 (12.5 ms to 25 ms from the trace
+    start, 12.5 ms)"."""
+    return (f"{label} ({fmt_duration(lo - origin)} to {fmt_duration(hi - origin)} from the "
+            f"trace start, {fmt_duration(hi - lo)})")
+
+
+def _print_table(table, columns: list[int], rows, title: str, blank: str = "") -> None:
+    """Rows of a core table: a rich table on a terminal, aligned plain text when piped;
+    an empty first cell (a name) is shown as `blank`."""
+    from proftui.core.table_query import rows_text
+
+    headers = [safe(table.columns[c].header) for c in columns]
+    cells = [[safe(x) for x in row] for row in rows_text(table, rows, columns)]
+    for row in cells:
+        if row and not row[0]:
+            row[0] = blank
+    right = [table.columns[c].kind != "text" for c in columns]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table as RichTable
+        from rich.text import Text
+
+        console = Console()
+        view = RichTable(title=Text(title), title_justify="left")
+        # Numbers keep their full width; text columns share the rest (cut with an ellipsis).
+        spare = console.width - 1 - sum(w + 3 for w, r in zip(widths, right) if r)
+        text_width = max(spare // max(right.count(False), 1) - 3, 8)
+        for header, width, is_right in zip(headers, widths, right):
+            view.add_column(Text(header), justify="right" if is_right else "left",
+                            no_wrap=True, overflow="ellipsis", min_width=width if is_right
+                            else None, max_width=None if is_right else text_width)
+        for row in cells:
+            view.add_row(*(Text(x) for x in row))
+        console.print(view)
+        return
+
+    def line(row: list[str]) -> str:
+        return "  ".join(x.rjust(w) if r else x.ljust(w)
+                         for x, w, r in zip(row, widths, right)).rstrip()
+
+    out = [title, line(headers)] + [line(row) for row in cells]
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+def _json_key(column) -> str:
+    key = column.name.strip().lower().replace(" ", "_")
+    return key + {"ns": "_ns", "%": "_pct"}.get(column.unit, "")
+
+
+def _json_value(column, value):
+    if column.kind == "text":
+        return str(value)
+    number = float(value)
+    if number != number:
+        return None
+    if column.unit == "ns" or number.is_integer() and column.unit == "":
+        return int(value) if number.is_integer() else number
+    return number
+
+
+def cmd_ops(argv: list[str]) -> int:
+    parser = _parser("ops", "Print operator statistics of the trace's slices, grouped by name "
+                     "or category, for the whole trace, one iteration or a time range: count, "
+                     "total and self time (clipped to the window), average, min and max of "
+                     "whole instances, and share of the window (Total / window length; "
+                     "parallel tracks can take it past 100%).",
+                     "  proftui ops trace.json\n"
+                     "  proftui ops --iteration 3 --side device PROF_000001_...\n"
+                     "  proftui ops --range 12.5ms:40ms --by category trace.json.gz\n"
+                     "  proftui ops --sort Count --top 10 trace.json\n"
+                     "  proftui ops --json trace.json | jq '.rows[0]'")
+    window = parser.add_mutually_exclusive_group()
+    window.add_argument("--iteration", type=int, metavar="N",
+                        help="only the slices overlapping iteration N")
+    window.add_argument("--range", metavar="T0:T1",
+                        help="a window from the trace start, e.g. 12.5ms:40ms (bare numbers "
+                             "are µs; units ns, us, ms, s; an end may be left out)")
+    parser.add_argument("--by", choices=("name", "category"), default="name",
+                        help="group slices by name (default) or category")
+    parser.add_argument("--side", choices=("all", "device", "host"), default="all",
+                        help="device tracks (GPU/NPU streams), host tracks, or all (default)")
+    parser.add_argument("--sort", metavar="COL", help="sort by this column (numbers largest "
+                        "first, text A to Z; default Total)")
+    parser.add_argument("--top", type=int, metavar="K", help=f"print the first K rows "
+                        f"(default {DEFAULT_TOP} as text, all as JSON; 0 for all)")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    args = parser.parse_args(argv)
+    if args.top is not None and args.top < 0:
+        parser.error("--top wants a count of 0 or more")
+    from proftui.core.aggregate import aggregate_ops
+    from proftui.core.table_query import column_index, sort_order
+
+    index = _load(args)
+    lo, hi, label = _ops_window(args, index)
+    table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side)
+    rows = list(range(table.n_rows))
+    if args.sort:
+        c = column_index(table, args.sort)
+        rows = sort_order(table, c, table.columns[c].kind != "text").tolist()
+    top = args.top if args.top is not None else (0 if args.json else DEFAULT_TOP)
+    shown = rows[:top] if top else rows
+    counts = table.find("Count")
+    n_slices = int(counts.values.sum()) if counts is not None else 0
+    if args.json:
+        result = {
+            "window": {"label": label, "start_ns": lo, "end_ns": hi,
+                       "from_trace_start_ns": [lo - index.start_ns, hi - index.start_ns]},
+            "by": args.by, "side": args.side, "ops": table.n_rows, "slices": n_slices,
+            "rows": [{_json_key(c): _json_value(c, c.values[r]) for c in table.columns}
+                     for r in shown]}
+        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return EXIT_OK
+    title = (f"ops of {_window_text(label, lo, hi, index.start_ns)}, by {args.by}, "
+             f"{args.side} tracks: {fmt_count(table.n_rows)} ops, {fmt_count(n_slices)} slices")
+    columns = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
+    _print_table(table, columns, shown, title, blank="(none)")
+    if len(shown) < len(rows):
+        sys.stdout.write(f"... and {fmt_count(len(rows) - len(shown))} more ops "
+                         "(--top 0 prints all)\n")
+    return EXIT_OK
+
+
+def cmd_iterations(argv: list[str]) -> int:
+    parser = _parser("iterations", "Print one line per iteration (training step): its start "
+                     "from the trace start, duration, breakdown (FP+BP, iteration refresh, "
+                     "data aug bound; or computing, communication, free ...), how it compares "
+                     "with the median of its rank or device, and the slowest and outliers "
+                     "(longer than 1.2 x the median) marked.",
+                     "  proftui iterations run.pt.trace.json\n"
+                     "  proftui iterations PROF_000001_...\n"
+                     "  proftui iterations --json torch_npu_ascend_pt/ | jq '.items[0]'")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    args = parser.parse_args(argv)
+    from proftui.core.aggregate import iterations_table
+
+    index = _load(args)
+    found = _profile_iterations(index)
+    origin = index.start_ns if index.n_slices else None
+    table = iterations_table(found, origin_ns=origin)
+    if args.json:
+        vs = table.find("vs median")
+        marks = table.find("Mark")
+        relative = table.find("Relative start")
+        items = []
+        for n, it in enumerate(found.items):
+            rel = float(relative.values[n])  # type: ignore[union-attr]
+            vs_n = float(vs.values[n])  # type: ignore[union-attr]
+            items.append({
+                "group": it.group, "number": it.number,
+                "start_ns": it.start_ns if it.start_ns >= 0 else None,
+                "end_ns": it.end_ns if it.end_ns >= 0 else None,
+                "dur_ns": it.dur_ns if it.dur_ns >= 0 else None,
+                "relative_start_ns": int(rel) if rel == rel else None,
+                "parts_ns": it.parts, "vs_median_pct": vs_n if vs_n == vs_n else None,
+                "mark": marks.values[n]})  # type: ignore[union-attr]
+        result = {"source": found.source if found.items else None, "notes": found.notes,
+                  "items": items}
+        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return EXIT_OK
+    if not found.items:
+        sys.stdout.write("no iterations found (no ProfilerStep#N or msprof step trace in the "
+                         "timeline, no step CSVs)\n")
+        return EXIT_OK
+    hidden = {"Start"} | ({"Group"} if not any(it.group for it in found.items) else set())
+    columns = [i for i, c in enumerate(table.columns) if c.name not in hidden]
+    origin_text = "trace start" if origin is not None else "first iteration"
+    title = (f"{len(found.items)} iterations from {safe(found.source)}; starts from the "
+             f"{origin_text}; outliers are longer than 1.2 x their group's median")
+    _print_table(table, columns, range(table.n_rows), title)
+    for note in found.notes:
+        sys.stdout.write(f"note: {safe(note)}\n")
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations}
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
        proftui info PATH [--json]     what it holds: tracks, iterations, tables, problems
        proftui index PATH             build the cache (with a progress bar)
+       proftui ops PATH [--iteration N | --range T0:T1] [--by name|category]
+                   [--side all|device|host] [--sort COL] [--top K] [--json]
+                                      operator statistics of a window
+       proftui iterations PATH [--json]
+                                      iterations, their breakdown, slowest and outliers
        proftui --version
 
 Every command takes --help. proftui {__version__}

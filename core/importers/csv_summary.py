@@ -22,6 +22,7 @@ from proftui.core.timeconv import us_to_ns
 
 _UNIT = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
 _MISSING = {"", "N/A", "NA", "n/a", "-", "None", "null"}
+MISSING = frozenset(_MISSING)  # cell texts that mean "no value"
 _TIME_UNITS = {"us": 1_000, "ms": 1_000_000, "ns": 1, "s": 1_000_000_000}
 # Beyond this many µs a time column holds epoch timestamps, kept as exact int64 ns.
 _EPOCH_US = 1e12

@@ -1,0 +1,445 @@
+"""Operator statistics of a window: slices grouped by name or category, their instances,
+duration histograms and the per-iteration table.
+
+Everything is vectorised over the index columns (no Python object per slice): a window over
+ten million slices is a few masks, ``np.bincount`` and ``np.add.at`` / ``np.minimum.at`` on the
+string ids, in integer nanoseconds so that totals are exact.
+
+Self time: a slice's duration less the durations of its children, the slices one row down on
+the same track that lie inside it (as the details pane counts them). Each slice's parent is
+found once for the whole index, by one binary search in the row above, and kept beside the
+cached index.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Sequence
+
+import numpy as np
+
+from proftui.core.errors import ProftuiError
+from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.index import TRACK_KINDS, TraceIndex
+from proftui.core.iterations import Iteration, Iterations
+
+SIDES = ("all", "device", "host")
+GROUP_BY = {"name": ("slices.name", "Name"), "category": ("slices.cat", "Category")}
+# A process is on the device side when its labels name an accelerator ("GPU 0" in Kineto,
+# "NPU 0" / "NPU" in msprof and torch_npu) or its name is one msprof gives device rows
+# ("Ascend Hardware" streams, "HCCL" planes, "Overlap Analysis", "AI Core Freq"); a thread
+# track named "stream N" (Kineto GPU streams in traces without process labels) is too.
+_DEVICE_LABEL = re.compile(r"\b(?:gpu|npu|tpu|xpu|mlu|device)\b", re.IGNORECASE)
+_DEVICE_PROCESSES = {"ascend hardware", "hccl", "overlap analysis", "ai core freq"}
+_DEVICE_TRACK = re.compile(r"^\s*(?:thread\s+)?stream\s+\d+", re.IGNORECASE)
+OUTLIER_RATIO = 1.2  # an iteration longer than this times its group's median is an outlier
+PARENTS_KIND = "parents1"  # bump when the stored parent array changes meaning
+_parents_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+# -- which slices -------------------------------------------------------------------------------
+
+
+def device_tracks(index: TraceIndex) -> np.ndarray:
+    """Boolean per track: True for device-side tracks (the rule is in ``_DEVICE_LABEL``,
+    ``_DEVICE_PROCESSES`` and ``_DEVICE_TRACK`` above; all other tracks are host-side)."""
+    a = index.arrays
+    s = index.strings
+    n_proc = len(a["processes.pid"])
+    proc_device = np.array([
+        bool(_DEVICE_LABEL.search(s[a["processes.labels"][p]]))
+        or s[a["processes.name"][p]].strip().lower() in _DEVICE_PROCESSES
+        for p in range(n_proc)], dtype=bool)
+    track_proc = a["tracks.process"].astype(np.int64)
+    device = np.zeros(index.n_tracks, bool)
+    has_proc = track_proc >= 0
+    device[has_proc] = proc_device[track_proc[has_proc]] if n_proc else False
+    thread = TRACK_KINDS.index("thread")
+    for t in np.flatnonzero(~device & (a["tracks.kind"] == thread)).tolist():
+        if _DEVICE_TRACK.match(s[a["tracks.name"][t]]):
+            device[t] = True
+    return device
+
+
+def _track_filter(index: TraceIndex, tracks: Sequence[int] | np.ndarray | None,
+                  side: str) -> np.ndarray | None:
+    """Boolean per track of the tracks asked for, or None for all of them."""
+    if side not in SIDES:
+        raise ProftuiError(f'Unknown side "{side}": use one of {", ".join(SIDES)}.')
+    keep = None
+    if tracks is not None:
+        keep = np.zeros(index.n_tracks, bool)
+        keep[np.asarray(tracks, np.int64)] = True
+    if side != "all":
+        device = device_tracks(index)
+        side_keep = device if side == "device" else ~device
+        keep = side_keep if keep is None else keep & side_keep
+    return keep
+
+
+def _window(index: TraceIndex, start_ns: int | None, end_ns: int | None) -> tuple[int, int]:
+    lo = index.start_ns if start_ns is None else int(start_ns)
+    hi = index.end_ns if end_ns is None else int(end_ns)
+    if hi < lo:
+        raise ProftuiError(f"The window ends ({hi} ns) before it starts ({lo} ns).")
+    return lo, hi
+
+
+def _selection(index: TraceIndex, lo: int, hi: int, keep_track: np.ndarray | None
+               ) -> np.ndarray | None:
+    """Indices of the slices overlapping [lo, hi) on the kept tracks, or None for all slices.
+
+    A slice overlaps when it starts before `hi` and ends after `lo`; a zero-length slice
+    when it lies in [lo, hi) (as :func:`proftui.core.query.slices_in_window`)."""
+    start = index.col("slices.start")
+    whole = lo <= index.start_ns and hi >= index.end_ns
+    if whole and keep_track is None:
+        return None
+    mask = np.ones(len(start), bool) if whole else None
+    if not whole:
+        dur = index.col("slices.dur")
+        low, high = np.int64(lo), np.int64(hi)
+        end = start + dur
+        mask = (start < high) & ((end > low) | ((dur == 0) & (start >= low)))
+    if keep_track is not None:
+        mask &= keep_track[index.col("slices.track")]
+    return np.flatnonzero(mask)
+
+
+# -- parents and self time ----------------------------------------------------------------------
+
+
+def slice_parents(index: TraceIndex) -> np.ndarray:
+    """Per slice, the slice one row up on its track that contains it, else -1.
+
+    Within a row slices are disjoint and sorted by start, so the only candidate is the last
+    slice of the row above starting at or before the child; it is the parent when it also
+    ends at or after the child's end. On tracks laid out on extra lanes (overlapping slices
+    that do not nest) a slice whose would-be parent does not contain it has none.
+    """
+    memo = _parents_memo.get(index)
+    if memo is not None:
+        return memo
+    from proftui.core import cache
+
+    parents = None
+    try:
+        stored = cache.load_derived(index, PARENTS_KIND)["parent"]
+        if len(stored) == index.n_slices:
+            parents = stored
+    except (cache.CacheMiss, KeyError):
+        pass
+    if parents is None:
+        from proftui.core.rows import rows_for
+
+        parents = find_parents(index.col("slices.start"), index.col("slices.dur"),
+                               rows_for(index))
+        cache.store_derived(index, PARENTS_KIND, {"parent": parents})
+    _parents_memo[index] = parents
+    return parents
+
+
+def find_parents(start: np.ndarray, dur: np.ndarray, rows, composite: bool = True
+                 ) -> np.ndarray:
+    """The parent array of :func:`slice_parents` from the columns and their RowIndex.
+
+    With `composite` the searches of all rows run as one ``np.searchsorted`` on a
+    (row, start) key; without it (or when the key does not fit 63 bits) row by row.
+    """
+    n = len(start)
+    pos_type = np.int32 if n < 2**31 else np.int64
+    parents = np.full(n, -1, pos_type)
+    order = rows.order
+    if n == 0:
+        return parents
+    deep = np.flatnonzero((rows.row_depth > 0) & (rows.count > 0))
+    if not len(deep):
+        return parents
+    o_start = start[order]
+    o_end = o_start + dur[order]
+    row_of_pos = np.repeat(np.arange(rows.n_rows, dtype=np.int64), rows.count)
+    t_lo, t_hi = int(o_start.min()), int(o_start.max())
+    span_bits = max(1, (t_hi - t_lo).bit_length())
+    row_bits = max(1, int(rows.n_rows).bit_length())
+    child_pos = np.flatnonzero(rows.row_depth[row_of_pos] > 0)
+    if composite and span_bits + row_bits <= 62:
+        key = (row_of_pos << span_bits) | (o_start - t_lo)
+        query = ((row_of_pos[child_pos] - 1) << span_bits) | (o_start[child_pos] - t_lo)
+        cand = np.searchsorted(key, query, side="right") - 1
+    else:
+        cand = np.empty(len(child_pos), np.int64)
+        at = 0
+        for r in deep.tolist():
+            lo, k = int(rows.first[r]), int(rows.count[r])
+            plo, pk = int(rows.first[r - 1]), int(rows.count[r - 1])
+            found = np.searchsorted(o_start[plo:plo + pk], o_start[lo:lo + k], side="right")
+            cand[at:at + k] = plo + found - 1
+            at += k
+    parent_row = row_of_pos[child_pos] - 1
+    ok = (cand >= 0) & (row_of_pos[np.maximum(cand, 0)] == parent_row)
+    ok &= o_end[np.maximum(cand, 0)] >= o_end[child_pos]
+    parents[order[child_pos[ok]]] = order[cand[ok]]
+    return parents
+
+
+def self_times(index: TraceIndex) -> np.ndarray:
+    """Self time (int64 ns) of every slice: its duration less its children's."""
+    dur = index.col("slices.dur")
+    parents = slice_parents(index)
+    child = np.flatnonzero(parents >= 0)
+    out = dur.astype(np.int64, copy=True)
+    np.subtract.at(out, parents[child], dur[child])
+    return out
+
+
+# -- ops of a window ----------------------------------------------------------------------------
+
+
+def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
+                  tracks: Sequence[int] | np.ndarray | None = None, by: str = "name",
+                  side: str = "all") -> Table:
+    """The slices overlapping the window [start_ns, end_ns) grouped by name or category.
+
+    None for a bound means the trace's start or end. `tracks` (track ids) and `side` ("all",
+    "device" or "host", see :func:`device_tracks`) narrow the slices. A slice counts when it
+    overlaps the window; its Total and Self are clipped to the window (the part inside it,
+    self time being the clipped duration less its children's clipped durations), while Avg,
+    Min and Max describe whole instances (Avg = sum of whole durations / Count). Share (%) is
+    Total / window length x 100: slices of parallel tracks (or nested ones) add up, so shares
+    can sum beyond 100. Rows are ordered by Total, longest first; the hidden "name_id" column
+    holds the grouped string id (of the name or category) for :func:`op_instances`.
+
+    Columns (times int64-valued ns in float64 arrays): Name|Category, Count, Total, Self,
+    Avg, Min, Max, Share (%), name_id.
+    """
+    if by not in GROUP_BY:
+        raise ProftuiError(f'Unknown grouping "{by}": use name or category.')
+    key_col, key_header = GROUP_BY[by]
+    lo, hi = _window(index, start_ns, end_ns)
+    sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
+    start = index.col("slices.start")
+    dur = index.col("slices.dur")
+    keys = index.col(key_col)
+    if sel is not None:
+        start, dur, keys = start[sel], dur[sel], keys[sel]
+    end = start + dur
+    clipped = np.minimum(end, np.int64(hi)) - np.maximum(start, np.int64(lo))
+    np.maximum(clipped, 0, out=clipped)
+    n_keys = len(index.strings)
+    count = np.bincount(keys, minlength=n_keys)
+    total = np.zeros(n_keys, np.int64)
+    np.add.at(total, keys, clipped)
+    whole = np.zeros(n_keys, np.int64)
+    np.add.at(whole, keys, dur)
+    low = np.full(n_keys, np.iinfo(np.int64).max)
+    np.minimum.at(low, keys, dur)
+    high = np.full(n_keys, -1, np.int64)
+    np.maximum.at(high, keys, dur)
+    # Self: take each child's clipped time from its parent's key. A child in the selection
+    # has its parent in it too (same track, and the parent contains it).
+    parents = slice_parents(index)
+    par = parents if sel is None else parents[sel]
+    has = np.flatnonzero(par >= 0)
+    children_time = np.zeros(n_keys, np.int64)
+    if len(has):
+        parent_idx = par[has].astype(np.int64)
+        np.add.at(children_time, index.col(key_col)[parent_idx], clipped[has])
+    present = np.flatnonzero(count)
+    present = present[np.argsort(-total[present], kind="stable")]
+    span = hi - lo
+    cnt = count[present]
+    tot = total[present]
+    labels = np.empty(len(present), dtype=object)
+    labels[:] = [index.strings[k] for k in present.tolist()]
+    columns = [
+        Column(key_header, key_header, "", "text", labels),
+        Column("Count", "Count", "", "number", cnt.astype(np.float64)),
+        Column("Total", "Total", "ns", "number", tot.astype(np.float64)),
+        Column("Self", "Self", "ns", "number",
+               (tot - children_time[present]).astype(np.float64)),
+        Column("Avg", "Avg", "ns", "number", whole[present] / np.maximum(cnt, 1)),
+        Column("Min", "Min", "ns", "number", low[present].astype(np.float64)),
+        Column("Max", "Max", "ns", "number", high[present].astype(np.float64)),
+        Column("Share(%)", "Share", "%", "number",
+               tot / span * 100.0 if span > 0 else np.full(len(present), np.nan)),
+        Column("name_id", "name_id", "", "number", present.astype(np.float64)),
+    ]
+    return Table("ops", "", columns, len(present))
+
+
+def op_instances(index: TraceIndex, key_id: int, *, by: str = "name",
+                 start_ns: int | None = None, end_ns: int | None = None,
+                 tracks: Sequence[int] | np.ndarray | None = None, side: str = "all"
+                 ) -> np.ndarray:
+    """Indices of the slices of one op (name or category id `key_id`) counted by
+    :func:`aggregate_ops` for the same window and tracks, ordered by start (then index)."""
+    if by not in GROUP_BY:
+        raise ProftuiError(f'Unknown grouping "{by}": use name or category.')
+    lo, hi = _window(index, start_ns, end_ns)
+    keys = index.col(GROUP_BY[by][0])
+    sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
+    found = np.flatnonzero(keys == key_id) if sel is None else sel[keys[sel] == key_id]
+    starts = index.col("slices.start")[found]
+    return found[np.argsort(starts, kind="stable")].astype(np.int64)
+
+
+def _iteration_list(iterations: Iterations | Sequence[Iteration] | None) -> list[Iteration]:
+    if iterations is None:
+        return []
+    return list(iterations.items if isinstance(iterations, Iterations) else iterations)
+
+
+def iteration_of(index: TraceIndex, slices: np.ndarray,
+                 iterations: Iterations | Sequence[Iteration] | None) -> np.ndarray:
+    """Per slice, the number of the iteration of its group whose window holds its start
+    (NaN when none does). When the iterations are all of one group, they apply to every
+    slice whatever its group."""
+    slices = np.asarray(slices, np.int64)
+    out = np.full(len(slices), np.nan)
+    items = [it for it in _iteration_list(iterations) if it.start_ns >= 0 <= it.end_ns]
+    if not items or not len(slices):
+        return out
+    start = index.col("slices.start")[slices]
+    groups = {it.group for it in items}
+    if len(groups) == 1:
+        slice_group = np.zeros(len(slices), np.int64)
+        group_ids = {next(iter(groups)): 0}
+    else:
+        proc = index.col("tracks.process")[index.col("slices.track")[slices]].astype(np.int64)
+        proc_group = index.col("processes.group").astype(np.int64)
+        slice_group = np.where(proc >= 0, proc_group[np.maximum(proc, 0)], -1)
+        group_ids = {g: index.strings.find(g) for g in groups}
+    for group, gid in group_ids.items():
+        mine = sorted((it for it in items if it.group == group), key=lambda it: it.start_ns)
+        w_start = np.array([it.start_ns for it in mine], np.int64)
+        w_end = np.array([it.end_ns for it in mine], np.int64)
+        numbers = np.array([it.number for it in mine], np.float64)
+        at = np.flatnonzero(slice_group == gid)
+        k = np.searchsorted(w_start, start[at], side="right") - 1
+        inside = (k >= 0) & (start[at] < w_end[np.maximum(k, 0)])
+        out[at[inside]] = numbers[k[inside]]
+    return out
+
+
+def track_titles(index: TraceIndex, tracks: np.ndarray) -> np.ndarray:
+    """Per track id, "process: track" text (object array), each title made once."""
+    tracks = np.asarray(tracks, np.int64)
+    unique, inverse = np.unique(tracks, return_inverse=True)
+    s = index.strings
+    titles = []
+    for t in unique.tolist():
+        p = int(index.col("tracks.process")[t])
+        label = index.track_label(t)
+        if p >= 0:
+            group = s[index.col("processes.group")[p]]
+            pid = s[index.col("processes.pid")[p]]
+            name = s[index.col("processes.name")[p]] or f"Process {pid}"
+            label = f"{group + ': ' if group else ''}{name}: {label}"
+        titles.append(label)
+    out = np.empty(len(unique), dtype=object)
+    out[:] = titles
+    return out[inverse.reshape(-1)] if len(tracks) else np.empty(0, dtype=object)
+
+
+def instances_table(index: TraceIndex, slices: np.ndarray,
+                    iterations: Iterations | Sequence[Iteration] | None = None) -> Table:
+    """The given slices as a table (kind "instances"), in the given order: Start (ns from the
+    trace start), Duration (ns), Track ("process: track"), Iteration (its number, NaN
+    outside every iteration) and Slice (the slice index, to jump to it)."""
+    slices = np.asarray(slices, np.int64)
+    start = index.col("slices.start")[slices]
+    dur = index.col("slices.dur")[slices]
+    columns = [
+        Column("Start", "Start", "ns", "number", (start - index.start_ns).astype(np.float64)),
+        Column("Duration", "Duration", "ns", "number", dur.astype(np.float64)),
+        Column("Track", "Track", "", "text",
+               track_titles(index, index.col("slices.track")[slices])),
+        Column("Iteration", "Iteration", "", "number", iteration_of(index, slices, iterations)),
+        Column("Slice", "Slice", "", "number", slices.astype(np.float64)),
+    ]
+    return Table("instances", "", columns, len(slices))
+
+
+def duration_histogram(durations_ns: np.ndarray, bins: int = 20
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Counts and `bins + 1` edges (ns, float64) of a histogram of durations.
+
+    Edges are log-spaced when the durations span more than two decades (max > 100 x min,
+    min > 0), else linear; equal durations make one bin of width 1 ns around them. An empty
+    input gives zero counts over [0, 1].
+    """
+    values = np.asarray(durations_ns, np.float64)
+    bins = max(int(bins), 1)
+    if not len(values):
+        return np.zeros(bins, np.int64), np.linspace(0.0, 1.0, bins + 1)
+    low, high = float(values.min()), float(values.max())
+    if low > 0 and high > 100 * low:
+        edges = np.geomspace(low, high, bins + 1)
+    elif high > low:
+        edges = np.linspace(low, high, bins + 1)
+    else:
+        edges = np.linspace(low - 0.5, low + 0.5, bins + 1)
+    edges[0], edges[-1] = min(edges[0], low), max(edges[-1], high)
+    counts, _ = np.histogram(values, edges)
+    return counts.astype(np.int64), edges
+
+
+# -- iterations ---------------------------------------------------------------------------------
+
+
+def iterations_table(iterations: Iterations | Sequence[Iteration],
+                     origin_ns: int | None = None) -> Table:
+    """One row per iteration, in the order given (kind "iterations").
+
+    Columns: Group, Iteration, Start (absolute int64 ns, a timestamp), Relative start (ns
+    from `origin_ns`, by default the earliest known iteration start), Duration (ns), one
+    column (ns) per breakdown part in order of first appearance, vs median (%) = how much
+    longer (+) or shorter (-) than the median of its group, and Mark: "slowest" for the
+    longest iteration of a group of two or more, "outlier" for one longer than 1.2 x its
+    group's median, "slowest, outlier" for both. Unknown values are NaN (missing Start is
+    the int64 minimum, as in summary tables).
+    """
+    items = _iteration_list(iterations)
+    n = len(items)
+    missing = np.iinfo(np.int64).min
+    start = np.array([it.start_ns if it.start_ns >= 0 else missing for it in items], np.int64)
+    known = start != missing
+    if origin_ns is None:
+        origin_ns = int(start[known].min()) if known.any() else 0
+    relative = np.where(known, (start - origin_ns).astype(np.float64), np.nan)
+    dur = np.array([it.dur_ns if it.dur_ns >= 0 else np.nan for it in items], np.float64)
+    groups = np.empty(n, dtype=object)
+    groups[:] = [it.group for it in items]
+    parts: list[str] = []
+    for it in items:
+        parts += [p for p in it.parts if p not in parts]
+    vs_median = np.full(n, np.nan)
+    marks = np.full(n, "", dtype=object)
+    for group in dict.fromkeys(it.group for it in items):
+        mine = np.flatnonzero((groups == group) & ~np.isnan(dur))
+        if not len(mine):
+            continue
+        median = float(np.median(dur[mine]))
+        if median > 0:
+            vs_median[mine] = (dur[mine] / median - 1.0) * 100.0
+            for i in mine[dur[mine] > OUTLIER_RATIO * median].tolist():
+                marks[i] = "outlier"
+        if len(mine) >= 2:
+            slowest = int(mine[np.argmax(dur[mine])])
+            marks[slowest] = "slowest, outlier" if marks[slowest] else "slowest"
+    columns = [
+        Column("Group", "Group", "", "text", groups),
+        Column("Iteration", "Iteration", "", "number",
+               np.array([it.number for it in items], np.float64)),
+        Column("Start", "Start", "ns", "timestamp", start),
+        Column("Relative start", "Relative start", "ns", "number", relative),
+        Column("Duration", "Duration", "ns", "number", dur),
+    ]
+    for part in parts:
+        columns.append(Column(part, part, "ns", "number", np.array(
+            [float(it.parts[part]) if part in it.parts else np.nan for it in items],
+            np.float64)))
+    columns += [Column("vs median(%)", "vs median", "%", "number", vs_median),
+                Column("Mark", "Mark", "", "text", marks)]
+    return Table("iterations", "", columns, n)
