@@ -18,9 +18,11 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, ProgressBar, Static, Tree
+from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane, Tree
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
+from proftui.core.importers.csv_summary import Table, read_table
+from proftui.core.iterations import Iteration
 from proftui.core.overview import overview
 from proftui.core.rows import RowIndex, rows_for
 from proftui.core.search import compile_pattern, find_slices
@@ -28,6 +30,7 @@ from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, THEMES, palette_for
 from proftui.tui.cli import info_lines, track_contents
 from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.panes import IterationsPane, OpsPane, TablesPane, Window
 from proftui.tui.safe import safe
 from proftui.tui.timeline import IterationMark, Timeline
 
@@ -62,9 +65,17 @@ KEYS_HELP = """proftui keys
   c  p  h  H   collapse process, pin track, hide track, show hidden tracks
   /  n  N      search names (/regex/ for a regular expression), next, previous
   g            go to an iteration (by number)
-  i  o  D      details pane, overview (iterations, tables), import diagnostics
+  1 2 3 4      panes: details, ops, summary tables, iterations (tab moves the focus)
+  + / -  m     taller / shorter panes, maximise the focused one
+  o  D         overview (iterations, processes, tables), import diagnostics
   T            next theme                           ctrl+p  command palette
   ?            this help                            q     quit
+
+In a table: arrows move, s sorts by the current column (again: the other way), a click on a
+header sorts by it, / filters (text, /regex/, Column~text, Total>1ms, Count>=10), Enter opens.
+Ops pane: b by name or category, v all / device / host tracks, a whole trace, Enter on an op
+lists its instances, Enter on an instance shows it on the timeline, Esc goes back.
+Tables pane: [ and ] switch tables.   Iterations pane: Enter zooms and scopes the ops to it.
 """
 
 
@@ -76,8 +87,9 @@ class ProftuiApp(App[None]):
     #status { height: 1; padding: 0 1; background: $panel; }
     #progress { padding: 0 1; }
     #main { height: 1fr; }
-    #details { height: 8; padding: 0 1; border-top: solid $panel; }
-    #details.hidden { display: none; }
+    #panes { height: 40%; min-height: 7; }
+    #panes.maximised { height: 1fr; }
+    #details { padding: 0 1; }
     #overview { height: 1fr; display: none; }
     #overview.shown { display: block; }
     #diagnostics { height: auto; max-height: 50%; padding: 0 1; display: none; }
@@ -91,7 +103,13 @@ class ProftuiApp(App[None]):
         Binding("n", "next_match(1)", "Next match", show=False),
         Binding("N", "next_match(-1)", "Previous match", show=False),
         Binding("g", "goto_iteration", "Iteration"),
-        Binding("i", "toggle_details", "Details", show=False),
+        Binding("1", "pane('details')", "Details", show=False),
+        Binding("2", "pane('ops')", "Ops", show=False),
+        Binding("3", "pane('tables')", "Tables", show=False),
+        Binding("4", "pane('iterations')", "Iterations", show=False),
+        Binding("plus", "resize_panes(2)", "Taller panes", show=False),
+        Binding("minus", "resize_panes(-2)", "Shorter panes", show=False),
+        Binding("m", "maximise", "Maximise", show=False),
         Binding("o", "toggle_overview", "Overview"),
         Binding("D", "toggle_diagnostics", "Diagnostics"),
         Binding("T", "next_theme", "Theme", show=False),
@@ -105,6 +123,9 @@ class ProftuiApp(App[None]):
         self.index: TraceIndex | None = None
         self.rows: RowIndex | None = None
         self.summary: dict[str, Any] | None = None
+        self.iterations: list[Iteration] = []
+        self.ops_window = "whole trace"
+        self._status_text = ""
         self.error: str | None = None
         self.first_paint_s: float | None = None
         self.match_count = 0
@@ -121,7 +142,15 @@ class ProftuiApp(App[None]):
         with Vertical(id="main"):
             yield Timeline(id="timeline")
             yield Tree("trace", id="overview")
-        yield Static("", id="details", markup=False)
+        with TabbedContent(id="panes", initial="pane-details"):
+            with TabPane("1 Details", id="pane-details"):
+                yield Static("", id="details", markup=False)
+            with TabPane("2 Ops", id="pane-ops"):
+                yield OpsPane(id="ops")
+            with TabPane("3 Tables", id="pane-tables"):
+                yield TablesPane(id="tables")
+            with TabPane("4 Iterations", id="pane-iterations"):
+                yield IterationsPane(id="iterations")
         yield Static("", id="diagnostics", markup=False)
         yield Prompt(id="prompt")
         yield Footer()
@@ -148,12 +177,13 @@ class ProftuiApp(App[None]):
                                progress=self._report_progress, cancelled=self._cancel.is_set)
             rows = rows_for(index)
             summary = overview(index)
+            tables = _read_tables(summary)
         except Cancelled:
             self.call_from_thread(self._show_status, "Loading cancelled (press q to quit).")
         except ProftuiError as exc:
             self.call_from_thread(self._show_error, str(exc))
         else:
-            self.call_from_thread(self._show_index, index, rows, summary)
+            self.call_from_thread(self._show_index, index, rows, summary, tables)
 
     def _report_progress(self, done: int, total: int, events: int) -> None:
         self.call_from_thread(self._update_progress, done, total, events)
@@ -165,7 +195,10 @@ class ProftuiApp(App[None]):
                      f"{fmt_count(events)} events, {done / 1e6 / elapsed:,.0f} MB/s (Esc cancels)")
 
     def _status(self, text: str) -> None:
-        self.query_one("#status", Static).update(text)
+        """The status line: a message, then which window the ops numbers describe."""
+        self._status_text = text
+        suffix = f"   [ops: {safe(self.ops_window)}]" if self.index is not None else ""
+        self.query_one("#status", Static).update(text + suffix)
 
     def _show_status(self, message: str) -> None:
         self.query_one(ProgressBar).display = False
@@ -176,8 +209,10 @@ class ProftuiApp(App[None]):
         self.query_one(ProgressBar).display = False
         self._status(f"Cannot open this trace: {safe(message)}")
 
-    def _show_index(self, index: TraceIndex, rows: RowIndex, summary: dict[str, Any]) -> None:
+    def _show_index(self, index: TraceIndex, rows: RowIndex, summary: dict[str, Any],
+                    tables: list[Table]) -> None:
         self.index, self.rows, self.summary = index, rows, summary
+        self.iterations = [_iteration(it) for it in summary["iterations"]["items"]]
         self.query_one(ProgressBar).display = False
         self._status(self._overview_status())
         self._fill_overview(summary)
@@ -186,14 +221,19 @@ class ProftuiApp(App[None]):
         self.query_one("#diagnostics", Static).update("\n".join(diag[start:]))
         timeline = self.query_one(Timeline)
         if summary["sources"]:
-            marks = [IterationMark(it["number"], it["start_ns"], it["start_ns"] + it["dur_ns"])
-                     for it in summary["iterations"]["items"] if it["dur_ns"] >= 0]
+            marks = [IterationMark(it.number, it.start_ns, it.end_ns)
+                     for it in self.iterations if it.start_ns >= 0 and it.dur_ns >= 0]
             timeline.show(index, rows, marks)
             timeline.focus()
             self.call_after_refresh(self._painted)
+            self.query_one(OpsPane).show_trace(index, self.iterations)
         else:
             timeline.display = False
             self.query_one("#overview").add_class("shown")
+            self.query_one(TabbedContent).active = "pane-tables"
+        self.query_one(TablesPane).show_tables(tables)
+        self.query_one(IterationsPane).show_iterations(self.iterations,
+                                                       summary["iterations"]["source"])
         self._show_details(None)
 
     def _painted(self) -> None:
@@ -372,24 +412,71 @@ class ProftuiApp(App[None]):
         except ValueError:
             self._status(f"Not an iteration number: {safe(text)}")
             return
-        found = [it for it in items if it["number"] == number and it["dur_ns"] >= 0]
+        found = [it for it in items if it["number"] == number and it["start_ns"] >= 0
+                 and it["dur_ns"] >= 0]
         if not found:
             self._status(f"No iteration {number} with a time window in this profile.")
             return
-        it = found[0]
-        margin = it["dur_ns"] // 50
-        self.query_one(Timeline).set_window(it["start_ns"] - margin,
-                                            it["start_ns"] + it["dur_ns"] + margin)
-        group = f" of {safe(it['group'])}" if it["group"] else ""
-        self._status(f"iteration {number}{group}: {fmt_duration(it['dur_ns'])}")
+        self.show_iteration(_iteration(found[0]))
+
+    def show_iteration(self, iteration: Iteration) -> None:
+        """Zoom the timeline to an iteration and scope the ops pane to it."""
+        margin = iteration.dur_ns // 50
+        self.query_one(Timeline).set_window(iteration.start_ns - margin,
+                                            iteration.end_ns + margin)
+        group = f" of {iteration.group}" if iteration.group else ""
+        label = f"iteration {iteration.number}{group}"
+        self.query_one(OpsPane).set_window(Window(label, iteration.start_ns, iteration.end_ns))
+        self._status(f"{safe(label)}: {fmt_duration(iteration.dur_ns)}")
+
+    @on(IterationsPane.Chosen)
+    def _iteration_chosen(self, message: IterationsPane.Chosen) -> None:
+        if message.iteration.start_ns < 0:
+            self._status(f"Iteration {message.iteration.number} has no time window.")
+            return
+        self.show_iteration(message.iteration)
+
+    @on(OpsPane.JumpTo)
+    def _jump(self, message: OpsPane.JumpTo) -> None:
+        self.query_one(Timeline).select(message.slice_index)
+
+    @on(OpsPane.WindowSet)
+    def _ops_window(self, message: OpsPane.WindowSet) -> None:
+        self.ops_window = message.window.label
+        self._status(self._status_text)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "pane-ops":
+            self.query_one(OpsPane).ensure_computed()
 
     # -- panels, themes, help -------------------------------------------------------------------
 
     def action_cancel_load(self) -> None:
         self._cancel.set()
 
-    def action_toggle_details(self) -> None:
-        self.query_one("#details").toggle_class("hidden")
+    def action_pane(self, name: str) -> None:
+        self.query_one(TabbedContent).active = f"pane-{name}"
+        pane = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane}.get(name)
+        if pane is not None:
+            self.screen.set_focus(self.query_one(pane).table_view())
+
+    def action_resize_panes(self, step: int) -> None:
+        panes = self.query_one("#panes")
+        panes.styles.height = min(max(panes.size.height + step, 4), max(self.size.height - 8, 4))
+
+    def action_maximise(self) -> None:
+        """Give the whole screen to the panes or to the timeline (where the focus is)."""
+        panes = self.query_one("#panes")
+        main = self.query_one("#main")
+        if panes.has_class("maximised") or not main.display:
+            panes.remove_class("maximised")
+            main.display = panes.display = True
+        elif self.focused is not None and panes in self.focused.ancestors:
+            panes.add_class("maximised")
+            main.display = False
+        else:
+            panes.display = not panes.display
 
     def action_toggle_overview(self) -> None:
         overview_tree = self.query_one("#overview")
@@ -420,7 +507,10 @@ class ProftuiApp(App[None]):
                 ("Search", "Find slices by name (/)", self.action_search),
                 ("Go to iteration", "Zoom to an iteration by number (g)",
                  self.action_goto_iteration),
-                ("Details", "Show or hide the details pane (i)", self.action_toggle_details),
+                ("Ops", "Operators of the window (2)", lambda: self.action_pane("ops")),
+                ("Summary tables", "The profile's CSVs (3)", lambda: self.action_pane("tables")),
+                ("Iterations", "Iterations and their breakdown (4)",
+                 lambda: self.action_pane("iterations")),
                 ("Overview", "Iterations, processes and tables (o)",
                  self.action_toggle_overview),
                 ("Diagnostics", "Import problems (D)", self.action_toggle_diagnostics),
@@ -462,3 +552,26 @@ class Prompt(Input):
 
     def action_close(self) -> None:
         self.app._close_prompt()  # type: ignore[attr-defined]
+
+
+def _iteration(item: dict[str, Any]) -> Iteration:
+    """An iteration of the overview (plain data) as the core's Iteration."""
+    start, length = item["start_ns"], item["dur_ns"]
+    if start >= 0 and length >= 0:
+        return Iteration(item["group"], item["number"], start, start + length,
+                         dict(item["parts_ns"]))
+    return Iteration(item["group"], item["number"], parts=dict(item["parts_ns"]),
+                     length_ns=length)
+
+
+def _read_tables(summary: dict[str, Any]) -> list[Table]:
+    """The summary CSVs the overview found readable, as tables for the tables pane."""
+    tables = []
+    for entry in (summary.get("profile") or {}).get("tables", []):
+        if "rows" not in entry:
+            continue  # the overview could not read it: it says why
+        try:
+            tables.append(read_table(entry["path"], entry["kind"], entry.get("group", "")))
+        except ProftuiError:
+            continue
+    return tables

@@ -1,0 +1,161 @@
+"""The panes under the timeline: ops of a window and their instances, summary tables,
+iterations; sorting, filtering, jumping to the timeline, layout keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from textual.widgets import TabbedContent
+
+from proftui.tui.app import ProftuiApp
+from proftui.tui.panes import IterationsPane, OpsPane, TablesPane
+from proftui.tui.table import TableView
+from proftui.tui.timeline import Timeline
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+
+
+async def _settle(app, pilot) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def _column(view: TableView, name: str) -> np.ndarray:
+    column = view.table.find(name)
+    assert column is not None, name
+    return column.values
+
+
+async def test_ops_pane_aggregates_sorts_filters_and_lists_instances() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("2")
+        await _settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "pane-ops"
+        view = app.query_one("#ops-table", TableView)
+        index = app.index
+        names = index.arrays["slices.name"]
+        assert view.table.n_rows == len(np.unique(names))
+        # Sorted by total time, longest first; the first row's numbers by hand.
+        totals = _column(view, "Total")[view.order]
+        assert (np.diff(totals) <= 0).all()
+        top = int(_column(view, "name_id")[view.order[0]])
+        durations = index.arrays["slices.dur"][names == top]
+        assert totals[0] == durations.sum()
+        assert _column(view, "Count")[view.order[0]] == len(durations)
+        # Filter, then sort by the current column the other way.
+        await pilot.press("slash", *"Count>=16", "enter")
+        counts = _column(view, "Count")[view.order]
+        assert len(counts) and (counts >= 16).all()
+        assert len(view.order) == int((np.bincount(names) >= 16).sum())
+        # Enter: the instances of the op under the cursor, by start.
+        op = int(_column(view, "name_id")[view.order[0]])
+        await pilot.press("enter")
+        instances = app.query_one("#ops-instances", TableView)
+        assert instances.display and not view.display
+        slices = _column(instances, "Slice").astype(np.int64)
+        assert sorted(slices.tolist()) == np.flatnonzero(names == op).tolist()
+        await pilot.press("down", "down", "enter")
+        chosen = int(_column(instances, "Slice")[instances.order[2]])
+        assert app.query_one(Timeline).selected == chosen
+        await pilot.press("escape")
+        assert view.display and not instances.display
+        assert view.filter_text == "Count>=16"  # the table's state is kept
+
+
+async def test_ops_by_category_and_device_side() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("2")
+        await _settle(app, pilot)
+        pane = app.query_one(OpsPane)
+        await pilot.press("b")
+        await _settle(app, pilot)
+        view = app.query_one("#ops-table", TableView)
+        assert pane.by == "category"
+        assert view.table.n_rows == len(np.unique(app.index.arrays["slices.cat"]))
+        await pilot.press("v")
+        await _settle(app, pilot)
+        assert pane.side == "device"
+        cats = {app.index.strings[int(i)] for i in _column(view, "name_id")}
+        assert "kernel" in cats and "cpu_op" not in cats
+
+
+async def test_iterations_pane_marks_and_scopes_the_ops() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("4")
+        await _settle(app, pilot)
+        view = app.query_one("#iterations-table", TableView)
+        assert view.table.n_rows == 8
+        marks = _column(view, "Mark")
+        numbers = _column(view, "Iteration")
+        durations = _column(view, "Duration")
+        slowest = int(numbers[int(np.nanargmax(durations))])
+        assert "slowest" in marks[list(numbers).index(slowest)]
+        # Choose iteration 6: the timeline zooms to it and the ops describe it.
+        row = list(view.order).index(list(numbers).index(6))
+        for _ in range(row):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        step = next(it for it in app.iterations if it.number == 6)
+        timeline = app.query_one(Timeline)
+        assert timeline.view_start <= step.start_ns and timeline.view_end >= step.end_ns
+        assert app.query_one(OpsPane).window.label == "iteration 6"
+        assert "[ops: iteration 6]" in str(app.query_one("#status").render())
+        await pilot.press("2")
+        await _settle(app, pilot)
+        ops = app.query_one("#ops-table", TableView)
+        total = _column(ops, "Total")
+        assert total.max() <= step.dur_ns * 4  # clipped to the iteration's window
+
+
+async def test_tables_pane_sorts_by_the_usual_first_move() -> None:
+    app = ProftuiApp(str(SAMPLES / "ascend_cann8"))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("3")
+        pane = app.query_one(TablesPane)
+        assert pane.tables
+        kinds = [t.kind for t in pane.tables]
+        while pane.tables[pane.current].kind != "op_summary":
+            await pilot.press("right_square_bracket")
+        view = pane.table_view()
+        column = view.table.find("Task Duration")
+        shown = column.values[view.order]
+        assert (np.diff(shown[~np.isnan(shown)]) <= 0).all()
+        assert "op_statistic" in kinds
+        await pilot.press("s")  # sort again by the same column: ascending now
+        assert view.sort is not None and view.sort[1] is False
+
+
+async def test_layout_keys_resize_and_maximise() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await _settle(app, pilot)
+        panes = app.query_one("#panes")
+        height = panes.size.height
+        await pilot.press("plus", "plus")
+        await pilot.pause()
+        assert panes.size.height == height + 4
+        await pilot.press("2")
+        await _settle(app, pilot)
+        await pilot.press("m")
+        await pilot.pause()
+        assert not app.query_one("#main").display and panes.has_class("maximised")
+        await pilot.press("m")
+        await pilot.pause()
+        assert app.query_one("#main").display and not panes.has_class("maximised")
+        assert app.query_one(IterationsPane).iterations

@@ -1,0 +1,394 @@
+"""The panes under the timeline: operators of a window, the summary CSVs, the iterations.
+
+Each pane shows :class:`~proftui.tui.table.TableView` tables of numbers computed by core calls
+(the headless `proftui ops` and `proftui iterations` print the same), runs work that can take
+a while in a worker, and tells the app what the user picked through messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.strip import Strip
+from textual.widgets import Input, Static
+
+from proftui.core.aggregate import (
+    aggregate_ops,
+    duration_histogram,
+    instances_table,
+    iterations_table,
+    op_instances,
+)
+from proftui.core.importers.csv_summary import Table
+from proftui.core.index import TraceIndex
+from proftui.core.iterations import Iteration
+from proftui.themes import Palette, palette_for
+from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.safe import safe
+from proftui.tui.table import TableView
+
+SIDES = ("all", "device", "host")
+_SPARK = "▁▂▃▄▅▆▇█"
+
+
+@dataclass(frozen=True)
+class Window:
+    """The time window the ops numbers describe (None bounds: the whole trace)."""
+
+    label: str
+    start_ns: int | None = None
+    end_ns: int | None = None
+
+
+WHOLE_TRACE = Window("whole trace")
+
+
+class FilterBox(Input):
+    """A table's filter; Esc closes it, Enter applies it."""
+
+    BINDINGS = [Binding("escape", "close", "Close", show=False)]
+
+    class Closed(Message):
+        pass
+
+    def action_close(self) -> None:
+        self.post_message(self.Closed())
+
+
+class _TablePane(Vertical):
+    """A pane whose main widget is a TableView with a filter box (`/`)."""
+
+    BINDINGS = [Binding("slash", "filter", "Filter")]
+    DEFAULT_CSS = """
+    _TablePane > .title { height: 1; }
+    _TablePane > FilterBox { display: none; }
+    """
+
+    def table_view(self) -> TableView:
+        raise NotImplementedError
+
+    def action_filter(self) -> None:
+        box = self.query_one(FilterBox)
+        box.value = self.table_view().filter_text
+        box.display = True
+        self.screen.set_focus(box)
+
+    @on(Input.Submitted)
+    def _filter(self, event: Input.Submitted) -> None:
+        event.stop()
+        view = self.table_view()
+        view.set_filter(event.value)
+        self._close_filter()
+        self.on_filtered(view)
+
+    @on(FilterBox.Closed)
+    def _close_filter(self) -> None:
+        self.query_one(FilterBox).display = False
+        self.screen.set_focus(self.table_view())
+
+    def on_filtered(self, view: TableView) -> None:
+        """Hook: after a filter was applied."""
+
+
+class OpsPane(_TablePane):
+    """Operators of a window: count, total, self, avg, min, max and share, by name or
+    category, for all tracks or the device or host side; Enter lists an operator's instances
+    and Enter on an instance jumps the timeline to it."""
+
+    BINDINGS = [
+        Binding("b", "toggle_by", "Name/category"),
+        Binding("v", "cycle_side", "All/device/host"),
+        Binding("a", "whole_trace", "Whole trace", show=False),
+        Binding("escape", "back", "Back", show=False),
+    ]
+
+    class JumpTo(Message):
+        """Show this slice on the timeline."""
+
+        def __init__(self, slice_index: int) -> None:
+            super().__init__()
+            self.slice_index = slice_index
+
+    class WindowSet(Message):
+        """The pane describes this window from now on."""
+
+        def __init__(self, window: Window) -> None:
+            super().__init__()
+            self.window = window
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.index: TraceIndex | None = None
+        self.iterations: list[Iteration] = []
+        self.window = WHOLE_TRACE
+        self.by = "name"
+        self.side = "all"
+        self.ops: Table | None = None
+        self.instances: np.ndarray = np.zeros(0, np.int64)
+        self._stale = True  # computed when first shown: nothing competes with the first paint
+
+    def compose(self) -> ComposeResult:
+        yield Static("", classes="title", id="ops-title", markup=False)
+        yield FilterBox(placeholder="filter: text, /regex/, Column~text, Total>1ms, Count>=10 "
+                                    "(Enter applies, Esc closes)")
+        yield TableView(hidden=("name_id",), id="ops-table")
+        yield TableView(hidden=("Slice",), id="ops-instances")
+        yield Static("", id="ops-histogram", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#ops-instances").display = False
+        self.query_one("#ops-histogram").display = False
+
+    def table_view(self) -> TableView:
+        instances = self.query_one("#ops-instances", TableView)
+        return instances if instances.display else self.query_one("#ops-table", TableView)
+
+    def show_trace(self, index: TraceIndex, iterations: list[Iteration]) -> None:
+        self.index, self.iterations = index, iterations
+        self.set_window(WHOLE_TRACE)
+
+    def set_window(self, window: Window) -> None:
+        """Describe `window` from now on (computed when the pane is next shown)."""
+        self.window = window
+        self._stale = True
+        self.post_message(self.WindowSet(window))
+        self._back_to_ops()
+        self._title(busy=True)
+        if self.display and self.parent is not None and self.parent.display:
+            self.ensure_computed()
+
+    def ensure_computed(self) -> None:
+        """Aggregate the window if that has not been done since it changed."""
+        if self._stale and self.index is not None:
+            self._stale = False
+            self.recompute()
+
+    def _title(self, busy: bool = False) -> None:
+        view = "by category" if self.by == "category" else "by name"
+        rows = f"{fmt_count(self.ops.n_rows)} ops" if self.ops is not None else ""
+        state = "computing ..." if busy else rows
+        text = (f"Ops of {self.window.label}, {view}, {self.side} tracks: {state}   "
+                "b name/category  v all/device/host  a whole trace  / filter  s sort  "
+                "Enter instances")
+        self.query_one("#ops-title", Static).update(text)
+
+    @work(thread=True, exclusive=True, group="ops")
+    def recompute(self) -> None:
+        """Aggregate in a worker: a window of ten million slices takes a moment."""
+        if self.index is None:
+            return
+        self.app.call_from_thread(self._title, True)
+        table = aggregate_ops(self.index, start_ns=self.window.start_ns,
+                              end_ns=self.window.end_ns, by=self.by, side=self.side)
+        self.app.call_from_thread(self._show_ops, table)
+
+    def _show_ops(self, table: Table) -> None:
+        self.ops = table
+        view = self.query_one("#ops-table", TableView)
+        view.show(table, keep_position=True)
+        self._title()
+
+    def action_toggle_by(self) -> None:
+        self.by = "category" if self.by == "name" else "name"
+        self.query_one("#ops-table", TableView).table = None  # columns change: start afresh
+        self.recompute()
+
+    def action_cycle_side(self) -> None:
+        self.side = SIDES[(SIDES.index(self.side) + 1) % len(SIDES)]
+        self.recompute()
+
+    def action_whole_trace(self) -> None:
+        self.set_window(WHOLE_TRACE)
+
+    @on(TableView.RowChosen, "#ops-table")
+    def _op_chosen(self, event: TableView.RowChosen) -> None:
+        event.stop()
+        if self.index is None or self.ops is None:
+            return
+        key = self.ops.find("name_id")
+        if key is None:
+            return
+        key_id = int(key.values[event.row])
+        self.instances = op_instances(self.index, key_id, by=self.by,
+                                      start_ns=self.window.start_ns,
+                                      end_ns=self.window.end_ns, side=self.side)
+        table = instances_table(self.index, self.instances, self.iterations)
+        view = self.query_one("#ops-instances", TableView)
+        view.show(table)
+        name = self.index.strings[key_id]
+        durations = self.index.arrays["slices.dur"][self.instances]
+        self.query_one("#ops-histogram", Static).update(
+            f"{safe(name)}: {fmt_count(len(self.instances))} instances in {self.window.label}"
+            f"   {histogram_text(durations)}   Enter jumps to one, Esc returns")
+        self.query_one("#ops-table").display = False
+        view.display = True
+        self.query_one("#ops-histogram").display = True
+        self.screen.set_focus(view)
+
+    @on(TableView.RowChosen, "#ops-instances")
+    def _instance_chosen(self, event: TableView.RowChosen) -> None:
+        event.stop()
+        column = event.view.table.find("Slice") if event.view.table is not None else None
+        if column is not None:
+            self.post_message(self.JumpTo(int(column.values[event.row])))
+
+    def action_back(self) -> None:
+        self._back_to_ops()
+
+    def _back_to_ops(self) -> None:
+        ops = self.query_one("#ops-table", TableView)
+        if ops.display:
+            return
+        self.query_one("#ops-instances").display = False
+        self.query_one("#ops-histogram").display = False
+        ops.display = True
+        self.screen.set_focus(ops)
+
+
+def histogram_text(durations_ns: np.ndarray, bins: int = 16) -> str:
+    """A one-line duration histogram: min, a bar per bin (height ~ count), max."""
+    if len(durations_ns) == 0:
+        return ""
+    counts, edges = duration_histogram(durations_ns, bins)
+    top = max(int(counts.max()), 1)
+    bars = "".join(_SPARK[min(len(_SPARK) - 1, int(round(c / top * (len(_SPARK) - 1))))]
+                   if c else " " for c in counts.tolist())
+    return f"{fmt_duration(int(edges[0]))} {bars} {fmt_duration(int(edges[-1]))}"
+
+
+class TablesPane(_TablePane):
+    """The profile's summary CSVs, each sortable and filterable; `[` and `]` switch."""
+
+    BINDINGS = [
+        Binding("left_square_bracket", "switch(-1)", "Previous table"),
+        Binding("right_square_bracket", "switch(1)", "Next table"),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.tables: list[Table] = []
+        self.current = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static("No summary tables in this profile.", classes="title", id="tables-title",
+                     markup=False)
+        yield FilterBox(placeholder="filter: text, /regex/, Column~text, Duration>100us "
+                                    "(Enter applies, Esc closes)")
+        yield TableView(id="tables-table")
+
+    def table_view(self) -> TableView:
+        return self.query_one("#tables-table", TableView)
+
+    def show_tables(self, tables: list[Table]) -> None:
+        self.tables = tables
+        self.current = 0
+        if tables:
+            self._show()
+
+    def action_switch(self, step: int) -> None:
+        if self.tables:
+            self.current = (self.current + step) % len(self.tables)
+            self._show()
+
+    def _show(self) -> None:
+        table = self.tables[self.current]
+        self.table_view().show(table)
+        names = "  ".join(f"[{safe(t.kind)}{' ' + safe(t.group) if t.group else ''}]"
+                          if n == self.current else safe(t.kind)
+                          for n, t in enumerate(self.tables))
+        self.query_one("#tables-title", Static).update(
+            f"{names}   ({fmt_count(table.n_rows)} rows; [ ] switch, / filter, s sort)")
+
+
+class IterationsPane(_TablePane):
+    """One row per iteration with its breakdown drawn as a stacked bar; the slowest and the
+    outliers marked; Enter zooms the timeline to the iteration and scopes the ops to it."""
+
+    class Chosen(Message):
+        def __init__(self, iteration: Iteration) -> None:
+            super().__init__()
+            self.iteration = iteration
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.iterations: list[Iteration] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("No iterations found in this profile.", classes="title",
+                     id="iterations-title", markup=False)
+        yield FilterBox(placeholder="filter: Duration>50ms, Mark~outlier ... (Enter applies)")
+        yield IterationTable(id="iterations-table")
+
+    def table_view(self) -> TableView:
+        return self.query_one("#iterations-table", TableView)
+
+    def show_iterations(self, iterations: list[Iteration], source: str | None) -> None:
+        self.iterations = iterations
+        if not iterations:
+            return
+        table = iterations_table(iterations)
+        view = self.table_view()
+        if not any(it.group for it in iterations):
+            view.hidden.add("Group")
+        view.show(table)
+        parts = sorted({name for it in iterations for name in it.parts})
+        self.query_one("#iterations-title", Static).update(
+            f"{len(iterations)} iterations from {safe(source or '?')}; bar: "
+            + ", ".join(f"{n + 1} {safe(p)}" for n, p in enumerate(parts))
+            + "   Enter zooms the timeline and scopes Ops to it")
+
+    @on(TableView.RowChosen, "#iterations-table")
+    def _chosen(self, event: TableView.RowChosen) -> None:
+        event.stop()
+        if 0 <= event.row < len(self.iterations):
+            self.post_message(self.Chosen(self.iterations[event.row]))
+
+
+class IterationTable(TableView):
+    """The iterations table with a stacked bar of each row's breakdown at its right."""
+
+    BAR_WIDTH = 30
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.palette: Palette = palette_for("proftui-dark")
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        table = self.table
+        n = self.top + y - 1
+        width = self.size.width
+        if table is None or y == 0 or n >= len(self.order) or y == self.size.height - 1 or (
+                width < self.BAR_WIDTH + 20):
+            return strip
+        row = int(self.order[n])
+        parts = [c for c in table.columns if c.unit == "ns" and c.name not in (
+            "Start", "Duration", "Relative start")]
+        length = table.find("Duration")
+        if not parts or length is None:
+            return strip
+        longest = float(np.nanmax(length.values)) or 1.0
+        segments = []
+        used = 0
+        for k, column in enumerate(parts):
+            value = float(column.values[row])
+            cells = 0 if value != value else int(round(value / longest * self.BAR_WIDTH))
+            cells = min(cells, self.BAR_WIDTH - used)
+            if cells:  # the part's number in its first cell, then its colour
+                colour = self.palette.slices[k % len(self.palette.slices)]
+                text = (str(k + 1) + " " * cells)[:cells]
+                segments.append(Segment(text, Style(bgcolor=colour, color="#000000")))
+                used += cells
+        segments.append(Segment(" " * (self.BAR_WIDTH - used)))
+        bar = Strip(segments, self.BAR_WIDTH)
+        # After the last column where it fits, else over the right end of the row.
+        at = min(sum(self._widths) + 1, width - self.BAR_WIDTH)
+        return Strip.join([strip.crop(0, at), bar, strip.crop(at + self.BAR_WIDTH, width)])
