@@ -11,11 +11,17 @@ from typing import Any
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Table, read_table
 from proftui.core.index import TraceIndex
-from proftui.core.iterations import find_iterations
+from proftui.core.iterations import Iterations, find_iterations
 
 
 def overview(index: TraceIndex) -> dict[str, Any]:
     """`index.summary()` with each table's shape and problems, and the iterations."""
+    return read_overview(index)[0]
+
+
+def read_overview(index: TraceIndex) -> tuple[dict[str, Any], list[Table], Iterations]:
+    """The overview as plain data, with the tables and iterations it was made from (the app
+    shows them in its panes without reading the CSVs again)."""
     summary = index.summary()
     tables = _read_tables(summary)
     found = find_iterations(index, tables)
@@ -24,7 +30,7 @@ def overview(index: TraceIndex) -> dict[str, Any]:
         "notes": found.notes,
         "items": [{"group": it.group, "number": it.number, "start_ns": it.start_ns,
                    "dur_ns": it.dur_ns, "parts_ns": it.parts} for it in found.items]}
-    return summary
+    return summary, tables, found
 
 
 def _read_tables(summary: dict[str, Any]) -> list[Table]:

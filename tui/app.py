@@ -21,9 +21,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane, Tree
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
-from proftui.core.importers.csv_summary import Table, read_table
+from proftui.core.importers.csv_summary import Table
 from proftui.core.iterations import Iteration
-from proftui.core.overview import overview
+from proftui.core.overview import read_overview
 from proftui.core.rows import RowIndex, rows_for
 from proftui.core.search import compile_pattern, find_slices
 from proftui.core.slice_info import SliceInfo, describe_slice
@@ -176,14 +176,14 @@ class ProftuiApp(App[None]):
             index = load_trace(self.path, use_cache=self.use_cache,
                                progress=self._report_progress, cancelled=self._cancel.is_set)
             rows = rows_for(index)
-            summary = overview(index)
-            tables = _read_tables(summary)
+            summary, tables, iterations = read_overview(index)
         except Cancelled:
             self.call_from_thread(self._show_status, "Loading cancelled (press q to quit).")
         except ProftuiError as exc:
             self.call_from_thread(self._show_error, str(exc))
         else:
-            self.call_from_thread(self._show_index, index, rows, summary, tables)
+            self.call_from_thread(self._show_index, index, rows, summary, tables,
+                                  iterations.items)
 
     def _report_progress(self, done: int, total: int, events: int) -> None:
         self.call_from_thread(self._update_progress, done, total, events)
@@ -210,9 +210,9 @@ class ProftuiApp(App[None]):
         self._status(f"Cannot open this trace: {safe(message)}")
 
     def _show_index(self, index: TraceIndex, rows: RowIndex, summary: dict[str, Any],
-                    tables: list[Table]) -> None:
+                    tables: list[Table], iterations: list[Iteration]) -> None:
         self.index, self.rows, self.summary = index, rows, summary
-        self.iterations = [_iteration(it) for it in summary["iterations"]["items"]]
+        self.iterations = iterations
         self.query_one(ProgressBar).display = False
         self._status(self._overview_status())
         self._fill_overview(summary)
@@ -341,8 +341,8 @@ class ProftuiApp(App[None]):
                                 "expression); Enter finds, Esc cancels")
 
     def action_goto_iteration(self) -> None:
-        if self.summary and self.summary["iterations"]["items"]:
-            numbers = [it["number"] for it in self.summary["iterations"]["items"]]
+        if self.iterations:
+            numbers = [it.number for it in self.iterations]
             self._ask("iteration", f"iteration number ({min(numbers)} to {max(numbers)}); "
                                    "Enter goes there, Esc cancels")
         else:
@@ -406,18 +406,17 @@ class ProftuiApp(App[None]):
                      f"{safe(self.index.slice_name(int(matches[k])))}")
 
     def goto_iteration(self, text: str) -> None:
-        items = self.summary["iterations"]["items"] if self.summary else []
         try:
             number = int(text.lstrip("#"))
         except ValueError:
             self._status(f"Not an iteration number: {safe(text)}")
             return
-        found = [it for it in items if it["number"] == number and it["start_ns"] >= 0
-                 and it["dur_ns"] >= 0]
+        found = [it for it in self.iterations if it.number == number and it.start_ns >= 0
+                 and it.dur_ns >= 0]
         if not found:
             self._status(f"No iteration {number} with a time window in this profile.")
             return
-        self.show_iteration(_iteration(found[0]))
+        self.show_iteration(found[0])
 
     def show_iteration(self, iteration: Iteration) -> None:
         """Zoom the timeline to an iteration and scope the ops pane to it."""
@@ -553,25 +552,3 @@ class Prompt(Input):
     def action_close(self) -> None:
         self.app._close_prompt()  # type: ignore[attr-defined]
 
-
-def _iteration(item: dict[str, Any]) -> Iteration:
-    """An iteration of the overview (plain data) as the core's Iteration."""
-    start, length = item["start_ns"], item["dur_ns"]
-    if start >= 0 and length >= 0:
-        return Iteration(item["group"], item["number"], start, start + length,
-                         dict(item["parts_ns"]))
-    return Iteration(item["group"], item["number"], parts=dict(item["parts_ns"]),
-                     length_ns=length)
-
-
-def _read_tables(summary: dict[str, Any]) -> list[Table]:
-    """The summary CSVs the overview found readable, as tables for the tables pane."""
-    tables = []
-    for entry in (summary.get("profile") or {}).get("tables", []):
-        if "rows" not in entry:
-            continue  # the overview could not read it: it says why
-        try:
-            tables.append(read_table(entry["path"], entry["kind"], entry.get("group", "")))
-        except ProftuiError:
-            continue
-    return tables
