@@ -185,13 +185,13 @@ def sort_order(table: Table, column_index: int, descending: bool = False) -> np.
     values = column.values
     if column.kind == "text":
         codes, uniques = factorize(values)
-        by_text = sorted(range(len(uniques)), key=lambda k: uniques[k].lower())
-        rank = np.empty(len(uniques), np.int64)
-        rank[by_text] = np.arange(len(uniques))
-        missing = np.array([_is_missing_text(u) for u in uniques], bool)
+        lowered = [u.lower() for u in uniques]
+        dense = {text: k for k, text in enumerate(sorted(set(lowered)))}
+        rank = np.fromiter((dense[text] for text in lowered), np.int64, len(lowered))
+        missing = np.fromiter((_is_missing_text(u) for u in uniques), bool, len(uniques))
         if descending:
-            rank = len(uniques) - 1 - rank
-        rank[missing] = len(uniques)
+            rank = len(dense) - 1 - rank
+        rank[missing] = len(dense)
         return np.argsort(rank[codes], kind="stable")
     array = np.asarray(values)
     if array.dtype.kind == "f":
@@ -321,18 +321,22 @@ def filter_mask(table: Table, expression: str) -> np.ndarray:
     mask = np.ones(table.n_rows, bool)
     terms = _terms(expression)
     i = 0
-    while i < len(terms):
+    while i < len(terms):  # name the columns first: a name may take the words before it
         term = terms[i]
         if "col" in term:
-            col = _join_column(table, terms, i)
-            term_mask = _compare(table, col, term["op"], term["val"])
+            before = len(terms)
+            term["index"] = _join_column(table, terms, i)
+            i -= before - len(terms)
+        i += 1
+    for term in terms:
+        if "col" in term:
+            term_mask = _compare(table, term["index"], term["op"], term["val"])
         elif "regex" in term:
             term_mask = _match_text(table, None, _regex(term["regex"]))
         else:
             needle = term["word"].strip('"').lower()
             term_mask = _match_text(table, None, needle)
         mask &= ~term_mask if term.get("neg") else term_mask
-        i += 1
     return mask
 
 

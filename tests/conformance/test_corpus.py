@@ -283,3 +283,38 @@ def test_info_of_each_profile(name, groups, processes, tables, iterations) -> No
     for item in info["iterations"]["items"]:
         counts[item["group"]] = counts.get(item["group"], 0) + 1
     assert counts == iterations
+
+
+# -- ops from the timeline against the op_statistic CSV of the same profile ----------------------
+
+# Profiles holding both a timeline and an op_statistic CSV written by the same run. (The
+# torch_npu_trace_view folder joins a trace_view.json and a kernel_details.csv of two
+# different runs, and the old layout has no summary CSVs: neither applies.)
+OP_STATISTIC_PROFILES = ["ascend/PROF_000001_20260605161708478_FRJKORBPFMHQMGLA"]
+
+
+@pytest.mark.parametrize("name", OP_STATISTIC_PROFILES)
+def test_op_statistic_agrees_with_the_device_slices(name) -> None:
+    """msprof writes one device slice per task, named by its Op Name; op_summary maps Op Name
+    to OP Type. op_statistic's Count and Total Time per OP Type are then the count and the
+    summed duration (to the µs it rounds to) of the device slices of that type."""
+    from proftui.core.aggregate import aggregate_ops
+    from proftui.core.importers.csv_summary import read_table
+
+    index = _load(CORPUS / name)
+    tables = {t["kind"]: read_table(t["path"], t["kind"])
+              for t in index.meta["profile"]["tables"]}
+    summary, stat = tables["op_summary"], tables["op_statistic"]
+    type_of = dict(zip(summary.find("Op Name").values, summary.find("OP Type").values))
+    ops = aggregate_ops(index, side="device")
+    count: dict[str, int] = {}
+    total_us: dict[str, float] = {}
+    for op, n, total in zip(ops.columns[0].values, ops.find("Count").values,
+                            ops.find("Total").values):
+        if op in type_of:
+            count[type_of[op]] = count.get(type_of[op], 0) + int(n)
+            total_us[type_of[op]] = total_us.get(type_of[op], 0.0) + float(total) / 1_000
+    expected = dict(zip(stat.find("OP Type").values, stat.find("Count").values.astype(int)))
+    assert count == expected and sum(count.values()) == summary.n_rows
+    for op_type, us in zip(stat.find("OP Type").values, stat.find("Total Time").values):
+        assert total_us[op_type] == pytest.approx(float(us), abs=0.002)

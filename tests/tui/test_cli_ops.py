@@ -1,0 +1,174 @@
+"""The headless ops and iterations commands: plain text when piped, JSON, windows, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from proftui.tui.cli import USAGE, main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def _x(name, cat, pid, tid, ts, dur):
+    return {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+
+
+# Two steps on the host, each holding one conv; kernels on a GPU stream. Span [0, 100) µs.
+TRACE = {"traceEvents": [
+    {"ph": "M", "name": "process_labels", "pid": 0, "args": {"labels": "GPU 0"}},
+    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
+    _x("ProfilerStep#1", "user_annotation", 1, 1, 0, 40),
+    _x("conv", "cpu_op", 1, 1, 5, 10),
+    _x("ProfilerStep#2", "user_annotation", 1, 1, 40, 60),
+    _x("conv", "cpu_op", 1, 1, 45, 30),
+    _x("bad\x1b[31mname", "cpu_op", 1, 1, 90, 2),
+    _x("kernel", "kernel", 0, 7, 10, 20),
+    _x("kernel", "kernel", 0, 7, 50, 50),
+]}
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def trace(tmp_path) -> str:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(TRACE))
+    return str(path)
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_ops_plain_text_when_piped(trace, capsys) -> None:
+    status, out, err = _run(capsys, "ops", trace)
+    assert status == 0 and err == ""
+    assert out.splitlines() == [
+        "ops of whole trace (0 ns to 100 us from the trace start, 100 us), by name, all "
+        "tracks: 5 ops, 7 slices",
+        "Name             Count  Total   Self    Avg    Min    Max  Share(%)",
+        "kernel               2  70 us  70 us  35 us  20 us  50 us    70.00%",
+        "ProfilerStep#2       1  60 us  28 us  60 us  60 us  60 us    60.00%",  # less 30 + 2
+        "ProfilerStep#1       1  40 us  30 us  40 us  40 us  40 us    40.00%",  # ties: by id
+        "conv                 2  40 us  40 us  20 us  10 us  30 us    40.00%",
+        "bad\\x1b[31mname      1   2 us   2 us   2 us   2 us   2 us     2.00%",
+    ]
+    assert "\x1b" not in out
+
+
+def test_ops_of_an_iteration_a_range_a_side(trace, capsys) -> None:
+    status, out, _ = _run(capsys, "ops", "--iteration", "2", "--side", "device", trace)
+    lines = out.splitlines()
+    assert status == 0
+    assert lines[0] == ("ops of iteration 2 (40 us to 100 us from the trace start, 60 us), by "
+                        "name, device tracks: 1 ops, 1 slices")
+    assert lines[2].split() == ["kernel", "1", "50", "us", "50", "us", "50", "us", "50", "us",
+                                "50", "us", "83.33%"]
+    status, out, _ = _run(capsys, "ops", "--range", "12us:0.05ms", "--by", "category", trace)
+    lines = out.splitlines()
+    assert lines[0].startswith("ops of range (12 us to 50 us from the trace start, 38 us), "
+                               "by category, all tracks: 3 ops, 5 slices")
+    # user_annotation: step 1 [12,40) 28 + step 2 [40,50) 10; conv [12,15) 3 + [45,50) 5
+    # kernel [12,30) 18 + [50,50) 0 -> not overlapping, so 1 kernel
+    assert [line.split()[:3] for line in lines[2:]] == [
+        ["user_annotation", "2", "38"], ["kernel", "1", "18"], ["cpu_op", "2", "8"]]
+    status, out, _ = _run(capsys, "ops", "--range", "90:", trace)  # bare numbers are µs
+    assert "range (90 us to 100 us from the trace start, 10 us)" in out
+
+
+def test_ops_sort_and_top(trace, capsys) -> None:
+    status, out, _ = _run(capsys, "ops", "--sort", "count", "--top", "2", trace)
+    lines = out.splitlines()
+    assert status == 0
+    assert [line.split()[0] for line in lines[2:4]] == ["kernel", "conv"]
+    assert lines[4] == "... and 3 more ops (--top 0 prints all)"
+    status, out, _ = _run(capsys, "ops", "--sort", "Name", "--top", "0", trace)
+    assert [line.split()[0] for line in out.splitlines()[2:]] == [
+        "bad\\x1b[31mname", "conv", "kernel", "ProfilerStep#1", "ProfilerStep#2"]
+
+
+def test_ops_json(trace, capsys) -> None:
+    status, out, _ = _run(capsys, "ops", "--json", "--range", "0:40", trace)
+    data = json.loads(out)
+    assert status == 0
+    assert data["window"]["from_trace_start_ns"] == [0, 40_000]
+    assert data["window"]["end_ns"] - data["window"]["start_ns"] == 40_000
+    assert (data["by"], data["side"], data["ops"], data["slices"]) == ("name", "all", 3, 3)
+    assert data["rows"][0] == {"name": "ProfilerStep#1", "count": 1, "total_ns": 40_000,
+                               "self_ns": 30_000, "avg_ns": 40_000, "min_ns": 40_000,
+                               "max_ns": 40_000, "share_pct": 100.0,
+                               "name_id": data["rows"][0]["name_id"]}
+    assert [r["name"] for r in data["rows"]] == ["ProfilerStep#1", "kernel", "conv"]
+    assert data["rows"][1]["total_ns"] == 20_000
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--range", "5ms"], "--range wants T0:T1 (e.g. 12.5ms:20ms), not \"5ms\"."),
+    (["--range", "50:10"], "--range 50:10 ends before it starts."),
+    (["--range", "a:b"], 'Cannot read "a" as a number'),
+    (["--iteration", "9"], "Iteration 9 is not in this profile (it has iterations 1 to 2)."),
+    (["--sort", "Foo"], 'Unknown column "Foo" (known: Name, Count, Total,'),
+])
+def test_ops_errors_are_one_sentence_and_status_2(trace, capsys, argv, message) -> None:
+    status, out, err = _run(capsys, "ops", *argv, trace)
+    assert status == 2 and out == ""
+    assert err.startswith(f"proftui: {message}") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [["--iteration", "1", "--range", "0:5"], ["--top", "-1"],
+                                  ["--by", "track"], ["--side", "gpu"]])
+def test_ops_bad_usage_exits_2(trace, capsys, argv) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["ops", *argv, trace])
+    assert exc.value.code == 2
+    assert "see proftui ops --help" in capsys.readouterr().err
+
+
+def test_help_and_usage(capsys) -> None:
+    for command in ("ops", "iterations"):
+        with pytest.raises(SystemExit) as exc:
+            main([command, "--help"])
+        assert exc.value.code == 0
+        out = capsys.readouterr().out
+        assert f"examples:\n  proftui {command} " in out
+        assert f"proftui {command} PATH" in USAGE
+
+
+def test_iterations_text_and_json_on_a_sample(capsys) -> None:
+    sample = str(SAMPLES / "torch_npu")
+    status, out, _ = _run(capsys, "iterations", "--no-cache", sample)
+    lines = out.splitlines()
+    assert status == 0
+    assert lines[0].startswith("6 iterations from ProfilerStep#N annotations; starts from "
+                               "the trace start")
+    assert lines[1].split()[:4] == ["Iteration", "Relative", "start", "Duration"]
+    assert len(lines) == 8
+    assert lines[5].rstrip().endswith("slowest, outlier") and lines[5].split()[0] == "4"
+    assert sum("outlier" in line for line in lines[2:]) == 1
+    status, out, _ = _run(capsys, "iterations", "--json", sample)
+    data = json.loads(out)
+    assert data["source"] == "ProfilerStep#N annotations" and len(data["items"]) == 6
+    fourth = data["items"][3]
+    assert fourth["number"] == 4 and fourth["mark"] == "slowest, outlier"
+    durations = sorted(it["dur_ns"] for it in data["items"])
+    median = (durations[2] + durations[3]) / 2
+    assert fourth["vs_median_pct"] == pytest.approx((fourth["dur_ns"] / median - 1) * 100)
+    assert fourth["end_ns"] - fourth["start_ns"] == fourth["dur_ns"]
+    assert fourth["parts_ns"]["computing"] > 0
+
+
+def test_iterations_of_a_trace_without_steps(tmp_path, capsys) -> None:
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps({"traceEvents": [_x("a", "", 1, 1, 0, 5)]}))
+    status, out, _ = _run(capsys, "iterations", str(path))
+    assert status == 0 and out.startswith("no iterations found")
+    status, out, _ = _run(capsys, "iterations", "--json", str(path))
+    assert json.loads(out) == {"source": None, "notes": [], "items": []}
