@@ -113,6 +113,8 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         gz = ", gzip" if src.get("compressed") else ""
         group = f" [{safe(src['group'])}]" if src.get("group") else ""
         lines.append(f"trace      {safe(src['path'])} ({fmt_count(src['size'])} bytes{gz}){group}")
+        if src.get("clock"):
+            lines.append(f"  clock    {safe(src['clock'])}")
     if summary["sources"]:
         lines.append(f"format     {summary['format']} form, display unit "
                      f"{summary['display_time_unit']}")

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"), (1, "ns"))
+from proftui.core.table_query import duration_text
 
-
-def fmt_duration(ns: int) -> str:
-    """A duration in the largest unit that keeps it >= 1, with 3 significant decimals."""
-    sign = "-" if ns < 0 else ""
-    ns = abs(int(ns))
-    for scale, unit in _UNITS:
-        if ns >= scale:
-            value = ns / scale
-            text = f"{value:.3f}".rstrip("0").rstrip(".") if scale > 1 else str(ns)
-            return f"{sign}{text} {unit}"
-    return "0 ns"
+# One formatter for durations everywhere: the tables' cells (core) and the screens (tui).
+fmt_duration = duration_text
 
 
 def fmt_count(n: int) -> str:

@@ -117,3 +117,17 @@ def test_info_on_a_profile_directory(capsys) -> None:
         "kernel_details", "op_statistic", "step_trace_time"]
     steps = data["iterations"]["items"]
     assert steps[0]["parts_ns"]["computing"] > 0 and len(steps) == 6
+
+
+def test_info_says_how_a_device_clock_was_aligned(tmp_path, capsys) -> None:
+    import shutil
+
+    src = Path(__file__).resolve().parents[2] / "samples" / "ascend_old_layout"
+    prof = tmp_path / "profile"
+    shutil.copytree(src, prof)
+    device = next(prof.glob("PROF_*/device_0"))
+    (device / "start_info.0").write_text(json.dumps(
+        {"collectionTimeBegin": "1692340024324979", "clockMonotonicRaw": "56579931060630"}))
+    assert main(["info", str(prof)]) == 0
+    out = capsys.readouterr().out
+    assert "  clock    monotonic -> wall via device_0/start_info.0" in out
