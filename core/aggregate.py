@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,7 +26,59 @@ from proftui.core.index import TRACK_KINDS, TraceIndex
 from proftui.core.iterations import Iteration, Iterations
 
 SIDES = ("all", "device", "host")
-GROUP_BY = {"name": ("slices.name", "Name"), "category": ("slices.cat", "Category")}
+GROUP_BY = {"name": ("slices.name", "Name"), "category": ("slices.cat", "Category"),
+            "type": ("slices.name", "Type")}
+# MindSpore/msprof device slices are named by op instance, with their scope:
+# "Default/network/DropOutDoMask-op152" is an instance of the type DropOutDoMask.
+_SCOPED_OP = re.compile(r"^(?:.*/)?([^/]+?)-op\d+$")
+
+
+@dataclass(frozen=True)
+class OpTypes:
+    """Operator types of slice names: `of_name[name id]` numbers the type in `labels`
+    (-1 for strings that name no slice).
+
+    Device slices of Ascend profiles are named by op instance; op_summary (kernel_details for
+    torch_npu) says each one's OP Type, which op_statistic aggregates by. Names the tables do
+    not list fall back to the instance name without its scope and "-opN" suffix, else to the
+    name itself (a Kineto kernel or aten op is its own type).
+    """
+
+    labels: list[str]
+    of_name: np.ndarray
+
+
+def op_types(index: TraceIndex, tables: Sequence[Table] = ()) -> OpTypes:
+    """The operator type of every slice name of `index`, from the op tables where present."""
+    declared: dict[str, str] = {}
+    for table in tables:
+        if table.kind not in ("op_summary", "kernel_details"):
+            continue
+        name, kind = table.find("Op Name", "Name"), table.find("OP Type", "Type")
+        if name is None or kind is None or name.kind != "text" or kind.kind != "text":
+            continue
+        for op, op_type in zip(name.values.tolist(), kind.values.tolist()):
+            if op and op_type:
+                declared.setdefault(str(op), str(op_type))
+    used = np.flatnonzero(np.bincount(index.col("slices.name"), minlength=len(index.strings)))
+    of_name = np.full(len(index.strings), -1, np.int64)
+    numbers: dict[str, int] = {}
+    for i in used.tolist():
+        text = index.strings[i]
+        m = _SCOPED_OP.match(text)
+        label = declared.get(text) or (m.group(1) if m else text)
+        of_name[i] = numbers.setdefault(label, len(numbers))
+    return OpTypes(list(numbers), of_name)
+
+
+def _keys(index: TraceIndex, by: str, types: OpTypes | None) -> tuple[np.ndarray, list[str]]:
+    """Per slice its group number, and the groups' labels (by name, category or type)."""
+    if by not in GROUP_BY:
+        raise ProftuiError(f'Unknown grouping "{by}": use name, category or type.')
+    if by == "type":
+        types = types if types is not None else op_types(index)
+        return types.of_name[index.col("slices.name")], types.labels
+    return index.col(GROUP_BY[by][0]), index.strings  # type: ignore[return-value]
 # A process is on the device side when its labels name an accelerator ("GPU 0" in Kineto,
 # "NPU 0" / "NPU" in msprof and torch_npu) or its name is one msprof gives device rows
 # ("Ascend Hardware" streams, "HCCL" planes, "Overlap Analysis", "AI Core Freq"); a thread
@@ -198,7 +251,7 @@ def self_times(index: TraceIndex) -> np.ndarray:
 
 def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
                   tracks: Sequence[int] | np.ndarray | None = None, by: str = "name",
-                  side: str = "all") -> Table:
+                  side: str = "all", types: OpTypes | None = None) -> Table:
     """The slices overlapping the window [start_ns, end_ns) grouped by name or category.
 
     None for a bound means the trace's start or end. `tracks` (track ids) and `side` ("all",
@@ -208,25 +261,25 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     Min and Max describe whole instances (Avg = sum of whole durations / Count). Share (%) is
     Total / window length x 100: slices of parallel tracks (or nested ones) add up, so shares
     can sum beyond 100. Rows are ordered by Total, longest first; the hidden "name_id" column
-    holds the grouped string id (of the name or category) for :func:`op_instances`.
+    holds the group's number for :func:`op_instances`: the string id of the name or category,
+    or with `by="type"` the type's number in `types` (see :func:`op_types`).
 
     Columns (times int64-valued ns in float64 arrays): Name|Category, Count, Total, Self,
     Avg, Min, Max, Share (%), name_id.
     """
-    if by not in GROUP_BY:
-        raise ProftuiError(f'Unknown grouping "{by}": use name or category.')
-    key_col, key_header = GROUP_BY[by]
+    all_keys, key_labels = _keys(index, by, types)
+    key_header = GROUP_BY[by][1]
     lo, hi = _window(index, start_ns, end_ns)
     sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
     start = index.col("slices.start")
     dur = index.col("slices.dur")
-    keys = index.col(key_col)
+    keys = all_keys
     if sel is not None:
         start, dur, keys = start[sel], dur[sel], keys[sel]
     end = start + dur
     clipped = np.minimum(end, np.int64(hi)) - np.maximum(start, np.int64(lo))
     np.maximum(clipped, 0, out=clipped)
-    n_keys = len(index.strings)
+    n_keys = len(key_labels)
     count = np.bincount(keys, minlength=n_keys)
     total = np.zeros(n_keys, np.int64)
     np.add.at(total, keys, clipped)
@@ -244,14 +297,14 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     children_time = np.zeros(n_keys, np.int64)
     if len(has):
         parent_idx = par[has].astype(np.int64)
-        np.add.at(children_time, index.col(key_col)[parent_idx], clipped[has])
+        np.add.at(children_time, all_keys[parent_idx], clipped[has])
     present = np.flatnonzero(count)
     present = present[np.argsort(-total[present], kind="stable")]
     span = hi - lo
     cnt = count[present]
     tot = total[present]
     labels = np.empty(len(present), dtype=object)
-    labels[:] = [index.strings[k] for k in present.tolist()]
+    labels[:] = [key_labels[k] for k in present.tolist()]
     columns = [
         Column(key_header, key_header, "", "text", labels),
         Column("Count", "Count", "", "number", cnt.astype(np.float64)),
@@ -270,14 +323,12 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
 
 def op_instances(index: TraceIndex, key_id: int, *, by: str = "name",
                  start_ns: int | None = None, end_ns: int | None = None,
-                 tracks: Sequence[int] | np.ndarray | None = None, side: str = "all"
-                 ) -> np.ndarray:
-    """Indices of the slices of one op (name or category id `key_id`) counted by
-    :func:`aggregate_ops` for the same window and tracks, ordered by start (then index)."""
-    if by not in GROUP_BY:
-        raise ProftuiError(f'Unknown grouping "{by}": use name or category.')
+                 tracks: Sequence[int] | np.ndarray | None = None, side: str = "all",
+                 types: OpTypes | None = None) -> np.ndarray:
+    """Indices of the slices of one op (its "name_id" in :func:`aggregate_ops`) counted for
+    the same window and tracks, ordered by start (then index)."""
+    keys = _keys(index, by, types)[0]
     lo, hi = _window(index, start_ns, end_ns)
-    keys = index.col(GROUP_BY[by][0])
     sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
     found = np.flatnonzero(keys == key_id) if sel is None else sel[keys[sel] == key_id]
     starts = index.col("slices.start")[found]

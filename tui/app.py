@@ -226,7 +226,7 @@ class ProftuiApp(App[None]):
             timeline.show(index, rows, marks)
             timeline.focus()
             self.call_after_refresh(self._painted)
-            self.query_one(OpsPane).show_trace(index, self.iterations)
+            self.query_one(OpsPane).show_trace(index, self.iterations, tables)
         else:
             timeline.display = False
             self.query_one("#overview").add_class("shown")

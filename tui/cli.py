@@ -259,17 +259,9 @@ DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
 
 def _profile_iterations(index):
     """The iterations of a loaded trace or profile, from its timeline and its step CSVs."""
-    from proftui.core.errors import ProftuiError
-    from proftui.core.importers.csv_summary import read_table
-    from proftui.core.iterations import find_iterations
+    from proftui.core.overview import read_overview
 
-    tables = []
-    for entry in (index.meta.get("profile") or {}).get("tables", []):
-        try:
-            tables.append(read_table(entry["path"], entry["kind"], entry.get("group", "")))
-        except ProftuiError:
-            continue  # `info` lists unreadable tables; iterations use the readable ones
-    return find_iterations(index, tables)
+    return read_overview(index)[2]
 
 
 def _ops_window(args: argparse.Namespace, index) -> tuple[int, int, str]:
@@ -388,8 +380,9 @@ def cmd_ops(argv: list[str]) -> int:
     window.add_argument("--range", metavar="T0:T1",
                         help="a window from the trace start, e.g. 12.5ms:40ms (bare numbers "
                              "are µs; units ns, us, ms, s; an end may be left out)")
-    parser.add_argument("--by", choices=("name", "category"), default="name",
-                        help="group slices by name (default) or category")
+    parser.add_argument("--by", choices=("name", "category", "type"), default="name",
+                        help="group slices by name (default), category, or operator type "
+                             "(Ascend: the OP Type op_summary gives each op instance)")
     parser.add_argument("--side", choices=("all", "device", "host"), default="all",
                         help="device tracks (GPU/NPU streams), host tracks, or all (default)")
     parser.add_argument("--sort", metavar="COL", help="sort by this column (numbers largest "
@@ -400,12 +393,15 @@ def cmd_ops(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.top is not None and args.top < 0:
         parser.error("--top wants a count of 0 or more")
-    from proftui.core.aggregate import aggregate_ops
+    from proftui.core.aggregate import aggregate_ops, op_types
+    from proftui.core.overview import read_overview
     from proftui.core.table_query import column_index, sort_order
 
     index = _load(args)
     lo, hi, label = _ops_window(args, index)
-    table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side)
+    types = op_types(index, read_overview(index)[1]) if args.by == "type" else None
+    table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side,
+                          types=types)
     rows = list(range(table.n_rows))
     if args.sort:
         c = column_index(table, args.sort)

@@ -21,11 +21,13 @@ from textual.strip import Strip
 from textual.widgets import Input, Static
 
 from proftui.core.aggregate import (
+    OpTypes,
     aggregate_ops,
     duration_histogram,
     instances_table,
     iterations_table,
     op_instances,
+    op_types,
 )
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
@@ -36,6 +38,7 @@ from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 
 SIDES = ("all", "device", "host")
+GROUPINGS = ("name", "category", "type")
 _SPARK = "▁▂▃▄▅▆▇█"
 
 
@@ -104,7 +107,7 @@ class OpsPane(_TablePane):
     and Enter on an instance jumps the timeline to it."""
 
     BINDINGS = [
-        Binding("b", "toggle_by", "Name/category"),
+        Binding("b", "toggle_by", "Name/category/type"),
         Binding("v", "cycle_side", "All/device/host"),
         Binding("a", "whole_trace", "Whole trace", show=False),
         Binding("escape", "back", "Back", show=False),
@@ -128,6 +131,8 @@ class OpsPane(_TablePane):
         super().__init__(id=id)
         self.index: TraceIndex | None = None
         self.iterations: list[Iteration] = []
+        self.tables: list[Table] = []
+        self.types: OpTypes | None = None
         self.window = WHOLE_TRACE
         self.by = "name"
         self.side = "all"
@@ -151,8 +156,13 @@ class OpsPane(_TablePane):
         instances = self.query_one("#ops-instances", TableView)
         return instances if instances.display else self.query_one("#ops-table", TableView)
 
-    def show_trace(self, index: TraceIndex, iterations: list[Iteration]) -> None:
-        self.index, self.iterations = index, iterations
+    def show_trace(self, index: TraceIndex, iterations: list[Iteration],
+                   tables: list[Table] = ()) -> None:  # type: ignore[assignment]
+        """A new trace; where its op tables name the ops' types (Ascend), group by type."""
+        self.index, self.iterations, self.tables = index, iterations, list(tables)
+        self.types = None
+        self.by = "type" if any(t.kind in ("op_summary", "kernel_details")
+                                for t in self.tables) else "name"
         self.set_window(WHOLE_TRACE)
 
     def set_window(self, window: Window) -> None:
@@ -172,11 +182,11 @@ class OpsPane(_TablePane):
             self.recompute()
 
     def _title(self, busy: bool = False) -> None:
-        view = "by category" if self.by == "category" else "by name"
+        view = f"by {self.by}"
         rows = f"{fmt_count(self.ops.n_rows)} ops" if self.ops is not None else ""
         state = "computing ..." if busy else rows
         text = (f"Ops of {self.window.label}, {view}, {self.side} tracks: {state}   "
-                "b name/category  v all/device/host  a whole trace  / filter  s sort  "
+                "b name/category/type  v all/device/host  a whole trace  / filter  s sort  "
                 "Enter instances")
         self.query_one("#ops-title", Static).update(text)
 
@@ -186,8 +196,11 @@ class OpsPane(_TablePane):
         if self.index is None:
             return
         self.app.call_from_thread(self._title, True)
+        if self.by == "type" and self.types is None:
+            self.types = op_types(self.index, self.tables)
         table = aggregate_ops(self.index, start_ns=self.window.start_ns,
-                              end_ns=self.window.end_ns, by=self.by, side=self.side)
+                              end_ns=self.window.end_ns, by=self.by, side=self.side,
+                              types=self.types)
         self.app.call_from_thread(self._show_ops, table)
 
     def _show_ops(self, table: Table) -> None:
@@ -197,7 +210,7 @@ class OpsPane(_TablePane):
         self._title()
 
     def action_toggle_by(self) -> None:
-        self.by = "category" if self.by == "name" else "name"
+        self.by = GROUPINGS[(GROUPINGS.index(self.by) + 1) % len(GROUPINGS)]
         self.query_one("#ops-table", TableView).table = None  # columns change: start afresh
         self.recompute()
 
@@ -219,11 +232,12 @@ class OpsPane(_TablePane):
         key_id = int(key.values[event.row])
         self.instances = op_instances(self.index, key_id, by=self.by,
                                       start_ns=self.window.start_ns,
-                                      end_ns=self.window.end_ns, side=self.side)
+                                      end_ns=self.window.end_ns, side=self.side,
+                                      types=self.types)
         table = instances_table(self.index, self.instances, self.iterations)
         view = self.query_one("#ops-instances", TableView)
         view.show(table)
-        name = self.index.strings[key_id]
+        name = str(table_label(self.ops, event.row))
         durations = self.index.arrays["slices.dur"][self.instances]
         self.query_one("#ops-histogram", Static).update(
             f"{safe(name)}: {fmt_count(len(self.instances))} instances in {self.window.label}"
@@ -251,6 +265,11 @@ class OpsPane(_TablePane):
         self.query_one("#ops-histogram").display = False
         ops.display = True
         self.screen.set_focus(ops)
+
+
+def table_label(table: Table, row: int) -> object:
+    """The first column's value of a row (the op's name, category or type)."""
+    return table.columns[0].values[row]
 
 
 def histogram_text(durations_ns: np.ndarray, bins: int = 16) -> str:

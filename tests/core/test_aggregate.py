@@ -19,6 +19,7 @@ from proftui.core.aggregate import (
     iteration_of,
     iterations_table,
     op_instances,
+    op_types,
     self_times,
     slice_parents,
 )
@@ -331,3 +332,44 @@ def test_op_statistic_counts_match_msprof_device_slices_by_op_type(sample) -> No
     # Only the step trace rows (Iteration N, FP_BP Time N, ...) of the old layout remain.
     assert all(n.startswith(("Iteration ", "FP_BP Time ")) for n in untyped)
     assert bool(untyped) == (sample == "ascend_old_layout")
+
+
+@pytest.mark.parametrize("sample", ["ascend_cann8", "ascend_old_layout"])
+def test_grouped_by_type_the_ops_are_op_statistic(sample) -> None:
+    """By type (op_summary's OP Type of each op instance), the device ops of the timeline
+    are op_statistic itself: the same types, counts and totals (to its rounding)."""
+    index = load_trace(str(SAMPLES / sample), use_cache=False)
+    types = op_types(index, [_table(index, "op_summary")])
+    ops = aggregate_ops(index, side="device", by="type", types=types)
+    assert ops.columns[0].header == "Type"
+    mine = {t: (int(n), float(total) / 1_000) for t, n, total in zip(
+        ops.columns[0].values, ops.find("Count").values, ops.find("Total").values)}
+    for op_type, (count, total_us) in _statistic(index).items():
+        assert mine[op_type][0] == count
+        # The CSV's durations are rounded to the ns: up to half a ns per instance.
+        assert mine[op_type][1] == pytest.approx(total_us, abs=0.0005 * count + 0.001)
+    # Instances of a type are the slices whose names op_summary gives it.
+    row = list(ops.columns[0].values).index("DropOutDoMask")
+    found = op_instances(index, int(ops.find("name_id").values[row]), by="type",
+                         types=types, side="device")
+    assert len(found) == _statistic(index)["DropOutDoMask"][0]
+    assert all("DropOutDoMask" in index.slice_name(int(i)) for i in found)
+
+
+def test_types_without_tables_come_from_scoped_names(tmp_path) -> None:
+    path = write_trace(tmp_path / "t.json", [
+        _x("Default/network/Conv2D-op12", "", 1, 1, 0, 10),
+        _x("Default/net/Conv2D-op7", "", 1, 1, 20, 5),
+        _x("aten::conv2d", "cpu_op", 2, 2, 0, 4),
+        _x("Gradients/a-b/MatMul-op3", "", 1, 1, 40, 1)])
+    index = load(path)
+    types = op_types(index)
+    labels = {index.strings[i]: types.labels[types.of_name[i]]
+              for i in np.unique(index.col("slices.name")).tolist()}
+    assert labels == {"Default/network/Conv2D-op12": "Conv2D",
+                      "Default/net/Conv2D-op7": "Conv2D", "aten::conv2d": "aten::conv2d",
+                      "Gradients/a-b/MatMul-op3": "MatMul"}
+    ops = aggregate_ops(index, by="type")
+    assert _rows(ops)["Conv2D"][:2] == (2, 15_000)
+    with pytest.raises(ProftuiError, match="name, category or type"):
+        aggregate_ops(index, by="colour")

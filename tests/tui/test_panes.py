@@ -159,3 +159,23 @@ async def test_layout_keys_resize_and_maximise() -> None:
         await pilot.pause()
         assert app.query_one("#main").display and not panes.has_class("maximised")
         assert app.query_one(IterationsPane).iterations
+
+
+async def test_ascend_ops_are_grouped_by_type_like_op_statistic() -> None:
+    app = ProftuiApp(str(SAMPLES / "ascend_cann8"))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("2")
+        await _settle(app, pilot)
+        pane = app.query_one(OpsPane)
+        assert pane.by == "type"
+        await pilot.press("v")  # device tracks
+        await _settle(app, pilot)
+        view = app.query_one("#ops-table", TableView)
+        top = view.order[0]
+        assert view.table.columns[0].values[top] == "DropOutDoMask"  # the AI CPU op dominates
+        assert _column(view, "Count")[top] == 12
+        await pilot.press("enter")
+        instances = app.query_one("#ops-instances", TableView)
+        assert instances.table.n_rows == 12
+        assert "DropOutDoMask: 12 instances" in str(app.query_one("#ops-histogram").render())
