@@ -73,8 +73,9 @@ KEYS_HELP = """proftui keys
 
 In a table: arrows move, s sorts by the current column (again: the other way), a click on a
 header sorts by it, / filters (text, /regex/, Column~text, Total>1ms, Count>=10), Enter opens.
-Ops pane: b by name or category, v all / device / host tracks, a whole trace, Enter on an op
-lists its instances, Enter on an instance shows it on the timeline, Esc goes back.
+Ops pane: b by name, category or type, v all / device / host tracks, t only the pinned
+tracks, a whole trace; Enter on an op lists its instances, Enter on an instance shows it on
+the timeline, Esc goes back.
 Tables pane: [ and ] switch tables.   Iterations pane: Enter zooms and scopes the ops to it.
 """
 
@@ -438,6 +439,14 @@ class ProftuiApp(App[None]):
     @on(OpsPane.JumpTo)
     def _jump(self, message: OpsPane.JumpTo) -> None:
         self.query_one(Timeline).select(message.slice_index)
+
+    @on(OpsPane.TracksWanted)
+    def _pinned_tracks(self, message: OpsPane.TracksWanted) -> None:
+        pinned = self.query_one(Timeline).layout_state.pinned
+        if not pinned:
+            self._status("No track is pinned: p on the timeline pins the focused track.")
+            return
+        self.query_one(OpsPane).set_tracks(pinned)
 
     @on(OpsPane.WindowSet)
     def _ops_window(self, message: OpsPane.WindowSet) -> None:

@@ -109,6 +109,7 @@ class OpsPane(_TablePane):
     BINDINGS = [
         Binding("b", "toggle_by", "Name/category/type"),
         Binding("v", "cycle_side", "All/device/host"),
+        Binding("t", "toggle_tracks", "Pinned tracks"),
         Binding("a", "whole_trace", "Whole trace", show=False),
         Binding("escape", "back", "Back", show=False),
     ]
@@ -119,6 +120,9 @@ class OpsPane(_TablePane):
         def __init__(self, slice_index: int) -> None:
             super().__init__()
             self.slice_index = slice_index
+
+    class TracksWanted(Message):
+        """The pane asks for the tracks pinned on the timeline (to scope the ops to them)."""
 
     class WindowSet(Message):
         """The pane describes this window from now on."""
@@ -136,6 +140,7 @@ class OpsPane(_TablePane):
         self.window = WHOLE_TRACE
         self.by = "name"
         self.side = "all"
+        self.tracks: list[int] | None = None  # only these tracks (the pinned ones), or all
         self.ops: Table | None = None
         self.instances: np.ndarray = np.zeros(0, np.int64)
         self._stale = True  # computed when first shown: nothing competes with the first paint
@@ -183,10 +188,13 @@ class OpsPane(_TablePane):
 
     def _title(self, busy: bool = False) -> None:
         view = f"by {self.by}"
+        if self.tracks is not None:
+            view += f", {len(self.tracks)} pinned tracks"
         rows = f"{fmt_count(self.ops.n_rows)} ops" if self.ops is not None else ""
         state = "computing ..." if busy else rows
         text = (f"Ops of {self.window.label}, {view}, {self.side} tracks: {state}   "
-                "b name/category/type  v all/device/host  a whole trace  / filter  s sort  "
+                "b name/category/type  v all/device/host  t pinned tracks  a whole trace  "
+                "/ filter  s sort  "
                 "Enter instances")
         self.query_one("#ops-title", Static).update(text)
 
@@ -199,8 +207,8 @@ class OpsPane(_TablePane):
         if self.by == "type" and self.types is None:
             self.types = op_types(self.index, self.tables)
         table = aggregate_ops(self.index, start_ns=self.window.start_ns,
-                              end_ns=self.window.end_ns, by=self.by, side=self.side,
-                              types=self.types)
+                              end_ns=self.window.end_ns, tracks=self.tracks, by=self.by,
+                              side=self.side, types=self.types)
         self.app.call_from_thread(self._show_ops, table)
 
     def _show_ops(self, table: Table) -> None:
@@ -218,6 +226,17 @@ class OpsPane(_TablePane):
         self.side = SIDES[(SIDES.index(self.side) + 1) % len(SIDES)]
         self.recompute()
 
+    def action_toggle_tracks(self) -> None:
+        if self.tracks is None:
+            self.post_message(self.TracksWanted())
+        else:
+            self.set_tracks(None)
+
+    def set_tracks(self, tracks: list[int] | None) -> None:
+        """Count only the slices of these tracks (None: of all tracks)."""
+        self.tracks = list(tracks) if tracks is not None else None
+        self.recompute()
+
     def action_whole_trace(self) -> None:
         self.set_window(WHOLE_TRACE)
 
@@ -232,8 +251,8 @@ class OpsPane(_TablePane):
         key_id = int(key.values[event.row])
         self.instances = op_instances(self.index, key_id, by=self.by,
                                       start_ns=self.window.start_ns,
-                                      end_ns=self.window.end_ns, side=self.side,
-                                      types=self.types)
+                                      end_ns=self.window.end_ns, tracks=self.tracks,
+                                      side=self.side, types=self.types)
         table = instances_table(self.index, self.instances, self.iterations)
         view = self.query_one("#ops-instances", TableView)
         view.show(table)

@@ -179,3 +179,24 @@ async def test_ascend_ops_are_grouped_by_type_like_op_statistic() -> None:
         instances = app.query_one("#ops-instances", TableView)
         assert instances.table.n_rows == 12
         assert "DropOutDoMask: 12 instances" in str(app.query_one("#ops-histogram").render())
+
+
+async def test_ops_of_the_pinned_tracks() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await _settle(app, pilot)
+        timeline = app.query_one(Timeline)
+        await pilot.press("2", "t")
+        assert "No track is pinned" in str(app.query_one("#status").render())
+        nccl = next(n for n, line in enumerate(timeline.lines)
+                    if line.label.startswith("stream 13"))
+        timeline.focus_line = nccl
+        timeline.action_toggle_pin()
+        await pilot.press("2", "t")
+        await _settle(app, pilot)
+        view = app.query_one("#ops-table", TableView)
+        names = list(view.table.columns[0].values)
+        assert names and all(name.startswith("nccl") for name in names)
+        await pilot.press("t")  # all tracks again
+        await _settle(app, pilot)
+        assert view.table.n_rows > len(names)
