@@ -30,7 +30,7 @@ from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, THEMES, palette_for
 from proftui.tui.cli import info_lines, track_contents
 from proftui.tui.format import fmt_count, fmt_duration
-from proftui.tui.panes import IterationsPane, OpsPane, TablesPane, Window
+from proftui.tui.panes import WHOLE_TRACE, IterationsPane, OpsPane, TablesPane, Window
 from proftui.tui.safe import safe
 from proftui.tui.timeline import IterationMark, Timeline
 
@@ -60,7 +60,9 @@ KEYS_HELP = """proftui keys
   up/down      line up / down (keeps a selection at the cursor's time)
   PgUp/PgDn    a page of lines up / down
   Enter        select the slice at the cursor       Esc   clear the selection
-  f            fit the selection                    0     show everything
+  f            fit the selection (or the range)     0     show everything
+  [ / ]        range start / end at the cursor      r     range of the selected slice
+               (shift+drag selects a range too; Esc clears it; the ops pane follows it)
   > / <        jump to the slice a flow leads to / comes from
   c  p  h  H   collapse process, pin track, hide track, show hidden tracks
   /  n  N      search names (/regex/ for a regular expression), next, previous
@@ -439,6 +441,19 @@ class ProftuiApp(App[None]):
     @on(OpsPane.JumpTo)
     def _jump(self, message: OpsPane.JumpTo) -> None:
         self.query_one(Timeline).select(message.slice_index)
+
+    @on(Timeline.RangeChanged)
+    def _range_changed(self, message: Timeline.RangeChanged) -> None:
+        """The ops follow the selected range (an area selection); no range: the whole trace."""
+        ops = self.query_one(OpsPane)
+        if message.start_ns is None or message.end_ns is None or self.index is None:
+            ops.set_window(WHOLE_TRACE)
+            return
+        origin = self.index.start_ns
+        label = (f"range {fmt_duration(message.start_ns - origin)} to "
+                 f"{fmt_duration(message.end_ns - origin)} "
+                 f"({fmt_duration(message.end_ns - message.start_ns)})")
+        ops.set_window(Window(label, message.start_ns, message.end_ns))
 
     @on(OpsPane.TracksWanted)
     def _pinned_tracks(self, message: OpsPane.TracksWanted) -> None:

@@ -54,11 +54,13 @@ class StyleCache:
 def paint_slices(owner: np.ndarray, busy: np.ndarray, colour_of: Callable[[np.ndarray], np.ndarray],
                  name_of: Callable[[int], str], palette: Palette, styles: StyleCache, *,
                  selected: int = -1, marked: np.ndarray | None = None,
-                 cursor_cell: int = -1, background: str | None = None) -> Strip:
+                 cursor_cell: int = -1, background: str | None = None,
+                 range_cells: tuple[int, int] | None = None) -> Strip:
     """One slice row. Cells at least 3/4 busy are filled with their owner's colour and, where
     a run of them belongs to one slice, labelled with its name; lighter cells show a shade
     glyph in the owner's colour. The selected slice is drawn in the selection colour;
-    `marked` cells (matches of a search, flow partners of the selection) are underlined."""
+    `marked` cells (matches of a search, flow partners of the selection) are underlined;
+    cells in `range_cells` [first, last) (a selected time range) get the range background."""
     width = len(owner)
     ground = background or palette.background
     classes = cell_classes(owner, busy)
@@ -70,17 +72,19 @@ def paint_slices(owner: np.ndarray, busy: np.ndarray, colour_of: Callable[[np.nd
     look = np.where(owner == selected, -2 - classes, look) if selected >= 0 else look
     look = np.where(is_match, look * 3 + 1, look * 3)
     cuts = np.flatnonzero(np.diff(look)) + 1
+    # Shaded and idle cells: one style per (colour, glyph, cursor or range, underline), looked
+    # up by an integer key made for all cells at once; the loop below only slices and appends.
+    on_cursor = np.zeros(width, np.int64)  # 1: the cursor's cell, 2: in the range
+    if range_cells is not None:
+        on_cursor[range_cells[0]: range_cells[1]] = 2
+        cuts = np.union1d(cuts, [c for c in range_cells if 0 < c < width])
     if 0 <= cursor_cell < width:  # the cursor's cell is a run of its own
+        on_cursor[cursor_cell] = 1
         cuts = np.union1d(cuts, [cursor_cell, cursor_cell + 1])
     starts = np.concatenate([[0], cuts[cuts < width]]).astype(np.int64).tolist()
     ends = starts[1:] + [width]
-    # Shaded and idle cells: one style per (colour, glyph, cursor, underline), looked up by
-    # an integer key made for all cells at once; the loop below then only slices and appends.
-    on_cursor = np.zeros(width, np.int64)
-    if 0 <= cursor_cell < width:
-        on_cursor[cursor_cell] = 1
     colour_key = np.where(owner == selected, -1, colours) if selected >= 0 else colours
-    shade_key = (((colour_key + 2) * 8 + classes) * 2 + on_cursor) * 2 + is_match
+    shade_key = (((colour_key + 2) * 8 + classes) * 3 + on_cursor) * 2 + is_match
     segments = []
     append = segments.append
     owner_list = owner.tolist()
@@ -96,7 +100,8 @@ def paint_slices(owner: np.ndarray, busy: np.ndarray, colour_of: Callable[[np.nd
             style = by_key.get(key)
             if style is None:
                 k = owner_list[a]
-                bg = palette.cursor if a == cursor_cell else ground
+                bg = (palette.cursor if a == cursor_cell else palette.range
+                      if on_cursor[a] == 2 else ground)
                 fg = (None if cls == IDLE else palette.selection if k == selected
                       else palette.colour_at(int(colours[a])))
                 style = by_key[key] = styles(fg, bg, underline=bool(is_match[a]))

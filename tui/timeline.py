@@ -70,6 +70,9 @@ class Timeline(Widget, can_focus=True):
         Binding("0", "reset", "Reset", show=False),
         Binding("enter", "select_here", "Select", show=False),
         Binding("escape", "clear_selection", "Clear", show=False),
+        Binding("left_square_bracket", "mark_range(0)", "Range start", show=False),
+        Binding("right_square_bracket", "mark_range(1)", "Range end", show=False),
+        Binding("r", "range_of_selection", "Range", show=False),
         Binding("c", "toggle_collapse", "Collapse", show=False),
         Binding("p", "toggle_pin", "Pin", show=False),
         Binding("h", "hide_track", "Hide", show=False),
@@ -84,6 +87,14 @@ class Timeline(Widget, can_focus=True):
         def __init__(self, slice_index: int) -> None:
             super().__init__()
             self.slice_index = slice_index
+
+    class RangeChanged(Message):
+        """The selected time range changed (None bounds: no range)."""
+
+        def __init__(self, start_ns: int | None, end_ns: int | None) -> None:
+            super().__init__()
+            self.start_ns = start_ns
+            self.end_ns = end_ns
 
     class WindowChanged(Message):
         """The visible time window changed."""
@@ -105,6 +116,8 @@ class Timeline(Widget, can_focus=True):
         self.top_line = 0
         self.focus_line = 0
         self.selected = -1
+        self.range: tuple[int, int] | None = None  # a selected time range (area selection)
+        self._range_anchor: int | None = None  # where a shift-drag started
         self.matches = np.zeros(0, np.int64)
         self._marks: np.ndarray | None = None
         self.iterations: list[IterationMark] = []
@@ -259,15 +272,57 @@ class Timeline(Widget, can_focus=True):
         self.cursor_ns = self.index.start_ns + span // 2
 
     def action_fit(self) -> None:
-        """Fit the selected slice (else the focused iteration window, else everything)."""
+        """Fit the selected slice, else the selected range, else everything."""
         if self.index is None:
             return
         if self.selected >= 0:
             start = int(self.index.arrays["slices.start"][self.selected])
             dur = max(int(self.index.arrays["slices.dur"][self.selected]), 1)
             self.set_window(start - dur // 10, start + dur + dur // 10)
+        elif self.range is not None:
+            start, end = self.range
+            margin = max((end - start) // 20, 1)
+            self.set_window(start - margin, end + margin)
         else:
             self.action_reset()
+
+    # -- range selection ------------------------------------------------------------------------
+
+    def set_range(self, start_ns: int | None, end_ns: int | None) -> None:
+        """Select [start_ns, end_ns) (bounds in either order), or nothing with None."""
+        if start_ns is None or end_ns is None:
+            new = None
+        else:
+            lo, hi = sorted((int(start_ns), int(end_ns)))
+            new = (lo, max(hi, lo + 1))
+        if new != self.range:
+            self.range = new
+            self.post_message(self.RangeChanged(*(new or (None, None))))
+        self.refresh()
+
+    def action_mark_range(self, end: int) -> None:
+        """Set the range's start (0) or end (1) at the cursor; the other bound stays, or
+        starts at the cursor too."""
+        here = self.cursor_ns
+        if self.range is None:
+            self.set_range(here, here + max(round(self.ns_per_cell), 1))
+        elif end:
+            self.set_range(self.range[0], here)
+        else:
+            self.set_range(here, self.range[1])
+
+    def action_range_of_selection(self) -> None:
+        """The range of the selected slice, else of the iteration under the cursor."""
+        if self.index is None:
+            return
+        if self.selected >= 0:
+            start = int(self.index.arrays["slices.start"][self.selected])
+            self.set_range(start, start + int(self.index.arrays["slices.dur"][self.selected]))
+            return
+        for it in self.iterations:
+            if it.start_ns <= self.cursor_ns < it.end_ns:
+                self.set_range(it.start_ns, it.end_ns)
+                return
 
     def action_move_cursor(self, cells: int) -> None:
         self.cursor_ns += round(cells * self.ns_per_cell)
@@ -309,7 +364,11 @@ class Timeline(Widget, can_focus=True):
             self.action_toggle_collapse()
 
     def action_clear_selection(self) -> None:
-        self._select(-1)
+        """Esc: clear the selected slice, or with none selected, the range."""
+        if self.selected < 0 and self.range is not None:
+            self.set_range(None, None)
+        else:
+            self._select(-1)
 
     def action_toggle_collapse(self) -> None:
         if not self.lines:
@@ -463,12 +522,18 @@ class Timeline(Widget, can_focus=True):
             self._zoom(factor, self._zoom_anchor())
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
+        """A drag pans; with shift it selects a range instead."""
         if event.x >= self.gutter_width:
             self._drag_x = event.x
+            if event.shift:
+                self._range_anchor = self.time_at(event.x - self.gutter_width)
             self.capture_mouse()
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         if self._drag_x is None or not event.button:
+            return
+        if self._range_anchor is not None:
+            self.set_range(self._range_anchor, self.time_at(max(event.x - self.gutter_width, 0)))
             return
         shift = int((self._drag_x - event.x) * self.ns_per_cell)
         self._drag_x = event.x
@@ -477,6 +542,7 @@ class Timeline(Widget, can_focus=True):
 
     def on_mouse_up(self, event: events.MouseUp) -> None:
         self._drag_x = None
+        self._range_anchor = None
         self.release_mouse()
 
     # -- painting -------------------------------------------------------------------------------
@@ -616,11 +682,20 @@ class Timeline(Widget, can_focus=True):
             return paint_slices(owner, data[2], self._colours,
                                 self.index.slice_name,  # type: ignore[union-attr]
                                 self.palette, self._styles, selected=self.selected,
-                                marked=marked, cursor_cell=cursor)
+                                marked=marked, cursor_cell=cursor,
+                                range_cells=self._range_cells())
         if data[0] == COUNTER:
             low, high = self._counter_range.get(line.item, (0.0, 1.0))
             return paint_counter(data[1], low, high, self.palette, self._styles)
         return paint_instants(data[1], self.palette, self._styles)
+
+    def _range_cells(self) -> tuple[int, int] | None:
+        """The cells [first, last) the selected range covers on screen, if any."""
+        if self.range is None:
+            return None
+        first = max(self.cell_of(self.range[0]), 0)
+        last = min(self.cell_of(self.range[1] - 1) + 1, self.cells)
+        return (first, last) if first < last else None
 
     def _ruler_line(self, y: int) -> Strip:
         """Time labels (y 0) or ticks with the iterations' starts (y 1); the cursor's column
@@ -641,6 +716,17 @@ class Timeline(Widget, can_focus=True):
                 for k, ch in enumerate(f"┃#{it.number}"):
                     if 0 <= cell + k < self.cells:
                         chars[cell + k], styles[cell + k] = ch, mark
+        span = self._range_cells()
+        if span is not None:
+            band = self._styles(self.palette.text, self.palette.range)
+            for cell in range(*span):
+                styles[cell] = band
+            if y == 0 and self.range is not None:
+                label = f"[{fmt_duration(self.range[1] - self.range[0])}]"
+                at = min(span[0], self.cells - len(label))
+                for k, ch in enumerate(label):
+                    if 0 <= at + k < self.cells:
+                        chars[at + k], styles[at + k] = ch, band
         cursor = self.cell_of(self.cursor_ns)
         if 0 <= cursor < self.cells:
             styles[cursor] = self._styles(self.palette.text, self.palette.cursor)

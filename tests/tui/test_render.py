@@ -141,3 +141,12 @@ def test_lines_follow_layout_state(tmp_path) -> None:
     assert build_lines(index, rows, state)[0].track == k_track
     state.hidden.add(k_track)
     assert all(line.track != k_track for line in build_lines(index, rows, state))
+
+
+def test_range_cells_take_the_range_background() -> None:
+    strip = _paint([-1, -1, -1, -1, 0, 0], [0, 0, 0, 0, 0.3, 0.3], range_cells=(1, 5))
+    backgrounds = []
+    for seg in strip:
+        backgrounds += [_bg(seg)] * len(seg.text)
+    assert backgrounds == [DARK.background, DARK.range, DARK.range, DARK.range, DARK.range,
+                           DARK.background]

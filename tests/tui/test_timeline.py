@@ -288,3 +288,48 @@ async def test_profile_without_timeline_shows_its_tables(tmp_path) -> None:
             app.query_one("#status").render())
         await pilot.press("w", "slash", "escape", "g")  # nothing to act on: no harm done
         assert "no iterations" in str(app.query_one("#status").render())
+
+
+async def test_range_selection_keys_mouse_and_ops_following() -> None:
+    from proftui.tui.panes import OpsPane
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        await pilot.press("enter")  # a ProfilerStep slice
+        step = timeline.selected
+        start = int(app.index.arrays["slices.start"][step])
+        end = start + int(app.index.arrays["slices.dur"][step])
+        await pilot.press("r")
+        assert timeline.range == (start, end)
+        ops = app.query_one(OpsPane)
+        assert (ops.window.start_ns, ops.window.end_ns) == (start, end)
+        assert "[ops: range" in str(app.query_one("#status").render())
+        # The range is drawn on the ruler with its length, and behind idle cells.
+        assert "[2." in timeline.render_line(0).text
+        # Esc clears the slice first, then the range; f fits the range.
+        await pilot.press("escape")
+        assert timeline.selected == -1 and timeline.range == (start, end)
+        await pilot.press("f")
+        assert timeline.view_start < start and timeline.view_end > end
+        assert timeline.view_end - timeline.view_start < 1.2 * (end - start)
+        await pilot.press("escape")
+        assert timeline.range is None and ops.window.label == "whole trace"
+        # [ and ] set the bounds at the cursor.
+        timeline.cursor_ns = start
+        await pilot.press("left_square_bracket")
+        timeline.cursor_ns = end
+        await pilot.press("right_square_bracket")
+        assert timeline.range == (start, end)
+        # Shift-drag selects a range instead of panning.
+        from textual.events import MouseDown, MouseMove, MouseUp
+
+        view = (timeline.view_start, timeline.view_end)
+        x0, y = timeline.gutter_width + 10, 3
+        timeline.post_message(MouseDown(timeline, x0, y, 0, 0, 1, True, False, False))
+        timeline.post_message(MouseMove(timeline, x0 + 20, y, 0, 0, 1, True, False, False))
+        timeline.post_message(MouseUp(timeline, x0 + 20, y, 0, 0, 1, True, False, False))
+        await pilot.pause()
+        assert (timeline.view_start, timeline.view_end) == view
+        lo, hi = timeline.range
+        assert lo == timeline.time_at(10) and hi == timeline.time_at(30)
