@@ -10,15 +10,15 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane, Tree
+from textual.screen import Screen
+from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.importers.csv_summary import Table
@@ -28,58 +28,18 @@ from proftui.core.rows import RowIndex, rows_for
 from proftui.core.search import compile_pattern, find_slices
 from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, THEMES, palette_for
-from proftui.tui.cli import info_lines, track_contents
+from proftui.tui.cli import info_lines
+from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.help import HelpScreen
+from proftui.tui.overview_tree import OverviewTree
 from proftui.tui.panes import WHOLE_TRACE, IterationsPane, OpsPane, TablesPane, Window
 from proftui.tui.safe import safe
+from proftui.tui.table import TableView
 from proftui.tui.timeline import IterationMark, Timeline
 
-MAX_ARGS_CHARS = 2000
-
-
-class HelpScreen(ModalScreen[None]):
-    """The key map."""
-
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > Static { width: auto; max-width: 90%; height: auto; max-height: 90%;
-                          border: round $primary; padding: 0 1; background: $surface; }
-    """
-
-    def compose(self) -> ComposeResult:
-        yield Static(KEYS_HELP, markup=False)
-
-
-KEYS_HELP = """proftui keys
-
-  w / s        zoom in / out around the cursor      wheel: zoom at the mouse
-  a / d        pan left / right                     drag: pan
-  , / .        move the cursor one cell             click: select (gutter: collapse)
-  left/right   previous / next slice in the row
-  up/down      line up / down (keeps a selection at the cursor's time)
-  PgUp/PgDn    a page of lines up / down
-  Enter        select the slice at the cursor       Esc   clear the selection
-  f            fit the selection (or the range)     0     show everything
-  [ / ]        range start / end at the cursor      r     range of the selected slice
-               (shift+drag selects a range too; Esc clears it; the ops pane follows it)
-  > / <        jump to the slice a flow leads to / comes from
-  c  p  h  H   collapse process, pin track, hide track, show hidden tracks
-  /  n  N      search names (/regex/ for a regular expression), next, previous
-  g            go to an iteration (by number)
-  1 2 3 4      panes: details, ops, summary tables, iterations (tab moves the focus)
-  + / -  m     taller / shorter panes, maximise the focused one
-  o  D         overview (iterations, processes, tables), import diagnostics
-  T            next theme                           ctrl+p  command palette
-  ?            this help                            q     quit
-
-In a table: arrows move, s sorts by the current column (again: the other way), a click on a
-header sorts by it, / filters (text, /regex/, Column~text, Total>1ms, Count>=10), Enter opens.
-Ops pane: b by name, category or type, v all / device / host tracks, t only the pinned
-tracks, a whole trace; Enter on an op lists its instances, Enter on an instance shows it on
-the timeline, Esc goes back.
-Tables pane: [ and ] switch tables.   Iterations pane: Enter zooms and scopes the ops to it.
-"""
+if TYPE_CHECKING:
+    from proftui.tui.export_dialog import ExportJob, ExportRequest
 
 
 class ProftuiApp(App[None]):
@@ -116,6 +76,7 @@ class ProftuiApp(App[None]):
         Binding("o", "toggle_overview", "Overview"),
         Binding("D", "toggle_diagnostics", "Diagnostics"),
         Binding("T", "next_theme", "Theme", show=False),
+        Binding("e", "export", "Export"),
         Binding("question_mark", "help", "Keys"),
     ]
 
@@ -144,7 +105,7 @@ class ProftuiApp(App[None]):
         yield ProgressBar(id="progress", show_eta=True)
         with Vertical(id="main"):
             yield Timeline(id="timeline")
-            yield Tree("trace", id="overview")
+            yield OverviewTree("trace", id="overview")
         with TabbedContent(id="panes", initial="pane-details"):
             with TabPane("1 Details", id="pane-details"):
                 yield Static("", id="details", markup=False)
@@ -218,7 +179,7 @@ class ProftuiApp(App[None]):
         self.iterations = iterations
         self.query_one(ProgressBar).display = False
         self._status(self._overview_status())
-        self._fill_overview(summary)
+        self.query_one(OverviewTree).show_summary(summary, self.path)
         diag = [line for line in info_lines(summary) if line.startswith(("diagnostics", "  "))]
         start = next((i for i, line in enumerate(diag) if line.startswith("diagnostics")), 0)
         self.query_one("#diagnostics", Static).update("\n".join(diag[start:]))
@@ -253,45 +214,6 @@ class ProftuiApp(App[None]):
                     f"{fmt_duration(summary['duration_ns'])}, "
                     f"{len(summary['processes'])} processes{problems}  (? keys)")
         return f"No timeline in this profile; {len(tables)} summary tables{problems}"
-
-    def _fill_overview(self, summary: dict[str, Any]) -> None:
-        tree = self.query_one(Tree)
-        tree.clear()
-        tree.root.set_label(safe(self.path))
-        self._add_iterations(tree, summary["iterations"])
-        for proc in summary["processes"]:
-            label = f"{safe(proc['name']) or 'Process'} (pid {safe(proc['pid']) or '-'})"
-            if proc["group"]:
-                label = f"{safe(proc['group'])}: {label}"
-            node = tree.root.add(label, expand=True)
-            for track in proc["tracks"]:
-                node.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
-        for track in summary["other_tracks"]:
-            tree.root.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
-        tables = (summary.get("profile") or {}).get("tables", [])
-        if tables:
-            node = tree.root.add(f"Summary tables ({len(tables)})", expand=True)
-            for table in tables:
-                shape = (f"{fmt_count(table['rows'])} rows x {len(table['columns'])} columns"
-                         if "rows" in table else safe(table.get("error", "")))
-                node.add_leaf(f"{safe(table['kind'])}  {shape}")
-        tree.root.expand()
-
-    def _add_iterations(self, tree: Tree, iterations: dict[str, Any]) -> None:
-        items = iterations["items"]
-        if not items:
-            return
-        timed = [it["dur_ns"] for it in items if it["dur_ns"] >= 0]
-        slowest = max(timed) if timed else -1
-        node = tree.root.add(f"Iterations ({len(items)}, from {iterations['source']})",
-                             expand=len(items) <= 20)
-        for it in items:
-            group = f"{safe(it['group'])} " if it["group"] else ""
-            took = fmt_duration(it["dur_ns"]) if it["dur_ns"] >= 0 else "(no window)"
-            parts = ", ".join(f"{name} {fmt_duration(int(ns))}"
-                              for name, ns in it["parts_ns"].items())
-            mark = "  <- slowest" if it["dur_ns"] == slowest and len(timed) > 1 else ""
-            node.add_leaf(f"{group}#{it['number']}  {took}{'  ' + parts if parts else ''}{mark}")
 
     # -- details --------------------------------------------------------------------------------
 
@@ -473,6 +395,65 @@ class ProftuiApp(App[None]):
         if event.pane.id == "pane-ops":
             self.query_one(OpsPane).ensure_computed()
 
+    # -- export -----------------------------------------------------------------------------------
+
+    def _export_window(self) -> tuple[str, int | None, int | None]:
+        """The window an export covers: the selected range, else the ops pane's window."""
+        timeline = self.query_one(Timeline)
+        ops = self.query_one(OpsPane)
+        if timeline.range is not None:
+            return ops.window.label, timeline.range[0], timeline.range[1]
+        return ops.window.label, ops.window.start_ns, ops.window.end_ns
+
+    def _pane_view(self) -> TableView | None:
+        """The table of the active pane, if it shows one."""
+        active = self.query_one(TabbedContent).active
+        pane = {"pane-ops": OpsPane, "pane-tables": TablesPane,
+                "pane-iterations": IterationsPane}.get(active)
+        if pane is None:
+            return None
+        view = self.query_one(pane).table_view()
+        return view if view.table is not None else None
+
+    def action_export(self) -> None:
+        from proftui.tui.export_dialog import ExportDialog, free_name  # loaded when used
+
+        if self.index is None:
+            self._status("Nothing to export yet.")
+            return
+        label, _, _ = self._export_window()
+        view = self._pane_view()
+        pane_label = (f"{view.table.kind or 'table'}, {fmt_count(len(view.order))} rows"
+                      if view is not None and view.table is not None else None)
+        self.push_screen(ExportDialog(label, free_name("proftui-export.csv"), pane_label),
+                         self._export_chosen)
+
+    def _export_chosen(self, request: ExportRequest | None) -> None:
+        """Gather what the export needs from the widgets here, then write in a worker."""
+        from proftui.tui.export_dialog import ExportJob
+
+        if request is None or self.index is None:
+            return
+        label, start, end = self._export_window()
+        ops = self.query_one(OpsPane)
+        view = self._pane_view()
+        pane = (view.table, view.order.copy(), view.shown_columns) if view is not None else None
+        job = ExportJob(request, label, start, end, ops.by, ops.side, ops.types, pane)
+        self._status(f"Exporting to {safe(request.path)} ...")
+        self.run_export(job)
+
+    @work(thread=True, exclusive=True, group="export")
+    def run_export(self, job: ExportJob) -> None:
+        """Write the CSV off the UI thread; the status line says how many rows went where."""
+        assert self.index is not None
+        try:
+            result = job.run(self.index)
+        except ProftuiError as exc:
+            self.call_from_thread(self._status, f"Export failed: {safe(exc)}")
+            return
+        self.call_from_thread(self._status, f"Wrote {fmt_count(result.rows)} rows "
+                                            f"({safe(job.label)}) to {safe(result.path)}")
+
     # -- panels, themes, help -------------------------------------------------------------------
 
     def action_cancel_load(self) -> None:
@@ -538,34 +519,11 @@ class ProftuiApp(App[None]):
                  self.action_toggle_overview),
                 ("Diagnostics", "Import problems (D)", self.action_toggle_diagnostics),
                 ("Next theme", "Cycle proftui's themes (T)", self.action_next_theme),
+                ("Export", "Write the window's events, its ops or a pane to CSV (e)",
+                 self.action_export),
                 ("Show hidden tracks", "Unhide every hidden track (H)",
                  timeline.action_show_hidden)):
             yield SystemCommand(title, help_text, callback)
-
-
-def details_lines(index: TraceIndex, info: SliceInfo, args: str) -> list[str]:
-    """The details pane's text for one slice (trace text escaped)."""
-    rel = info.start_ns - index.start_ns
-    lines = [
-        f"{safe(info.name)}" + (f"   [{safe(info.category)}]" if info.category else ""),
-        f"track  {safe(info.process)}{' / ' if info.process else ''}{safe(info.track)}"
-        f"   depth {info.depth}",
-        f"start  {fmt_duration(rel)} (at {info.start_ns} ns)   duration "
-        f"{fmt_duration(info.dur_ns)}   self {fmt_duration(info.self_ns)}",
-    ]
-    if info.parents:
-        chain = " < ".join(safe(index.slice_name(p)) for p in info.parents[:6])
-        more = f" < ... ({len(info.parents) - 6} more)" if len(info.parents) > 6 else ""
-        lines.append(f"parents {chain}{more}")
-    if info.n_flows_out or info.n_flows_in:
-        def names(slices: list[int]) -> str:
-            return ", ".join(safe(index.slice_name(s)) for s in slices[:3]) + (
-                " ..." if len(slices) > 3 else "")
-        lines.append(f"flows  out {info.n_flows_out} -> {names(info.flows_out)}   in "
-                     f"{info.n_flows_in} <- {names(info.flows_in)}   (> / < jump)")
-    text = args if len(args) <= MAX_ARGS_CHARS else args[:MAX_ARGS_CHARS] + " ..."
-    lines.append(f"args   {safe(text)}")
-    return lines
 
 
 class Prompt(Input):
@@ -575,4 +533,5 @@ class Prompt(Input):
 
     def action_close(self) -> None:
         self.app._close_prompt()  # type: ignore[attr-defined]
+
 

@@ -124,6 +124,11 @@ class TableView(Widget, can_focus=True):
         self.refresh()
 
     @property
+    def shown_columns(self) -> list[int]:
+        """Indices of the columns on screen, in order."""
+        return list(self._shown)
+
+    @property
     def current_row(self) -> int:
         """The table row under the cursor, or -1."""
         return int(self.order[self.cursor]) if len(self.order) else -1

@@ -1,0 +1,54 @@
+"""The key map, shown by `?`."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class HelpScreen(ModalScreen[None]):
+    """The key map."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Static { width: auto; max-width: 90%; height: auto; max-height: 90%;
+                          border: round $primary; padding: 0 1; background: $surface; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(KEYS_HELP, markup=False)
+
+
+KEYS_HELP = """proftui keys
+
+  w / s        zoom in / out around the cursor      wheel: zoom at the mouse
+  a / d        pan left / right                     drag: pan
+  , / .        move the cursor one cell             click: select (gutter: collapse)
+  left/right   previous / next slice in the row
+  up/down      line up / down (keeps a selection at the cursor's time)
+  PgUp/PgDn    a page of lines up / down
+  Enter        select the slice at the cursor       Esc   clear the selection
+  f            fit the selection (or the range)     0     show everything
+  [ / ]        range start / end at the cursor      r     range of the selected slice
+               (shift+drag selects a range too; Esc clears it; the ops pane follows it)
+  > / <        jump to the slice a flow leads to / comes from
+  c  p  h  H   collapse process, pin track, hide track, show hidden tracks
+  /  n  N      search names (/regex/ for a regular expression), next, previous
+  g            go to an iteration (by number)
+  1 2 3 4      panes: details, ops, summary tables, iterations (tab moves the focus)
+  + / -  m     taller / shorter panes, maximise the focused one
+  o  D         overview (iterations, processes, tables), import diagnostics
+  e            export to CSV: the window's events, its ops, or the pane as shown
+  T            next theme                           ctrl+p  command palette
+  ?            this help                            q     quit
+
+In a table: arrows move, s sorts by the current column (again: the other way), a click on a
+header sorts by it, / filters (text, /regex/, Column~text, Total>1ms, Count>=10), Enter opens.
+Ops pane: b by name, category or type, v all / device / host tracks, t only the pinned
+tracks, a whole trace; Enter on an op lists its instances, Enter on an instance shows it on
+the timeline, Esc goes back.
+Tables pane: [ and ] switch tables.   Iterations pane: Enter zooms and scopes the ops to it.
+"""

@@ -1,0 +1,55 @@
+"""The overview: what a trace or profile holds (iterations, processes, tables), as a tree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Tree
+
+from proftui.tui.cli import track_contents
+from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.safe import safe
+
+
+class OverviewTree(Tree):
+    """Iterations (slowest marked), processes and their tracks, and the summary tables."""
+
+    def show_summary(self, summary: dict[str, Any], path: str) -> None:
+        """List the iterations, processes with their tracks, and the summary tables."""
+        tree = self
+        tree.clear()
+        tree.root.set_label(safe(path))
+        self._add_iterations(summary["iterations"])
+        for proc in summary["processes"]:
+            label = f"{safe(proc['name']) or 'Process'} (pid {safe(proc['pid']) or '-'})"
+            if proc["group"]:
+                label = f"{safe(proc['group'])}: {label}"
+            node = tree.root.add(label, expand=True)
+            for track in proc["tracks"]:
+                node.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
+        for track in summary["other_tracks"]:
+            tree.root.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
+        tables = (summary.get("profile") or {}).get("tables", [])
+        if tables:
+            node = tree.root.add(f"Summary tables ({len(tables)})", expand=True)
+            for table in tables:
+                shape = (f"{fmt_count(table['rows'])} rows x {len(table['columns'])} columns"
+                         if "rows" in table else safe(table.get("error", "")))
+                node.add_leaf(f"{safe(table['kind'])}  {shape}")
+        tree.root.expand()
+
+    def _add_iterations(self, iterations: dict[str, Any]) -> None:
+        items = iterations["items"]
+        if not items:
+            return
+        timed = [it["dur_ns"] for it in items if it["dur_ns"] >= 0]
+        slowest = max(timed) if timed else -1
+        node = self.root.add(f"Iterations ({len(items)}, from {iterations['source']})",
+                             expand=len(items) <= 20)
+        for it in items:
+            group = f"{safe(it['group'])} " if it["group"] else ""
+            took = fmt_duration(it["dur_ns"]) if it["dur_ns"] >= 0 else "(no window)"
+            parts = ", ".join(f"{name} {fmt_duration(int(ns))}"
+                              for name, ns in it["parts_ns"].items())
+            mark = "  <- slowest" if it["dur_ns"] == slowest and len(timed) > 1 else ""
+            node.add_leaf(f"{group}#{it['number']}  {took}{'  ' + parts if parts else ''}{mark}")
