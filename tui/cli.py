@@ -7,6 +7,7 @@ stderr; results go to stdout; progress bars go to stderr, and only when it is a 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ def _parser(command: str, description: str, examples: str) -> _Parser:
                                      "(PROF_XXX, *_ascend_pt, a folder of ranks)")
     parser.add_argument("--no-cache", action="store_true",
                         help="index the file afresh; do not read or write the cache")
+    parser.add_argument("-V", "--version", action="version", version=f"proftui {__version__}")
     return parser
 
 
@@ -247,6 +249,11 @@ def cmd_open(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from proftui.tui.app import ProftuiApp
 
+    if not os.path.exists(args.path):
+        from proftui.core.errors import ProftuiError
+
+        raise ProftuiError(f"{args.path}: no such file or folder (commands: "
+                           f"{', '.join(COMMANDS)}; see proftui --help).")
     theme = THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME
     ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme).run()
     return EXIT_OK
@@ -262,6 +269,18 @@ def _profile_iterations(index):
     from proftui.core.overview import read_overview
 
     return read_overview(index)[2]
+
+
+def _add_window_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
+    """--iteration N and --range T0:T1 (and --all when one of them is required)."""
+    window = parser.add_mutually_exclusive_group(required=required)
+    window.add_argument("--iteration", type=int, metavar="N",
+                        help="only the slices overlapping iteration N")
+    window.add_argument("--range", metavar="T0:T1",
+                        help="a window from the trace start, e.g. 12.5ms:40ms (bare numbers "
+                             "are µs; units ns, us, ms, s; an end may be left out)")
+    if required:
+        window.add_argument("--all", action="store_true", help="the whole trace")
 
 
 def _ops_window(args: argparse.Namespace, index) -> tuple[int, int, str]:
@@ -374,12 +393,7 @@ def cmd_ops(argv: list[str]) -> int:
                      "  proftui ops --range 12.5ms:40ms --by category trace.json.gz\n"
                      "  proftui ops --sort Count --top 10 trace.json\n"
                      "  proftui ops --json trace.json | jq '.rows[0]'")
-    window = parser.add_mutually_exclusive_group()
-    window.add_argument("--iteration", type=int, metavar="N",
-                        help="only the slices overlapping iteration N")
-    window.add_argument("--range", metavar="T0:T1",
-                        help="a window from the trace start, e.g. 12.5ms:40ms (bare numbers "
-                             "are µs; units ns, us, ms, s; an end may be left out)")
+    _add_window_options(parser)
     parser.add_argument("--by", choices=("name", "category", "type"), default="name",
                         help="group slices by name (default), category, or operator type "
                              "(Ascend: the OP Type op_summary gives each op instance)")
@@ -481,30 +495,162 @@ def cmd_iterations(argv: list[str]) -> int:
     return EXIT_OK
 
 
+# -- export and summary ------------------------------------------------------------------------
+
+
+def cmd_export(argv: list[str]) -> int:
+    parser = _parser("export", "Write the events of a window as CSV (one row per slice or "
+                     "instant: name, category, process, thread, start, end and duration from "
+                     "the trace start, depth, kind, and chosen args), or its ops table. CSV "
+                     "as RFC 4180, UTF-8, a header row; cells a spreadsheet would run as a "
+                     "formula (=, +, -, @) get a leading ' unless --raw. An existing file is "
+                     "never overwritten without --force; a failed export leaves no file.",
+                     "  proftui export trace.json --all -o events.csv\n"
+                     "  proftui export trace.json --range 12.5ms:40ms --tracks 'stream 7'\n"
+                     "  proftui export PROF_000001_... --iteration 3 --args 'Input Dims,grid' "
+                     "--unit ns\n"
+                     "  proftui export trace.json --iteration 2 --what ops --by category "
+                     "-o ops.csv --force\n"
+                     "  proftui export trace.json --all --tracks '/^python.*thread/' | head")
+    _add_window_options(parser, required=True)
+    parser.add_argument("--tracks", metavar="PATTERN", help='only tracks whose "process / '
+                        'track" label contains PATTERN (ignoring case), or matches /regex/')
+    parser.add_argument("--side", choices=("all", "device", "host"), default="all",
+                        help="device tracks (GPU/NPU streams), host tracks, or all (default)")
+    parser.add_argument("--what", choices=("events", "ops"), default="events",
+                        help="the events (default) or the ops table of the window")
+    parser.add_argument("--by", choices=("name", "category", "type"), default="name",
+                        help="with --what ops: group by name (default), category or type")
+    parser.add_argument("--args", metavar="KEY,...", help="args keys to add as columns "
+                        "(events only), e.g. 'Input Dims,External id'")
+    parser.add_argument("--unit", choices=("ns", "us", "ms", "s"), default=None,
+                        help="time unit of the columns (events: default us; ops: default ns)")
+    parser.add_argument("--raw", action="store_true", help="keep cells that look like "
+                        "formulas as they are (no leading ')")
+    parser.add_argument("--bom", action="store_true",
+                        help="start the file with a UTF-8 byte-order mark (for Excel)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing file")
+    parser.add_argument("-o", "--output", metavar="FILE", default="-",
+                        help="where to write (default -, stdout)")
+    args = parser.parse_args(argv)
+    if args.args is not None and args.what != "events":
+        parser.error("--args applies to --what events only")
+    keys = [k.strip() for k in (args.args or "").split(",") if k.strip()]
+    if args.args is not None and not keys:
+        parser.error("--args wants one or more keys, e.g. --args 'Input Dims,grid'")
+    import numpy as np
+
+    from proftui.core.aggregate import aggregate_ops, device_tracks, op_types
+    from proftui.core.export import export_events, export_table, select_tracks
+
+    index = _load(args)
+    lo, hi, _label = _ops_window(args, index)
+    tracks = None
+    if args.tracks is not None:
+        tracks = select_tracks(index, args.tracks)
+        if not len(tracks):
+            sys.stderr.write(f'proftui: no track matches "{safe(args.tracks)}" (see proftui '
+                             "info for the tracks).\n")
+            return EXIT_FAILURE
+    if args.side != "all":
+        device = device_tracks(index)
+        side = np.flatnonzero(device if args.side == "device" else ~device)
+        tracks = side if tracks is None else np.intersect1d(tracks, side)
+    common = {"neutralize": not args.raw, "overwrite": args.force, "bom": args.bom}
+    if args.what == "events":
+        window = {} if args.all else {"start_ns": lo, "end_ns": hi}
+        result = export_events(index, args.output, tracks=tracks, args_keys=keys,
+                               unit=args.unit or "us", **window, **common)
+    else:
+        from proftui.core.overview import read_overview
+
+        types = op_types(index, read_overview(index)[1]) if args.by == "type" else None
+        table = aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks, by=args.by,
+                              types=types)
+        shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
+        result = export_table(table, args.output, columns=shown, unit=args.unit or "ns",
+                              **common)
+    if result.path != "-":
+        sys.stderr.write(f"wrote {fmt_count(result.rows)} rows to {safe(result.path)}\n")
+    return EXIT_OK
+
+
+def cmd_summary(argv: list[str]) -> int:
+    parser = _parser("summary", "Print a one-screen report: step time over the iterations "
+                     "and its breakdown, top device op types and host ops by share, host and "
+                     "device busy ratios, import problems, and the files and tables read.",
+                     "  proftui summary PROF_000001_...\n"
+                     "  proftui summary run.pt.trace.json | less\n"
+                     "  proftui summary --json torch_npu_ascend_pt/ | jq .busy")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    args = parser.parse_args(argv)
+    from proftui.core.report import report_tables, summary_report
+
+    report = summary_report(_load(args))
+    if args.json:
+        sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return EXIT_OK
+    files = report["files"]
+    tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
+    sys.stdout.write(f"summary of {safe(report['path'])}\n"
+                     f"span {fmt_duration(report['span_ns'])}, "
+                     f"{fmt_count(report['slices'])} slices from {len(files)} "
+                     f"timeline{'s' if len(files) != 1 else ''}"
+                     + (f"; tables: {tables}" if tables else "") + "\n")
+    if report["iterations"] is None:
+        sys.stdout.write("iterations none found\n")
+    for title, table in report_tables(report):
+        _print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
+    sys.stdout.write("\n".join(diagnostic_lines(report["diagnostics"])) + "\n")
+    return EXIT_OK
+
+
+def diagnostic_lines(counts: dict[str, int]) -> list[str]:
+    """Import problems counted by kind, one line each (or "diagnostics none")."""
+    from proftui.core.diagnostics import KINDS
+
+    if not counts:
+        return ["diagnostics none"]
+    return ["diagnostics"] + [f"  {fmt_count(n):>10}  {KINDS.get(kind, kind)}"
+                              for kind, n in counts.items()]
+
+
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
-    "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations}
+    "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations,
+    "export": cmd_export, "summary": cmd_summary}
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
        proftui info PATH [--json]     what it holds: tracks, iterations, tables, problems
+       proftui summary PATH [--json]  one screen: step time, top op types, busy ratios
        proftui index PATH             build the cache (with a progress bar)
-       proftui ops PATH [--iteration N | --range T0:T1] [--by name|category]
+       proftui ops PATH [--iteration N | --range T0:T1] [--by name|category|type]
                    [--side all|device|host] [--sort COL] [--top K] [--json]
                                       operator statistics of a window
        proftui iterations PATH [--json]
                                       iterations, their breakdown, slowest and outliers
+       proftui export PATH (--range T0:T1 | --iteration N | --all) [--tracks PATTERN]
+                   [--what events|ops] [--by name|category|type] [--args KEY,...]
+                   [--unit ns|us|ms|s] [--raw] [--force] [-o FILE|-]
+                                      the events or ops of a window as CSV
        proftui --version
 
-Every command takes --help. proftui {__version__}
+Every command takes --help (with examples) and --version. Exit status: 0 success, 1 failure,
+2 bad usage or unreadable input. Results go to stdout, errors and progress to stderr.
+proftui {__version__}
 """
 
 
 def main(argv: list[str] | None = None) -> int:
     from proftui.core.errors import Cancelled, ProftuiError
+    from proftui.core.export import ExportError, ExportExists
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv:
+        sys.stderr.write(USAGE)
+        return EXIT_USAGE
+    if argv[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
-        return EXIT_OK if argv else EXIT_USAGE
+        return EXIT_OK
     if argv[0] in ("-V", "--version"):
         sys.stdout.write(f"proftui {__version__}\n")
         return EXIT_OK
@@ -519,8 +665,25 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("proftui: interrupted.\n")
         return 130
+    except ExportExists as exc:
+        sys.stderr.write(f"proftui: {safe(str(exc).rstrip('.'))}; --force overwrites it.\n")
+        return EXIT_FAILURE
+    except ExportError as exc:  # the input was fine; the output could not be written
+        sys.stderr.write(f"proftui: {safe(exc)}\n")
+        return EXIT_FAILURE
     except ProftuiError as exc:
         sys.stderr.write(f"proftui: {safe(exc)}\n")
         return EXIT_USAGE
     except BrokenPipeError:
+        _quiet_stdout()
         return EXIT_OK
+
+
+def _quiet_stdout() -> None:
+    """After the reader of a pipe went away (`| head`), point stdout at /dev/null so that
+    flushing it at exit does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -1,0 +1,261 @@
+"""The one-screen summary of a trace or profile (`proftui summary`), as plain data.
+
+Like the profilers' own summaries: the step time over the iterations and its breakdown, the
+operator types that take the device's time (and the host ops that take the host's), how
+busy the host and the device are, what went wrong reading the files, and what files and
+tables the profile has.
+
+Busy time is the union of the side's slices over the trace span, so nested and overlapping
+slices count once. Step annotations (``ProfilerStep#N``, msprof's ``Iteration N`` rows) and
+user annotations (categories ``user_annotation``, ``gpu_user_annotation``) mark time rather
+than work, and msprof's "Overlap Analysis" rows (Computing, Communication, Free) restate it,
+so they count neither as busy time nor as ops.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.index import TraceIndex
+from proftui.core.iterations import Iterations
+
+TOP_OPS = 10
+_ANNOTATION_NAME = re.compile(
+    r"^(?:Profil(?:er|e)Step#\d+|Iteration \d+|FP_BP Time \d+|Iteration Refresh \d+)$")
+_ANNOTATION_CATS = ("user_annotation", "gpu_user_annotation")
+_RESTATING_PROCESSES = ("overlap analysis",)
+
+
+def summary_report(index: TraceIndex) -> dict[str, Any]:
+    """Plain data: source files and tables, span, iterations per group, top device op types
+    and host ops, busy ratios per group and side, import diagnostics counted by kind."""
+    from proftui.core.aggregate import device_tracks, op_types
+    from proftui.core.overview import read_overview
+
+    summary, tables, found = read_overview(index)
+    work = work_slices(index)
+    device = device_tracks(index)
+    track = index.col("slices.track")
+    has_device = bool(np.any(device[track[work]])) if len(work) else False
+    types = op_types(index, tables)
+    top_device = (_top_ops(index, work, device, "device", "type", types, "Total")
+                  if has_device else None)
+    top_host = _top_ops(index, work, device, "host" if has_device else "all", "name", None,
+                        "Self")
+    profile = summary.get("profile") or {}
+    return {
+        "path": profile.get("root") or (summary["sources"][0]["path"]
+                                        if summary["sources"] else ""),
+        "files": [{"path": s["path"], "size": s["size"], "group": s.get("group", "")}
+                  for s in summary["sources"]],
+        "tables": [{"kind": t["kind"], "path": t["path"], "group": t.get("group", ""),
+                    "rows": t.get("rows"), "error": t.get("error")}
+                   for t in profile.get("tables", [])],
+        "start_ns": index.start_ns,
+        "end_ns": index.end_ns,
+        "span_ns": index.end_ns - index.start_ns,
+        "slices": index.n_slices,
+        "iterations": iteration_summary(found),
+        "top_device_types": top_device,
+        "top_host_ops": top_host,
+        "busy": busy_ratios(index, work, device),
+        "diagnostics": {p.kind: p.count for p in index.diagnostics},
+    }
+
+
+# -- iterations ---------------------------------------------------------------------------------
+
+
+def iteration_summary(found: Iterations) -> dict[str, Any] | None:
+    """Per group: count, median, mean and slowest step time, and the mean of each breakdown
+    part with its share of the step time (over the iterations that have the part)."""
+    if not found.items:
+        return None
+    groups = []
+    for group in dict.fromkeys(it.group for it in found.items):
+        mine = [it for it in found.items if it.group == group]
+        timed = [it for it in mine if it.dur_ns >= 0]
+        entry: dict[str, Any] = {"group": group, "count": len(mine), "timed": len(timed)}
+        if timed:
+            durations = np.array([it.dur_ns for it in timed], np.int64)
+            slowest = timed[int(np.argmax(durations))]
+            entry.update(median_ns=float(np.median(durations)),
+                         mean_ns=float(durations.mean()),
+                         slowest={"number": slowest.number, "dur_ns": slowest.dur_ns})
+            parts: dict[str, list[tuple[float, int]]] = {}
+            for it in timed:
+                for part, ns in it.parts.items():
+                    parts.setdefault(part, []).append((float(ns), it.dur_ns))
+            entry["parts"] = [{
+                "name": part, "iterations": len(pairs),
+                "mean_ns": sum(p for p, _ in pairs) / len(pairs),
+                "share": (sum(p for p, _ in pairs) / total
+                          if (total := sum(d for _, d in pairs)) > 0 else None)}
+                for part, pairs in parts.items()]
+        groups.append(entry)
+    return {"source": found.source, "groups": groups, "notes": found.notes}
+
+
+# -- ops ----------------------------------------------------------------------------------------
+
+
+def work_slices(index: TraceIndex) -> np.ndarray:
+    """Indices of the slices that are work: not step or user annotations, not msprof's
+    overlap analysis rows."""
+    s = index.strings
+    names = index.col("slices.name")
+    used = np.flatnonzero(np.bincount(names, minlength=len(s)))
+    marker = np.zeros(len(s), bool)
+    marker[[i for i in used.tolist() if _ANNOTATION_NAME.match(s[i])]] = True
+    for cat in _ANNOTATION_CATS:
+        if (sid := s.find(cat)) >= 0:
+            marker[sid] = True
+    bad_name = marker[names] | marker[index.col("slices.cat")]
+    procs = index.col("processes.name")
+    restating = np.array([s[procs[p]].strip().lower() in _RESTATING_PROCESSES
+                          for p in range(len(procs))] + [False], bool)
+    track_proc = index.col("tracks.process").astype(np.int64)  # -1 -> the appended False
+    bad_track = restating[track_proc]
+    return np.flatnonzero(~bad_name & ~bad_track[index.col("slices.track")])
+
+
+def _top_ops(index: TraceIndex, work: np.ndarray, device: np.ndarray, side: str, by: str,
+             types: Any, rank_by: str) -> dict[str, Any]:
+    """The TOP_OPS groups of one side's work slices by `rank_by` (Total or Self) with their
+    ratio of the side's sum of it (as op_statistic's Ratio)."""
+    from proftui.core.aggregate import aggregate_ops
+
+    track = index.col("slices.track")
+    if side != "all":
+        wanted = device[track[work]] if side == "device" else ~device[track[work]]
+        work = work[wanted]
+    tracks = np.unique(track[work])
+    table = aggregate_ops(index, tracks=tracks, by=by, types=types)
+    # aggregate_ops counts every slice of the tracks; take the annotations back out.
+    labels = table.columns[0].values
+    keep = np.array([not _ANNOTATION_NAME.match(str(x)) for x in labels.tolist()], bool)
+    keep &= _groups_with_work(index, work, table, by, types)
+    value = table.find(rank_by).values[keep]  # type: ignore[union-attr]
+    count = table.find("Count").values[keep]  # type: ignore[union-attr]
+    order = np.argsort(-value, kind="stable")
+    whole = float(value.sum())
+    rows = [{"name": str(labels[keep][k]), "count": int(count[k]), "time_ns": int(value[k]),
+             "ratio": float(value[k]) / whole if whole > 0 else None}
+            for k in order[:TOP_OPS].tolist()]
+    return {"side": side, "by": by, "ranked_by": rank_by.lower(), "groups": int(keep.sum()),
+            "time_ns": int(whole), "rows": rows}
+
+
+def _groups_with_work(index: TraceIndex, work: np.ndarray, table: Table, by: str,
+                      types: Any) -> np.ndarray:
+    """Per row of an ops table, whether any work slice belongs to its group."""
+    ids = table.find("name_id").values.astype(np.int64)  # type: ignore[union-attr]
+    names = index.col("slices.name")[work]
+    if by == "type":
+        keys = types.of_name[names]
+    elif by == "category":
+        keys = index.col("slices.cat")[work]
+    else:
+        keys = names
+    return np.isin(ids, np.unique(keys))
+
+
+# -- busy ---------------------------------------------------------------------------------------
+
+
+def union_ns(start: np.ndarray, end: np.ndarray) -> int:
+    """Length of the union of the intervals [start, end) (int64 ns), by one sort and a
+    running maximum of the ends."""
+    if not len(start):
+        return 0
+    order = np.argsort(start, kind="stable")
+    s, e = start[order], end[order]
+    reach = np.maximum.accumulate(e)
+    # A new stretch of busy time begins where a slice starts after everything before ended.
+    begins = np.flatnonzero(np.concatenate([[True], s[1:] > reach[:-1]]))
+    finish = reach[np.concatenate([begins[1:] - 1, [len(s) - 1]])]
+    return int((finish - s[begins]).sum())
+
+
+def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list[dict[str, Any]]:
+    """Per group (rank or device; one entry when there is one), the busy time of its host and
+    device work slices and its ratio to the trace span (None for a side with no slices)."""
+    s = index.strings
+    span = index.end_ns - index.start_ns
+    track = index.col("slices.track")[work].astype(np.int64)
+    proc = index.col("tracks.process")[track].astype(np.int64)
+    proc_group = index.col("processes.group").astype(np.int64)
+    group = np.where(proc >= 0, proc_group[np.maximum(proc, 0)] if len(proc_group) else 0, 0)
+    start = index.col("slices.start")[work]
+    end = start + index.col("slices.dur")[work]
+    on_device = device[track]
+    out = []
+    for gid in np.unique(group).tolist() or [0]:
+        entry: dict[str, Any] = {"group": s[gid], "span_ns": span}
+        for side, mask in (("host", ~on_device), ("device", on_device)):
+            sel = (group == gid) & mask
+            busy = union_ns(start[sel], end[sel]) if sel.any() else None
+            entry[f"{side}_busy_ns"] = busy
+            entry[f"{side}_ratio"] = busy / span if busy is not None and span > 0 else None
+        out.append(entry)
+    return out
+
+
+# -- as tables ----------------------------------------------------------------------------------
+
+
+def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
+    """The report's sections as (title, table) pairs for printing: iterations, top device
+    op types, top host ops, busy ratios."""
+    out: list[tuple[str, Table]] = []
+    iterations = report["iterations"]
+    if iterations:
+        several = len(iterations["groups"]) > 1
+        for g in iterations["groups"]:
+            title = (f"iterations{' of ' + g['group'] if several and g['group'] else ''}: "
+                     f"{g['count']} from {iterations['source']}")
+            if not g["timed"]:
+                continue
+            rows = [("step time (median)", g["median_ns"], None),
+                    ("step time (mean)", g["mean_ns"], 1.0),
+                    (f"slowest (#{g['slowest']['number']})", g["slowest"]["dur_ns"], None)]
+            rows += [(f"  {p['name']} (mean)", p["mean_ns"], p["share"]) for p in g["parts"]]
+            out.append((title, _table(["Part", "Time", "Share of step(%)"],
+                                      ["text", "ns", "%"], rows)))
+    for key, title in (("top_device_types", "top device op types"),
+                       ("top_host_ops", "top host ops")):
+        ops = report[key]
+        if ops and ops["rows"]:
+            header = "Type" if ops["by"] == "type" else "Name"
+            what = "total" if ops["ranked_by"] == "total" else "self time"
+            side = "" if ops["side"] == "all" else f" ({ops['side']} side)"
+            rows = [(r["name"], r["count"], r["time_ns"], r["ratio"]) for r in ops["rows"]]
+            out.append((f"{title}{side} by {what}, of {ops['groups']}",
+                        _table([header, "Count", what.capitalize(), "Ratio(%)"],
+                               ["text", "", "ns", "%"], rows)))
+    rows = [(b["group"] or "(all)", b["host_busy_ns"], b["host_ratio"], b["device_busy_ns"],
+             b["device_ratio"]) for b in report["busy"]]
+    out.append(("busy time over the trace span",
+                _table(["Group", "Host busy", "Host(%)", "Device busy", "Device(%)"],
+                       ["text", "ns", "%", "ns", "%"], rows)))
+    return out
+
+
+def _table(headers: list[str], units: list[str], rows: list[tuple]) -> Table:
+    columns = []
+    for k, (header, unit) in enumerate(zip(headers, units)):
+        values = [row[k] for row in rows]
+        if unit == "text":
+            array = np.empty(len(values), dtype=object)
+            array[:] = values
+            columns.append(Column(header, header, "", "text", array))
+            continue
+        scale = 100.0 if unit == "%" else 1.0
+        numbers = np.array([np.nan if v is None else float(v) * scale for v in values])
+        name = header.split("(")[0]
+        columns.append(Column(header, name, unit, "number", numbers))
+    return Table("summary", "", columns, len(rows))

@@ -1,0 +1,161 @@
+"""The export and summary commands, and the conventions every command keeps: --help with
+examples, --version, exit statuses, one-sentence errors on stderr, output on stdout."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from proftui.tui.cli import COMMANDS, main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def _x(name, cat, pid, tid, ts, dur, args=None):
+    event = {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+    if args is not None:
+        event["args"] = args
+    return event
+
+
+# Two steps on the host; kernels on a GPU stream. Span [0, 100) µs.
+TRACE = {"traceEvents": [
+    {"ph": "M", "name": "process_labels", "pid": 0, "args": {"labels": "GPU 0"}},
+    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
+    _x("ProfilerStep#1", "user_annotation", 1, 1, 0, 40),
+    _x("=conv", "cpu_op", 1, 1, 5, 10, {"Input Dims": [[1, 2]], "id": 3}),
+    _x("ProfilerStep#2", "user_annotation", 1, 1, 40, 60),
+    _x("-conv", "cpu_op", 1, 1, 45, 30, {"id": -4}),
+    _x("kernel", "kernel", 0, 7, 10, 20),
+    _x("kernel", "kernel", 0, 7, 50, 50),
+]}
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def trace(tmp_path) -> str:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(TRACE))
+    return str(path)
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:  # argparse: --help, --version, bad usage
+        status = exc.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _rows(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text, newline="")))
+
+
+def test_export_to_stdout(trace, capsys) -> None:
+    status, out, err = _run(capsys, "export", trace, "--range", "4us:30us")
+    assert status == 0 and err == ""
+    rows = _rows(out)
+    assert rows[0][:7] == ["name", "category", "process", "thread", "start(us)", "end(us)",
+                           "duration(us)"]
+    assert [(r[0], r[4], r[6]) for r in rows[1:]] == [
+        ("ProfilerStep#1", "0.000", "40.000"), ("'=conv", "5.000", "10.000"),
+        ("kernel", "10.000", "20.000")]
+
+
+def test_export_iteration_tracks_args_units_raw(trace, capsys) -> None:
+    status, out, _ = _run(capsys, "export", trace, "--iteration", "2", "--tracks", "thread 1",
+                          "--args", "id,Input Dims", "--unit", "ns", "--raw")
+    assert status == 0
+    rows = _rows(out)
+    assert rows[0][-2:] == ["args.id", "args.Input Dims"]
+    assert [(r[0], r[4], r[6], r[-2]) for r in rows[1:]] == [
+        ("ProfilerStep#2", "40000", "60000", ""), ("-conv", "45000", "30000", "-4")]
+    status, out, _ = _run(capsys, "export", trace, "--all", "--side", "device", "-o", "-")
+    assert status == 0 and {r[0] for r in _rows(out)[1:]} == {"kernel"}
+
+
+def test_export_ops(trace, capsys) -> None:
+    status, out, _ = _run(capsys, "export", trace, "--all", "--what", "ops", "--by",
+                          "category", "--unit", "us")
+    assert status == 0
+    assert _rows(out)[:3] == [
+        ["Category", "Count", "Total(us)", "Self(us)", "Avg(us)", "Min(us)", "Max(us)",
+         "Share(%)"],
+        ["user_annotation", "2", "100.000", "60.000", "50.000", "40.000", "60.000", "100"],
+        ["kernel", "2", "70.000", "70.000", "35.000", "20.000", "50.000", "70"]]
+
+
+def test_export_to_a_file_refuses_to_overwrite(trace, tmp_path, capsys) -> None:
+    target = tmp_path / "out.csv"
+    status, out, err = _run(capsys, "export", trace, "--all", "-o", str(target))
+    assert status == 0 and out == ""
+    assert err == f"wrote 6 rows to {target}\n"
+    before = target.read_bytes()
+    status, out, err = _run(capsys, "export", trace, "--all", "--unit", "ms", "-o", str(target))
+    assert status == 1 and out == ""
+    assert err == f"proftui: {target} already exists; --force overwrites it.\n"
+    assert target.read_bytes() == before
+    status, _, err = _run(capsys, "export", trace, "--all", "--unit", "ms", "--force",
+                          "-o", str(target))
+    assert status == 0 and b"start(ms)" in target.read_bytes()
+    status, _, err = _run(capsys, "export", trace, "--all", "-o", str(tmp_path))
+    assert status == 1 and "is a directory" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv, status, message", [
+    ([], 2, "one of the arguments --iteration --range --all is required"),
+    (["--all", "--range", "1:2"], 2, "not allowed with argument"),
+    (["--all", "--what", "ops", "--args", "id"], 2, "--args applies to --what events only"),
+    (["--all", "--unit", "min"], 2, "invalid choice"),
+    (["--all", "--tracks", "nothing"], 1, 'no track matches "nothing"'),
+    (["--all", "--tracks", "/(/"], 2, "not a valid regular expression"),
+    (["--range", "9:x"], 2, 'Cannot read "x" as a number'),
+    (["--iteration", "9"], 2, "Iteration 9 is not in this profile"),
+])
+def test_export_errors(trace, capsys, argv, status, message) -> None:
+    got, out, err = _run(capsys, "export", trace, *argv)
+    assert (got, out) == (status, "")
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_summary_plain_text_and_json(capsys) -> None:
+    sample = str(SAMPLES / "ascend_cann8")
+    status, out, err = _run(capsys, "summary", "--no-cache", sample)
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == f"summary of {sample}"
+    assert "\x1b" not in out  # piped: no colours, no box drawing
+    at = lines.index("top device op types (device side) by total, of 10")
+    assert lines[at + 2].split() == ["DropOutDoMask", "12", "10.937", "ms", "62.98%"]
+    assert lines[-1] == "diagnostics none"
+    status, out, _ = _run(capsys, "summary", "--json", sample)
+    data = json.loads(out)
+    assert data["top_device_types"]["rows"][0]["name"] == "DropOutDoMask"
+    assert 0 < data["busy"][0]["device_ratio"] < 1
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_has_help_with_examples_and_version(command, capsys) -> None:
+    status, out, err = _run(capsys, command, "--help")
+    assert status == 0 and err == "" and "examples:" in out and f"proftui {command}" in out
+    status, out, _ = _run(capsys, command, "--version")
+    assert status == 0 and out.startswith("proftui ")
+
+
+def test_top_level_conventions(tmp_path, capsys) -> None:
+    status, out, err = _run(capsys)
+    assert status == 2 and out == "" and "usage: proftui PATH" in err
+    status, out, err = _run(capsys, "--help")
+    assert status == 0 and "proftui export PATH" in out and "proftui summary PATH" in out
+    status, out, err = _run(capsys, str(tmp_path / "nope.json"))
+    assert status == 2 and out == "" and "no such file or folder" in err
+    assert err.count("\n") == 1
