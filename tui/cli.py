@@ -541,8 +541,20 @@ def cmd_export(argv: list[str]) -> int:
     import numpy as np
 
     from proftui.core.aggregate import aggregate_ops, device_tracks, op_types
-    from proftui.core.export import export_events, export_table, select_tracks
+    from proftui.core.export import (
+        ExportError,
+        ExportExists,
+        export_events,
+        export_table,
+        select_tracks,
+    )
 
+    if args.output != "-":  # refuse before indexing a large trace (core checks again)
+        where = os.path.abspath(args.output)
+        if os.path.isdir(where):
+            raise ExportError(f"{where} is a directory; give a file name.")
+        if not args.force and os.path.lexists(where):
+            raise ExportExists(f"{where} already exists.")
     index = _load(args)
     lo, hi, _label = _ops_window(args, index)
     tracks = None

@@ -159,3 +159,11 @@ def test_top_level_conventions(tmp_path, capsys) -> None:
     status, out, err = _run(capsys, str(tmp_path / "nope.json"))
     assert status == 2 and out == "" and "no such file or folder" in err
     assert err.count("\n") == 1
+
+
+def test_an_existing_output_is_refused_before_the_trace_is_read(tmp_path, capsys) -> None:
+    target = tmp_path / "out.csv"
+    target.write_text("keep")
+    status, _, err = _run(capsys, "export", str(tmp_path / "never.json"), "--all",
+                          "-o", str(target))
+    assert status == 1 and "already exists" in err and target.read_text() == "keep"
