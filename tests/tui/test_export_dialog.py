@@ -1,0 +1,116 @@
+"""The export dialog: events of the selected range, a pane as shown, asking before
+overwriting, and what the status line reports."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+from textual.widgets import Input, RadioSet
+
+from proftui.core.query import slices_in_window
+from proftui.tui.app import ProftuiApp
+from proftui.tui.export_dialog import ExportDialog, free_name
+from proftui.tui.table import TableView
+from proftui.tui.timeline import Timeline
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
+async def _settle(app, pilot) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def _read(path: Path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+async def _export(app, pilot, path: Path, what: str = "events") -> None:
+    await pilot.press("e")
+    await pilot.pause()
+    dialog = app.screen
+    assert isinstance(dialog, ExportDialog)
+    if what != "events":
+        radios = dialog.query_one(RadioSet)
+        button = next(b for b in radios.query("RadioButton") if b.name == what)
+        button.value = True
+    field = dialog.query_one("#export-path", Input)
+    field.value = str(path)
+    await pilot.click("#export-go")
+    await _settle(app, pilot)
+
+
+async def test_events_of_the_range_are_written_and_reported(tmp_path) -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await _settle(app, pilot)
+        timeline = app.query_one(Timeline)
+        await pilot.press("enter", "r")  # the range of a ProfilerStep
+        lo, hi = timeline.range
+        target = tmp_path / "range.csv"
+        await _export(app, pilot, target)
+        rows = _read(target)
+        expected = slices_in_window(app.index, lo, hi)
+        assert len(rows) - 1 == len(expected)
+        names = sorted(r[0] for r in rows[1:])
+        assert names == sorted(app.index.slice_name(int(i)) for i in expected)
+        assert f"Wrote {len(expected)} rows" in str(app.query_one("#status").render())
+
+
+async def test_an_existing_file_is_overwritten_only_when_confirmed(tmp_path) -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await _settle(app, pilot)
+        target = tmp_path / "mine.csv"
+        target.write_text("precious\n")
+        await pilot.press("e")
+        await pilot.pause()
+        dialog = app.screen
+        dialog.query_one("#export-path", Input).value = str(target)
+        await pilot.click("#export-go")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportDialog)  # still asking
+        assert "exists" in str(dialog.query_one("#export-warning").render())
+        assert target.read_text() == "precious\n"
+        await pilot.pause(0.5)  # a button ignores a second press while it shows the first
+        await pilot.click("#export-go")  # the second press confirms
+        await _settle(app, pilot)
+        assert not isinstance(app.screen, ExportDialog)
+        assert target.read_text() != "precious\n"
+        # No range: the whole trace, its slices and its instant events.
+        events = app.index.n_slices + len(app.index.arrays["instants.ts"])
+        assert len(_read(target)) - 1 == events
+
+
+async def test_the_ops_pane_as_shown(tmp_path) -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("2")
+        await _settle(app, pilot)
+        await pilot.press("slash", *"Count>=16", "enter")
+        view = app.query_one("#ops-table", TableView)
+        target = tmp_path / "ops.csv"
+        await _export(app, pilot, target, what="pane")
+        rows = _read(target)
+        assert rows[0] == [view.table.columns[i].header for i in view.shown_columns]
+        shown = [view.table.columns[0].values[r] for r in view.order]
+        assert [r[0] for r in rows[1:]] == shown
+        counts = np.array([float(r[1]) for r in rows[1:]])
+        assert (counts >= 16).all()
+
+
+def test_free_name_never_picks_an_existing_file(tmp_path) -> None:
+    (tmp_path / "proftui-export.csv").write_text("")
+    (tmp_path / "proftui-export-1.csv").write_text("")
+    assert free_name("proftui-export.csv") == "proftui-export-2.csv"
