@@ -371,11 +371,14 @@ class ProftuiApp(App[None]):
         if message.start_ns is None or message.end_ns is None or self.index is None:
             ops.set_window(WHOLE_TRACE)
             return
-        origin = self.index.start_ns
-        label = (f"range {fmt_duration(message.start_ns - origin)} to "
-                 f"{fmt_duration(message.end_ns - origin)} "
-                 f"({fmt_duration(message.end_ns - message.start_ns)})")
-        ops.set_window(Window(label, message.start_ns, message.end_ns))
+        ops.set_window(self._range_window(message.start_ns, message.end_ns))
+
+    def _range_window(self, start_ns: int, end_ns: int) -> Window:
+        """A selected range as a window, labelled from the trace start."""
+        origin = self.index.start_ns if self.index is not None else 0
+        label = (f"range {fmt_duration(start_ns - origin)} to {fmt_duration(end_ns - origin)} "
+                 f"({fmt_duration(end_ns - start_ns)})")
+        return Window(label, start_ns, end_ns)
 
     @on(OpsPane.TracksWanted)
     def _pinned_tracks(self, message: OpsPane.TracksWanted) -> None:
@@ -401,9 +404,9 @@ class ProftuiApp(App[None]):
         """The window an export covers: the selected range, else the ops pane's window."""
         timeline = self.query_one(Timeline)
         ops = self.query_one(OpsPane)
-        if timeline.range is not None:
-            return ops.window.label, timeline.range[0], timeline.range[1]
-        return ops.window.label, ops.window.start_ns, ops.window.end_ns
+        window = (self._range_window(*timeline.range) if timeline.range is not None
+                  else ops.window)
+        return window.label, window.start_ns, window.end_ns
 
     def _pane_view(self) -> TableView | None:
         """The table of the active pane, if it shows one."""

@@ -64,7 +64,8 @@ async def test_events_of_the_range_are_written_and_reported(tmp_path) -> None:
         assert len(rows) - 1 == len(expected)
         names = sorted(r[0] for r in rows[1:])
         assert names == sorted(app.index.slice_name(int(i)) for i in expected)
-        assert f"Wrote {len(expected)} rows" in str(app.query_one("#status").render())
+        status = str(app.query_one("#status").render())
+        assert f"Wrote {len(expected)} rows (range " in status
 
 
 async def test_an_existing_file_is_overwritten_only_when_confirmed(tmp_path) -> None:
