@@ -33,7 +33,14 @@ from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.help import HelpScreen
 from proftui.tui.overview_tree import OverviewTree
-from proftui.tui.panes import WHOLE_TRACE, IterationsPane, OpsPane, TablesPane, Window
+from proftui.tui.panes import (
+    WHOLE_TRACE,
+    IterationsPane,
+    IterationTable,
+    OpsPane,
+    TablesPane,
+    Window,
+)
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 from proftui.tui.timeline import IterationMark, Timeline
@@ -128,8 +135,12 @@ class ProftuiApp(App[None]):
         if not self.screen_stack:  # set in __init__: on_mount applies it
             return
         dark = self.current_theme.dark if self.current_theme is not None else True
+        palette = palette_for(theme, dark)
         for timeline in self.query(Timeline):
-            timeline.set_palette(palette_for(theme, dark))
+            timeline.set_palette(palette)
+        for bars in self.query(IterationTable):  # the breakdown bars use the slice colours
+            bars.palette = palette
+            bars.refresh()
 
     # -- loading --------------------------------------------------------------------------------
 

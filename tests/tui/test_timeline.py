@@ -231,6 +231,9 @@ async def test_small_terminal_and_themes() -> None:
         await pilot.press("T")
         assert app.theme == "proftui-contrast"
         assert timeline.palette is THEMES["proftui-contrast"][1]
+        from proftui.tui.panes import IterationTable
+
+        assert app.query_one(IterationTable).palette is THEMES["proftui-contrast"][1]
         await pilot.press("question_mark")
         assert "zoom in / out around the cursor" in str(app.screen.query_one("Static").render())
         await pilot.press("escape")
