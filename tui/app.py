@@ -206,6 +206,7 @@ class ProftuiApp(App[None]):
             timeline.display = False
             self.query_one("#overview").add_class("shown")
             self.query_one(TabbedContent).active = "pane-tables"
+            self.screen.set_focus(self.query_one(TablesPane).table_view())
         self.query_one(TablesPane).show_tables(tables)
         self.query_one(IterationsPane).show_iterations(self.iterations,
                                                        summary["iterations"]["source"])
@@ -544,6 +545,9 @@ class Prompt(Input):
     """The one-line prompt for a search or an iteration number; Esc closes it."""
 
     BINDINGS = [Binding("escape", "close", "Cancel", show=False)]
+
+    def allow_focus(self) -> bool:
+        return self.display  # hidden, it must not take the keys meant for the screen
 
     def action_close(self) -> None:
         self.app._close_prompt()  # type: ignore[attr-defined]

@@ -62,6 +62,9 @@ class FilterBox(Input):
     class Closed(Message):
         pass
 
+    def allow_focus(self) -> bool:
+        return self.display  # hidden, it must not take keys
+
     def action_close(self) -> None:
         self.post_message(self.Closed())
 
@@ -395,6 +398,14 @@ class IterationTable(TableView):
 
     BAR_WIDTH = 30
 
+    @staticmethod
+    def _scale(parts: list, length) -> float:
+        """The time a whole bar stands for: the longest iteration, or where lengths are not
+        known (a step CSV of parts only) the largest sum of parts; 0 when nothing is known."""
+        finite = [float(v) for v in length.values if np.isfinite(v)]
+        sums = np.nansum(np.array([c.values for c in parts], np.float64), axis=0)
+        return max(finite + [float(sums.max(initial=0.0))], default=0.0)
+
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.palette: Palette = palette_for("proftui-dark")
@@ -413,12 +424,14 @@ class IterationTable(TableView):
         length = table.find("Duration")
         if not parts or length is None:
             return strip
-        longest = float(np.nanmax(length.values)) or 1.0
+        longest = self._scale(parts, length)
+        if longest <= 0:
+            return strip
         segments = []
         used = 0
         for k, column in enumerate(parts):
             value = float(column.values[row])
-            cells = 0 if value != value else int(round(value / longest * self.BAR_WIDTH))
+            cells = int(round(value / longest * self.BAR_WIDTH)) if np.isfinite(value) else 0
             cells = min(cells, self.BAR_WIDTH - used)
             if cells:  # the part's number in its first cell, then its colour
                 colour = self.palette.slices[k % len(self.palette.slices)]

@@ -200,3 +200,19 @@ async def test_ops_of_the_pinned_tracks() -> None:
         await pilot.press("t")  # all tracks again
         await _settle(app, pilot)
         assert view.table.n_rows > len(names)
+
+
+async def test_iterations_known_only_by_their_parts_draw_without_failing(tmp_path) -> None:
+    # A torch_npu step_trace_time.csv alone: parts, no window, no length.
+    (tmp_path / "step_trace_time.csv").write_text(
+        "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n"
+        "2,75174.5,146614.0,0,146614.0,69910.0\n3,70000.0,100000.0,0,100000.0,50000.0\n")
+    app = ProftuiApp(str(tmp_path))
+    async with app.run_test(size=(150, 44)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("4")
+        await pilot.pause()
+        view = app.query_one("#iterations-table", TableView)
+        assert view.table.n_rows == 2
+        lines = [view.render_line(y).text for y in range(1, 3)]
+        assert all("1" in line[-30:] and "2" in line[-30:] for line in lines)  # the bars
