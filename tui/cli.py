@@ -93,7 +93,7 @@ def cmd_info(argv: list[str]) -> int:
 
     summary = overview(_load(args))
     if args.json:
-        sys.stdout.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode() + "\n")
+        _print_json(summary)
     else:
         sys.stdout.write("\n".join(info_lines(summary)) + "\n")
     return EXIT_OK
@@ -271,6 +271,21 @@ def _profile_iterations(index):
     return read_overview(index)[2]
 
 
+def _op_types(index, by: str):
+    """Operator types of the slice names (from the profile's op tables) when grouping by
+    type, else None."""
+    if by != "type":
+        return None
+    from proftui.core.aggregate import op_types
+    from proftui.core.overview import read_overview
+
+    return op_types(index, read_overview(index)[1])
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
 def _add_window_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
     """--iteration N and --range T0:T1 (and --all when one of them is required)."""
     window = parser.add_mutually_exclusive_group(required=required)
@@ -407,15 +422,13 @@ def cmd_ops(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.top is not None and args.top < 0:
         parser.error("--top wants a count of 0 or more")
-    from proftui.core.aggregate import aggregate_ops, op_types
-    from proftui.core.overview import read_overview
+    from proftui.core.aggregate import aggregate_ops
     from proftui.core.table_query import column_index, sort_order
 
     index = _load(args)
     lo, hi, label = _ops_window(args, index)
-    types = op_types(index, read_overview(index)[1]) if args.by == "type" else None
     table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side,
-                          types=types)
+                          types=_op_types(index, args.by))
     rows = list(range(table.n_rows))
     if args.sort:
         c = column_index(table, args.sort)
@@ -431,7 +444,7 @@ def cmd_ops(argv: list[str]) -> int:
             "by": args.by, "side": args.side, "ops": table.n_rows, "slices": n_slices,
             "rows": [{_json_key(c): _json_value(c, c.values[r]) for c in table.columns}
                      for r in shown]}
-        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        _print_json(result)
         return EXIT_OK
     title = (f"ops of {_window_text(label, lo, hi, index.start_ns)}, by {args.by}, "
              f"{args.side} tracks: {fmt_count(table.n_rows)} ops, {fmt_count(n_slices)} slices")
@@ -478,7 +491,7 @@ def cmd_iterations(argv: list[str]) -> int:
                 "mark": marks.values[n]})  # type: ignore[union-attr]
         result = {"source": found.source if found.items else None, "notes": found.notes,
                   "items": items}
-        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        _print_json(result)
         return EXIT_OK
     if not found.items:
         sys.stdout.write("no iterations found (no ProfilerStep#N or msprof step trace in the "
@@ -540,7 +553,7 @@ def cmd_export(argv: list[str]) -> int:
         parser.error("--args wants one or more keys, e.g. --args 'Input Dims,grid'")
     import numpy as np
 
-    from proftui.core.aggregate import aggregate_ops, device_tracks, op_types
+    from proftui.core.aggregate import aggregate_ops, device_tracks
     from proftui.core.export import (
         ExportError,
         ExportExists,
@@ -574,11 +587,8 @@ def cmd_export(argv: list[str]) -> int:
         result = export_events(index, args.output, tracks=tracks, args_keys=keys,
                                unit=args.unit or "us", **window, **common)
     else:
-        from proftui.core.overview import read_overview
-
-        types = op_types(index, read_overview(index)[1]) if args.by == "type" else None
         table = aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks, by=args.by,
-                              types=types)
+                              types=_op_types(index, args.by))
         shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
         result = export_table(table, args.output, columns=shown, unit=args.unit or "ns",
                               **common)
@@ -600,7 +610,7 @@ def cmd_summary(argv: list[str]) -> int:
 
     report = summary_report(_load(args))
     if args.json:
-        sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
+        _print_json(report)
         return EXIT_OK
     files = report["files"]
     tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
