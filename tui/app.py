@@ -45,6 +45,9 @@ from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 from proftui.tui.timeline import IterationMark, Timeline
 
+# The panes that show a table, by the name their tab carries ("pane-<name>").
+TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane}
+
 if TYPE_CHECKING:
     from proftui.tui.export_dialog import ExportJob, ExportRequest
 
@@ -423,8 +426,7 @@ class ProftuiApp(App[None]):
     def _pane_view(self) -> TableView | None:
         """The table of the active pane, if it shows one."""
         active = self.query_one(TabbedContent).active
-        pane = {"pane-ops": OpsPane, "pane-tables": TablesPane,
-                "pane-iterations": IterationsPane}.get(active)
+        pane = TABLE_PANES.get(active.removeprefix("pane-"))
         if pane is None:
             return None
         view = self.query_one(pane).table_view()
@@ -476,7 +478,7 @@ class ProftuiApp(App[None]):
 
     def action_pane(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"pane-{name}"
-        pane = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane}.get(name)
+        pane = TABLE_PANES.get(name)
         if pane is not None:
             self.screen.set_focus(self.query_one(pane).table_view())
 
