@@ -35,6 +35,7 @@ import orjson
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
+from proftui.core.search import pattern_of
 from proftui.core.strings import json_text
 
 UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -163,13 +164,7 @@ def _json_cell(value: Any, neutralize: bool) -> str:
 def select_tracks(index: TraceIndex, pattern: str) -> np.ndarray:
     """Ids of the tracks whose "process / track" label contains `pattern` (ignoring case), or
     matches it as a regular expression when written ``/regex/``; empty when none does."""
-    if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
-        try:
-            regex = re.compile(pattern[1:-1], re.IGNORECASE)
-        except re.error as exc:
-            raise ProftuiError(f'"{pattern}" is not a valid regular expression ({exc}).') from None
-    else:
-        regex = re.compile(re.escape(pattern), re.IGNORECASE)
+    regex = pattern_of(pattern)
     return np.array([t for t in range(index.n_tracks)
                      if regex.search(track_title(index, t)) is not None], np.int64)
 

@@ -23,6 +23,13 @@ def compile_pattern(text: str, regex: bool = False) -> re.Pattern[str]:
         raise ProftuiError(f"not a valid regular expression: {exc}") from None
 
 
+def pattern_of(text: str) -> re.Pattern[str]:
+    """What a person typed as a pattern: `/regex/` a regular expression, anything else a
+    substring; case-insensitive either way (see :func:`compile_pattern`)."""
+    regex = len(text) > 2 and text.startswith("/") and text.endswith("/")
+    return compile_pattern(text[1:-1] if regex else text, regex)
+
+
 def find_slices(index: TraceIndex, pattern: re.Pattern[str]) -> np.ndarray:
     """Indices of the slices whose name matches, ordered by start time (then track).
 

@@ -25,7 +25,7 @@ from proftui.core.importers.csv_summary import Table
 from proftui.core.iterations import Iteration
 from proftui.core.overview import read_overview
 from proftui.core.rows import RowIndex, rows_for
-from proftui.core.search import compile_pattern, find_slices
+from proftui.core.search import find_slices, pattern_of
 from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, THEMES, palette_for
 from proftui.tui.cli import info_lines
@@ -295,9 +295,8 @@ class ProftuiApp(App[None]):
         if not text:
             return
         if self._prompt_mode == "search":
-            regex = len(text) > 2 and text.startswith("/") and text.endswith("/")
             try:
-                pattern = compile_pattern(text[1:-1] if regex else text, regex)
+                pattern = pattern_of(text)
             except ProftuiError as exc:
                 self._status(f"Search: {safe(exc)}")
                 return
