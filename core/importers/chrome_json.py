@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,8 @@ _SKIP = re.compile(r"[ \t\r\n,]*")
 _BOUNDARY_TEXT = re.compile(r"\}\s*,\s*\{")
 BOM = b"\xef\xbb\xbf"
 _CLOSED = "closed"
+# An entry larger than this is damage: it is skipped so that memory stays bounded.
+ENTRY_LIMIT = 64 << 20
 
 
 class Event(msgspec.Struct, gc=False):
@@ -65,8 +67,10 @@ class Event(msgspec.Struct, gc=False):
 
 
 _FIELDS = Event.__struct_fields__
-# msgspec raises UnicodeDecodeError for invalid UTF-8 inside strings.
-_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+# msgspec raises UnicodeDecodeError for invalid UTF-8 inside strings, RecursionError for
+# values nested about a thousand levels deep.
+_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError,
+                  RecursionError)
 # Float literals arrive as their text so that times convert to ns exactly.
 _decoder = msgspec.json.Decoder(list[Event], float_hook=str, strict=False)
 _lenient = json.JSONDecoder(parse_float=str, parse_constant=lambda _: None)
@@ -82,7 +86,7 @@ def event_args(ev: Event) -> Any:
         except _DECODE_ERRORS:  # NaN, invalid UTF-8: the lenient decoder takes them
             try:
                 return _lenient_numbers.decode(bytes(args).decode("utf-8", "replace"))
-            except ValueError:
+            except (ValueError, RecursionError):
                 return None
     return args
 
@@ -93,8 +97,16 @@ class Piece:
 
     events: list[Event]
     trailer: bytes | None = None  # bytes after the closing `]` (object form)
-    problems: list[tuple[str, int, str]] = field(default_factory=list)  # (kind, rel offset, detail)
+    # kind -> [count, offset of the first in the piece, its text]; bounded however bad the piece
+    problems: dict[str, list] = field(default_factory=dict)
     closed: bool = False
+
+    def problem(self, kind: str, rel: int, detail: str) -> None:
+        seen = self.problems.get(kind)
+        if seen is None:
+            self.problems[kind] = [1, rel, detail]
+        else:
+            seen[0] += 1
 
 
 def _as_event(obj: Any) -> Event | None:
@@ -181,7 +193,7 @@ def decode_piece(piece: bytes, final: bool) -> Piece:
         return Piece([], closed=False)
     try:
         return Piece(_decoder.decode(b"[" + stripped), closed=True)
-    except (msgspec.ValidationError, UnicodeDecodeError):
+    except (msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         pass
     except msgspec.DecodeError as exc:
         if _TRAILING.search(str(exc).encode()):
@@ -210,11 +222,21 @@ def _decode_slow(piece: bytes, final: bool) -> Piece:
     """Value-by-value decoding of a piece that did not decode whole; problems are counted.
 
     A lenient decoder (NaN, invalid UTF-8 and duplicate keys accepted) reads one value after
-    another; after a value it cannot read, it resumes at the next event boundary.
+    another; after a value it cannot read, it resumes at the next event boundary. Values
+    nested deeper than `_DEPTH_LIMIT` keep their shallow part.
     """
     text = piece.decode("utf-8", "replace")
     out = Piece([])
     pos, size = 0, len(text)
+    # Byte offsets of problems, counted forward from the last one (linear however many).
+    mark, mark_bytes = 0, 0
+
+    def at(p: int) -> int:
+        nonlocal mark, mark_bytes
+        mark_bytes += len(text[mark:p].encode())
+        mark = p
+        return mark_bytes
+
     while True:
         pos = _SKIP.match(text, pos).end()  # type: ignore[union-attr]
         if pos >= size:
@@ -223,26 +245,92 @@ def _decode_slow(piece: bytes, final: bool) -> Piece:
             out.closed = True
             out.trailer = text[pos:].encode()
             break
+        src, begin = text, pos
         try:
-            obj, end = _lenient.raw_decode(text, pos)
+            try:
+                obj, end = _lenient.raw_decode(text, pos)
+            except RecursionError:
+                shallow = _shallow(text, pos)
+                if shallow is None:
+                    raise ValueError("unterminated") from None
+                src, begin = shallow[0], 0
+                obj, end = _lenient.raw_decode(src)[0], shallow[1]
+                out.problem("too_deep", at(pos), text[pos: pos + 60])
         except ValueError:
             nxt = _BOUNDARY_TEXT.search(text, pos + 1)
             kind = "truncated" if final and nxt is None else "bad_json"
-            out.problems.append((kind, len(text[:pos].encode()), text[pos: pos + 60]))
+            out.problem(kind, at(pos), text[pos: pos + 60])
             if nxt is None:
                 break
             pos = nxt.end() - 1
             continue
         ev = _as_event(obj)
         if ev is None:
-            out.problems.append(("not_an_object", len(text[:pos].encode()), text[pos: end][:60]))
+            out.problem("not_an_object", at(pos), text[pos: end][:60])
         else:
             if isinstance(obj.get("args"), dict):
                 # times were read as text; args keep JSON numbers as numbers
-                ev.args = _lenient_numbers.raw_decode(text, pos)[0].get("args")
+                ev.args = _lenient_numbers.raw_decode(src, begin)[0].get("args")
             out.events.append(ev)
         pos = end
     return out
+
+
+_DEPTH_LIMIT = 100
+# A string (possibly unterminated) or a bracket.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
+
+
+def _shallow(text: str, pos: int) -> tuple[str, int] | None:
+    """The value at `pos` with what is nested deeper than `_DEPTH_LIMIT` replaced by null,
+    and where the value ends in `text`; None if it does not end."""
+    out: list[str] = []
+    depth, last = 0, pos
+    for m in _TOKEN.finditer(text, pos):
+        c = m.group()[0]
+        if c == '"':
+            continue
+        if c in "[{":
+            depth += 1
+            if depth == _DEPTH_LIMIT + 1:
+                out.append(text[last: m.start()])
+                out.append("null")
+        else:
+            if depth == _DEPTH_LIMIT + 1:
+                last = m.end()
+            depth -= 1
+            if depth == 0:
+                out.append(text[last: m.end()])
+                return "".join(out), m.end()
+    return None
+
+
+class _Stream:
+    """The unread bytes of the event array: `buf`, which starts at byte `base` of the file."""
+
+    def __init__(self, chunks: Iterator[bytes], buf: bytes, base: int) -> None:
+        self.chunks = chunks
+        self.buf = buf
+        self.base = base
+        self.eof = False
+
+    def fill(self, size: int) -> None:
+        """Read on until `buf` holds at least `size` bytes or the file ends."""
+        parts, have = [self.buf], len(self.buf)
+        while have < size and not self.eof:
+            data = next(self.chunks, None)
+            if data is None:
+                self.eof = True
+            else:
+                parts.append(data)
+                have += len(data)
+        if len(parts) > 1:
+            self.buf = b"".join(parts)
+
+    def drop(self, n: int) -> None:
+        """Forget the first `n` bytes of `buf`."""
+        self.buf = self.buf[n:]
+        self.base += n
 
 
 @dataclass
@@ -284,46 +372,69 @@ class ChromeJsonReader:
         chunk = max(self.batch_bytes, 1 << 16)
         if region is None or region[0] == 0:
             chunks = self.source.chunks(chunk, 0, None if region is None else region[1])
-            buf, base = self._find_events(chunks)
+            stream = _Stream(chunks, *self._find_events(chunks))
         else:
-            chunks = self.source.chunks(chunk, region[0], region[1])
-            buf, base = b"", region[0]
-        eof = False
+            stream = _Stream(self.source.chunks(chunk, region[0], region[1]), b"", region[0])
         while True:
             if cancelled is not None and cancelled():
                 raise Cancelled("Loading was cancelled.")
-            while not eof and len(buf) <= self.batch_bytes:
-                data = next(chunks, None)
-                eof = data is None
-                buf += data or b""
-            start = _LEAD.match(buf).end()  # type: ignore[union-attr]
-            cut = self._cut(buf, start)
-            if cut is None and not eof:
-                data = next(chunks, None)  # no boundary yet: one event larger than a batch
-                eof = data is None
-                buf += data or b""
+            stream.fill(self.batch_bytes + 1)
+            start = _LEAD.match(stream.buf).end()  # type: ignore[union-attr]
+            if start == len(stream.buf) and not stream.eof:
+                stream.drop(start)  # only blanks and commas so far (a padded file)
+                continue
+            cut = self._cut(stream.buf, start)
+            if cut is None and not stream.eof:
+                # No provable boundary yet: one event larger than a batch, or damage.
+                if len(stream.buf) - start > ENTRY_LIMIT:
+                    self._skip_damage(sink, stream, start)
+                else:
+                    stream.fill(2 * len(stream.buf))  # doubling keeps the rescans linear
                 continue
             if cut is None or cut == _CLOSED:
                 # The rest is the last batch: the array's end and what follows it.
-                while not eof and len(buf) < _HEADER_LIMIT:
-                    data = next(chunks, None)
-                    eof = data is None
-                    buf += data or b""
-                self._emit(sink, buf[start:], base + start, final=True, events=None)
+                stream.fill(_HEADER_LIMIT)
+                self._emit(sink, stream.buf[start:], stream.base + start, final=True,
+                           events=None)
                 break
             end, nxt, events = cut
             if events is not None:  # decoded while cutting: no need to copy the bytes again
-                self._record(sink, events, base + start, end - start, final=False)
+                self._record(sink, events, stream.base + start, end - start, final=False)
             else:
-                self._emit(sink, buf[start:end], base + start, final=False, events=None)
-            buf = buf[nxt:]
-            base += nxt
+                self._emit(sink, stream.buf[start:end], stream.base + start, final=False,
+                           events=None)
+            stream.drop(nxt)
             if progress is not None:
                 progress(self.source.consumed, self.source.size, self.n_events)
         if self.source.error:
             self.diagnostics.add("truncated", 1, self.source.consumed, self.source.error)
         if progress is not None:
             progress(self.source.consumed, self.source.size, self.n_events)
+
+    def _skip_damage(self, sink: EventSink, stream: _Stream, start: int) -> None:
+        """Move past ENTRY_LIMIT bytes at `start` that hold no provable boundary.
+
+        The stretch up to the first candidate boundary is decoded leniently (what it holds is
+        counted); with no candidate at all it is one oversized entry, dropped up to the next
+        candidate while reading on in bounded memory.
+        """
+        m = _BOUNDARY.search(stream.buf, start + 1)
+        if m is not None:
+            end = m.start() + 1
+            self._emit(sink, stream.buf[start:end], stream.base + start, final=False,
+                       events=None)
+            stream.drop(m.end() - 1)
+            return
+        sample = stream.buf[start: start + 60].decode("utf-8", "replace")
+        self.diagnostics.add("oversized", 1, stream.base + start, sample)
+        while not stream.eof:
+            stream.drop(max(0, len(stream.buf) - 256))  # a boundary may span two chunks
+            stream.fill(len(stream.buf) + 1)
+            m = _BOUNDARY.search(stream.buf)
+            if m is not None:
+                stream.drop(m.end() - 1)
+                return
+        stream.drop(len(stream.buf))
 
     def _cut(self, buf: bytes, start: int):
         """Where the batch beginning at `start` ends: ``(end, next start, events or None)``.
@@ -343,7 +454,7 @@ class ChromeJsonReader:
             except msgspec.DecodeError as exc:
                 if _TRAILING.search(str(exc).encode()):
                     return _CLOSED
-            except (msgspec.ValidationError, UnicodeDecodeError):
+            except (msgspec.ValidationError, UnicodeDecodeError, RecursionError):
                 pass
             tries += 1
             if tries > _MAX_EXTENSIONS:
@@ -357,8 +468,8 @@ class ChromeJsonReader:
     def _emit(self, sink: EventSink, piece: bytes, offset: int, final: bool,
               events: list[Event] | None) -> None:
         result = Piece(events) if events is not None else decode_piece(piece, final)
-        for kind, rel, detail in result.problems:
-            self.diagnostics.add(kind, 1, offset + rel, detail)
+        for kind, (count, rel, detail) in result.problems.items():
+            self.diagnostics.add(kind, count, offset + rel, detail)
         if final and result.closed:
             self.closed = True
         if final and result.trailer is not None:
@@ -388,10 +499,13 @@ class ChromeJsonReader:
 
     def _find_events(self, chunks) -> tuple[bytes, int]:
         """Skip to the first byte inside the event array; read the object form's header."""
-        buf = b""
+        buf, blanks = b"", 0
         for data in chunks:
             buf += data
-            if len(buf) > 3 and buf.lstrip(_WS):
+            if not buf.strip(_WS):  # leading blanks: dropped as they come (bounded memory)
+                blanks += len(buf)
+                buf = b""
+            elif len(buf) > 3:
                 break
         skipped = len(buf) - len(buf.lstrip(_WS))
         if buf.startswith(BOM, skipped):
@@ -405,15 +519,17 @@ class ChromeJsonReader:
             raise NotATraceError(f"{name} is empty.")
         if head[:1] == b"[":
             self.metadata["format"] = "array"
-            return buf[skipped + 1:], skipped + 1
+            return buf[skipped + 1:], blanks + skipped + 1
         if head[:1] != b"{":
             raise NotATraceError(f"{name} is not a JSON trace (it does not start with [ or {{).")
         self.metadata["format"] = "object"
+        parts, searched = [buf], 0
         while True:
-            m = _EVENTS_KEY.search(buf)
+            m = _EVENTS_KEY.search(buf, max(0, searched - 64))
             if m:
                 self._read_header(buf[skipped: m.start()])
-                return buf[m.end():], m.end()
+                return buf[m.end():], blanks + m.end()
+            searched = len(buf)
             data = next(chunks, None)
             if data is None or len(buf) > _HEADER_LIMIT:
                 break
@@ -440,7 +556,7 @@ class ChromeJsonReader:
             except orjson.JSONDecodeError:
                 try:
                     extra = _lenient.decode("{" + rest[1:].decode("utf-8", "replace"))
-                except ValueError:
+                except (ValueError, RecursionError):
                     sample = rest[:60].decode("utf-8", "replace")
                     self.diagnostics.add("bad_tail", 1, offset, sample)
                     return
