@@ -137,36 +137,67 @@ _DEPTH_STEP[list(b"}]")] = -1
 _QUOTE, _BACKSLASH, _OBJECT_END = (ord(c) for c in '"\\}')
 
 
-def _entry_boundary(buf: bytes, start: int, after: int) -> tuple[int, int, None] | str | None:
+def _entry_boundary(buf: bytes, start: int, after: int,
+                    block: int = 1 << 20) -> tuple[int, int, None] | str | None:
     """The first ``}`` ``,`` ``{`` between two entries of the event array at or after `after`,
     found by following strings and brackets from `start` (the first byte of an entry).
 
     Returns what :meth:`ChromeJsonReader._cut` does: ``(end, next start, None)``, `_CLOSED`
-    when the array ends first, or None when `buf` ends first. Vectorised: a Python loop
-    over the tokens of a batch would cost ten times its decoding.
+    when the array ends first, or None when `buf` ends first. Vectorised, a block at a time
+    (memory stays a few times `block` however large `buf` is): a Python loop over the tokens
+    of a batch would cost ten times its decoding.
     """
-    data = np.frombuffer(buf, np.uint8)[start:]
-    quotes = np.flatnonzero(data == _QUOTE)
-    if len(quotes) and buf.find(b"\\", start) >= 0:
-        # a quote after an odd run of backslashes is escaped
-        suspects = quotes[(quotes > 0) & (data[quotes - 1] == _BACKSLASH)]
-        if len(suspects):
-            plain = np.flatnonzero(data != _BACKSLASH)
-            before = np.searchsorted(plain, suspects) - 1  # the quote itself is plain
-            last = np.where(before >= 0, plain[np.maximum(before, 0)], -1)
-            escaped = suspects[(suspects - 1 - last) % 2 == 1]
-            quotes = np.setdiff1d(quotes, escaped, assume_unique=True)
-    brackets = np.flatnonzero(_DEPTH_STEP[data] != 0)
-    brackets = brackets[np.searchsorted(quotes, brackets) % 2 == 0]  # outside strings
-    depth = np.cumsum(_DEPTH_STEP[data[brackets]], dtype=np.int64)
-    below = np.flatnonzero(depth < 0)  # the array's closing bracket
-    limit = int(below[0]) if len(below) else len(brackets)
-    ends = brackets[:limit][(depth[:limit] == 0) & (data[brackets[:limit]] == _OBJECT_END)]
-    for end in ends[ends >= after - start].tolist():
-        boundary = _BOUNDARY.match(buf, start + end)
-        if boundary is not None:
-            return boundary.start() + 1, boundary.end() - 1, None
-    return _CLOSED if len(below) else None
+    in_string, depth, run = 0, 0, 0  # carried from block to block; run: trailing backslashes
+    for lo in range(start, len(buf), block):
+        data = np.frombuffer(buf, np.uint8, min(block, len(buf) - lo), lo)
+        quotes = np.flatnonzero(data == _QUOTE)
+        slashes = np.flatnonzero(data == _BACKSLASH)
+        if len(quotes) and (len(slashes) or run):
+            quotes = quotes[~_escaped(quotes, slashes, run)]
+        if len(slashes) == len(data):
+            run += len(data)
+        else:
+            run = _trailing_run(slashes, len(data))
+        brackets = np.flatnonzero(_DEPTH_STEP[data] != 0)
+        # outside strings: an even number of quotes before, counting the blocks before
+        brackets = brackets[(np.searchsorted(quotes, brackets) + in_string) % 2 == 0]
+        in_string = (in_string + len(quotes)) % 2
+        depths = depth + np.cumsum(_DEPTH_STEP[data[brackets]], dtype=np.int64)
+        below = np.flatnonzero(depths < 0)  # the array's closing bracket
+        limit = int(below[0]) if len(below) else len(brackets)
+        ends = brackets[:limit][(depths[:limit] == 0) & (data[brackets[:limit]] == _OBJECT_END)]
+        for end in ends[ends >= after - lo].tolist():
+            boundary = _BOUNDARY.match(buf, lo + end)
+            if boundary is not None:
+                return boundary.start() + 1, boundary.end() - 1, None
+        if len(below):
+            return _CLOSED
+        if len(depths):
+            depth = int(depths[-1])
+    return None
+
+
+def _escaped(quotes: np.ndarray, slashes: np.ndarray, run: int) -> np.ndarray:
+    """Which quotes of a block follow an odd run of backslashes (`run` of them end the block
+    before); positions are the block's."""
+    if not len(slashes):
+        return (quotes == 0) & (run % 2 == 1)
+    new_run = np.ones(len(slashes), bool)
+    new_run[1:] = slashes[1:] != slashes[:-1] + 1
+    first = np.maximum.accumulate(np.where(new_run, np.arange(len(slashes)), 0))
+    i = np.searchsorted(slashes, quotes - 1)
+    i_ok = np.minimum(i, len(slashes) - 1)
+    after_slash = (i < len(slashes)) & (slashes[i_ok] == quotes - 1)
+    length = i_ok - first[i_ok] + 1 + np.where(slashes[first[i_ok]] == 0, run, 0)
+    return np.where(after_slash, length % 2 == 1, (quotes == 0) & (run % 2 == 1))
+
+
+def _trailing_run(slashes: np.ndarray, size: int) -> int:
+    """How many backslashes end a block of `size` bytes (not all of them backslashes)."""
+    n = 0
+    while n < len(slashes) and slashes[len(slashes) - 1 - n] == size - 1 - n:
+        n += 1
+    return n
 
 
 def _decode_fast(buf: bytes) -> list[Event] | None:
@@ -219,6 +250,25 @@ def _closed_array(text: bytes) -> bytes | None:
 
 
 def _decode_slow(piece: bytes, final: bool) -> Piece:
+    """`_decode_one_by_one` of the piece, in parts of at most about `_SLOW_PART` bytes cut at
+    candidate boundaries (the text of a part takes two to four times its bytes)."""
+    if len(piece) <= _SLOW_PART:
+        return _decode_one_by_one(piece, final)
+    out, lo = Piece([]), 0
+    while lo < len(piece):
+        m = _BOUNDARY.search(piece, lo + _SLOW_PART)
+        hi = m.start() + 1 if m is not None else len(piece)
+        part = _decode_one_by_one(piece[lo:hi], final and m is None)
+        out.events += part.events
+        for kind, (count, rel, detail) in part.problems.items():
+            out.problem(kind, lo + rel, detail)
+            out.problems[kind][0] += count - 1
+        out.closed, out.trailer = part.closed, part.trailer
+        lo = m.end() - 1 if m is not None else hi
+    return out
+
+
+def _decode_one_by_one(piece: bytes, final: bool) -> Piece:
     """Value-by-value decoding of a piece that did not decode whole; problems are counted.
 
     A lenient decoder (NaN, invalid UTF-8 and duplicate keys accepted) reads one value after
@@ -277,6 +327,7 @@ def _decode_slow(piece: bytes, final: bool) -> Piece:
 
 
 _DEPTH_LIMIT = 100
+_SLOW_PART = 8 << 20
 # A string (possibly unterminated) or a bracket.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
 
@@ -388,8 +439,8 @@ class ChromeJsonReader:
                 # No provable boundary yet: one event larger than a batch, or damage.
                 if len(stream.buf) - start > ENTRY_LIMIT:
                     self._skip_damage(sink, stream, start)
-                else:
-                    stream.fill(2 * len(stream.buf))  # doubling keeps the rescans linear
+                else:  # doubling keeps the rescans linear
+                    stream.fill(min(2 * len(stream.buf), start + ENTRY_LIMIT + 1))
                 continue
             if cut is None or cut == _CLOSED:
                 # The rest is the last batch: the array's end and what follows it.
