@@ -10,7 +10,7 @@ KINDS: dict[str, str] = {
     "truncated": "the file ends in the middle of an event (truncated)",
     "bad_tail": "the JSON after the event array could not be read",
     "not_an_object": "an entry of the event array is not a JSON object",
-    "oversized": "an entry of more than 64 MB without an end that can be found was skipped",
+    "oversized": "an entry of more than 32 MB without an end that can be found was skipped",
     "too_deep": "an event nested more than 100 levels deep (the deeper levels read as null)",
     "missing_phase": "event without a phase (ph)",
     "unknown_phase": "event with an unknown phase",

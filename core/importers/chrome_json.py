@@ -31,15 +31,16 @@ _MAX_EXTENSIONS = 4
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _TRAILING = re.compile(rb"trailing characters")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-_HEADER_LIMIT = 64 << 20
+_HEADER_LIMIT = 16 << 20  # what precedes or follows the event array
 _WS = b" \t\r\n"
 _LEAD = re.compile(rb"[ \t\r\n,]*")  # always matches (possibly empty)
 _SKIP = re.compile(r"[ \t\r\n,]*")
+_AFTER_VALUE = re.compile(r"[ \t\r\n]*(?:[,\]]|$)")
 _BOUNDARY_TEXT = re.compile(r"\}\s*,\s*\{")
 BOM = b"\xef\xbb\xbf"
 _CLOSED = "closed"
 # An entry larger than this is damage: it is skipped so that memory stays bounded.
-ENTRY_LIMIT = 64 << 20
+ENTRY_LIMIT = 32 << 20
 
 
 class Event(msgspec.Struct, gc=False):
@@ -214,11 +215,14 @@ def decode_piece(piece: bytes, final: bool) -> Piece:
     file and may end with ``]``, a trailer, a trailing comma, or mid-event. The result depends
     only on the bytes and `final`, so re-decoding a recorded batch gives the same events.
     """
+    return _decode_whole(piece, final) or _decode_slow(piece, final)
+
+
+def _decode_whole(piece: bytes, final: bool) -> Piece | None:
+    """`decode_piece` when the piece decodes in one go (valid JSON), else None."""
     if not final:
         events = _decode_fast(b"[" + piece + b"]")
-        if events is not None:
-            return Piece(events)
-        return _decode_slow(piece, final=False)
+        return Piece(events) if events is not None else None
     stripped = piece.rstrip(_WS)
     if not stripped:
         return Piece([], closed=False)
@@ -234,9 +238,7 @@ def decode_piece(piece: bytes, final: bool) -> Piece:
                 return Piece(events, trailer=stripped[len(array) - 2:], closed=True)
     body = stripped.rstrip(b",").rstrip(_WS) if stripped.endswith(b",") else stripped
     events = _decode_fast(b"[" + body + b"]")
-    if events is not None:
-        return Piece(events)
-    return _decode_slow(piece, final=True)
+    return Piece(events) if events is not None else None
 
 
 def _closed_array(text: bytes) -> bytes | None:
@@ -250,25 +252,6 @@ def _closed_array(text: bytes) -> bytes | None:
 
 
 def _decode_slow(piece: bytes, final: bool) -> Piece:
-    """`_decode_one_by_one` of the piece, in parts of at most about `_SLOW_PART` bytes cut at
-    candidate boundaries (the text of a part takes two to four times its bytes)."""
-    if len(piece) <= _SLOW_PART:
-        return _decode_one_by_one(piece, final)
-    out, lo = Piece([]), 0
-    while lo < len(piece):
-        m = _BOUNDARY.search(piece, lo + _SLOW_PART)
-        hi = m.start() + 1 if m is not None else len(piece)
-        part = _decode_one_by_one(piece[lo:hi], final and m is None)
-        out.events += part.events
-        for kind, (count, rel, detail) in part.problems.items():
-            out.problem(kind, lo + rel, detail)
-            out.problems[kind][0] += count - 1
-        out.closed, out.trailer = part.closed, part.trailer
-        lo = m.end() - 1 if m is not None else hi
-    return out
-
-
-def _decode_one_by_one(piece: bytes, final: bool) -> Piece:
     """Value-by-value decoding of a piece that did not decode whole; problems are counted.
 
     A lenient decoder (NaN, invalid UTF-8 and duplicate keys accepted) reads one value after
@@ -314,6 +297,10 @@ def _decode_one_by_one(piece: bytes, final: bool) -> Piece:
                 break
             pos = nxt.end() - 1
             continue
+        if not _AFTER_VALUE.match(text, end):  # values not separated by a comma
+            out.problem("bad_json", at(end), text[end: end + 60])
+            nxt = _BOUNDARY_TEXT.search(text, end)
+            end = nxt.end() - 1 if nxt is not None else size
         ev = _as_event(obj)
         if ev is None:
             out.problem("not_an_object", at(pos), text[pos: end][:60])
@@ -327,7 +314,7 @@ def _decode_one_by_one(piece: bytes, final: bool) -> Piece:
 
 
 _DEPTH_LIMIT = 100
-_SLOW_PART = 8 << 20
+_SLOW_PART = 1 << 20
 # A string (possibly unterminated) or a bracket.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
 
@@ -445,15 +432,13 @@ class ChromeJsonReader:
             if cut is None or cut == _CLOSED:
                 # The rest is the last batch: the array's end and what follows it.
                 stream.fill(_HEADER_LIMIT)
-                self._emit(sink, stream.buf[start:], stream.base + start, final=True,
-                           events=None)
+                self._emit(sink, stream.buf[start:], stream.base + start, final=True)
                 break
             end, nxt, events = cut
             if events is not None:  # decoded while cutting: no need to copy the bytes again
                 self._record(sink, events, stream.base + start, end - start, final=False)
             else:
-                self._emit(sink, stream.buf[start:end], stream.base + start, final=False,
-                           events=None)
+                self._emit(sink, stream.buf[start:end], stream.base + start, final=False)
             stream.drop(nxt)
             if progress is not None:
                 progress(self.source.consumed, self.source.size, self.n_events)
@@ -472,8 +457,7 @@ class ChromeJsonReader:
         m = _BOUNDARY.search(stream.buf, start + 1)
         if m is not None:
             end = m.start() + 1
-            self._emit(sink, stream.buf[start:end], stream.base + start, final=False,
-                       events=None)
+            self._emit(sink, stream.buf[start:end], stream.base + start, final=False)
             stream.drop(m.end() - 1)
             return
         sample = stream.buf[start: start + 60].decode("utf-8", "replace")
@@ -516,16 +500,32 @@ class ChromeJsonReader:
                 return _entry_boundary(buf, start, start + self.batch_bytes - 1)
         return None
 
-    def _emit(self, sink: EventSink, piece: bytes, offset: int, final: bool,
-              events: list[Event] | None) -> None:
-        result = Piece(events) if events is not None else decode_piece(piece, final)
+    def _emit(self, sink: EventSink, piece: bytes, offset: int, final: bool) -> None:
+        result = _decode_whole(piece, final)
+        if result is None and len(piece) <= _SLOW_PART:
+            result = _decode_slow(piece, final)
+        if result is not None:
+            self._take(sink, result, offset, len(piece), final)
+            return
+        # A large stretch to read value by value: a part at a time, each its own batch, so
+        # that memory stays bounded however many values it holds.
+        lo = 0
+        while lo < len(piece):
+            m = _BOUNDARY.search(piece, lo + _SLOW_PART)
+            hi = m.start() + 1 if m is not None else len(piece)
+            last = final and m is None
+            self._take(sink, decode_piece(piece[lo:hi], last), offset + lo, hi - lo, last)
+            lo = m.end() - 1 if m is not None else hi
+
+    def _take(self, sink: EventSink, result: Piece, offset: int, size: int,
+              final: bool) -> None:
         for kind, (count, rel, detail) in result.problems.items():
             self.diagnostics.add(kind, count, offset + rel, detail)
         if final and result.closed:
             self.closed = True
         if final and result.trailer is not None:
             self._read_trailer(result.trailer, offset)
-        self._record(sink, result.events, offset, len(piece), final)
+        self._record(sink, result.events, offset, size, final)
 
     def _record(self, sink: EventSink, events: list[Event], offset: int, size: int,
                 final: bool) -> None:
