@@ -362,7 +362,7 @@ class ProftuiApp(App[None]):
         margin = iteration.dur_ns // 50
         self.query_one(Timeline).set_window(iteration.start_ns - margin,
                                             iteration.end_ns + margin)
-        group = f" of {iteration.group}" if iteration.group else ""
+        group = f" of {safe(iteration.group)}" if iteration.group else ""  # a folder name
         label = f"iteration {iteration.number}{group}"
         self.query_one(OpsPane).set_window(Window(label, iteration.start_ns, iteration.end_ns))
         self._status(f"{safe(label)}: {fmt_duration(iteration.dur_ns)}")
@@ -439,7 +439,7 @@ class ProftuiApp(App[None]):
             return
         label, _, _ = self._export_window()
         view = self._pane_view()
-        pane_label = (f"{view.table.kind or 'table'}, {fmt_count(len(view.order))} rows"
+        pane_label = (f"{safe(view.table.kind) or 'table'}, {fmt_count(len(view.order))} rows"
                       if view is not None and view.table is not None else None)
         self.push_screen(ExportDialog(label, free_name("proftui-export.csv"), pane_label),
                          self._export_chosen)

@@ -17,18 +17,22 @@ import orjson
 
 from proftui import __version__
 from proftui.tui.format import fmt_count, fmt_duration
-from proftui.tui.safe import safe
+from proftui.tui.safe import safe, safe_json, safe_lines
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 MAX_TRACKS_SHOWN = 200
 MAX_FILES_SHOWN = 20
+# Plain-text tables pad a column to at most this many characters: long kernel names still
+# line up, and one megabyte-long name does not make every line a megabyte.
+MAX_ALIGN = 1000
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that exits with status 2 and one sentence on bad usage."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        # The message quotes the arguments, and a file name may hold escape sequences.
+        self.exit(EXIT_USAGE, f"{self.prog}: {safe(message)} (see {self.prog} --help)\n")
 
 
 def _parser(command: str, description: str, examples: str) -> _Parser:
@@ -105,7 +109,7 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
     profile = summary.get("profile") or {}
     if profile and profile.get("layouts") != ["trace file"]:
         lines.append(f"profile    {safe(profile['root'])}")
-        lines.append(f"found      {', '.join(profile['layouts']) or 'nothing recognised'}")
+        lines.append(f"found      {safe(', '.join(profile['layouts'])) or 'nothing recognised'}")
         if profile["groups"] and profile["groups"] != [""]:
             lines.append(f"groups     {', '.join(safe(g) or '(top)' for g in profile['groups'])}")
     for n, src in enumerate(summary["sources"]):
@@ -118,8 +122,8 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         if src.get("clock"):
             lines.append(f"  clock    {safe(src['clock'])}")
     if summary["sources"]:
-        lines.append(f"format     {summary['format']} form, display unit "
-                     f"{summary['display_time_unit']}")
+        lines.append(f"format     {safe(summary['format'])} form, display unit "
+                     f"{safe(summary['display_time_unit'])}")
         lines += _timeline_lines(summary)
     if "iterations" in summary:
         lines += _iteration_lines(summary["iterations"])
@@ -128,11 +132,12 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         for table in profile["tables"]:
             group = f" [{safe(table['group'])}]" if table["group"] else ""
             shape = (f"{fmt_count(table['rows']):>9} rows x {len(table['columns']):<3}"
-                     if "rows" in table else table.get("error", ""))
+                     if "rows" in table else safe(table.get("error", "")))
             lines.append(f"  {safe(table['kind']):<22} {shape} "
                          f"{safe(_short(table['path'], profile))}{group}")
             for problem in table.get("diagnostics", []):
-                lines.append(f"  {'':<22} {fmt_count(problem['count']):>9} {problem['message']}")
+                lines.append(f"  {'':<22} {fmt_count(problem['count']):>9} "
+                             f"{safe(problem['message'])}")
     if profile.get("skipped"):
         lines.append(f"not used   {len(profile['skipped'])}")
         for item in profile["skipped"]:
@@ -142,7 +147,7 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         for d in summary["diagnostics"]:
             where = f" (first at byte {d['first_offset']})" if d["first_offset"] is not None else ""
             detail = f": {safe(d['detail'])}" if d["detail"] else ""
-            lines.append(f"  {fmt_count(d['count']):>10}  {d['message']}{where}{detail}")
+            lines.append(f"  {fmt_count(d['count']):>10}  {safe(d['message'])}{where}{detail}")
     else:
         lines.append("diagnostics none")
     return lines
@@ -188,7 +193,7 @@ def _iteration_lines(iterations: dict[str, Any]) -> list[str]:
     if not items:
         return ["iterations none found"]
     timed = [it for it in items if it["dur_ns"] >= 0]
-    line = f"iterations {len(items)} (from {iterations['source']})"
+    line = f"iterations {len(items)} (from {safe(iterations['source'])})"
     if timed:
         durations = sorted(it["dur_ns"] for it in timed)
         slowest = max(timed, key=lambda it: it["dur_ns"])
@@ -217,7 +222,7 @@ def track_contents(track: dict[str, Any]) -> str:
 
 
 def _track_line(track: dict[str, Any]) -> str:
-    return f"{safe(track['name']):<40} {track['kind']:<8} {track_contents(track)}"
+    return f"{safe(track['name']):<40} {safe(track['kind']):<8} {track_contents(track)}"
 
 
 def cmd_index(argv: list[str]) -> int:
@@ -233,7 +238,8 @@ def cmd_index(argv: list[str]) -> int:
     elif where:
         sys.stdout.write(f"indexed {fmt_count(index.n_slices)} slices into {safe(where)}\n")
     else:
-        sys.stderr.write(f"proftui: {index.meta.get('cache_error', 'the cache was not written')}\n")
+        why = index.meta.get("cache_error", "the cache was not written")
+        sys.stderr.write(f"proftui: {safe(why)}\n")
         return EXIT_FAILURE
     return EXIT_OK
 
@@ -283,7 +289,33 @@ def _op_types(index, by: str):
 
 
 def _print_json(data: Any) -> None:
-    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+    """`data` as indented JSON, safe to show on a terminal (see :func:`json_text`)."""
+    sys.stdout.write(json_text(data) + "\n")
+
+
+def json_text(data: Any) -> str:
+    """`data` as indented JSON that a terminal shows as it is: orjson escapes C0 controls
+    but leaves DEL, C1 (U+009B is a CSI), bidi controls and U+2028/9 raw, so those become
+    \\uXXXX too (the same JSON). Text orjson refuses (a lone surrogate: a file name that is
+    not UTF-8) is written by the standard library as \\udcXX instead."""
+    try:
+        text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONEncodeError:
+        import json
+
+        text = json.dumps(_nan_as_null(data), indent=2, ensure_ascii=False, default=str)
+    return safe_json(text)
+
+
+def _nan_as_null(data: Any) -> Any:
+    """`data` with NaN and infinite floats as None (as orjson writes them)."""
+    if isinstance(data, float):
+        return data if data - data == 0 else None
+    if isinstance(data, dict):
+        return {k: _nan_as_null(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_nan_as_null(v) for v in data]
+    return data
 
 
 def _add_window_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -347,13 +379,15 @@ def _print_table(table, columns: list[int], rows, title: str, blank: str = "") -
     an empty first cell (a name) is shown as `blank`."""
     from proftui.core.table_query import rows_text
 
+    title = safe(title)  # titles quote group names (folder names) and CSV headers
     headers = [safe(table.columns[c].header) for c in columns]
     cells = [[safe(x) for x in row] for row in rows_text(table, rows, columns)]
     for row in cells:
         if row and not row[0]:
             row[0] = blank
     right = [table.columns[c].kind != "text" for c in columns]
-    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    widths = [min(max([len(h), *(len(r[i]) for r in cells)]), MAX_ALIGN)
+              for i, h in enumerate(headers)]
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table as RichTable
@@ -517,7 +551,11 @@ def cmd_export(argv: list[str]) -> int:
                      "the trace start, depth, kind, and chosen args), or its ops table. CSV "
                      "as RFC 4180, UTF-8, a header row; cells a spreadsheet would run as a "
                      "formula (=, +, -, @) get a leading ' unless --raw. An existing file is "
-                     "never overwritten without --force; a failed export leaves no file.",
+                     "never overwritten without --force; a failed export leaves no file. "
+                     "Written to a terminal, control characters and escape sequences in "
+                     "cells are shown escaped (\\x1b, \\r, \\u202e) and lines end in LF, so "
+                     "that a trace cannot take over the terminal; into a pipe or a file the "
+                     "CSV is written exactly.",
                      "  proftui export trace.json --all -o events.csv\n"
                      "  proftui export trace.json --range 12.5ms:40ms --tracks 'stream 7'\n"
                      "  proftui export PROF_000001_... --iteration 3 --args 'Input Dims,grid' "
@@ -544,7 +582,7 @@ def cmd_export(argv: list[str]) -> int:
                         help="start the file with a UTF-8 byte-order mark (for Excel)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing file")
     parser.add_argument("-o", "--output", metavar="FILE", default="-",
-                        help="where to write (default -, stdout)")
+                        help="where to write (default -, stdout; escaped on a terminal)")
     args = parser.parse_args(argv)
     if args.args is not None and args.what != "events":
         parser.error("--args applies to --what events only")
@@ -582,19 +620,37 @@ def cmd_export(argv: list[str]) -> int:
         side = np.flatnonzero(device if args.side == "device" else ~device)
         tracks = side if tracks is None else np.intersect1d(tracks, side)
     common = {"neutralize": not args.raw, "overwrite": args.force, "bom": args.bom}
+    target: Any = args.output
+    if target == "-" and sys.stdout.isatty():
+        target = TerminalText(sys.stdout)
     if args.what == "events":
         window = {} if args.all else {"start_ns": lo, "end_ns": hi}
-        result = export_events(index, args.output, tracks=tracks, args_keys=keys,
+        result = export_events(index, target, tracks=tracks, args_keys=keys,
                                unit=args.unit or "us", **window, **common)
     else:
         table = aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks, by=args.by,
                               types=_op_types(index, args.by))
         shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
-        result = export_table(table, args.output, columns=shown, unit=args.unit or "ns",
+        result = export_table(table, target, columns=shown, unit=args.unit or "ns",
                               **common)
     if result.path != "-":
         sys.stderr.write(f"wrote {fmt_count(result.rows)} rows to {safe(result.path)}\n")
     return EXIT_OK
+
+
+class TerminalText:
+    """A text stream onto a terminal that shows control characters escaped (CSV is data:
+    exact into a pipe or file, but a person's screen must not obey the escapes in it)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        # The CSV writer ends lines with a whole CRLF in one write, so none is split here.
+        return self.stream.write(safe_lines(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def cmd_summary(argv: list[str]) -> int:
@@ -666,6 +722,8 @@ def main(argv: list[str] | None = None) -> int:
     from proftui.core.errors import Cancelled, ProftuiError
     from proftui.core.export import ExportError, ExportExists
 
+    if argv is None:  # the program itself: even a bug's traceback must not carry raw escapes
+        sys.excepthook = _escaped_traceback
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
         sys.stderr.write(USAGE)
@@ -699,6 +757,14 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_OK
+
+
+def _escaped_traceback(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+    """The default traceback on stderr, with control characters of messages (which may quote
+    trace text or file names) shown escaped."""
+    import traceback
+
+    sys.stderr.write(safe_lines("".join(traceback.format_exception(kind, exc, tb))))
 
 
 def _quiet_stdout() -> None:

@@ -12,6 +12,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Select
 
@@ -63,13 +64,13 @@ class ExportDialog(ModalScreen["ExportRequest | None"]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Export to CSV: {safe(self.window_label)}")
+            yield Label(f"Export to CSV: {safe(self.window_label)}", markup=False)
             with RadioSet(id="export-what"):
                 for n, (key, text) in enumerate(WHAT):
                     if key == "pane" and self.pane_label is None:
                         continue
-                    label = f"{text}: {self.pane_label}" if key == "pane" else text
-                    yield RadioButton(label, value=n == 0, name=key)
+                    label = f"{text}: {safe(self.pane_label)}" if key == "pane" else text
+                    yield RadioButton(Content(label), value=n == 0, name=key)  # no markup
             yield Input(placeholder="tracks: all; or a pattern like 'stream' or /^rank 0/",
                         id="export-tracks")
             yield Input(placeholder="args keys as columns, e.g. correlation,Task Type",
@@ -80,7 +81,7 @@ class ExportDialog(ModalScreen["ExportRequest | None"]):
                 yield Checkbox("neutralise cells starting with = + - @", value=True,
                                id="export-neutralize")
             yield Input(value=self.default_path, id="export-path")
-            yield Label("", id="export-warning")
+            yield Label("", id="export-warning", markup=False)
             with Horizontal():
                 yield Button("Export", variant="primary", id="export-go")
                 yield Button("Cancel", id="export-cancel")

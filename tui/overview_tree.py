@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.widgets import Tree
 
 from proftui.tui.cli import track_contents
@@ -13,6 +14,11 @@ from proftui.tui.safe import safe
 
 class OverviewTree(Tree):
     """Iterations (slowest marked), processes and their tracks, and the summary tables."""
+
+    def process_label(self, label: str | Text) -> Text:
+        """A label as plain text: Tree would read a str as markup, and trace names hold
+        square brackets ("[link=...]" would become a hyperlink, "[/]" an error)."""
+        return super().process_label(Text(label) if isinstance(label, str) else label)
 
     def show_summary(self, summary: dict[str, Any], path: str) -> None:
         """List the iterations, processes with their tracks, and the summary tables."""
@@ -44,12 +50,12 @@ class OverviewTree(Tree):
             return
         timed = [it["dur_ns"] for it in items if it["dur_ns"] >= 0]
         slowest = max(timed) if timed else -1
-        node = self.root.add(f"Iterations ({len(items)}, from {iterations['source']})",
+        node = self.root.add(f"Iterations ({len(items)}, from {safe(iterations['source'])})",
                              expand=len(items) <= 20)
         for it in items:
             group = f"{safe(it['group'])} " if it["group"] else ""
             took = fmt_duration(it["dur_ns"]) if it["dur_ns"] >= 0 else "(no window)"
-            parts = ", ".join(f"{name} {fmt_duration(int(ns))}"
+            parts = ", ".join(f"{safe(name)} {fmt_duration(int(ns))}"
                               for name, ns in it["parts_ns"].items())
             mark = "  <- slowest" if it["dur_ns"] == slowest and len(timed) > 1 else ""
             node.add_leaf(f"{group}#{it['number']}  {took}{'  ' + parts if parts else ''}{mark}")

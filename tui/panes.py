@@ -195,7 +195,7 @@ class OpsPane(_TablePane):
             view += f", {len(self.tracks)} pinned tracks"
         rows = f"{fmt_count(self.ops.n_rows)} ops" if self.ops is not None else ""
         state = "computing ..." if busy else rows
-        text = (f"Ops of {self.window.label}, {view}, {self.side} tracks: {state}   "
+        text = (f"Ops of {safe(self.window.label)}, {view}, {self.side} tracks: {state}   "
                 "b name/category/type  v all/device/host  t pinned tracks  a whole trace  "
                 "/ filter  s sort  "
                 "Enter instances")
@@ -262,7 +262,8 @@ class OpsPane(_TablePane):
         name = str(table_label(self.ops, event.row))
         durations = self.index.arrays["slices.dur"][self.instances]
         self.query_one("#ops-histogram", Static).update(
-            f"{safe(name)}: {fmt_count(len(self.instances))} instances in {self.window.label}"
+            f"{safe(name)}: {fmt_count(len(self.instances))} instances in "
+            f"{safe(self.window.label)}"
             f"   {histogram_text(durations)}   Enter jumps to one, Esc returns")
         self.query_one("#ops-table").display = False
         view.display = True
