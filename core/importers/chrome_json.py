@@ -226,18 +226,21 @@ def _decode_whole(piece: bytes, final: bool) -> Piece | None:
     stripped = piece.rstrip(_WS)
     if not stripped:
         return Piece([], closed=False)
+    text = b"[" + stripped
+    del stripped
     try:
-        return Piece(_decoder.decode(b"[" + stripped), closed=True)
+        return Piece(_decoder.decode(text), closed=True)
     except (msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         pass
     except msgspec.DecodeError as exc:
         if _TRAILING.search(str(exc).encode()):
-            array = _closed_array(b"[" + stripped)
+            array = _closed_array(text)
             events = _decode_fast(array) if array is not None else None
             if array is not None and events is not None:
-                return Piece(events, trailer=stripped[len(array) - 2:], closed=True)
-    body = stripped.rstrip(b",").rstrip(_WS) if stripped.endswith(b",") else stripped
-    events = _decode_fast(b"[" + body + b"]")
+                return Piece(events, trailer=text[len(array) - 1:], closed=True)
+    body = text.rstrip(b",").rstrip(_WS) if text.endswith(b",") else text
+    del text
+    events = _decode_fast(body + b"]")
     return Piece(events) if events is not None else None
 
 
@@ -425,7 +428,7 @@ class ChromeJsonReader:
             if cut is None and not stream.eof:
                 # No provable boundary yet: one event larger than a batch, or damage.
                 if len(stream.buf) - start > ENTRY_LIMIT:
-                    self._skip_damage(sink, stream, start)
+                    self._skip_damage(sink, stream, start, progress, cancelled)
                 else:  # doubling keeps the rescans linear
                     stream.fill(min(2 * len(stream.buf), start + ENTRY_LIMIT + 1))
                 continue
@@ -447,7 +450,9 @@ class ChromeJsonReader:
         if progress is not None:
             progress(self.source.consumed, self.source.size, self.n_events)
 
-    def _skip_damage(self, sink: EventSink, stream: _Stream, start: int) -> None:
+    def _skip_damage(self, sink: EventSink, stream: _Stream, start: int,
+                     progress: Callable[[int, int, int], None] | None,
+                     cancelled: Callable[[], bool] | None) -> None:
         """Move past ENTRY_LIMIT bytes at `start` that hold no provable boundary.
 
         The stretch up to the first candidate boundary is decoded leniently (what it holds is
@@ -463,6 +468,10 @@ class ChromeJsonReader:
         sample = stream.buf[start: start + 60].decode("utf-8", "replace")
         self.diagnostics.add("oversized", 1, stream.base + start, sample)
         while not stream.eof:
+            if cancelled is not None and cancelled():
+                raise Cancelled("Loading was cancelled.")
+            if progress is not None:
+                progress(self.source.consumed, self.source.size, self.n_events)
             stream.drop(max(0, len(stream.buf) - 256))  # a boundary may span two chunks
             stream.fill(len(stream.buf) + 1)
             m = _BOUNDARY.search(stream.buf)
@@ -485,7 +494,7 @@ class ChromeJsonReader:
             if events is not None:
                 return m.start() + 1, m.end() - 1, events
             try:
-                _decoder.decode(array[:-1])
+                _decoder.decode(memoryview(array)[:-1])
             except msgspec.DecodeError as exc:
                 if _TRAILING.search(str(exc).encode()):
                     return _CLOSED
