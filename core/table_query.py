@@ -259,6 +259,7 @@ def column_index(table: Table, name: str) -> int:
 
 # -- quantities ---------------------------------------------------------------------------------
 
+_INT64_MAX = (1 << 63) - 1
 _QUANTITY = re.compile(
     r"^\s*(?P<num>[-+]?(?:\d[\d_,]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*"
     r"(?P<unit>ns|us|µs|μs|ms|s|%)?\s*$", re.IGNORECASE)
@@ -423,7 +424,11 @@ def _compare(table: Table, index: int, op: str, raw: str) -> np.ndarray:
         present = values != _MISSING_TS
         # Epoch nanoseconds do not fit a float: compare integers, the value read exactly.
         number = _QUANTITY.match(text).group("num").replace("_", "").replace(",", "")  # type: ignore[union-attr]
-        value = int(Decimal(number) * TIME_UNITS[unit or "ns"])  # type: ignore[assignment]
+        try:
+            exact = int(Decimal(number) * TIME_UNITS[unit or "ns"])
+        except ArithmeticError:  # an exponent beyond decimal's range
+            raise ProftuiError(f"{text.strip()} is out of range for {label}.") from None
+        value = min(max(exact, -_INT64_MAX), _INT64_MAX)  # type: ignore[assignment]
         values = values.astype(np.int64)
     else:
         values = values.astype(np.float64)

@@ -8,7 +8,7 @@ parsed here, vectorised, into integer nanoseconds (rounded half away from zero p
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -184,9 +184,9 @@ def _one(value: Any) -> int | None:
             return None
         try:
             d = Decimal(value.strip())
-        except (InvalidOperation, ValueError):
-            return None
-        if not d.is_finite() or abs(d) > _MAX_US:
+            if not d.is_finite() or abs(d) > _MAX_US:  # abs() overflows past 1e999999
+                return None
+        except (ArithmeticError, ValueError):  # decimal's InvalidOperation and Overflow
             return None
         whole, dot, decimals = value.strip().partition(".")
         if (dot and len(whole) >= _DOUBLE_DIGITS and whole.isdigit() and decimals.isdigit()

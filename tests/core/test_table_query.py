@@ -132,6 +132,10 @@ def test_timestamps_compare_exactly(table) -> None:
     assert _rows(table, "Task Start Time>1780676244313289us") == [0, 2, 5, 6]
     assert _rows(table, "Task Start Time=1780676244313289.002us") == [2]
     assert _rows(table, f"Task Start Time<={TS + 1}") == [0, 1, 4]
+    # beyond int64 ns: every time is below it; beyond decimal's range: refused in a sentence
+    assert _rows(table, "Task Start Time<1e30s") == [0, 1, 2, 4, 5, 6]  # 3 has none
+    with pytest.raises(ProftuiError, match="out of range"):
+        _rows(table, "Task Start Time>1e999999999999999999")
 
 
 def test_terms_are_anded(table) -> None:

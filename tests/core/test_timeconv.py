@@ -46,7 +46,8 @@ EXACT = [
 UNUSABLE = [None, True, False, [], [1], {}, {"ts": 1}, "", " ", ".", "-", "abc", "1.2.3",
             "nan", "NaN", "inf", "Infinity", "0x10", "\u0661\u0662", "\u00b2", "1e400",
             "9000000000000001", "9000000000000000.001", 10**30, -(10**30),
-            "99999999999999999999999.5", float("nan"), float("inf")]
+            "99999999999999999999999.5", "1e999999999999999999", "-1E+99999999999",
+            float("nan"), float("inf")]
 
 
 @pytest.mark.parametrize("value,ns", EXACT, ids=[repr(v) for v, _ in EXACT])
