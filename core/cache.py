@@ -1,18 +1,27 @@
 """The on-disk cache of finished indexes: one file per trace version, reopened memory-mapped.
 
-A cache file is ``MAGIC``, a little-endian u64 header length, a JSON header (format version,
-the source file's identity, array table, metadata, diagnostics) and 64-byte aligned arrays.
-Anything unexpected (another version, a truncated file, a different source identity) makes
-the file be ignored, never trusted. Files are written to a temporary name and renamed.
+A cache file is ``MAGIC``, a little-endian u64 header length, a JSON header (format and program
+version, a random id, the source files' identities, array table, metadata, diagnostics) and
+64-byte aligned arrays, nothing after. Anything unexpected (another version, a file of another
+length, a different source identity) makes the file be ignored, never trusted, and the next
+store replaces it. Files are written to a temporary name and renamed: a reader sees the old
+file or the whole new one, and a reader's map of a replaced file stays valid.
+
+A write within the time-stamp tick of the previous one leaves a file's identity unchanged, so
+an index is stored only when its sources were read from a tick after their last change on (see
+:func:`settle`) and are unchanged once indexed.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import mmap
 import os
+import stat
 import struct
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +33,13 @@ from proftui.core.index import TraceIndex
 from proftui.core.sources import FileIdentity
 from proftui.core.strings import StringTable
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MAGIC = b"PROFTUI-IDX\x00"
 _ALIGN = 64
+_FREE_RESERVE_BYTES = 64 << 20  # a cache never takes the last of the disk from the training job
+_STALE_TEMP_S = 3600  # a temporary file untouched this long was left by a killed process
+_FINE_TICK_NS = 20_000_000  # > one kernel timer tick (10 ms at HZ=100), when time stamps are fine
+_RUN_KEYS = ("cache_path", "cache_id", "from_cache", "cache_error")  # meta of this run only
 
 
 def cache_dir() -> Path:
@@ -38,40 +51,109 @@ def cache_dir() -> Path:
     return Path(base) / "proftui"
 
 
+def _identity_list(identities: list[FileIdentity]) -> list[list]:
+    return [[i.path, i.size, i.mtime_ns, i.ctime_ns, i.inode] for i in identities]
+
+
 def cache_key(identities: list[FileIdentity], options: str = "") -> str:
-    text = "\0".join(f"{i.path}\0{i.size}\0{i.mtime_ns}" for i in identities)
-    # The program version is part of the key: an index built by other code is never reused.
-    text += f"\0{options}\0v{FORMAT_VERSION}\0{__version__}"
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    """The name of the cache entry for these source files, options and program version."""
+    text = orjson.dumps([_identity_list(identities), options, FORMAT_VERSION, __version__])
+    return hashlib.sha256(text).hexdigest()[:40]
 
 
 def cache_path(identities: list[FileIdentity], options: str = "") -> Path:
     return cache_dir() / f"{cache_key(identities, options)}.idx"
 
 
-def _identity_list(identities: list[FileIdentity]) -> list[list]:
-    return [[i.path, i.size, i.mtime_ns] for i in identities]
+def _tick_ns(ctime_ns: int) -> int:
+    """How long one time stamp may stand for, judged by its roundness (with a margin)."""
+    for unit in (1_000_000_000, 100_000_000):  # whole seconds: FAT, ext3, HFS+ ...
+        if ctime_ns % unit == 0:
+            return 2 * unit
+    return _FINE_TICK_NS
 
 
-def store(index: TraceIndex, identities: list[FileIdentity], options: str = "") -> Path:
-    """Write `index` to the cache atomically; returns the cache file's path."""
+def settle(paths: list[str]) -> int:
+    """Wait until these files' last change is a time-stamp tick old; returns the time (ns).
+
+    A file read within the tick of its last change could be written again in that tick with
+    no change to its identity; read from a later moment on, every write shows. The wait is
+    at most one tick (20 ms, or 2 s on a file system with whole-second time stamps) and only
+    for files written moments ago; a time stamp further in the future (a network file
+    system's clock) is not waited for, and :func:`store` then declines.
+    """
+    identities = []
+    for path in paths:
+        try:
+            identities.append(FileIdentity.of(path))
+        except OSError:  # opening it will say what is wrong
+            pass
+    until_ns = max((i.ctime_ns + _tick_ns(i.ctime_ns) for i in identities), default=0)
+    longest_ns = max((_tick_ns(i.ctime_ns) for i in identities), default=0)
+    now = time.time_ns()
+    if until_ns - now <= longest_ns:  # further off is another clock's future: not waited for
+        while now < until_ns:
+            time.sleep((until_ns - now) / 1e9)
+            now = time.time_ns()
+    return now
+
+
+class CacheNotWritten(Exception):
+    """The index was not stored; the message is one sentence for a person."""
+
+
+def store(index: TraceIndex, identities: list[FileIdentity], options: str,
+          read_start_ns: int) -> Path:
+    """Write `index` to the cache atomically and note its path and id in `index.meta`.
+
+    `read_start_ns` is when reading the sources began (the value :func:`settle` returned,
+    taken before any of their bytes were read). Raises :class:`CacheNotWritten` when the
+    sources changed around their reading, or the file cannot be written (disk full, read-only).
+    """
+    _check_unchanged(identities, read_start_ns)
     path = cache_path(identities, options)
     arrays = dict(index.arrays)
     arrays["strings.blob"] = index.strings.blob
     arrays["strings.offsets"] = index.strings.offsets
-    _write(path, {
-        "version": FORMAT_VERSION,
-        "sources": _identity_list(identities),
-        "options": options,
-        "meta": index.meta,
-        "diagnostics": index.diagnostics.to_list(),
-    }, arrays)
+    cache_id = os.urandom(16).hex()
+    try:
+        _write(path, {
+            "version": FORMAT_VERSION,
+            "program": __version__,
+            "id": cache_id,
+            "sources": _identity_list(identities),
+            "options": options,
+            "meta": {k: v for k, v in index.meta.items() if k not in _RUN_KEYS},
+            "diagnostics": index.diagnostics.to_list(),
+        }, arrays)
+    except OSError as exc:
+        raise CacheNotWritten(f"could not write the cache: {exc.strerror or exc}") from None
+    _sweep_temporaries(path.parent)
+    index.meta["cache_path"] = str(path)
+    index.meta["cache_id"] = cache_id
     return path
 
 
+def _check_unchanged(identities: list[FileIdentity], read_start_ns: int) -> None:
+    for identity in identities:
+        name = os.path.basename(identity.path)
+        if identity.ctime_ns > read_start_ns + _tick_ns(identity.ctime_ns):
+            raise CacheNotWritten(f"not cached: {name} has a time stamp in the future")
+        if identity.ctime_ns + _tick_ns(identity.ctime_ns) > read_start_ns:
+            raise CacheNotWritten(f"not cached: {name} changed moments before it was read")
+        try:
+            now = FileIdentity.of(identity.path)
+        except OSError:
+            raise CacheNotWritten(f"not cached: {name} went away while it was read") from None
+        if now != identity:
+            raise CacheNotWritten(f"not cached: {name} changed while it was read")
+
+
 def _write(path: Path, header: dict, arrays: dict[str, np.ndarray]) -> None:
-    """Write a header and 64-byte aligned arrays to `path`, atomically (temporary + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write a header and 64-byte aligned arrays to `path`, atomically (temporary + rename).
+
+    Raises OSError; no temporary file is left behind, whatever goes wrong.
+    """
     table = []
     offset = 0
     for name, arr in arrays.items():
@@ -84,6 +166,8 @@ def _write(path: Path, header: dict, arrays: dict[str, np.ndarray]) -> None:
     blob = orjson.dumps(header, option=orjson.OPT_SERIALIZE_NUMPY)
     prefix_len = len(MAGIC) + 8 + len(blob)
     data_start = -(-prefix_len // _ALIGN) * _ALIGN
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _check_space(path.parent, data_start + offset)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -93,13 +177,42 @@ def _write(path: Path, header: dict, arrays: dict[str, np.ndarray]) -> None:
                 arr = arrays[entry["name"]]
                 f.write(memoryview(arr).cast("B") if arr.nbytes else b"")
                 f.write(b"\0" * (-arr.nbytes % _ALIGN))
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except IsADirectoryError:
+            os.rmdir(path)  # an empty directory squats on the name; a full one is left alone
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def _check_space(directory: Path, nbytes: int) -> None:
+    """Raise ENOSPC unless `nbytes` fit with room to spare (a full disk stops training jobs)."""
+    try:
+        fs = os.statvfs(directory)
+    except (OSError, AttributeError):  # no statvfs here: writing will tell
+        return
+    free = fs.f_bavail * fs.f_frsize
+    if free < nbytes + _FREE_RESERVE_BYTES:
+        raise OSError(errno.ENOSPC, f"not enough free space ({free >> 20} MB free, "
+                                    f"{(nbytes >> 20) + 1} MB needed, "
+                                    f"{_FREE_RESERVE_BYTES >> 20} MB kept free)")
+
+
+def _sweep_temporaries(directory: Path) -> None:
+    """Remove temporary files of writers that were killed mid-write (long untouched)."""
+    too_old = time.time() - _STALE_TEMP_S
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.startswith(".tmp-") and entry.stat().st_mtime < too_old:
+                    os.unlink(entry.path)
+    except OSError:  # swept by the next store
+        pass
 
 
 class CacheMiss(Exception):
@@ -118,6 +231,7 @@ def load(identities: list[FileIdentity], options: str = "") -> TraceIndex:
             raise CacheMiss("inconsistent string table")
         index = TraceIndex(arrays, strings, header["meta"],
                            Diagnostics.from_list(header["diagnostics"]))
+        index.meta["cache_id"] = str(header["id"])
     except CacheMiss:
         raise
     except Exception as exc:  # any damage at all means "not trusted"
@@ -129,10 +243,18 @@ def load(identities: list[FileIdentity], options: str = "") -> TraceIndex:
 def _read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
     """The header and memory-mapped arrays of a file written by :func:`_write`."""
     try:
-        with open(path, "rb") as f:
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError) as exc:
+        # Non-blocking: a FIFO in place of the file must not hang the opening of the trace.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
         raise CacheMiss(str(exc)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise CacheMiss("not a regular file")
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as exc:  # ValueError: an empty file cannot be mapped
+        raise CacheMiss(str(exc)) from None
+    finally:
+        os.close(fd)
     try:
         return _parse(mm)
     except CacheMiss:
@@ -149,19 +271,22 @@ def _parse(mm: mmap.mmap) -> tuple[dict, dict[str, np.ndarray]]:
     if start + header_len > len(mm):
         raise CacheMiss("truncated header")
     header = orjson.loads(mm[start: start + header_len])
-    if header.get("version") != FORMAT_VERSION:
+    if header.get("version") != FORMAT_VERSION or header.get("program") != __version__:
         raise CacheMiss("written by another version")
     data_start = -(-(start + header_len) // _ALIGN) * _ALIGN
-    if data_start + int(header["data_bytes"]) > len(mm):
-        raise CacheMiss("truncated data")
+    data_bytes = int(header["data_bytes"])
+    if data_start + data_bytes != len(mm):
+        raise CacheMiss("truncated or overlong file")
     arrays: dict[str, np.ndarray] = {}
     for entry in header["arrays"]:
         dtype = np.dtype(entry["dtype"])
-        shape = tuple(entry["shape"])
+        shape = tuple(int(n) for n in entry["shape"])
+        offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
         count = int(np.prod(shape)) if shape else 1
-        if count * dtype.itemsize != entry["nbytes"]:
+        if (min(shape, default=0) < 0 or count * dtype.itemsize != nbytes or offset < 0
+                or offset + nbytes > data_bytes or dtype.hasobject):
             raise CacheMiss("inconsistent array table")
-        arr = np.frombuffer(mm, dtype, count, data_start + entry["offset"]).reshape(shape)
+        arr = np.frombuffer(mm, dtype, count, data_start + offset).reshape(shape)
         arrays[entry["name"]] = arr
     return header, arrays
 
@@ -172,31 +297,27 @@ def store_derived(index: TraceIndex, kind: str, arrays: dict[str, np.ndarray]) -
     Does nothing for an index that is not in the cache; errors writing are ignored (the
     arrays are only a shortcut).
     """
-    base = index.meta.get("cache_path")
-    if not base:
+    base, cache_id = index.meta.get("cache_path"), index.meta.get("cache_id")
+    if not base or not cache_id:
         return
     try:
-        _write(Path(f"{base}.{kind}"), {"version": FORMAT_VERSION, "of": _stamp(base)},
+        _write(Path(f"{base}.{kind}"),
+               {"version": FORMAT_VERSION, "program": __version__, "of": cache_id},
                dict(arrays))
     except OSError:
         pass
 
 
 def load_derived(index: TraceIndex, kind: str) -> dict[str, np.ndarray]:
-    """Arrays stored by :func:`store_derived` for this very cache file; raises CacheMiss."""
-    base = index.meta.get("cache_path")
-    if not base:
+    """Arrays stored by :func:`store_derived` for this very index; raises CacheMiss.
+
+    They are matched by the random id of the index's cache file, not by what is at its path
+    now: another process may have replaced that file since this index was mapped.
+    """
+    base, cache_id = index.meta.get("cache_path"), index.meta.get("cache_id")
+    if not base or not cache_id:
         raise CacheMiss("the index is not cached")
     header, arrays = _read(Path(f"{base}.{kind}"))
-    if header.get("of") != _stamp(base):
+    if header.get("of") != cache_id:
         raise CacheMiss("made for another version of the index")
     return arrays
-
-
-def _stamp(path: str) -> list[int]:
-    """Identity of a cache file: derived files are valid for this one only."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return []
-    return [st.st_size, st.st_mtime_ns, st.st_ino]

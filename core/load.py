@@ -41,6 +41,8 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
     :class:`~proftui.core.errors.Cancelled` when `cancelled` returns True during indexing.
     """
     layout = discover(path)
+    # Before the files are opened (their first bytes tell gzip from plain): see cache.settle.
+    read_start_ns = cache.settle([t.path for t in layout.timelines]) if use_cache else 0
     sources: list[ByteSource] = []
     used: list[TimelineFile] = []
     for timeline in layout.timelines:
@@ -53,8 +55,8 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
         raise ProftuiError(f"{path}: none of its timelines can be read.")
     identities = [s.identity for s in sources]
     clocks = [offset_for(t.path, t.kind, s) for t, s in zip(used, sources)]
-    # The offsets are in the key: a start_info that changes re-indexes the profile.
-    options = orjson.dumps([[t.group, t.kind, c.offset_ns]
+    # The clocks are in the key: a start_info that changes re-indexes the profile.
+    options = orjson.dumps([[t.group, t.kind, c.offset_ns, c.describe()]
                             for t, c in zip(used, clocks)]).decode()
     if use_cache and sources:
         try:
@@ -73,9 +75,9 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
     index.meta["profile"] = describe(layout)
     if use_cache and sources:
         try:
-            index.meta["cache_path"] = str(cache.store(index, identities, options))
-        except OSError as exc:
-            index.meta["cache_error"] = f"could not write the cache: {exc.strerror or exc}"
+            cache.store(index, identities, options, read_start_ns)
+        except cache.CacheNotWritten as exc:
+            index.meta["cache_error"] = str(exc)
     return index
 
 

@@ -25,16 +25,24 @@ CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class FileIdentity:
-    """What identifies one version of a file on disk (for the cache)."""
+    """What identifies one version of a file on disk (for the cache).
+
+    The size and mtime alone miss a file rewritten to the same size under the same mtime
+    (``cp -p``, ``touch -d``); the inode and the status-change time, which no user can set,
+    catch those.
+    """
 
     path: str
     size: int
     mtime_ns: int
+    ctime_ns: int
+    inode: int
 
     @classmethod
     def of(cls, path: str) -> FileIdentity:
         st = os.stat(path)
-        return cls(os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        return cls(os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+                   st.st_ino)
 
 
 class ByteSource:
