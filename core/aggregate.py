@@ -86,6 +86,7 @@ def _keys(index: TraceIndex, by: str, types: OpTypes | None) -> tuple[np.ndarray
 _DEVICE_LABEL = re.compile(r"\b(?:gpu|npu|tpu|xpu|mlu|device)\b", re.IGNORECASE)
 _DEVICE_PROCESSES = {"ascend hardware", "hccl", "overlap analysis", "ai core freq"}
 _DEVICE_TRACK = re.compile(r"^\s*(?:thread\s+)?stream\s+\d+", re.IGNORECASE)
+_STREAM_WORD = re.compile(rb"(?i)stream")  # in every name _DEVICE_TRACK matches
 OUTLIER_RATIO = 1.2  # an iteration longer than this times its group's median is an outlier
 PARENTS_KIND = "parents1"  # bump when the stored parent array changes meaning
 _parents_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -109,9 +110,10 @@ def device_tracks(index: TraceIndex) -> np.ndarray:
     has_proc = track_proc >= 0
     device[has_proc] = proc_device[track_proc[has_proc]] if n_proc else False
     thread = TRACK_KINDS.index("thread")
-    for t in np.flatnonzero(~device & (a["tracks.kind"] == thread)).tolist():
-        if _DEVICE_TRACK.match(s[a["tracks.name"][t]]):
-            device[t] = True
+    names = np.zeros(len(s), bool)  # by string id: names of device streams
+    for n in s.ids_searched(_STREAM_WORD).tolist():
+        names[n] = bool(_DEVICE_TRACK.match(s[n]))
+    device |= names[a["tracks.name"]] & (a["tracks.kind"] == thread)
     return device
 
 

@@ -25,6 +25,10 @@ from proftui.core.strings import StringTable
 TRACK_KINDS = ("thread", "async", "process", "global")
 
 
+# Tracks described by `TraceIndex.summary` unless asked for all of them.
+LISTED_TRACKS = 200
+
+
 class TraceIndex:
     """An indexed trace. Columns are read-only numpy arrays, possibly memory-mapped."""
 
@@ -129,25 +133,40 @@ class TraceIndex:
 
     # -- summaries ------------------------------------------------------------------------------
 
-    def summary(self) -> dict[str, Any]:
-        """What the trace holds, as plain data (the `info` command prints it)."""
+    def summary(self, listed_tracks: int | None = LISTED_TRACKS) -> dict[str, Any]:
+        """What the trace holds, as plain data (the `info` command prints it).
+
+        Tracks are described up to `listed_tracks` of them in all (None: every one), in
+        process order; each process says how many it has (a trace may have 10^6 threads).
+        """
         a = self.arrays
         s = self.strings
         processes = []
-        track_proc = a["tracks.process"]
+        track_proc = a["tracks.process"].astype(np.int64)
+        order = np.argsort(track_proc, kind="stable")  # tracks by process, others first
+        bounds = np.searchsorted(track_proc[order], np.arange(-1, len(a["processes.pid"]) + 1))
+        per_proc = [order[bounds[i]: bounds[i + 1]] for i in range(len(bounds) - 1)]
+        left = self.n_tracks if listed_tracks is None else listed_tracks
         self._instant_counts = np.bincount(a["instants.track"], minlength=self.n_tracks)
         self._series_counts = np.bincount(a["counters.series_track"], minlength=self.n_tracks)
-        for p in range(len(a["processes.pid"])):
-            tracks = np.flatnonzero(track_proc == p).tolist()
+
+        def described(tracks: np.ndarray) -> list[dict[str, Any]]:
+            nonlocal left
+            listed = tracks[:max(left, 0)].tolist()
+            left -= len(listed)
+            return [self._track_summary(t) for t in listed]
+
+        for p, tracks in enumerate(per_proc[1:]):
             processes.append({
                 "group": s[a["processes.group"][p]],
                 "pid": s[a["processes.pid"][p]],
                 "name": s[a["processes.name"][p]],
                 "labels": s[a["processes.labels"][p]],
                 "sort_index": int(a["processes.sort_index"][p]),
-                "tracks": [self._track_summary(t) for t in tracks],
+                "n_tracks": len(tracks),
+                "tracks": described(tracks),
             })
-        others = [self._track_summary(t) for t in np.flatnonzero(track_proc < 0).tolist()]
+        others = described(per_proc[0])
         return {
             "sources": self.meta.get("sources", []),
             "format": self.meta.get("format"),
@@ -164,6 +183,8 @@ class TraceIndex:
             "flow_edges": len(a["flows.src_slice"]),
             "processes": processes,
             "other_tracks": others,
+            "n_tracks": self.n_tracks,
+            "n_other_tracks": len(per_proc[0]),
             "diagnostics": self.diagnostics.to_list(),
             "profile": self.meta.get("profile"),
         }

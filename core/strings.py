@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 
@@ -85,10 +86,20 @@ class StringTable:
         return text
 
     def find(self, text: str) -> int:
-        """The id of `text`, or -1."""
+        """The id of `text`, or -1 (one vectorised pass over the strings of its length)."""
         if self._lookup is None:
-            self._lookup = {self[i]: i for i in range(len(self))}
-        return self._lookup.get(text, -1)
+            self._lookup = {}
+        sid = self._lookup.get(text)
+        if sid is None:
+            key = np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8)
+            starts = self.offsets[:-1]
+            same = np.flatnonzero(self.offsets[1:] - starts == len(key))
+            blob = self.blob
+            for k, byte in enumerate(key.tolist()):  # narrowed byte by byte
+                same = same[blob[starts[same] + k] == byte]
+            sid = int(same[0]) if len(same) else -1
+            self._lookup[text] = sid
+        return sid
 
     def ids_containing(self, needle: str) -> list[int]:
         """Ids of the strings that contain `needle`, found by one scan of the blob."""
@@ -100,6 +111,12 @@ class StringTable:
             hits.append(sid)
             at = blob.find(key, max(int(self.offsets[sid + 1]), at + 1))
         return hits
+
+    def ids_searched(self, pattern: re.Pattern[bytes]) -> np.ndarray:
+        """Ids of the strings where `pattern` matches in the blob (a match that runs on into
+        the next string counts for the first: use it to narrow before an exact test)."""
+        at = np.fromiter((m.start() for m in pattern.finditer(self._blob)), np.int64)
+        return np.unique(np.searchsorted(self.offsets, at, side="right") - 1)
 
     def all(self) -> list[str]:
         return [self[i] for i in range(len(self))]

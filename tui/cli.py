@@ -20,7 +20,6 @@ from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.safe import safe, safe_json, safe_lines
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
-MAX_TRACKS_SHOWN = 200
 MAX_FILES_SHOWN = 20
 # Plain-text tables pad a column to at most this many characters: long kernel names still
 # line up, and one megabyte-long name does not make every line a megabyte.
@@ -166,25 +165,19 @@ def _timeline_lines(summary: dict[str, Any]) -> list[str]:
                  f"{fmt_count(summary['counter_samples'])} samples; flow edges "
                  f"{fmt_count(summary['flow_edges'])}")
     lines.append(f"processes  {len(summary['processes'])}")
-    shown = 0
+    listed = 0
     for proc in summary["processes"]:
         label = safe(proc["name"]) or "Process"
         if proc.get("group"):
             label = f"{safe(proc['group'])}: {label}"
         extra = f" [{safe(proc['labels'])}]" if proc["labels"] else ""
         lines.append(f"  {label} (pid {safe(proc['pid']) or '-'}){extra}")
-        for track in proc["tracks"]:
-            shown += 1
-            if shown > MAX_TRACKS_SHOWN:
-                continue
-            lines.append(f"    {_track_line(track)}")
-    for track in summary["other_tracks"]:
-        shown += 1
-        if shown <= MAX_TRACKS_SHOWN:
-            lines.append(f"  {_track_line(track)}")
-    if shown > MAX_TRACKS_SHOWN:
-        lines.append(f"  ... and {fmt_count(shown - MAX_TRACKS_SHOWN)} more tracks "
-                     "(see --json)")
+        lines += [f"    {_track_line(track)}" for track in proc["tracks"]]
+        listed += len(proc["tracks"])
+    lines += [f"  {_track_line(track)}" for track in summary["other_tracks"]]
+    listed += len(summary["other_tracks"])
+    if summary["n_tracks"] > listed:
+        lines.append(f"  ... and {fmt_count(summary['n_tracks'] - listed)} more tracks")
     return lines
 
 

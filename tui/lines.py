@@ -43,49 +43,107 @@ class LayoutState:
         return cls(set(), [], set())
 
 
-def build_lines(index: TraceIndex, rows: RowIndex, state: LayoutState) -> list[Line]:
-    """All lines of the timeline for this layout state."""
+_KINDS = (PROCESS, SLICES, COUNTER, INSTANTS)
+_P, _S, _C, _I = range(4)
+
+
+class Lines:
+    """The lines of one layout as columns: a trace of 10^6 threads costs arrays, not objects.
+
+    `lines[n]` makes the `Line` (with its label) on demand; `find` locates a line without a
+    Python loop over all of them.
+    """
+
+    def __init__(self, index: TraceIndex | None, kind: np.ndarray, process: np.ndarray,
+                 track: np.ndarray, item: np.ndarray, titled: np.ndarray) -> None:
+        self.index = index
+        self.kind, self.process, self.track, self.item = kind, process, track, item
+        self.titled = titled
+
+    @classmethod
+    def empty(cls) -> Lines:
+        none = np.zeros(0, np.int64)
+        return cls(None, none.astype(np.int8), none, none, none, none.astype(bool))
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def __getitem__(self, n: int) -> Line:
+        if not -len(self) <= n < len(self):
+            raise IndexError(n)
+        kind, process = int(self.kind[n]), int(self.process[n])
+        track, item = int(self.track[n]), int(self.item[n])
+        index = self.index
+        assert index is not None
+        if kind == _P:
+            label = index.process_label(process)
+        elif kind == _C:
+            label = index.strings[index.arrays["counters.series_name"][item]]
+        elif self.titled[n]:
+            label = index.track_label(track)
+        else:
+            label = "  instants" if kind == _I else ""
+        return Line(_KINDS[kind], process, track, item, label)
+
+    def __iter__(self):
+        return (self[n] for n in range(len(self)))
+
+    def find(self, kind: str | None = None, process: int | None = None,
+             track: int | None = None, item: int | None = None) -> int | None:
+        """The first line with all the given values, or None."""
+        hit = np.ones(len(self), bool)
+        for column, value in ((self.kind, None if kind is None else _KINDS.index(kind)),
+                              (self.process, process), (self.track, track),
+                              (self.item, item)):
+            if value is not None:
+                hit &= column == value
+        n = int(np.argmax(hit)) if len(hit) else 0
+        return n if len(hit) and hit[n] else None
+
+
+def build_lines(index: TraceIndex, rows: RowIndex, state: LayoutState) -> Lines:
+    """All lines of the timeline for this layout state, vectorised over tracks."""
     a = index.arrays
-    track_process = a["tracks.process"]
-    series_of_track = _group(a["counters.series_track"], index.n_tracks)
-    instant_counts = np.bincount(a["instants.track"], minlength=index.n_tracks)
-    lines: list[Line] = []
-
-    def track_lines(t: int, process: int) -> None:
-        label = index.track_label(t)
-        n_rows = int(rows.track_first_row[t + 1] - rows.track_first_row[t])
-        for depth in range(n_rows):
-            lines.append(Line(SLICES, process, t, int(rows.track_first_row[t]) + depth,
-                              label if depth == 0 else ""))
-        if instant_counts[t]:
-            lines.append(Line(INSTANTS, process, t, t, label if n_rows == 0 else "  instants"))
-        for series in series_of_track.get(t, ()):
-            lines.append(Line(COUNTER, process, t, series,
-                              index.strings[a["counters.series_name"][series]]))
-
-    for t in state.pinned:
-        if t not in state.hidden:
-            track_lines(t, int(track_process[t]))
-    pinned = set(state.pinned)
-    by_process = _group(track_process, len(a["processes.pid"]))
-    for p in range(len(a["processes.pid"])):
-        tracks = [t for t in by_process.get(p, ()) if t not in state.hidden and t not in pinned]
-        if not tracks:
-            continue
-        lines.append(Line(PROCESS, p, -1, -1, index.process_label(p)))
-        if p in state.collapsed:
-            continue
-        for t in tracks:
-            track_lines(t, p)
-    for t in np.flatnonzero(track_process < 0).tolist():
-        if t not in state.hidden and t not in pinned:
-            track_lines(t, -1)
-    return lines
-
-
-def _group(keys: np.ndarray, n: int) -> dict[int, list[int]]:
-    """Positions of `keys` grouped by key value (in order)."""
-    out: dict[int, list[int]] = {}
-    for i, k in enumerate(keys.tolist()):
-        out.setdefault(k, []).append(i)
-    return out
+    n_tracks = index.n_tracks
+    track_process = a["tracks.process"].astype(np.int64)
+    n_proc = len(a["processes.pid"])
+    shown = np.ones(n_tracks, bool)
+    shown[list(state.hidden)] = False
+    pinned = [t for t in state.pinned if t not in state.hidden]
+    shown[pinned] = False
+    # Entries in display order: a process header (track -1) or a track.
+    in_proc = np.flatnonzero(shown & (track_process >= 0))
+    headers = np.unique(track_process[in_proc])
+    in_proc = in_proc[~np.isin(track_process[in_proc], list(state.collapsed))]
+    proc_entries = np.concatenate([np.full(len(headers), -1), in_proc])
+    proc_of = np.concatenate([headers, track_process[in_proc]])
+    order = np.lexsort((proc_entries, proc_of))  # by process, its header (-1) first
+    entry_track = np.concatenate([np.array(pinned, np.int64), proc_entries[order],
+                                  np.flatnonzero(shown & (track_process < 0))])
+    entry_proc = np.concatenate([track_process[pinned], proc_of[order],
+                                 np.full(len(entry_track) - len(pinned) - len(order), -1)])
+    # Lines of a track: its rows, an instants line if it has instants, one per counter series.
+    first_row = rows.track_first_row.astype(np.int64)
+    n_rows = np.diff(first_row)
+    has_instants = (np.bincount(a["instants.track"], minlength=n_tracks) > 0).astype(np.int64)
+    series_track = a["counters.series_track"].astype(np.int64)
+    series_order = np.argsort(series_track, kind="stable")
+    n_series = np.bincount(series_track, minlength=n_tracks)
+    series_first = np.concatenate([[0], np.cumsum(n_series)])
+    is_header = entry_track < 0
+    t = np.where(is_header, 0, entry_track)
+    per_entry = np.where(is_header, 1, n_rows[t] + has_instants[t] + n_series[t])
+    line_entry = np.repeat(np.arange(len(entry_track)), per_entry)
+    j = np.arange(len(line_entry)) - np.repeat(np.cumsum(per_entry) - per_entry, per_entry)
+    track = entry_track[line_entry]
+    tt = t[line_entry]
+    rows_here = n_rows[tt]
+    kind = np.where(j < rows_here, _S,
+                    np.where(j < rows_here + has_instants[tt], _I, _C)).astype(np.int8)
+    kind[track < 0] = _P
+    k = np.clip(j - rows_here - has_instants[tt], 0, None)
+    series = series_order[np.minimum(series_first[tt] + k, max(len(series_order) - 1, 0))] \
+        if len(series_order) else np.zeros(len(j), np.int64)
+    item = np.select([kind == _S, kind == _I, kind == _C], [first_row[tt] + j, tt, series], -1)
+    titled = ((kind == _S) & (j == 0)) | ((kind == _I) & (rows_here == 0))
+    return Lines(index, kind, entry_proc[line_entry], track, item, titled)

@@ -33,8 +33,14 @@ class OverviewTree(Tree):
             node = tree.root.add(label, expand=True)
             for track in proc["tracks"]:
                 node.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
+            if proc["n_tracks"] > len(proc["tracks"]):
+                node.add_leaf(f"... {fmt_count(proc['n_tracks'] - len(proc['tracks']))} "
+                              "more tracks")
         for track in summary["other_tracks"]:
             tree.root.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
+        if summary["n_other_tracks"] > len(summary["other_tracks"]):
+            more = summary["n_other_tracks"] - len(summary["other_tracks"])
+            tree.root.add_leaf(f"... {fmt_count(more)} more tracks")
         tables = (summary.get("profile") or {}).get("tables", [])
         if tables:
             node = tree.root.add(f"Summary tables ({len(tables)})", expand=True)

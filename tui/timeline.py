@@ -23,7 +23,7 @@ from proftui.core.rows import RowIndex, cell_boundaries, paint_cells
 from proftui.core.slice_info import nearest_slice, neighbour, row_of, slice_at
 from proftui.themes import Palette, palette_for
 from proftui.tui.format import fmt_duration
-from proftui.tui.lines import COUNTER, INSTANTS, PROCESS, SLICES, LayoutState, Line, build_lines
+from proftui.tui.lines import COUNTER, INSTANTS, PROCESS, SLICES, LayoutState, Lines, build_lines
 from proftui.tui.render import (
     StyleCache,
     paint_counter,
@@ -108,7 +108,7 @@ class Timeline(Widget, can_focus=True):
         super().__init__(id=id)
         self.index: TraceIndex | None = None
         self.rows: RowIndex | None = None
-        self.lines: list[Line] = []
+        self.lines = Lines.empty()
         self.layout_state = LayoutState.empty()
         self.view_start = 0
         self.view_end = 1
@@ -140,7 +140,7 @@ class Timeline(Widget, can_focus=True):
         self._colour_of_name.clear()
         self._counter_range.clear()
         self._rebuild_lines()
-        self.focus_line = next((n for n, line in enumerate(self.lines) if line.kind == SLICES), 0)
+        self.focus_line = self.lines.find(kind=SLICES) or 0
         self.action_reset()
 
     def set_palette(self, palette: Palette) -> None:
@@ -379,9 +379,8 @@ class Timeline(Widget, can_focus=True):
         collapsed = self.layout_state.collapsed
         collapsed.symmetric_difference_update({process})
         self._rebuild_lines()
-        self.focus_line = next((n for n, line in enumerate(self.lines)
-                                if line.kind == PROCESS and line.process == process),
-                               self.focus_line)
+        found = self.lines.find(kind=PROCESS, process=process)
+        self.focus_line = self.focus_line if found is None else found
         self._keep_focus_visible()
 
     def action_toggle_pin(self) -> None:
@@ -455,8 +454,7 @@ class Timeline(Widget, can_focus=True):
         return here if here >= 0 else nearest_slice(self.index, self.rows, row, self.cursor_ns)
 
     def _line_of_row(self, row: int) -> int | None:
-        return next((n for n, line in enumerate(self.lines)
-                     if line.kind == SLICES and line.item == row), None)
+        return self.lines.find(kind=SLICES, item=row)
 
     def _keep_cursor_visible(self) -> None:
         width = self.view_end - self.view_start

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import random
+
 import numpy as np
 
+from proftui.core import load_trace
+from proftui.core.rows import build_rows
 from proftui.themes import CONTRAST, DARK, LIGHT, THEMES, luminance
 from proftui.tui.lines import LayoutState, build_lines
 from proftui.tui.render import (
@@ -112,11 +117,6 @@ def test_palettes_keep_slice_colours_apart_and_labels_readable() -> None:
 
 
 def test_lines_follow_layout_state(tmp_path) -> None:
-    import json
-
-    from proftui.core import load_trace
-    from proftui.core.rows import build_rows
-
     events = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "host"}},
               {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
               {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
@@ -141,6 +141,68 @@ def test_lines_follow_layout_state(tmp_path) -> None:
     assert build_lines(index, rows, state)[0].track == k_track
     state.hidden.add(k_track)
     assert all(line.track != k_track for line in build_lines(index, rows, state))
+
+
+def _reference_lines(index, rows, state) -> list[tuple]:
+    """The lines by a plain loop over tracks (what `build_lines` computes vectorised)."""
+    a = index.arrays
+    out: list[tuple] = []
+
+    def track_lines(t: int, p: int) -> None:
+        label = index.track_label(t)
+        n_rows = int(rows.track_first_row[t + 1] - rows.track_first_row[t])
+        for depth in range(n_rows):
+            out.append(("slices", p, t, int(rows.track_first_row[t]) + depth,
+                        label if depth == 0 else ""))
+        if (a["instants.track"] == t).any():
+            out.append(("instants", p, t, t, label if n_rows == 0 else "  instants"))
+        for series in np.flatnonzero(a["counters.series_track"] == t).tolist():
+            out.append(("counter", p, t, series,
+                        index.strings[a["counters.series_name"][series]]))
+
+    track_process = a["tracks.process"].tolist()
+    for t in state.pinned:
+        if t not in state.hidden:
+            track_lines(t, track_process[t])
+    for p in range(len(a["processes.pid"])):
+        tracks = [t for t in range(index.n_tracks) if track_process[t] == p
+                  and t not in state.hidden and t not in state.pinned]
+        if tracks:
+            out.append(("process", p, -1, -1, index.process_label(p)))
+            if p not in state.collapsed:
+                for t in tracks:
+                    track_lines(t, p)
+    for t in range(index.n_tracks):
+        if track_process[t] < 0 and t not in state.hidden and t not in state.pinned:
+            track_lines(t, -1)
+    return out
+
+
+def test_lines_match_a_loop_over_tracks(tmp_path) -> None:
+    rng = random.Random(5)
+    events = [{"ph": "X", "name": f"n{i}", "pid": rng.randint(1, 4), "tid": rng.randint(1, 5),
+               "ts": rng.randint(0, 50), "dur": rng.randint(1, 30)} for i in range(300)]
+    events += [{"ph": "C", "name": f"c{i}", "pid": rng.randint(1, 4), "ts": i,
+                "args": {"a": i, "b": 2}} for i in range(6)]
+    events += [{"ph": "i", "name": "m", "pid": rng.randint(1, 5), "tid": rng.randint(1, 7),
+                "ts": i, "s": rng.choice("tpg")} for i in range(20)]
+    events += [{"ph": "b", "name": "io", "cat": "a", "id": i, "pid": 3, "ts": i}
+               for i in range(3)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(events))
+    index = load_trace(str(path), use_cache=False)
+    rows = build_rows(index)
+    for _ in range(40):
+        tracks, procs = list(range(index.n_tracks)), list(range(len(index.arrays["processes.pid"])))
+        state = LayoutState(set(rng.sample(procs, rng.randint(0, 2))),
+                            rng.sample(tracks, rng.randint(0, 3)),
+                            set(rng.sample(tracks, rng.randint(0, 3))))
+        lines = build_lines(index, rows, state)
+        got = [(ln.kind, ln.process, ln.track, ln.item, ln.label) for ln in lines]
+        assert got == _reference_lines(index, rows, state), state
+        for n, want in enumerate(got):
+            kind, process, track, item, _ = want
+            assert lines.find(kind, process, track, item) == got.index(want)
 
 
 def test_range_cells_take_the_range_background() -> None:
