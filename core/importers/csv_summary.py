@@ -11,6 +11,7 @@ and counted. An unknown CSV loads the same way, with its own header.
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -26,7 +27,8 @@ MISSING = frozenset(_MISSING)  # cell texts that mean "no value"
 _TIME_UNITS = {"us": 1_000, "ms": 1_000_000, "ns": 1, "s": 1_000_000_000}
 # Beyond this many µs a time column holds epoch timestamps, kept as exact int64 ns.
 _EPOCH_US = 1e12
-csv.field_size_limit(1 << 30)
+csv.field_size_limit(16 << 20)  # a larger cell is damage: the rows before it are kept
+_CHUNK_ROWS = 1 << 15
 
 
 @dataclass
@@ -62,53 +64,112 @@ class Table:
 
 
 def read_table(path: str, kind: str = "", group: str = "") -> Table:
-    """Read one summary CSV of a rank or device; raises ProftuiError if it cannot be read."""
+    """Read one summary CSV of a rank or device; raises ProftuiError if it cannot be read.
+
+    Rows are read a chunk at a time into typed columns, so a table costs about 8 bytes a cell
+    (text repeats are shared) rather than a Python string each.
+    """
     diagnostics = Diagnostics()
     try:
         with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
-            rows = list(csv.reader(f))
+            reader = csv.reader(f)
+            header = [h.strip() for h in next(reader, [])]
+            builders = [_ColumnBuilder(h) for h in header]
+            width, n_rows, ragged = len(header), 0, 0
+            while True:
+                try:
+                    chunk = list(itertools.islice(reader, _CHUNK_ROWS))
+                except csv.Error as exc:  # a cell past the field limit, a NUL byte
+                    diagnostics.add("bad_csv", 1, None, f"line {reader.line_num}: {exc}")
+                    break
+                if not chunk:
+                    break
+                body = [r for r in chunk if any(cell.strip() for cell in r)]
+                for i, row in enumerate(body):
+                    if len(row) != width:
+                        # msprof ends some rows with a stray cell after the last TAB; extra
+                        # empty cells are no problem, cells beyond the header or missing are.
+                        if len(row) > width and not any(c.strip() for c in row[width:]):
+                            body[i] = row[:width]
+                            continue
+                        ragged += 1
+                        body[i] = (row + [""] * width)[:width]
+                if body:
+                    for builder, cells in zip(builders, zip(*body)):
+                        builder.add(list(map(str.strip, cells)))
+                    n_rows += len(body)
     except OSError as exc:
         raise ProftuiError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     except csv.Error as exc:
         raise ProftuiError(f"{path}: not a readable CSV ({exc}).") from None
-    if not rows:
-        return Table(kind, path, [], 0, diagnostics, group)
-    header = [h.strip() for h in rows[0]]
-    body = [r for r in rows[1:] if any(cell.strip() for cell in r)]
-    width = len(header)
-    ragged = 0
-    for i, row in enumerate(body):
-        if len(row) != width:
-            # msprof ends some rows with a stray cell after the last TAB; extra empty cells
-            # are no problem, cells beyond the header or missing ones are.
-            if len(row) > width and not any(c.strip() for c in row[width:]):
-                body[i] = row[:width]
-                continue
-            ragged += 1
-            body[i] = (row + [""] * width)[:width]
     diagnostics.add("ragged_row", ragged, None, f"rows without {width} cells")
-    cells = list(zip(*body)) if body else [()] * width
-    columns = [_column(h, [c.strip() for c in col]) for h, col in zip(header, cells)]
-    return Table(kind, path, columns, len(body), diagnostics, group)
+    return Table(kind, path, [b.column() for b in builders], n_rows, diagnostics, group)
 
 
-def _column(header: str, cells: list[str]) -> Column:
-    m = _UNIT.match(header)
-    name, unit = (m.group(1), m.group(2)) if m else (header, "")
-    present = [c for c in cells if c not in _MISSING]
-    if not present:
-        return Column(header, name, unit, "number", np.full(len(cells), np.nan))
-    try:
-        numbers = np.array([c if c not in _MISSING else "nan" for c in cells], np.float64)
-    except ValueError:
-        return Column(header, name, unit, "text", np.array(cells, dtype=object))
-    if unit in _TIME_UNITS and np.nanmax(np.abs(numbers)) >= _EPOCH_US * (
-            1_000 / _TIME_UNITS[unit]):
-        ns, ok = us_to_ns([c if c not in _MISSING else None for c in cells])
-        if unit != "us":
-            ns = (numbers * _TIME_UNITS[unit]).astype(np.int64)
-        return Column(header, name, "ns", "timestamp", np.where(ok, ns, np.iinfo(np.int64).min))
-    return Column(header, name, unit, "number", numbers)
+class _ColumnBuilder:
+    """One column's values, chunk by chunk: numbers (and exact ns for time units) until a cell
+    is not a number, then text codes into a table of the distinct texts."""
+
+    def __init__(self, header: str) -> None:
+        m = _UNIT.match(header)
+        self.header = header
+        self.name, self.unit = (m.group(1), m.group(2)) if m else (header, "")
+        self.numbers: list[np.ndarray] = []
+        self.ns: list[np.ndarray] = []  # time units only
+        self.ok: list[np.ndarray] = []
+        self.codes: list[np.ndarray] | None = None  # text columns
+        self.texts: dict[str, int] = {}
+
+    def add(self, cells: list[str]) -> None:
+        if self.codes is None:
+            try:
+                numbers = np.array([c if c not in _MISSING else "nan" for c in cells],
+                                   np.float64)
+            except ValueError:
+                self._become_text()
+            else:
+                self.numbers.append(numbers)
+                if self.unit in _TIME_UNITS:
+                    ns, ok = us_to_ns([c if c not in _MISSING else None for c in cells])
+                    if self.unit != "us":
+                        with np.errstate(invalid="ignore"):
+                            ns = (numbers * _TIME_UNITS[self.unit]).astype(np.int64)
+                    self.ns.append(ns)
+                    self.ok.append(ok)
+                return
+        assert self.codes is not None
+        self.codes.append(self._code(cells))
+
+    def _code(self, cells: list[str]) -> np.ndarray:
+        texts = self.texts
+        for text in dict.fromkeys(cells):  # the new distinct texts get the next codes
+            if text not in texts:
+                texts[text] = len(texts)
+        return np.fromiter(map(texts.__getitem__, cells), np.int32, len(cells))
+
+    def _become_text(self) -> None:
+        """Numbers read so far go back to text (as the shortest text of each number)."""
+        self.codes = [self._code(["" if np.isnan(v) else np.format_float_positional(v, trim="-")
+                                  for v in chunk.tolist()]) for chunk in self.numbers]
+        self.numbers, self.ns, self.ok = [], [], []
+
+    def column(self) -> Column:
+        header, name, unit = self.header, self.name, self.unit
+        if self.codes is not None:
+            texts = np.empty(len(self.texts), dtype=object)
+            texts[:] = list(self.texts)
+            codes = np.concatenate(self.codes) if self.codes else np.zeros(0, np.int32)
+            return Column(header, name, unit, "text", texts[codes])
+        numbers = np.concatenate(self.numbers) if self.numbers else np.zeros(0)
+        present = ~np.isnan(numbers)
+        if not present.any():
+            return Column(header, name, unit, "number", numbers)
+        if unit in _TIME_UNITS and np.abs(numbers[present]).max() >= _EPOCH_US * (
+                1_000 / _TIME_UNITS[unit]):
+            ns, ok = np.concatenate(self.ns), np.concatenate(self.ok)
+            return Column(header, name, "ns", "timestamp",
+                          np.where(ok, ns, np.iinfo(np.int64).min))
+        return Column(header, name, unit, "number", numbers)
 
 
 def _bare(header: str) -> str:
