@@ -92,7 +92,7 @@ def discover(path: str) -> ProfileLayout:
     if not layout.timelines and not layout.tables:
         raise NotATraceError(
             f"{path} holds no trace or profiler output proftui recognises "
-            f"({len(files)} files looked at).")
+            f"({len(files)} file{'' if len(files) == 1 else 's'} looked at).")
     _name_groups(layout)
     return layout
 
