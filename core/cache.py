@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import mmap
 import os
 import stat
@@ -23,6 +24,7 @@ import struct
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -51,13 +53,35 @@ def cache_dir() -> Path:
     return Path(base) / "proftui"
 
 
+def json_bytes(value: Any) -> bytes:
+    """`value` as JSON. A path that is not UTF-8 holds lone surrogates (os.fsdecode), which
+    orjson refuses: the standard library writes them as \\u escapes and reads them back."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
+    except TypeError:
+        return json.dumps(value, default=_plain).encode()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _json_value(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:  # lone surrogates, escaped (see json_bytes)
+        return json.loads(data)
+
+
 def _identity_list(identities: list[FileIdentity]) -> list[list]:
     return [[i.path, i.size, i.mtime_ns, i.ctime_ns, i.inode] for i in identities]
 
 
 def cache_key(identities: list[FileIdentity], options: str = "") -> str:
     """The name of the cache entry for these source files, options and program version."""
-    text = orjson.dumps([_identity_list(identities), options, FORMAT_VERSION, __version__])
+    text = json_bytes([_identity_list(identities), options, FORMAT_VERSION, __version__])
     return hashlib.sha256(text).hexdigest()[:40]
 
 
@@ -163,7 +187,7 @@ def _write(path: Path, header: dict, arrays: dict[str, np.ndarray]) -> None:
                       "offset": offset, "nbytes": arr.nbytes})
         offset += -(-arr.nbytes // _ALIGN) * _ALIGN
     header = {**header, "arrays": table, "data_bytes": offset}
-    blob = orjson.dumps(header, option=orjson.OPT_SERIALIZE_NUMPY)
+    blob = json_bytes(header)
     prefix_len = len(MAGIC) + 8 + len(blob)
     data_start = -(-prefix_len // _ALIGN) * _ALIGN
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -270,7 +294,7 @@ def _parse(mm: mmap.mmap) -> tuple[dict, dict[str, np.ndarray]]:
     start = len(MAGIC) + 8
     if start + header_len > len(mm):
         raise CacheMiss("truncated header")
-    header = orjson.loads(mm[start: start + header_len])
+    header = _json_value(mm[start: start + header_len])
     if header.get("version") != FORMAT_VERSION or header.get("program") != __version__:
         raise CacheMiss("written by another version")
     data_start = -(-(start + header_len) // _ALIGN) * _ALIGN

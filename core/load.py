@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import orjson
 
 from proftui.core import cache
 from proftui.core.build import TraceBuilder
@@ -56,8 +55,8 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
     identities = [s.identity for s in sources]
     clocks = [offset_for(t.path, t.kind, s) for t, s in zip(used, sources)]
     # The clocks are in the key: a start_info that changes re-indexes the profile.
-    options = orjson.dumps([[t.group, t.kind, c.offset_ns, c.describe()]
-                            for t, c in zip(used, clocks)]).decode()
+    options = cache.json_bytes([[t.group, t.kind, c.offset_ns, c.describe()]
+                                for t, c in zip(used, clocks)]).decode()
     if use_cache and sources:
         try:
             index = cache.load(identities, options)
