@@ -161,7 +161,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
             kind = "chrome"
         digest = _digest(path)
         if digest in seen_hashes:
-            twin = os.path.basename(seen_hashes[digest])
+            twin = os.path.relpath(seen_hashes[digest], root)
             layout.skipped.append((path, f"same content as {twin}"))
             continue
         seen_hashes[digest] = path
@@ -198,7 +198,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
             digest = _digest(path)
             if digest in seen_hashes:
                 layout.skipped.append(
-                    (path, f"same content as {os.path.basename(seen_hashes[digest])}"))
+                    (path, f"same content as {os.path.relpath(seen_hashes[digest], root)}"))
                 continue
             seen_hashes[digest] = path
             layout.timelines.append(TimelineFile(path, group(path),
