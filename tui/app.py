@@ -71,7 +71,8 @@ class ProftuiApp(App[None]):
     """
     BINDINGS = [
         Binding("q", "quit", "Quit"),
-        Binding("escape", "cancel_load", "Cancel load", show=False),
+        # before the focused widget's own Esc, while loading only (see check_action)
+        Binding("escape", "cancel_load", "Cancel load", show=False, priority=True),
         Binding("slash", "search", "Search"),
         Binding("n", "next_match(1)", "Next match", show=False),
         Binding("N", "next_match(-1)", "Previous match", show=False),
@@ -105,6 +106,7 @@ class ProftuiApp(App[None]):
         self.match_count = 0
         self._prompt_mode = ""
         self._cancel = threading.Event()
+        self._loading = True
         self._started = time.monotonic()
         for textual_theme, _ in THEMES.values():
             self.register_theme(textual_theme)
@@ -162,6 +164,8 @@ class ProftuiApp(App[None]):
         else:
             self.call_from_thread(self._show_index, index, rows, summary, tables,
                                   iterations.items)
+        finally:
+            self._loading = False  # Esc is the focused widget's again
 
     def _report_progress(self, done: int, total: int, events: int) -> None:
         self.call_from_thread(self._update_progress, done, total, events)
@@ -471,6 +475,11 @@ class ProftuiApp(App[None]):
                                             f"({safe(job.label)}) to {safe(result.path)}")
 
     # -- panels, themes, help -------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_load":  # otherwise Esc goes on to the focused widget
+            return self._loading and not self._cancel.is_set()
+        return True
 
     def action_cancel_load(self) -> None:
         self._cancel.set()

@@ -82,3 +82,29 @@ async def test_profile_directory_lists_iterations_and_tables() -> None:
         assert len(slow) == 1 and slow[0].startswith("#4  5.54 ms")
         assert "op_statistic  10 rows x 9 columns" in labels
         assert "Stream 3  12 slices in 1 rows" in labels
+
+
+async def test_esc_cancels_loading_a_gzip_bomb_then_is_the_timelines_again(tmp_path) -> None:
+    """Esc cancels a load even while the timeline has the focus; once loaded, Esc is its."""
+    import zlib
+
+    bomb = tmp_path / "bomb.json.gz"
+    z = zlib.compressobj(1, zlib.DEFLATED, 31)
+    with open(bomb, "wb") as f:  # one endless string: 256 MB inflated
+        f.write(z.compress(b'[{"name":"'))
+        for _ in range(256):
+            f.write(z.compress(b"A" * (1 << 20)))
+        f.write(z.compress(b'"}]') + z.flush())
+    app = ProftuiApp(str(bomb))
+    async with app.run_test() as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.index is None
+        assert "Loading cancelled" in str(app.query_one("#status", Static).render())
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test() as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not app.check_action("cancel_load", ())  # Esc goes on to the focused widget
