@@ -225,13 +225,14 @@ class ProftuiApp(App[None]):
     def _overview_status(self) -> str:
         summary = self.summary or {}
         n_problems = self.index.diagnostics.total if self.index is not None else 0
-        problems = (f"; {fmt_count(n_problems)} import problems (D)" if n_problems
-                    else "; no import problems")
+        problems = (f"; {_count(n_problems, 'import problem', 'import problems')} (D)"
+                    if n_problems else "; no import problems")
         tables = (summary.get("profile") or {}).get("tables", [])
         if summary.get("sources"):
             return (f"{fmt_count(summary['slices'])} slices over "
                     f"{fmt_duration(summary['duration_ns'])}, "
-                    f"{len(summary['processes'])} processes{problems}  (? keys)")
+                    f"{_count(len(summary['processes']), 'process', 'processes')}{problems}"
+                    "  (? keys)")
         return f"No timeline in this profile; {len(tables)} summary tables{problems}"
 
     # -- details --------------------------------------------------------------------------------
@@ -563,3 +564,5 @@ class Prompt(Input):
         self.app._close_prompt()  # type: ignore[attr-defined]
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{fmt_count(n)} {one if n == 1 else many}"
