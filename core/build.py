@@ -289,7 +289,7 @@ class TraceBuilder:
         letters = np.array([e.ph for e in evs])
         phase = np.where(letters == "s", 0, np.where(letters == "t", 1, 2)).astype(np.int8)
         # s and t bind to the enclosing slice; f too with bp "e", else to the next slice.
-        enclosing = (phase != 2) | (np.array([e.bp for e in evs], dtype=object) == "e")
+        enclosing = (phase != 2) | np.fromiter((e.bp == "e" for e in evs), bool, len(evs))
         self._flows.append(ok, ts=ts, track=self._thread_tracks(evs),
                            cat=self._intern([e.cat for e in evs]),
                            name=self._intern([e.name for e in evs]),

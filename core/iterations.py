@@ -211,16 +211,19 @@ def _join_torch_npu(found: Iterations, table: Table,
         if cluster:
             if str(kind.values[row]).strip().lower() != "rank":  # type: ignore[union-attr]
                 continue
-            group = index_group(f"rank {int(rank.values[row])}")  # type: ignore[union-attr]
+            rank_id = _whole(rank.values[row])  # type: ignore[union-attr]
+            if rank_id is None:
+                continue
+            group = index_group(f"rank {rank_id}")
         else:
             group = table.group
-        value = step.values[row]
-        if math.isnan(value):
+        value = _whole(step.values[row])
+        if value is None:
             no_step += 1
             continue
-        iteration = by_key.get((group, int(value)))
+        iteration = by_key.get((group, value))
         if iteration is None:
-            iteration = by_key[(group, int(value))] = Iteration(group, int(value))
+            iteration = by_key[(group, value)] = Iteration(group, value)
             if not found.items:
                 found.source = source
             elif source not in found.source:
@@ -248,17 +251,19 @@ def _from_msprof_csv(table: Table, offset_ns: int = 0) -> Iterations:
         return found
     missing = np.iinfo(np.int64).min  # how a timestamp column marks N/A
     for row in range(table.n_rows):
-        if math.isnan(float(number.values[row])):
+        n = _whole(number.values[row])
+        if n is None:
             continue
-        iteration = Iteration(table.group, int(number.values[row]))
+        iteration = Iteration(table.group, n)
         span_us = float(length.values[row]) if length.kind == "number" else math.nan
+        end_us = _whole(end.values[row] * 1000) if end.kind == "number" else None
         if end.kind == "timestamp" and end.values[row] != missing:
             stop = int(end.values[row])
-        elif end.kind == "number" and not math.isnan(end.values[row]):
-            stop = int(np.rint(end.values[row] * 1000)) + offset_ns
+        elif end_us is not None:
+            stop = end_us + offset_ns
         else:
             stop = -1
-        if stop >= 0 and not math.isnan(span_us):
+        if stop >= 0 and _whole(span_us) is not None:
             iteration.start_ns, iteration.end_ns = stop - int(round(span_us * 1000)), stop
         for name, label in _MSPROF_PARTS.items():
             column = table.find(name)
@@ -281,10 +286,10 @@ def _from_mindspore(table: Table) -> Iterations:
         return found
     streams = [c for c in table.columns if _STREAM_PART.match(c.header) and c.kind == "number"]
     for row in range(table.n_rows):
-        if math.isnan(number.values[row]) or math.isnan(total.values[row]):
+        n, ticks = _whole(number.values[row]), _whole(total.values[row])
+        if n is None or ticks is None:
             continue
-        iteration = Iteration(table.group, int(number.values[row]),
-                              length_ns=int(total.values[row]) * _MINDSPORE_TICK_NS)
+        iteration = Iteration(table.group, n, length_ns=ticks * _MINDSPORE_TICK_NS)
         for name, label in _MINDSPORE_PARTS.items():
             column = table.find(name)
             if column is not None and column.kind == "number" and not math.isnan(
@@ -295,3 +300,9 @@ def _from_mindspore(table: Table) -> Iterations:
                 iteration.parts[column.header] = float(column.values[row]) * _MINDSPORE_TICK_NS
         found.items.append(iteration)
     return found
+
+
+def _whole(value: float) -> int | None:
+    """A CSV number as an int (rounded), or None if it is missing, infinite or beyond what
+    int64 nanoseconds can hold."""
+    return int(round(value)) if math.isfinite(value) and abs(value) < 2.0 ** 62 else None

@@ -90,7 +90,7 @@ def build_rows(index: TraceIndex) -> RowIndex:
     else:
         order = np.zeros(0, pos_type)
         counts = np.zeros(n_rows, np.int64)
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    first = (np.cumsum(counts) - counts).astype(np.int64)  # one per row, none for none
     row_track = np.repeat(np.arange(len(rows_per_track), dtype=np.int32), rows_per_track)
     row_depth = np.arange(n_rows, dtype=np.int64) - track_first_row[row_track]
     ordered_dur = dur[order]

@@ -266,6 +266,7 @@ def _decode_slow(piece: bytes, final: bool) -> Piece:
     pos, size = 0, len(text)
     # Byte offsets of problems, counted forward from the last one (linear however many).
     mark, mark_bytes = 0, 0
+    unending: int | None = None  # where a deep value was found never to end
 
     def at(p: int) -> int:
         nonlocal mark, mark_bytes
@@ -286,8 +287,10 @@ def _decode_slow(piece: bytes, final: bool) -> Piece:
             try:
                 obj, end = _lenient.raw_decode(text, pos)
             except RecursionError:
-                shallow = _shallow(text, pos)
+                # a value that never ends makes any later one unending too: scan once
+                shallow = _shallow(text, pos) if unending is None else None
                 if shallow is None:
+                    unending = pos
                     raise ValueError("unterminated") from None
                 src, begin = shallow[0], 0
                 obj, end = _lenient.raw_decode(src)[0], shallow[1]
