@@ -161,10 +161,8 @@ class _ColumnBuilder:
             codes = np.concatenate(self.codes) if self.codes else np.zeros(0, np.int32)
             return Column(header, name, unit, "text", texts[codes])
         numbers = np.concatenate(self.numbers) if self.numbers else np.zeros(0)
-        present = ~np.isnan(numbers)
-        if not present.any():
-            return Column(header, name, unit, "number", numbers)
-        if unit in _TIME_UNITS and np.abs(numbers[present]).max() >= _EPOCH_US * (
+        finite = np.isfinite(numbers)  # an inf says nothing of the column's magnitude
+        if unit in _TIME_UNITS and finite.any() and np.abs(numbers[finite]).max() >= _EPOCH_US * (
                 1_000 / _TIME_UNITS[unit]):
             ns, ok = np.concatenate(self.ns), np.concatenate(self.ok)
             return Column(header, name, "ns", "timestamp",

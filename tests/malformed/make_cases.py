@@ -52,8 +52,8 @@ def cases() -> dict[str, bytes]:
         "truncated_gzip.json.gz": gzip.compress(good, mtime=0)[:-12],
         "no_closing_bracket.json": good[:-1],
         "trailing_comma.json": good[:-1] + b",]",
-        "garbage_between_events.json": good.replace(b'}, {"ph": "X", "name": "matmul"',
-                                                    b'}, @@garbage@@, {"ph": "X", "name": "matmul"'),
+        "garbage_between_events.json": good.replace(
+            b'}, {"ph": "X", "name": "matmul"', b'}, @@garbage@@, {"ph": "X", "name": "matmul"'),
         "bom.json": b"\xef\xbb\xbf" + good,
         "invalid_utf8_name.json": good.replace(b'"relu"', b'"re\xff\xfelu"'),
         "nan_and_infinity.json": good[:-1] + b', {"ph": "X", "name": "nan", "pid": 1, "tid": 3, '

@@ -1,0 +1,54 @@
+"""Regressions for what the offline fuzzer (bench/fuzz.py) found, each in its smallest form."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from proftui.core.importers import chrome_json
+from proftui.core.importers.csv_summary import read_table
+from proftui.core.iterations import Iterations, _join_torch_npu, _from_msprof_csv
+from proftui.core.rows import build_rows, paint_cells
+
+from helpers import load, write_trace
+
+
+def test_a_trace_without_slices_has_no_rows(tmp_path) -> None:
+    index = load(write_trace(tmp_path / "t.json", [
+        {"ph": "C", "name": "mem", "pid": 1, "ts": 1, "args": {"v": 1}}]), 1 << 20)
+    rows = build_rows(index)
+    assert rows.n_rows == len(rows.count) == 0
+    cells = paint_cells(index, rows, np.arange(rows.n_rows), 0, 10, 4)
+    assert cells.owner.shape == (0, 4)
+
+
+def test_flow_points_whose_bp_is_a_list(tmp_path) -> None:
+    events = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10}]
+    events += [{"ph": ph, "name": "f", "cat": "c", "id": 1, "pid": 1, "tid": 1, "ts": ts,
+                "bp": [1, 2]} for ph, ts in (("s", 1), ("f", 5))]
+    index = load(write_trace(tmp_path / "t.json", events), 1 << 20)
+    assert index.n_slices == 1
+
+
+def test_step_numbers_that_are_infinite_or_huge(tmp_path) -> None:
+    path = tmp_path / "step_trace_time.csv"
+    path.write_text("Step,Computing,Free\ninf,1,2\n1e300,3,4\n-inf,5,6\n7,8,9\n")
+    found = Iterations("timeline", [])
+    _join_torch_npu(found, read_table(str(path), "step_trace_time"))
+    assert [it.number for it in found.items] == [7]
+    path = tmp_path / "step_trace.csv"
+    path.write_text("Iteration ID,Iteration End(us),Iteration Time(us)\n"
+                    "1,inf,5\n2,1e300,5\n3,1780676244313289,1e400\n4,1780676244313300,5\n")
+    numbers = [(it.number, it.end_ns) for it in _from_msprof_csv(read_table(str(path))).items]
+    assert numbers == [(1, -1), (2, -1), (3, -1), (4, 1780676244313300000)]
+
+
+def test_a_deep_value_that_never_ends_is_scanned_for_once(monkeypatch) -> None:
+    calls = []
+    shallow = chrome_json._shallow
+    monkeypatch.setattr(chrome_json, "_shallow",
+                        lambda text, pos: calls.append(pos) or shallow(text, pos))
+    event = b'{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":1,"args":{"a":%s}}'
+    piece = b",".join([event % (b"[" * 3000)] * 50)  # none of them ends
+    result = chrome_json.decode_piece(piece, final=True)
+    assert len(calls) == 1 and result.events == []
+    assert result.problems["truncated"][0] + result.problems["bad_json"][0] == 50
