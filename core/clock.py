@@ -85,6 +85,8 @@ def _start_info_offset(device_dir: str, source: ByteSource) -> ClockOffset:
     if _already_epoch(source):
         return ClockOffset(how=f"already wall clock ({where} not needed)")
     offset = begin_us * 1000 - raw_ns
+    if not -_INT64_MAX <= offset <= _INT64_MAX:  # a clockMonotonicRaw of 20 digits
+        return ClockOffset(problem=f"{where}: clockMonotonicRaw {raw_ns} is out of range")
     return ClockOffset(offset, f"monotonic -> wall via {where}")
 
 

@@ -84,6 +84,9 @@ def test_old_layout_devices_meet_on_the_wall_clock(tmp_path) -> None:
     ('{"collectionTimeBegin": "soon", "clockMonotonicRaw": "1"}',
      "lacks integer collectionTimeBegin"),
     ('{"collectionTimeBegin": "1692", "clockMonotonicRaw": "1"}', "is not epoch µs"),
+    # found by the fuzzer: an offset beyond int64 overflowed when the times were moved
+    ('{"collectionTimeBegin": "1692283444393918", "clockMonotonicRaw": "99999999999999999999"}',
+     "clockMonotonicRaw 99999999999999999999 is out of range"),
 ])
 def test_a_device_without_a_usable_start_info_keeps_its_clock(tmp_path, start_info,
                                                               why) -> None:
