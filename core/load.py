@@ -50,6 +50,8 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
             used.append(timeline)
         except ProftuiError as exc:
             layout.skipped.append((timeline.path, str(exc)))
+            if not os.path.isdir(path):
+                raise  # the one file asked for: its own sentence
     if layout.timelines and not sources:
         raise ProftuiError(f"{path}: none of its timelines can be read.")
     identities = [s.identity for s in sources]

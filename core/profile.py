@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -236,6 +237,8 @@ def _unreadable(path: str) -> str | None:
     if os.path.islink(path) and not os.path.exists(path):
         return f"a link to {os.readlink(path)}, which does not exist"
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block, /dev/zero not end
+            return "not a regular file (a pipe, a device or a socket)"
         with open(path, "rb"):
             return None
     except OSError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import stat
 import threading
 import types
 import zlib
@@ -58,6 +59,9 @@ class ByteSource:
             self.identity = FileIdentity.of(path)
             if os.path.isdir(path):
                 raise NotATraceError(f"{path} is a directory, not a trace file.")
+            if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO blocks, a device never ends
+                raise NotATraceError(f"{path} is not a regular file (a pipe or a device): "
+                                     "save it to a file first.")
             with open(path, "rb") as f:
                 self.compressed = f.read(2) == GZIP_MAGIC
         except FileNotFoundError:

@@ -141,7 +141,8 @@ def totals(table: Table, rows: np.ndarray | None = None) -> list[float | None]:
             out.append(None)
             continue
         values = np.asarray(column.values, np.float64)
-        out.append(float(np.nansum(values if rows is None else values[rows])))
+        with np.errstate(invalid="ignore"):  # inf + -inf is NaN, said without a warning
+            out.append(float(np.nansum(values if rows is None else values[rows])))
     return out
 
 

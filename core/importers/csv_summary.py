@@ -29,6 +29,7 @@ _TIME_UNITS = {"us": 1_000, "ms": 1_000_000, "ns": 1, "s": 1_000_000_000}
 _EPOCH_US = 1e12
 csv.field_size_limit(16 << 20)  # a larger cell is damage: the rows before it are kept
 _CHUNK_ROWS = 1 << 15
+MAX_COLUMNS = 1024  # summary CSVs have tens; more is damage, and the rest is left out
 
 
 @dataclass
@@ -74,6 +75,10 @@ def read_table(path: str, kind: str = "", group: str = "") -> Table:
         with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
             reader = csv.reader(f)
             header = [h.strip() for h in next(reader, [])]
+            if len(header) > MAX_COLUMNS:  # every row is as wide as the header: bound it
+                diagnostics.add("wide_csv", len(header) - MAX_COLUMNS, None,
+                                f"{len(header)} columns")
+                header = header[:MAX_COLUMNS]
             builders = [_ColumnBuilder(h) for h in header]
             width, n_rows, ragged = len(header), 0, 0
             while True:
@@ -89,7 +94,8 @@ def read_table(path: str, kind: str = "", group: str = "") -> Table:
                     if len(row) != width:
                         # msprof ends some rows with a stray cell after the last TAB; extra
                         # empty cells are no problem, cells beyond the header or missing are.
-                        if len(row) > width and not any(c.strip() for c in row[width:]):
+                        if len(row) > width and (width == MAX_COLUMNS or not any(
+                                c.strip() for c in row[width:])):
                             body[i] = row[:width]
                             continue
                         ragged += 1
@@ -130,10 +136,7 @@ class _ColumnBuilder:
             else:
                 self.numbers.append(numbers)
                 if self.unit in _TIME_UNITS:
-                    ns, ok = us_to_ns([c if c not in _MISSING else None for c in cells])
-                    if self.unit != "us":
-                        with np.errstate(invalid="ignore"):
-                            ns = (numbers * _TIME_UNITS[self.unit]).astype(np.int64)
+                    ns, ok = _time_ns(cells, numbers, self.unit)
                     self.ns.append(ns)
                     self.ok.append(ok)
                 return
@@ -168,6 +171,22 @@ class _ColumnBuilder:
             return Column(header, name, "ns", "timestamp",
                           np.where(ok, ns, np.iinfo(np.int64).min))
         return Column(header, name, unit, "number", numbers)
+
+
+def _time_ns(cells: list[str], numbers: np.ndarray, unit: str) -> tuple[np.ndarray, np.ndarray]:
+    """Exact int64 ns of a chunk of time cells (and which are usable): µs texts read exactly,
+    ns texts as integers, ms and s through float64."""
+    if unit == "us":
+        return us_to_ns([c if c not in _MISSING else None for c in cells])
+    if unit == "ns":
+        try:  # integer texts, exact beyond float64's 2**53
+            ns = np.array([c if c not in _MISSING else "0" for c in cells]).astype(np.int64)
+            return ns, ~np.isnan(numbers)
+        except (ValueError, OverflowError):
+            pass  # decimals or out of range: through float64 below
+    scaled = numbers * _TIME_UNITS[unit]
+    ok = np.isfinite(scaled) & (np.abs(scaled) < 2.0 ** 63)
+    return np.where(ok, np.rint(np.where(ok, scaled, 0.0)), 0).astype(np.int64), ok
 
 
 def _bare(header: str) -> str:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
+import os
 
+import numpy as np
+import pytest
+
+from proftui.core import NotATraceError, load_trace
 from proftui.core.importers import chrome_json
 from proftui.core.importers.csv_summary import read_table
 from proftui.core.iterations import Iterations, _join_torch_npu, _from_msprof_csv
@@ -52,3 +56,38 @@ def test_a_deep_value_that_never_ends_is_scanned_for_once(monkeypatch) -> None:
     result = chrome_json.decode_piece(piece, final=True)
     assert len(calls) == 1 and result.events == []
     assert result.problems["truncated"][0] + result.problems["bad_json"][0] == 50
+
+
+def test_a_header_far_wider_than_its_rows(tmp_path) -> None:
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(f"c{i}" for i in range(5000)) + "\n" + "1,2\n" * 500)
+    table = read_table(str(path))
+    assert len(table.columns) == 1024 and table.n_rows == 500
+    assert table.diagnostics.count("wide_csv") == 5000 - 1024
+
+
+def test_epoch_nanoseconds_in_a_csv_are_exact(tmp_path) -> None:
+    path = tmp_path / "tx.csv"
+    path.write_text("Start_time(ns),End_time(ns)\n1780676244313289123,1780676244313289999\n"
+                    "N/A,1780676244313290001\n")
+    start, end = read_table(str(path)).columns
+    assert start.kind == end.kind == "timestamp"
+    assert start.values.tolist() == [1780676244313289123, np.iinfo(np.int64).min]
+    assert end.values.tolist() == [1780676244313289999, 1780676244313290001]
+
+
+def test_pipes_and_devices_are_refused_or_left_out(tmp_path) -> None:
+    fifo = tmp_path / "t.json"
+    os.mkfifo(fifo)
+    with pytest.raises(NotATraceError, match="not a regular file"):
+        load_trace(str(fifo), use_cache=False)
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    write_trace(profile / "a.pt.trace.json", [
+        {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 1}])
+    os.mkfifo(profile / "op_summary_1.csv")
+    os.symlink("/dev/zero", profile / "kernel_details.csv")
+    index = load_trace(str(profile), use_cache=False)
+    skipped = {s["path"]: s["why"] for s in index.meta["profile"]["skipped"]}
+    assert index.n_slices == 1 and len(skipped) == 2
+    assert all("not a regular file" in why for why in skipped.values())
