@@ -89,7 +89,7 @@ def read_table(path: str, kind: str = "", group: str = "") -> Table:
                     break
                 if not chunk:
                     break
-                body = [r for r in chunk if any(cell.strip() for cell in r)]
+                body = [r for r in chunk if any(map(str.strip, r))]
                 for i, row in enumerate(body):
                     if len(row) != width:
                         # msprof ends some rows with a stray cell after the last TAB; extra
@@ -129,8 +129,11 @@ class _ColumnBuilder:
     def add(self, cells: list[str]) -> None:
         if self.codes is None:
             try:
-                numbers = np.array([c if c not in _MISSING else "nan" for c in cells],
-                                   np.float64)
+                try:  # most number columns have no missing cell
+                    numbers = np.array(cells, np.float64)
+                except ValueError:
+                    numbers = np.array([c if c not in _MISSING else "nan" for c in cells],
+                                       np.float64)
             except ValueError:
                 self._become_text()
             else:
