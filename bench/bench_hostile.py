@@ -35,7 +35,9 @@ BARE = ("import resource; import proftui.core; "
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)")
 
 
-def _bomb(path: Path, head: bytes, block: bytes, tail: bytes, size: int) -> Path:
+def bomb(path: Path, head: bytes, block: bytes, tail: bytes, size: int) -> Path:
+    """A gzip file of `head`, `block` repeated up to `size` bytes, and `tail`, written in
+    pieces (kept if it exists; tests/core/test_memory.py makes its bombs with this too)."""
     if not path.exists():
         z = zlib.compressobj(1, zlib.DEFLATED, 31)
         with open(path, "wb") as f:
@@ -80,12 +82,12 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     size = int(args.gb * 1024) * MB
     cases = {
-        "gzip bomb: blanks": _bomb(folder / "blanks.json.gz", b"[", b" " * MB, b"]", size),
-        "gzip bomb: one endless string": _bomb(
+        "gzip bomb: blanks": bomb(folder / "blanks.json.gz", b"[", b" " * MB, b"]", size),
+        "gzip bomb: one endless string": bomb(
             folder / "string.json.gz", b'[{"ph":"X","name":"', b"A" * MB, b'"}]', size),
-        "gzip bomb: endless nesting": _bomb(
+        "gzip bomb: endless nesting": bomb(
             folder / "nesting.json.gz", b'[{"ph":"X","args":', b'[{"a":' * (MB // 6), b"", size),
-        "gzip bomb: NUL bytes": _bomb(folder / "nul.json.gz", b"", b"\0" * MB, b"", size),
+        "gzip bomb: NUL bytes": bomb(folder / "nul.json.gz", b"", b"\0" * MB, b"", size),
         "random bytes after [": _garbage(folder / "garbage.json", size // 2),
     }
     bare = int(subprocess.run([sys.executable, "-c", BARE], capture_output=True, text=True,

@@ -8,9 +8,9 @@ reader that kept them whole would pass the ceiling. Offline, the same cases at 2
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +18,12 @@ import pytest
 
 from proftui.core import Cancelled, load_trace
 from proftui.core.importers.chrome_json import ENTRY_LIMIT
+
+_spec = importlib.util.spec_from_file_location(
+    "proftui_bench_hostile", Path(__file__).resolve().parents[2] / "bench" / "bench_hostile.py")
+_bench = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+_spec.loader.exec_module(_bench)  # type: ignore[union-attr]
+bomb = _bench.bomb  # the benchmark's bombs, at test size
 
 CEILING_MB = 256  # peak RSS of the whole process, interpreter and numpy included (~50 MB)
 MB = 1 << 20
@@ -33,18 +39,6 @@ except ProftuiError as exc:
     print("refused", exc)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
 """
-
-
-def _bomb(path: Path, head: bytes, block: bytes, tail: bytes, size: int = SIZE) -> Path:
-    """A gzip file of `head`, `block` repeated up to `size` bytes, and `tail` (written in
-    pieces: the test itself stays small)."""
-    z = zlib.compressobj(1, zlib.DEFLATED, 31)
-    with open(path, "wb") as f:
-        f.write(z.compress(head))
-        for _ in range(size // len(block)):
-            f.write(z.compress(block))
-        f.write(z.compress(tail) + z.flush())
-    return path
 
 
 def _peak(path: Path) -> tuple[str, int]:
@@ -68,7 +62,7 @@ CASES = {
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
 def test_gzip_bombs_stay_under_the_ceiling(tmp_path, case) -> None:
     head, block, tail, expected = CASES[case]
-    path = _bomb(tmp_path / "bomb.json.gz", head, block, tail)
+    path = bomb(tmp_path / "bomb.json.gz", head, block, tail, SIZE)
     assert path.stat().st_size < SIZE // 100
     outcome, peak = _peak(path)
     assert outcome.startswith(expected), outcome
@@ -90,7 +84,7 @@ def test_random_bytes_stay_under_the_ceiling(tmp_path) -> None:
 
 def test_a_bomb_reports_progress_and_can_be_cancelled(tmp_path) -> None:
     """Inside one endless entry, progress still moves (in file bytes) and cancel is heard."""
-    path = _bomb(tmp_path / "bomb.json.gz", b'[{"name":"', b"A" * MB, b'"}]', 3 * ENTRY_LIMIT)
+    path = bomb(tmp_path / "bomb.json.gz", b'[{"name":"', b"A" * MB, b'"}]', 3 * ENTRY_LIMIT)
     seen: list[int] = []
 
     def progress(done: int, total: int, events: int) -> None:
