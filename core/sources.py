@@ -57,9 +57,10 @@ class ByteSource:
         self.path = path
         try:
             self.identity = FileIdentity.of(path)
-            if os.path.isdir(path):
+            mode = os.stat(path).st_mode
+            if stat.S_ISDIR(mode):
                 raise NotATraceError(f"{path} is a directory, not a trace file.")
-            if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO blocks, a device never ends
+            if not stat.S_ISREG(mode):  # a FIFO blocks, a device never ends
                 raise NotATraceError(f"{path} is not a regular file (a pipe or a device): "
                                      "save it to a file first.")
             with open(path, "rb") as f:

@@ -106,7 +106,6 @@ def build_lines(index: TraceIndex, rows: RowIndex, state: LayoutState) -> Lines:
     a = index.arrays
     n_tracks = index.n_tracks
     track_process = a["tracks.process"].astype(np.int64)
-    n_proc = len(a["processes.pid"])
     shown = np.ones(n_tracks, bool)
     shown[list(state.hidden)] = False
     pinned = [t for t in state.pinned if t not in state.hidden]
