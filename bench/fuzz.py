@@ -56,8 +56,9 @@ import numpy as np
 
 import proftui
 from proftui.core import ProftuiError, load_trace
-from proftui.core.aggregate import SIDES, aggregate_ops, iterations_table, op_types
+from proftui.core.aggregate import SIDES, aggregate_ops, iterations_table
 from proftui.core.export import UNITS, export_events
+from proftui.core.grouping import op_types
 from proftui.core.index import TraceIndex
 from proftui.core.overview import read_overview
 from proftui.core.report import report_tables, summary_report

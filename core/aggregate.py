@@ -13,108 +13,25 @@ cached index.
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from proftui.core.errors import ProftuiError
+from proftui.core.grouping import GROUP_BY, OpTypes, slice_keys
 from proftui.core.importers.csv_summary import Column, Table
-from proftui.core.index import TRACK_KINDS, TraceIndex
+from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration, Iterations
+from proftui.core.roles import roles
 
 SIDES = ("all", "device", "host")
-GROUP_BY = {"name": ("slices.name", "Name"), "category": ("slices.cat", "Category"),
-            "type": ("slices.name", "Type")}
-# MindSpore/msprof device slices are named by op instance, with their scope:
-# "Default/network/DropOutDoMask-op152" is an instance of the type DropOutDoMask.
-_SCOPED_OP = re.compile(r"^(?:.*/)?([^/]+?)-op\d+$")
-
-
-@dataclass(frozen=True)
-class OpTypes:
-    """Operator types of slice names: `of_name[name id]` numbers the type in `labels`
-    (-1 for strings that name no slice).
-
-    Device slices of Ascend profiles are named by op instance; op_summary (kernel_details for
-    torch_npu) says each one's OP Type, which op_statistic aggregates by. Names the tables do
-    not list fall back to the instance name without its scope and "-opN" suffix, else to the
-    name itself (a Kineto kernel or aten op is its own type).
-    """
-
-    labels: list[str]
-    of_name: np.ndarray
-
-
-def op_types(index: TraceIndex, tables: Sequence[Table] = ()) -> OpTypes:
-    """The operator type of every slice name of `index`, from the op tables where present."""
-    declared: dict[str, str] = {}
-    for table in tables:
-        if table.kind not in ("op_summary", "kernel_details"):
-            continue
-        name, kind = table.find("Op Name", "Name"), table.find("OP Type", "Type")
-        if name is None or kind is None or name.kind != "text" or kind.kind != "text":
-            continue
-        for op, op_type in zip(name.values.tolist(), kind.values.tolist()):
-            if op and op_type:
-                declared.setdefault(str(op), str(op_type))
-    used = np.flatnonzero(np.bincount(index.col("slices.name"), minlength=len(index.strings)))
-    of_name = np.full(len(index.strings), -1, np.int64)
-    numbers: dict[str, int] = {}
-    for i in used.tolist():
-        text = index.strings[i]
-        m = _SCOPED_OP.match(text)
-        label = declared.get(text) or (m.group(1) if m else text)
-        of_name[i] = numbers.setdefault(label, len(numbers))
-    return OpTypes(list(numbers), of_name)
-
-
-def _keys(index: TraceIndex, by: str, types: OpTypes | None) -> tuple[np.ndarray, list[str]]:
-    """Per slice its group number, and the groups' labels (by name, category or type)."""
-    if by not in GROUP_BY:
-        raise ProftuiError(f'Unknown grouping "{by}": use name, category or type.')
-    if by == "type":
-        types = types if types is not None else op_types(index)
-        return types.of_name[index.col("slices.name")], types.labels
-    return index.col(GROUP_BY[by][0]), index.strings  # type: ignore[return-value]
-# A process is on the device side when its labels name an accelerator ("GPU 0" in Kineto,
-# "NPU 0" / "NPU" in msprof and torch_npu) or its name is one msprof gives device rows
-# ("Ascend Hardware" streams, "HCCL" planes, "Overlap Analysis", "AI Core Freq"); a thread
-# track named "stream N" (Kineto GPU streams in traces without process labels) is too.
-_DEVICE_LABEL = re.compile(r"\b(?:gpu|npu|tpu|xpu|mlu|device)\b", re.IGNORECASE)
-_DEVICE_PROCESSES = {"ascend hardware", "hccl", "overlap analysis", "ai core freq"}
-_DEVICE_TRACK = re.compile(r"^\s*(?:thread\s+)?stream\s+\d+", re.IGNORECASE)
-_STREAM_WORD = re.compile(rb"(?i)stream")  # in every name _DEVICE_TRACK matches
 OUTLIER_RATIO = 1.2  # an iteration longer than this times its group's median is an outlier
 PARENTS_KIND = "parents1"  # bump when the stored parent array changes meaning
 _parents_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 # -- which slices -------------------------------------------------------------------------------
-
-
-def device_tracks(index: TraceIndex) -> np.ndarray:
-    """Boolean per track: True for device-side tracks (the rule is in ``_DEVICE_LABEL``,
-    ``_DEVICE_PROCESSES`` and ``_DEVICE_TRACK`` above; all other tracks are host-side)."""
-    a = index.arrays
-    s = index.strings
-    n_proc = len(a["processes.pid"])
-    proc_device = np.array([
-        bool(_DEVICE_LABEL.search(s[a["processes.labels"][p]]))
-        or s[a["processes.name"][p]].strip().lower() in _DEVICE_PROCESSES
-        for p in range(n_proc)], dtype=bool)
-    track_proc = a["tracks.process"].astype(np.int64)
-    device = np.zeros(index.n_tracks, bool)
-    has_proc = track_proc >= 0
-    device[has_proc] = proc_device[track_proc[has_proc]] if n_proc else False
-    thread = TRACK_KINDS.index("thread")
-    names = np.zeros(len(s), bool)  # by string id: names of device streams
-    for n in s.ids_searched(_STREAM_WORD).tolist():
-        names[n] = bool(_DEVICE_TRACK.match(s[n]))
-    device |= names[a["tracks.name"]] & (a["tracks.kind"] == thread)
-    return device
 
 
 def _track_filter(index: TraceIndex, tracks: Sequence[int] | np.ndarray | None,
@@ -127,7 +44,7 @@ def _track_filter(index: TraceIndex, tracks: Sequence[int] | np.ndarray | None,
         keep = np.zeros(index.n_tracks, bool)
         keep[np.asarray(tracks, np.int64)] = True
     if side != "all":
-        device = device_tracks(index)
+        device = roles(index).device
         side_keep = device if side == "device" else ~device
         keep = side_keep if keep is None else keep & side_keep
     return keep
@@ -142,21 +59,19 @@ def _window(index: TraceIndex, start_ns: int | None, end_ns: int | None) -> tupl
 
 
 def _selection(index: TraceIndex, lo: int, hi: int, keep_track: np.ndarray | None
-               ) -> np.ndarray | None:
-    """Indices of the slices overlapping [lo, hi) on the kept tracks, or None for all slices.
+               ) -> np.ndarray:
+    """Indices of the operator slices (see :mod:`proftui.core.roles`) overlapping [lo, hi)
+    on the kept tracks.
 
     A slice overlaps when it starts before `hi` and ends after `lo`; a zero-length slice
     when it lies in [lo, hi) (as :func:`proftui.core.query.slices_in_window`)."""
     start = index.col("slices.start")
-    whole = lo <= index.start_ns and hi >= index.end_ns
-    if whole and keep_track is None:
-        return None
-    mask = np.ones(len(start), bool) if whole else None
-    if not whole:
+    mask = roles(index).op.copy()
+    if not (lo <= index.start_ns and hi >= index.end_ns):
         dur = index.col("slices.dur")
         low, high = np.int64(lo), np.int64(hi)
         end = start + dur
-        mask = (start < high) & ((end > low) | ((dur == 0) & (start >= low)))
+        mask &= (start < high) & ((end > low) | ((dur == 0) & (start >= low)))
     if keep_track is not None:
         mask &= keep_track[index.col("slices.track")]
     return np.flatnonzero(mask)
@@ -253,34 +168,40 @@ def self_times(index: TraceIndex) -> np.ndarray:
 
 def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
                   tracks: Sequence[int] | np.ndarray | None = None, by: str = "name",
-                  side: str = "all", types: OpTypes | None = None) -> Table:
-    """The slices overlapping the window [start_ns, end_ns) grouped by name or category.
+                  side: str = "all", types: OpTypes | None = None,
+                  tables: Sequence[Table] = ()) -> Table:
+    """The operators overlapping the window [start_ns, end_ns), grouped.
 
-    None for a bound means the trace's start or end. `tracks` (track ids) and `side` ("all",
-    "device" or "host", see :func:`device_tracks`) narrow the slices. A slice counts when it
-    overlaps the window; its Total and Self are clipped to the window (the part inside it,
-    self time being the clipped duration less its children's clipped durations), while Avg,
-    Min and Max describe whole instances (Avg = sum of whole durations / Count). Share (%) is
-    Total / window length x 100: slices of parallel tracks (or nested ones) add up, so shares
-    can sum beyond 100. Rows are ordered by Total, longest first; the hidden "name_id" column
-    holds the group's number for :func:`op_instances`: the string id of the name or category,
-    or with `by="type"` the type's number in `types` (see :func:`op_types`).
+    Operators are the slices :mod:`proftui.core.roles` calls so (no step markers, derived
+    tracks or repeated communication tasks). None for a bound means the trace's start or end.
+    `tracks` (track ids) and `side` ("all", "device" or "host") narrow them. `by` groups by
+    name (:func:`~proftui.core.grouping.op_name`), category, type (`types`, see
+    :func:`~proftui.core.grouping.op_types`) or engine (from `tables`).
 
-    Columns (times int64-valued ns in float64 arrays): Name|Category, Count, Total, Self,
-    Avg, Min, Max, Share (%), name_id.
+    A slice counts when it overlaps the window; its Total and Self are clipped to the window
+    (the part inside it, self time being the clipped duration less its children's clipped
+    durations), while Avg, Min and Max describe whole instances (Avg = sum of whole durations
+    / Count). Two shares: Window(%) is the op's time on a track over the window length,
+    averaged over the tracks it ran on (nested instances of the op count once, so at most 100
+    on one stream or thread); Busy(%) is its Self over the Self of all rows, the share of the
+    busy time of the slices counted (summing to 100 over the rows). Rows are ordered by Total,
+    longest first; the hidden "name_id" column holds the group's number for
+    :func:`op_instances`.
+
+    Columns (times int64-valued ns in float64 arrays): Name|Category|Type|Engine, Count,
+    Total, Self, Avg, Min, Max, Window (%), Busy (%), name_id.
     """
-    all_keys, key_labels = _keys(index, by, types)
-    key_header = GROUP_BY[by][1]
+    all_keys, key_labels = slice_keys(index, by, types, tables)
+    key_header = GROUP_BY[by]
     lo, hi = _window(index, start_ns, end_ns)
     sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
-    start = index.col("slices.start")
-    dur = index.col("slices.dur")
-    keys = all_keys
-    if sel is not None:
-        start, dur, keys = start[sel], dur[sel], keys[sel]
+    start = index.col("slices.start")[sel]
+    dur = index.col("slices.dur")[sel]
+    keys = all_keys[sel]
     end = start + dur
-    clipped = np.minimum(end, np.int64(hi)) - np.maximum(start, np.int64(lo))
-    np.maximum(clipped, 0, out=clipped)
+    clipped_start = np.maximum(start, np.int64(lo))
+    clipped_end = np.maximum(np.minimum(end, np.int64(hi)), clipped_start)
+    clipped = clipped_end - clipped_start
     n_keys = len(key_labels)
     count = np.bincount(keys, minlength=n_keys)
     total = np.zeros(n_keys, np.int64)
@@ -294,7 +215,7 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     # Self: take each child's clipped time from its parent's key. A child in the selection
     # has its parent in it too (same track, and the parent contains it).
     parents = slice_parents(index)
-    par = parents if sel is None else parents[sel]
+    par = parents[sel]
     has = np.flatnonzero(par >= 0)
     children_time = np.zeros(n_keys, np.int64)
     if len(has):
@@ -305,34 +226,89 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     span = hi - lo
     cnt = count[present]
     tot = total[present]
+    self_ns = tot - children_time[present]
+    occupied, n_tracks = _occupancy(keys, index.col("slices.track")[sel], clipped_start,
+                                    clipped_end, n_keys)
+    self_sum = float(self_ns.sum())
     labels = np.empty(len(present), dtype=object)
     labels[:] = [key_labels[k] for k in present.tolist()]
     columns = [
         Column(key_header, key_header, "", "text", labels),
         Column("Count", "Count", "", "number", cnt.astype(np.float64)),
         Column("Total", "Total", "ns", "number", tot.astype(np.float64)),
-        Column("Self", "Self", "ns", "number",
-               (tot - children_time[present]).astype(np.float64)),
+        Column("Self", "Self", "ns", "number", self_ns.astype(np.float64)),
         Column("Avg", "Avg", "ns", "number", whole[present] / np.maximum(cnt, 1)),
         Column("Min", "Min", "ns", "number", low[present].astype(np.float64)),
         Column("Max", "Max", "ns", "number", high[present].astype(np.float64)),
-        Column("Share(%)", "Share", "%", "number",
-               tot / span * 100.0 if span > 0 else np.full(len(present), np.nan)),
+        Column("Window(%)", "Window", "%", "number",
+               occupied[present] / (span * np.maximum(n_tracks[present], 1)) * 100.0
+               if span > 0 else np.full(len(present), np.nan)),
+        Column("Busy(%)", "Busy", "%", "number",
+               self_ns / self_sum * 100.0 if self_sum > 0 else np.full(len(present), np.nan)),
         Column("name_id", "name_id", "", "number", present.astype(np.float64)),
     ]
     return Table("ops", "", columns, len(present))
 
 
+def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.ndarray,
+               n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per key, the summed union of its intervals on each track (nested or overlapping
+    instances of one op on one track count once), and the number of tracks it ran on.
+
+    One pass over all (key, track) pairs: each pair's intervals are shifted onto a range of
+    their own, past the previous pair's, so that one running maximum of the ends finds the
+    stretches of every pair at once.
+    """
+    occupied = np.zeros(n_keys, np.int64)
+    n_tracks = np.zeros(n_keys, np.int64)
+    if not len(keys):
+        return occupied, n_tracks
+    order = np.lexsort((start, track, keys))
+    k, t, s, e = keys[order], track[order], start[order], end[order]
+    new_pair = np.concatenate([[True], (k[1:] != k[:-1]) | (t[1:] != t[:-1])])
+    pair = np.cumsum(new_pair) - 1
+    firsts = np.flatnonzero(new_pair)
+    pair_lo = s[firsts]
+    pair_hi = np.maximum.reduceat(e, firsts)
+    width = pair_hi - pair_lo + 1
+    shift = np.concatenate([[0], np.cumsum(width)[:-1]]) - pair_lo
+    if float(width.astype(np.float64).sum()) >= 2.0 ** 62:  # cannot be shifted apart in int64: pair by pair
+        for f, lst in zip(firsts.tolist(), np.append(firsts[1:], len(k)).tolist()):
+            occupied[k[f]] += union_ns(s[f:lst], e[f:lst])
+    else:
+        s2, e2 = s + shift[pair], e + shift[pair]
+        reach = np.maximum.accumulate(e2)
+        begins = np.flatnonzero(np.concatenate([[True], s2[1:] > reach[:-1]]))
+        finish = reach[np.concatenate([begins[1:] - 1, [len(s2) - 1]])]
+        np.add.at(occupied, k[begins], finish - s2[begins])
+    np.add.at(n_tracks, k[firsts], 1)
+    return occupied, n_tracks
+
+
+def union_ns(start: np.ndarray, end: np.ndarray) -> int:
+    """Length of the union of the intervals [start, end) (int64 ns), by one sort and a
+    running maximum of the ends."""
+    if not len(start):
+        return 0
+    order = np.argsort(start, kind="stable")
+    s, e = start[order], end[order]
+    reach = np.maximum.accumulate(e)
+    # A new stretch of busy time begins where a slice starts after everything before ended.
+    begins = np.flatnonzero(np.concatenate([[True], s[1:] > reach[:-1]]))
+    finish = reach[np.concatenate([begins[1:] - 1, [len(s) - 1]])]
+    return int((finish - s[begins]).sum())
+
+
 def op_instances(index: TraceIndex, key_id: int, *, by: str = "name",
                  start_ns: int | None = None, end_ns: int | None = None,
                  tracks: Sequence[int] | np.ndarray | None = None, side: str = "all",
-                 types: OpTypes | None = None) -> np.ndarray:
+                 types: OpTypes | None = None, tables: Sequence[Table] = ()) -> np.ndarray:
     """Indices of the slices of one op (its "name_id" in :func:`aggregate_ops`) counted for
     the same window and tracks, ordered by start (then index)."""
-    keys = _keys(index, by, types)[0]
+    keys = slice_keys(index, by, types, tables)[0]
     lo, hi = _window(index, start_ns, end_ns)
     sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
-    found = np.flatnonzero(keys == key_id) if sel is None else sel[keys[sel] == key_id]
+    found = sel[keys[sel] == key_id]
     starts = index.col("slices.start")[found]
     return found[np.argsort(starts, kind="stable")].astype(np.int64)
 

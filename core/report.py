@@ -5,47 +5,39 @@ operator types that take the device's time (and the host ops that take the host'
 busy the host and the device are, what went wrong reading the files, and what files and
 tables the profile has.
 
-Busy time is the union of the side's slices over the trace span, so nested and overlapping
-slices count once. Step annotations (``ProfilerStep#N``, msprof's ``Iteration N`` rows) and
-user annotations (categories ``user_annotation``, ``gpu_user_annotation``) mark time rather
-than work, and msprof's "Overlap Analysis" rows (Computing, Communication, Free) restate it,
-so they count neither as busy time nor as ops.
+Busy time is the union of the side's operator slices over the trace span, so nested and
+overlapping slices count once. Which slices are operators, and on which side, is
+:mod:`proftui.core.roles`'s to say: step and user annotations mark time rather than work,
+msprof's "Overlap Analysis" rows restate it and the HCCL planes repeat the streams' tasks, so
+none of them counts as busy time or as an op.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
+from proftui.core.aggregate import union_ns
 from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
+from proftui.core.roles import op_slices, roles
 
 TOP_OPS = 10
-_ANNOTATION_NAME = re.compile(
-    r"^(?:Profil(?:er|e)Step#\d+|Iteration \d+|FP_BP Time \d+|Iteration Refresh \d+)$")
-_ANNOTATION_CATS = ("user_annotation", "gpu_user_annotation")
-_RESTATING_PROCESSES = ("overlap analysis",)
 
 
 def summary_report(index: TraceIndex) -> dict[str, Any]:
     """Plain data: source files and tables, span, iterations per group, top device op types
     and host ops, busy ratios per group and side, import diagnostics counted by kind."""
-    from proftui.core.aggregate import device_tracks, op_types
     from proftui.core.overview import read_overview
 
     summary, tables, found = read_overview(index)
-    work = work_slices(index)
-    device = device_tracks(index)
-    track = index.col("slices.track")
-    has_device = bool(np.any(device[track[work]])) if len(work) else False
-    types = op_types(index, tables)
-    top_device = (_top_ops(index, work, device, "device", "type", types, "Total")
-                  if has_device else None)
-    top_host = _top_ops(index, work, device, "host" if has_device else "all", "name", None,
-                        "Self")
+    work = op_slices(index)
+    device = roles(index).device
+    has_device = bool(np.any(device[index.col("slices.track")[work]]))
+    top_device = _top_ops(index, "device", "type", tables, "Total") if has_device else None
+    top_host = _top_ops(index, "host" if has_device else "all", "name", (), "Self")
     profile = summary.get("profile") or {}
     return {
         "path": profile.get("root") or (summary["sources"][0]["path"]
@@ -103,82 +95,26 @@ def iteration_summary(found: Iterations) -> dict[str, Any] | None:
 # -- ops ----------------------------------------------------------------------------------------
 
 
-def work_slices(index: TraceIndex) -> np.ndarray:
-    """Indices of the slices that are work: not step or user annotations, not msprof's
-    overlap analysis rows."""
-    s = index.strings
-    names = index.col("slices.name")
-    used = np.flatnonzero(np.bincount(names, minlength=len(s)))
-    marker = np.zeros(len(s), bool)
-    marker[[i for i in used.tolist() if _ANNOTATION_NAME.match(s[i])]] = True
-    for cat in _ANNOTATION_CATS:
-        if (sid := s.find(cat)) >= 0:
-            marker[sid] = True
-    bad_name = marker[names] | marker[index.col("slices.cat")]
-    procs = index.col("processes.name")
-    restating = np.array([s[procs[p]].strip().lower() in _RESTATING_PROCESSES
-                          for p in range(len(procs))] + [False], bool)
-    track_proc = index.col("tracks.process").astype(np.int64)  # -1 -> the appended False
-    bad_track = restating[track_proc]
-    return np.flatnonzero(~bad_name & ~bad_track[index.col("slices.track")])
-
-
-def _top_ops(index: TraceIndex, work: np.ndarray, device: np.ndarray, side: str, by: str,
-             types: Any, rank_by: str) -> dict[str, Any]:
-    """The TOP_OPS groups of one side's work slices by `rank_by` (Total or Self) with their
-    ratio of the side's sum of it (as op_statistic's Ratio)."""
+def _top_ops(index: TraceIndex, side: str, by: str, tables: Any, rank_by: str
+             ) -> dict[str, Any]:
+    """The TOP_OPS operators of one side by `rank_by` (Total or Self), from the same table
+    as the Ops pane and `proftui ops`, with their Busy share as the ratio."""
     from proftui.core.aggregate import aggregate_ops
 
-    track = index.col("slices.track")
-    if side != "all":
-        wanted = device[track[work]] if side == "device" else ~device[track[work]]
-        work = work[wanted]
-    tracks = np.unique(track[work])
-    table = aggregate_ops(index, tracks=tracks, by=by, types=types)
-    # aggregate_ops counts every slice of the tracks; take the annotations back out.
+    table = aggregate_ops(index, by=by, side=side, tables=tables)
     labels = table.columns[0].values
-    keep = np.array([not _ANNOTATION_NAME.match(str(x)) for x in labels.tolist()], bool)
-    keep &= _groups_with_work(index, work, table, by, types)
-    value = table.find(rank_by).values[keep]  # type: ignore[union-attr]
-    count = table.find("Count").values[keep]  # type: ignore[union-attr]
+    value = table.find(rank_by).values  # type: ignore[union-attr]
+    count = table.find("Count").values  # type: ignore[union-attr]
+    busy = table.find("Busy").values  # type: ignore[union-attr]
     order = np.argsort(-value, kind="stable")
-    whole = float(value.sum())
-    rows = [{"name": str(labels[keep][k]), "count": int(count[k]), "time_ns": int(value[k]),
-             "ratio": float(value[k]) / whole if whole > 0 else None}
+    rows = [{"name": str(labels[k]), "count": int(count[k]), "time_ns": int(value[k]),
+             "ratio": float(busy[k]) / 100.0 if busy[k] == busy[k] else None}
             for k in order[:TOP_OPS].tolist()]
-    return {"side": side, "by": by, "ranked_by": rank_by.lower(), "groups": int(keep.sum()),
-            "time_ns": int(whole), "rows": rows}
-
-
-def _groups_with_work(index: TraceIndex, work: np.ndarray, table: Table, by: str,
-                      types: Any) -> np.ndarray:
-    """Per row of an ops table, whether any work slice belongs to its group."""
-    ids = table.find("name_id").values.astype(np.int64)  # type: ignore[union-attr]
-    names = index.col("slices.name")[work]
-    if by == "type":
-        keys = types.of_name[names]
-    elif by == "category":
-        keys = index.col("slices.cat")[work]
-    else:
-        keys = names
-    return np.isin(ids, np.unique(keys))
+    return {"side": side, "by": by, "ranked_by": rank_by.lower(), "groups": table.n_rows,
+            "time_ns": int(value.sum()), "rows": rows}
 
 
 # -- busy ---------------------------------------------------------------------------------------
-
-
-def union_ns(start: np.ndarray, end: np.ndarray) -> int:
-    """Length of the union of the intervals [start, end) (int64 ns), by one sort and a
-    running maximum of the ends."""
-    if not len(start):
-        return 0
-    order = np.argsort(start, kind="stable")
-    s, e = start[order], end[order]
-    reach = np.maximum.accumulate(e)
-    # A new stretch of busy time begins where a slice starts after everything before ended.
-    begins = np.flatnonzero(np.concatenate([[True], s[1:] > reach[:-1]]))
-    finish = reach[np.concatenate([begins[1:] - 1, [len(s) - 1]])]
-    return int((finish - s[begins]).sum())
 
 
 def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list[dict[str, Any]]:

@@ -459,7 +459,8 @@ class ProftuiApp(App[None]):
         ops = self.query_one(OpsPane)
         view = self._pane_view()
         pane = (view.table, view.order.copy(), view.shown_columns) if view is not None else None
-        job = ExportJob(request, label, start, end, ops.by, ops.side, ops.types, pane)
+        job = ExportJob(request, label, start, end, ops.by, ops.side, ops.types, ops.tables,
+                        pane)
         self._status(f"Exporting to {safe(request.path)} ...")
         self.run_export(job)
 

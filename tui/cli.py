@@ -261,6 +261,8 @@ def cmd_open(argv: list[str]) -> int:
 # -- ops and iterations ------------------------------------------------------------------------
 
 DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
+# core.grouping.GROUP_BY's keys (not imported here: --help answers before numpy is loaded).
+GROUPINGS = ("name", "category", "type", "engine")
 
 
 def _profile_iterations(index):
@@ -270,15 +272,14 @@ def _profile_iterations(index):
     return read_overview(index)[2]
 
 
-def _op_types(index, by: str):
-    """Operator types of the slice names (from the profile's op tables) when grouping by
-    type, else None."""
-    if by != "type":
-        return None
-    from proftui.core.aggregate import op_types
+def _grouping_tables(index, by: str) -> list:
+    """The profile's summary tables when grouping by type or engine (the op tables say
+    both for Ascend ops), else none."""
+    if by not in ("type", "engine"):
+        return []
     from proftui.core.overview import read_overview
 
-    return op_types(index, read_overview(index)[1])
+    return read_overview(index)[1]
 
 
 def _print_json(data: Any) -> None:
@@ -425,20 +426,24 @@ def _json_value(column, value):
 
 
 def cmd_ops(argv: list[str]) -> int:
-    parser = _parser("ops", "Print operator statistics of the trace's slices, grouped by name "
-                     "or category, for the whole trace, one iteration or a time range: count, "
-                     "total and self time (clipped to the window), average, min and max of "
-                     "whole instances, and share of the window (Total / window length; "
-                     "parallel tracks can take it past 100%).",
+    parser = _parser("ops", "Print operator statistics for the whole trace, one iteration or "
+                     "a time range: count, total and self time (clipped to the window), "
+                     "average, min and max of whole instances, Window(%) (the op's time on a "
+                     "track over the window, averaged over the tracks it ran on: at most 100) "
+                     "and Busy(%) (its self time over the self time of all rows shown: they "
+                     "sum to 100). Step markers, user annotations and derived tracks (Overlap "
+                     "Analysis, HCCL planes) are not operators.",
                      "  proftui ops trace.json\n"
                      "  proftui ops --iteration 3 --side device PROF_000001_...\n"
                      "  proftui ops --range 12.5ms:40ms --by category trace.json.gz\n"
                      "  proftui ops --sort Count --top 10 trace.json\n"
                      "  proftui ops --json trace.json | jq '.rows[0]'")
     _add_window_options(parser)
-    parser.add_argument("--by", choices=("name", "category", "type"), default="name",
-                        help="group slices by name (default), category, or operator type "
-                             "(Ascend: the OP Type op_summary gives each op instance)")
+    parser.add_argument("--by", choices=GROUPINGS, default="name",
+                        help="group operators by name (default), category, operator type "
+                             "(Ascend: the OP Type op_summary gives each op instance) or "
+                             "engine (AI_CORE, AI_VECTOR_CORE, AI_CPU, HCCL ...; kernel, "
+                             "Triton, NCCL, memcpy, memset; host: the category)")
     parser.add_argument("--side", choices=("all", "device", "host"), default="all",
                         help="device tracks (GPU/NPU streams), host tracks, or all (default)")
     parser.add_argument("--sort", metavar="COL", help="sort by this column (numbers largest "
@@ -455,7 +460,7 @@ def cmd_ops(argv: list[str]) -> int:
     index = _load(args)
     lo, hi, label = _ops_window(args, index)
     table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side,
-                          types=_op_types(index, args.by))
+                          tables=_grouping_tables(index, args.by))
     rows = list(range(table.n_rows))
     if args.sort:
         c = column_index(table, args.sort)
@@ -563,8 +568,9 @@ def cmd_export(argv: list[str]) -> int:
                         help="device tracks (GPU/NPU streams), host tracks, or all (default)")
     parser.add_argument("--what", choices=("events", "ops"), default="events",
                         help="the events (default) or the ops table of the window")
-    parser.add_argument("--by", choices=("name", "category", "type"), default="name",
-                        help="with --what ops: group by name (default), category or type")
+    parser.add_argument("--by", choices=GROUPINGS, default="name",
+                        help="with --what ops: group by name (default), category, type or "
+                             "engine")
     parser.add_argument("--args", metavar="KEY,...", help="args keys to add as columns "
                         "(events only), e.g. 'Input Dims,External id'")
     parser.add_argument("--unit", choices=("ns", "us", "ms", "s"), default=None,
@@ -584,7 +590,8 @@ def cmd_export(argv: list[str]) -> int:
         parser.error("--args wants one or more keys, e.g. --args 'Input Dims,grid'")
     import numpy as np
 
-    from proftui.core.aggregate import aggregate_ops, device_tracks
+    from proftui.core.aggregate import aggregate_ops
+    from proftui.core.roles import device_tracks
     from proftui.core.export import (
         ExportError,
         ExportExists,
@@ -622,7 +629,7 @@ def cmd_export(argv: list[str]) -> int:
                                unit=args.unit or "us", **window, **common)
     else:
         table = aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks, by=args.by,
-                              types=_op_types(index, args.by))
+                              tables=_grouping_tables(index, args.by))
         shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
         result = export_table(table, target, columns=shown, unit=args.unit or "ns",
                               **common)

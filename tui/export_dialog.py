@@ -16,7 +16,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Select
 
-from proftui.core.aggregate import OpTypes, aggregate_ops
+from proftui.core.aggregate import aggregate_ops
+from proftui.core.grouping import OpTypes
 from proftui.core.errors import ProftuiError
 from proftui.core.export import export_events, export_table, select_tracks
 from proftui.core.importers.csv_summary import Table
@@ -136,6 +137,7 @@ class ExportJob:
     by: str
     side: str
     types: OpTypes | None
+    tables: list[Table]
     pane: tuple[Table, Any, list[int]] | None  # (table, row order, shown columns)
 
     def run(self, index: TraceIndex) -> Any:
@@ -152,7 +154,8 @@ class ExportJob:
                                  args_keys=request.args_keys, unit=request.unit, **common)
         if request.what == "ops":
             table = aggregate_ops(index, start_ns=self.start_ns, end_ns=self.end_ns,
-                                  tracks=tracks, by=self.by, side=self.side, types=self.types)
+                                  tracks=tracks, by=self.by, side=self.side, types=self.types,
+                                  tables=self.tables)
             shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
             return export_table(table, request.path, columns=shown, **common)
         if self.pane is None:

@@ -21,14 +21,13 @@ from textual.strip import Strip
 from textual.widgets import Input, Static
 
 from proftui.core.aggregate import (
-    OpTypes,
     aggregate_ops,
     duration_histogram,
     instances_table,
     iterations_table,
     op_instances,
-    op_types,
 )
+from proftui.core.grouping import GROUP_BY, OpTypes, op_types
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration
@@ -38,7 +37,7 @@ from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 
 SIDES = ("all", "device", "host")
-GROUPINGS = ("name", "category", "type")
+GROUPINGS = tuple(GROUP_BY)
 _SPARK = "▁▂▃▄▅▆▇█"
 
 
@@ -110,7 +109,7 @@ class OpsPane(_TablePane):
     and Enter on an instance jumps the timeline to it."""
 
     BINDINGS = [
-        Binding("b", "toggle_by", "Name/category/type"),
+        Binding("b", "toggle_by", "Name/category/type/engine"),
         Binding("v", "cycle_side", "All/device/host"),
         Binding("t", "toggle_tracks", "Pinned tracks"),
         Binding("a", "whole_trace", "Whole trace", show=False),
@@ -196,7 +195,7 @@ class OpsPane(_TablePane):
         rows = f"{fmt_count(self.ops.n_rows)} ops" if self.ops is not None else ""
         state = "computing ..." if busy else rows
         text = (f"Ops of {safe(self.window.label)}, {view}, {self.side} tracks: {state}   "
-                "b name/category/type  v all/device/host  t pinned tracks  a whole trace  "
+                "b name/category/type/engine  v all/device/host  t pinned tracks  a whole trace  "
                 "/ filter  s sort  "
                 "Enter instances")
         self.query_one("#ops-title", Static).update(text)
@@ -211,7 +210,7 @@ class OpsPane(_TablePane):
             self.types = op_types(self.index, self.tables)
         table = aggregate_ops(self.index, start_ns=self.window.start_ns,
                               end_ns=self.window.end_ns, tracks=self.tracks, by=self.by,
-                              side=self.side, types=self.types)
+                              side=self.side, types=self.types, tables=self.tables)
         self.app.call_from_thread(self._show_ops, table)
 
     def _show_ops(self, table: Table) -> None:
@@ -255,7 +254,8 @@ class OpsPane(_TablePane):
         self.instances = op_instances(self.index, key_id, by=self.by,
                                       start_ns=self.window.start_ns,
                                       end_ns=self.window.end_ns, tracks=self.tracks,
-                                      side=self.side, types=self.types)
+                                      side=self.side, types=self.types,
+                                      tables=self.tables)
         table = instances_table(self.index, self.instances, self.iterations)
         view = self.query_one("#ops-instances", TableView)
         view.show(table)

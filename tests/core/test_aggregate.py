@@ -12,20 +12,20 @@ import pytest
 from proftui.core import load_trace
 from proftui.core.aggregate import (
     aggregate_ops,
-    device_tracks,
     duration_histogram,
     find_parents,
     instances_table,
     iteration_of,
     iterations_table,
     op_instances,
-    op_types,
     self_times,
     slice_parents,
 )
 from proftui.core.errors import ProftuiError
+from proftui.core.grouping import op_types
 from proftui.core.importers.csv_summary import read_table
 from proftui.core.iterations import Iteration, Iterations
+from proftui.core.roles import device_tracks
 from proftui.core.rows import build_rows
 from proftui.core.slice_info import describe_slice
 
@@ -39,7 +39,7 @@ def _x(name, cat, pid, tid, ts, dur):
     return {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
 
 
-# host: step [0,100) holds conv [10,40) (which holds relu [15,20)) and conv [50,70);
+# host: forward [0,100) holds conv [10,40) (which holds relu [15,20)) and conv [50,70);
 # a zero-length mark at 100. device (GPU 0, stream 7): conv_kernel [20,60) holding conv
 # [30,35), conv_kernel [70,120). The trace spans [0, 120) µs.
 EVENTS = [
@@ -48,7 +48,7 @@ EVENTS = [
     {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "python"}},
     {"ph": "M", "name": "process_labels", "pid": 0, "args": {"labels": "GPU 0"}},
     {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
-    _x("step", "user_annotation", 1, 1, 0, 100),
+    _x("forward", "cpu_op", 1, 1, 0, 100),
     _x("conv", "cpu_op", 1, 1, 10, 30),
     _x("relu", "cpu_op", 1, 1, 15, 5),
     _x("conv", "cpu_op", 1, 1, 50, 20),
@@ -65,12 +65,13 @@ def index(tmp_path):
 
 
 def _rows(table) -> dict[str, tuple]:
-    """{key: (Count, Total, Self, Avg, Min, Max, Share)} with exact ns."""
+    """{key: (Count, Total, Self, Avg, Min, Max, Window, Busy)} with exact ns."""
     out = {}
     for r in range(table.n_rows):
         values = [c.values[r] for c in table.columns]
         out[values[0]] = (int(values[1]), *(int(v) for v in values[2:4]), float(values[4]),
-                          *(int(v) for v in values[5:7]), round(float(values[7]), 6))
+                          *(int(v) for v in values[5:7]), round(float(values[7]), 6),
+                          round(float(values[8]), 6))
     return out
 
 
@@ -78,17 +79,21 @@ def test_whole_trace_by_name_counts_totals_and_self_time(index) -> None:
     table = aggregate_ops(index)
     assert table.kind == "ops"
     assert [c.header for c in table.columns] == [
-        "Name", "Count", "Total", "Self", "Avg", "Min", "Max", "Share(%)", "name_id"]
-    assert [c.unit for c in table.columns[2:8]] == ["ns"] * 5 + ["%"]
+        "Name", "Count", "Total", "Self", "Avg", "Min", "Max", "Window(%)", "Busy(%)",
+        "name_id"]
+    assert [c.unit for c in table.columns[2:9]] == ["ns"] * 5 + ["%", "%"]
     names = list(table.columns[0].values)
-    assert names == ["step", "conv_kernel", "conv", "relu", "mark"]  # by Total, longest first
+    assert names == ["forward", "conv_kernel", "conv", "relu", "mark"]  # by Total
+    # Window: time on a track over 120 µs, averaged over the tracks (conv ran on two);
+    # Busy: Self over the 190 µs of self time of all rows.
     assert _rows(table) == {
-        "step": (1, 100 * US, 50 * US, 100 * US, 100 * US, 100 * US, 83.333333),
-        "conv_kernel": (2, 90 * US, 85 * US, 45 * US, 40 * US, 50 * US, 75.0),
-        "conv": (3, 55 * US, 50 * US, 55 * US / 3, 5 * US, 30 * US, 45.833333),
-        "relu": (1, 5 * US, 5 * US, 5 * US, 5 * US, 5 * US, 4.166667),
-        "mark": (1, 0, 0, 0, 0, 0, 0.0),
+        "forward": (1, 100 * US, 50 * US, 100 * US, 100 * US, 100 * US, 83.333333, 26.315789),
+        "conv_kernel": (2, 90 * US, 85 * US, 45 * US, 40 * US, 50 * US, 75.0, 44.736842),
+        "conv": (3, 55 * US, 50 * US, 55 * US / 3, 5 * US, 30 * US, 22.916667, 26.315789),
+        "relu": (1, 5 * US, 5 * US, 5 * US, 5 * US, 5 * US, 4.166667, 2.631579),
+        "mark": (1, 0, 0, 0, 0, 0, 0.0, 0.0),
     }
+    assert sum(table.find("Busy").values) == pytest.approx(100.0)
     ids = table.find("name_id").values.astype(int)
     assert [index.strings[i] for i in ids] == names
 
@@ -96,27 +101,27 @@ def test_whole_trace_by_name_counts_totals_and_self_time(index) -> None:
 def test_window_clips_total_and_self_but_not_min_max(index) -> None:
     origin = index.start_ns
     table = aggregate_ops(index, start_ns=origin + 30 * US, end_ns=origin + 80 * US)
-    assert list(table.columns[0].values) == ["step", "conv_kernel", "conv"]
+    assert list(table.columns[0].values) == ["forward", "conv_kernel", "conv"]
     assert _rows(table) == {
-        # step [0,100) -> [30,80): 50; its children inside: conv 10 + 20 -> self 20
-        "step": (1, 50 * US, 20 * US, 100 * US, 100 * US, 100 * US, 100.0),
+        # forward [0,100) -> [30,80): 50; its children inside: conv 10 + 20 -> self 20
+        "forward": (1, 50 * US, 20 * US, 100 * US, 100 * US, 100 * US, 100.0, 22.222222),
         # [30,60) and [70,80); the device conv [30,35) inside the first
-        "conv_kernel": (2, 40 * US, 35 * US, 45 * US, 40 * US, 50 * US, 80.0),
+        "conv_kernel": (2, 40 * US, 35 * US, 45 * US, 40 * US, 50 * US, 80.0, 38.888889),
         # [30,40) of the first (its relu [15,20) lies outside), [30,35), [50,70)
-        "conv": (3, 35 * US, 35 * US, 55 * US / 3, 5 * US, 30 * US, 70.0),
+        "conv": (3, 35 * US, 35 * US, 55 * US / 3, 5 * US, 30 * US, 35.0, 38.888889),
     }
 
 
 def test_window_edges_are_half_open_and_zero_length_slices_count_inside(index) -> None:
     origin = index.start_ns
     before = aggregate_ops(index, start_ns=origin, end_ns=origin + 10 * US)
-    assert list(before.columns[0].values) == ["step"]  # conv starts at 10: not inside
+    assert list(before.columns[0].values) == ["forward"]  # conv starts at 10: not inside
     at_end = aggregate_ops(index, start_ns=origin + 100 * US, end_ns=origin + 120 * US)
     assert _rows(at_end) == {
-        "conv_kernel": (1, 20 * US, 20 * US, 50 * US, 50 * US, 50 * US, 100.0),
-        "mark": (1, 0, 0, 0, 0, 0, 0.0)}  # step ends at 100: not in [100, 120)
+        "conv_kernel": (1, 20 * US, 20 * US, 50 * US, 50 * US, 50 * US, 100.0, 100.0),
+        "mark": (1, 0, 0, 0, 0, 0, 0.0, 0.0)}  # forward ends at 100: not in [100, 120)
     empty = aggregate_ops(index, start_ns=origin + 200 * US, end_ns=origin + 300 * US)
-    assert empty.n_rows == 0 and [len(c.values) for c in empty.columns] == [0] * 9
+    assert empty.n_rows == 0 and [len(c.values) for c in empty.columns] == [0] * 10
     with pytest.raises(ProftuiError, match="ends"):
         aggregate_ops(index, start_ns=origin + 5, end_ns=origin)
 
@@ -127,11 +132,12 @@ def test_sides_and_tracks(index) -> None:
     assert labels == {"stream 7": True, "Thread 1": False}
     dev = aggregate_ops(index, side="device")
     assert _rows(dev) == {
-        "conv_kernel": (2, 90 * US, 85 * US, 45 * US, 40 * US, 50 * US, 75.0),
-        "conv": (1, 5 * US, 5 * US, 5 * US, 5 * US, 5 * US, 4.166667)}
+        "conv_kernel": (2, 90 * US, 85 * US, 45 * US, 40 * US, 50 * US, 75.0, 94.444444),
+        "conv": (1, 5 * US, 5 * US, 5 * US, 5 * US, 5 * US, 4.166667, 5.555556)}
     host = aggregate_ops(index, side="host")
-    assert list(host.columns[0].values) == ["step", "conv", "relu", "mark"]
-    assert _rows(host)["conv"] == (2, 50 * US, 45 * US, 25 * US, 20 * US, 30 * US, 41.666667)
+    assert list(host.columns[0].values) == ["forward", "conv", "relu", "mark"]
+    assert _rows(host)["conv"] == (2, 50 * US, 45 * US, 25 * US, 20 * US, 30 * US,
+                                   41.666667, 45.0)
     host_track = [t for t, d in enumerate(device) if not d]
     assert _rows(aggregate_ops(index, tracks=host_track)) == _rows(host)
     assert aggregate_ops(index, tracks=host_track, side="device").n_rows == 0
@@ -143,12 +149,10 @@ def test_by_category(index) -> None:
     table = aggregate_ops(index, by="category")
     assert table.columns[0].header == "Category"
     assert _rows(table) == {
-        # all of step's time is its own (its children are cpu_op)
-        "user_annotation": (1, 100 * US, 50 * US, 100 * US, 100 * US, 100 * US, 83.333333),
+        # forward 100, conv 30 + 20, relu 5, mark 0; the children's 55 are not self time
+        "cpu_op": (5, 155 * US, 100 * US, 31 * US, 0, 100 * US, 83.333333, 52.631579),
         # conv_kernel [20,60) loses the nested conv [30,35), also a kernel
-        "kernel": (3, 95 * US, 90 * US, 95 * US / 3, 5 * US, 50 * US, 79.166667),
-        # conv 30 (less relu 5), relu 5, conv 20, mark 0
-        "cpu_op": (4, 55 * US, 50 * US, 55 * US / 4, 0, 30 * US, 45.833333),
+        "kernel": (3, 95 * US, 90 * US, 95 * US / 3, 5 * US, 50 * US, 75.0, 47.368421),
     }
     with pytest.raises(ProftuiError, match="grouping"):
         aggregate_ops(index, by="track")
@@ -220,9 +224,9 @@ def test_overlapping_slices_on_lanes_have_no_parent_they_overflow(tmp_path) -> N
     assert parents["a"] == -1 and parents["b"] == -1
     assert names[parents["c"]] == "a"
     assert _rows(aggregate_ops(index)) == {
-        "a": (1, 10 * US, 8 * US, 10 * US, 10 * US, 10 * US, 66.666667),
-        "b": (1, 10 * US, 10 * US, 10 * US, 10 * US, 10 * US, 66.666667),
-        "c": (1, 2 * US, 2 * US, 2 * US, 2 * US, 2 * US, 13.333333)}
+        "a": (1, 10 * US, 8 * US, 10 * US, 10 * US, 10 * US, 66.666667, 40.0),
+        "b": (1, 10 * US, 10 * US, 10 * US, 10 * US, 10 * US, 66.666667, 50.0),
+        "c": (1, 2 * US, 2 * US, 2 * US, 2 * US, 2 * US, 13.333333, 10.0)}
 
 
 def test_duration_histogram_linear_log_and_degenerate() -> None:
@@ -328,10 +332,9 @@ def test_op_statistic_counts_match_msprof_device_slices_by_op_type(sample) -> No
             by_type[type_of[name]] = by_type.get(type_of[name], 0) + n
     assert by_type == {t: n for t, (n, _) in _statistic(index).items()}
     assert sum(by_type.values()) == summary.n_rows
-    untyped = {n for n in counts if n not in type_of}
-    # Only the step trace rows (Iteration N, FP_BP Time N, ...) of the old layout remain.
-    assert all(n.startswith(("Iteration ", "FP_BP Time ")) for n in untyped)
-    assert bool(untyped) == (sample == "ascend_old_layout")
+    # The step trace rows (Iteration N, FP_BP Time N, ...) of the old layout are markers on
+    # a derived track, not device ops: every device op has a type.
+    assert {n for n in counts if n not in type_of} == set()
 
 
 @pytest.mark.parametrize("sample", ["ascend_cann8", "ascend_old_layout"])
@@ -371,5 +374,5 @@ def test_types_without_tables_come_from_scoped_names(tmp_path) -> None:
                       "Gradients/a-b/MatMul-op3": "MatMul"}
     ops = aggregate_ops(index, by="type")
     assert _rows(ops)["Conv2D"][:2] == (2, 15_000)
-    with pytest.raises(ProftuiError, match="name, category or type"):
+    with pytest.raises(ProftuiError, match="name, category, type, engine"):
         aggregate_ops(index, by="colour")

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from proftui.core import ProftuiError, load_trace
-from proftui.core.aggregate import op_types
+from proftui.core.grouping import op_types
 from proftui.core.importers.csv_summary import read_table
 from proftui.core.iterations import find_iterations
 from proftui.core.overview import overview

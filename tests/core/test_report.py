@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from proftui.core import load_trace
+from proftui.core.aggregate import union_ns
 from proftui.core.importers.csv_summary import read_table
-from proftui.core.report import report_tables, summary_report, union_ns
+from proftui.core.report import report_tables, summary_report
 
 from helpers import load, write_trace
 

@@ -51,15 +51,14 @@ def _run(capsys, *argv) -> tuple[int, str, str]:
 def test_ops_plain_text_when_piped(trace, capsys) -> None:
     status, out, err = _run(capsys, "ops", trace)
     assert status == 0 and err == ""
+    # The ProfilerStep#N annotations mark time: they are not operators.
     assert out.splitlines() == [
         "ops of whole trace (0 ns to 100 us from the trace start, 100 us), by name, all "
-        "tracks: 5 ops, 7 slices",
-        "Name             Count  Total   Self    Avg    Min    Max  Share(%)",
-        "kernel               2  70 us  70 us  35 us  20 us  50 us    70.00%",
-        "ProfilerStep#2       1  60 us  28 us  60 us  60 us  60 us    60.00%",  # less 30 + 2
-        "ProfilerStep#1       1  40 us  30 us  40 us  40 us  40 us    40.00%",  # ties: by id
-        "conv                 2  40 us  40 us  20 us  10 us  30 us    40.00%",
-        "bad\\x1b[31mname      1   2 us   2 us   2 us   2 us   2 us     2.00%",
+        "tracks: 3 ops, 5 slices",
+        "Name             Count  Total   Self    Avg    Min    Max  Window(%)  Busy(%)",
+        "kernel               2  70 us  70 us  35 us  20 us  50 us     70.00%   62.50%",
+        "conv                 2  40 us  40 us  20 us  10 us  30 us     40.00%   35.71%",
+        "bad\\x1b[31mname      1   2 us   2 us   2 us   2 us   2 us      2.00%    1.79%",
     ]
     assert "\x1b" not in out
 
@@ -71,28 +70,37 @@ def test_ops_of_an_iteration_a_range_a_side(trace, capsys) -> None:
     assert lines[0] == ("ops of iteration 2 (40 us to 100 us from the trace start, 60 us), by "
                         "name, device tracks: 1 ops, 1 slices")
     assert lines[2].split() == ["kernel", "1", "50", "us", "50", "us", "50", "us", "50", "us",
-                                "50", "us", "83.33%"]
+                                "50", "us", "83.33%", "100.00%"]
     status, out, _ = _run(capsys, "ops", "--range", "12us:0.05ms", "--by", "category", trace)
     lines = out.splitlines()
     assert lines[0].startswith("ops of range (12 us to 50 us from the trace start, 38 us), "
-                               "by category, all tracks: 3 ops, 5 slices")
-    # user_annotation: step 1 [12,40) 28 + step 2 [40,50) 10; conv [12,15) 3 + [45,50) 5
-    # kernel [12,30) 18 + [50,50) 0 -> not overlapping, so 1 kernel
-    assert [line.split()[:3] for line in lines[2:]] == [
-        ["user_annotation", "2", "38"], ["kernel", "1", "18"], ["cpu_op", "2", "8"]]
+                               "by category, all tracks: 2 ops, 3 slices")
+    # kernel [12,30) 18 of 38 us; conv [12,15) 3 + [45,50) 5 = 8 on one thread; busy of 26
+    assert [line.split() for line in lines[2:]] == [
+        ["kernel", "1", "18", "us", "18", "us", "20", "us", "20", "us", "20", "us", "47.37%",
+         "69.23%"],
+        ["cpu_op", "2", "8", "us", "8", "us", "20", "us", "10", "us", "30", "us", "21.05%",
+         "30.77%"]]
     status, out, _ = _run(capsys, "ops", "--range", "90:", trace)  # bare numbers are µs
     assert "range (90 us to 100 us from the trace start, 10 us)" in out
 
 
+def test_ops_by_engine(trace, capsys) -> None:
+    status, out, _ = _run(capsys, "ops", "--by", "engine", trace)
+    assert status == 0
+    assert [line.split()[:3] for line in out.splitlines()[1:]] == [
+        ["Engine", "Count", "Total"], ["kernel", "2", "70"], ["cpu_op", "3", "42"]]
+
+
 def test_ops_sort_and_top(trace, capsys) -> None:
-    status, out, _ = _run(capsys, "ops", "--sort", "count", "--top", "2", trace)
+    status, out, _ = _run(capsys, "ops", "--sort", "count", "--top", "1", trace)
     lines = out.splitlines()
     assert status == 0
-    assert [line.split()[0] for line in lines[2:4]] == ["kernel", "conv"]
-    assert lines[4] == "... and 3 more ops (--top 0 prints all)"
+    assert [line.split()[0] for line in lines[2:3]] == ["kernel"]
+    assert lines[3] == "... and 2 more ops (--top 0 prints all)"
     status, out, _ = _run(capsys, "ops", "--sort", "Name", "--top", "0", trace)
     assert [line.split()[0] for line in out.splitlines()[2:]] == [
-        "bad\\x1b[31mname", "conv", "kernel", "ProfilerStep#1", "ProfilerStep#2"]
+        "bad\\x1b[31mname", "conv", "kernel"]
 
 
 def test_ops_json(trace, capsys) -> None:
@@ -101,13 +109,14 @@ def test_ops_json(trace, capsys) -> None:
     assert status == 0
     assert data["window"]["from_trace_start_ns"] == [0, 40_000]
     assert data["window"]["end_ns"] - data["window"]["start_ns"] == 40_000
-    assert (data["by"], data["side"], data["ops"], data["slices"]) == ("name", "all", 3, 3)
-    assert data["rows"][0] == {"name": "ProfilerStep#1", "count": 1, "total_ns": 40_000,
-                               "self_ns": 30_000, "avg_ns": 40_000, "min_ns": 40_000,
-                               "max_ns": 40_000, "share_pct": 100.0,
+    assert (data["by"], data["side"], data["ops"], data["slices"]) == ("name", "all", 2, 2)
+    assert data["rows"][0] == {"name": "kernel", "count": 1, "total_ns": 20_000,
+                               "self_ns": 20_000, "avg_ns": 20_000, "min_ns": 20_000,
+                               "max_ns": 20_000, "window_pct": 50.0,
+                               "busy_pct": pytest.approx(200 / 3),
                                "name_id": data["rows"][0]["name_id"]}
-    assert [r["name"] for r in data["rows"]] == ["ProfilerStep#1", "kernel", "conv"]
-    assert data["rows"][1]["total_ns"] == 20_000
+    assert [r["name"] for r in data["rows"]] == ["kernel", "conv"]
+    assert data["rows"][1]["total_ns"] == 10_000 and data["rows"][1]["window_pct"] == 25.0
 
 
 @pytest.mark.parametrize("argv,message", [
