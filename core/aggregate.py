@@ -272,7 +272,7 @@ def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.n
     pair_hi = np.maximum.reduceat(e, firsts)
     width = pair_hi - pair_lo + 1
     shift = np.concatenate([[0], np.cumsum(width)[:-1]]) - pair_lo
-    if float(width.astype(np.float64).sum()) >= 2.0 ** 62:  # cannot be shifted apart in int64: pair by pair
+    if float(width.astype(np.float64).sum()) >= 2.0 ** 62:  # beyond int64: pair by pair
         for f, lst in zip(firsts.tolist(), np.append(firsts[1:], len(k)).tolist()):
             occupied[k[f]] += union_ns(s[f:lst], e[f:lst])
     else:

@@ -192,6 +192,7 @@ class TraceIndex:
     def _track_summary(self, t: int) -> dict[str, Any]:
         a = self.arrays
         return {
+            "track": t,
             "name": self.track_label(t),
             "kind": TRACK_KINDS[int(a["tracks.kind"][t])],
             "tid": self.strings[a["tracks.tid"][t]],

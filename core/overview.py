@@ -23,6 +23,7 @@ def read_overview(index: TraceIndex) -> tuple[dict[str, Any], list[Table], Itera
     """The overview as plain data, with the tables and iterations it was made from (the app
     shows them in its panes without reading the CSVs again)."""
     summary = index.summary()
+    _describe_sides(index, summary)
     tables = _read_tables(summary)
     found = find_iterations(index, tables)
     summary["iterations"] = {
@@ -31,6 +32,24 @@ def read_overview(index: TraceIndex) -> tuple[dict[str, Any], list[Table], Itera
         "items": [{"group": it.group, "number": it.number, "start_ns": it.start_ns,
                    "dur_ns": it.dur_ns, "parts_ns": it.parts} for it in found.items]}
     return summary, tables, found
+
+
+def _describe_sides(index: TraceIndex, summary: dict[str, Any]) -> None:
+    """Say of each described track which side it is on, by which rule, and its role (see
+    :mod:`proftui.core.roles`); count the tracks by side and rule."""
+    from proftui.core.roles import SIDE_RULES, roles
+
+    found = roles(index)
+    for track in [t for p in summary["processes"] for t in p["tracks"]] + summary["other_tracks"]:
+        track.update(found.describe(track["track"]))
+    with_slices = index.col("tracks.slice_count") > 0
+    counts: dict[str, int] = {}
+    for side, mask in (("device", found.device), ("host", ~found.device)):
+        for code, rule in enumerate(SIDE_RULES):
+            n = int((mask & with_slices & (found.side_rule == code)).sum())
+            if n:
+                counts[f"{side} by {rule}"] = n
+    summary["sides"] = counts
 
 
 def _read_tables(summary: dict[str, Any]) -> list[Table]:

@@ -215,7 +215,12 @@ def track_contents(track: dict[str, Any]) -> str:
 
 
 def _track_line(track: dict[str, Any]) -> str:
-    return f"{safe(track['name']):<40} {safe(track['kind']):<8} {track_contents(track)}"
+    line = f"{safe(track['name']):<40} {safe(track['kind']):<8} {track_contents(track)}"
+    if "side" in track and track["slices"]:
+        role = {"derived": "; derived view, not counted",
+                "copy": "; repeats the device streams' tasks, not counted"}.get(track["role"], "")
+        line += f"  [{track['side']} by {track['side_by']}{role}]"
+    return line
 
 
 def cmd_index(argv: list[str]) -> int:
@@ -383,15 +388,24 @@ def _print_table(table, columns: list[int], rows, title: str, blank: str = "") -
     widths = [min(max([len(h), *(len(r[i]) for r in cells)]), MAX_ALIGN)
               for i, h in enumerate(headers)]
     if sys.stdout.isatty():
+        from rich import box
         from rich.console import Console
         from rich.table import Table as RichTable
         from rich.text import Text
 
         console = Console()
-        view = RichTable(title=Text(title), title_justify="left")
         # Numbers keep their full width; text columns share the rest (cut with an ellipsis).
-        spare = console.width - 1 - sum(w + 3 for w, r in zip(widths, right) if r)
-        text_width = max(spare // max(right.count(False), 1) - 3, 8)
+        # Where boxed columns leave the text too little, columns are ruled by spaces only.
+        n_text = max(right.count(False), 1)
+        boxed = console.width - 1 - sum(w + 3 for w, r in zip(widths, right) if r)
+        compact = boxed // n_text - 3 < 12
+        cost = 2 if compact else 3
+        spare = console.width - 1 - sum(w + cost for w, r in zip(widths, right) if r)
+        text_width = max(spare // n_text - cost, 8)
+        view = (RichTable(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD,
+                          pad_edge=False, show_edge=False, padding=(0, 1),
+                          collapse_padding=True) if compact
+                else RichTable(title=Text(title), title_justify="left"))
         for header, width, is_right in zip(headers, widths, right):
             view.add_column(Text(header), justify="right" if is_right else "left",
                             no_wrap=True, overflow="ellipsis", min_width=width if is_right
@@ -591,7 +605,6 @@ def cmd_export(argv: list[str]) -> int:
     import numpy as np
 
     from proftui.core.aggregate import aggregate_ops
-    from proftui.core.roles import device_tracks
     from proftui.core.export import (
         ExportError,
         ExportExists,
@@ -599,6 +612,7 @@ def cmd_export(argv: list[str]) -> int:
         export_table,
         select_tracks,
     )
+    from proftui.core.roles import device_tracks
 
     if args.output != "-":  # refuse before indexing a large trace (core checks again)
         where = os.path.abspath(args.output)

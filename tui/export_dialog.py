@@ -17,9 +17,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Select
 
 from proftui.core.aggregate import aggregate_ops
-from proftui.core.grouping import OpTypes
 from proftui.core.errors import ProftuiError
 from proftui.core.export import export_events, export_table, select_tracks
+from proftui.core.grouping import OpTypes
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.tui.safe import safe

@@ -318,3 +318,59 @@ def test_op_statistic_agrees_with_the_device_slices(name) -> None:
     assert count == expected and sum(count.values()) == summary.n_rows
     for op_type, us in zip(stat.find("OP Type").values, stat.find("Total Time").values):
         assert total_us[op_type] == pytest.approx(float(us), abs=0.002)
+
+
+# -- which side, which ops: the numbers the summary and the Ops pane stand on -------------------
+
+TORCH_NPU_RANKS = ["torch_npu_2rank/text_level1/rank0_ascend_pt",
+                   "torch_npu_2rank/text_level1/rank1_ascend_pt"]
+
+
+@pytest.mark.parametrize("name", TORCH_NPU_RANKS)
+def test_device_ops_by_type_are_op_statistic(name) -> None:
+    """torch_npu's op_statistic.csv counts the compute tasks of kernel_details by OP Type: the
+    device ops of trace_view.json grouped by type hold the same counts and totals (the HCCL
+    planes, the Overlap Analysis view and the collectives' stream tasks not counted again)."""
+    from proftui.core.aggregate import aggregate_ops
+    from proftui.core.importers.csv_summary import read_table
+
+    index = _load(CORPUS / name)
+    tables = [read_table(t["path"], t["kind"]) for t in index.meta["profile"]["tables"]]
+    stat = next(t for t in tables if t.kind == "op_statistic")
+    ops = aggregate_ops(index, side="device", by="type", tables=tables)
+    mine = {t: (int(n), float(total) / 1_000) for t, n, total in zip(
+        ops.columns[0].values, ops.find("Count").values, ops.find("Total").values)}
+    for op_type, n, us in zip(stat.find("OP Type").values, stat.find("Count").values,
+                              stat.find("Total Time").values):
+        assert mine[op_type][0] == int(n), op_type
+        assert mine[op_type][1] == pytest.approx(float(us), abs=0.0005 * n + 0.001), op_type
+    # Each communication op once: the four all-reduces of step 50, not their tasks.
+    assert mine["hcom_allReduce_"][0] == 4
+    assert not {"Notify_Wait", "Notify Wait", "SDMA", "Computing", "Free"} & set(mine)
+
+
+@pytest.mark.parametrize("path", KINETO, ids=lambda p: p.name)
+def test_kineto_sides_follow_the_categories(path: Path) -> None:
+    """No host category on the device side and no device category on the host side; the
+    device ops of a stream never add up to more than the stream's span."""
+    from proftui.core.aggregate import aggregate_ops
+    from proftui.core.roles import DEVICE_CATEGORIES, HOST_CATEGORIES, device_tracks
+
+    index = _load(path)
+    device = device_tracks(index)
+    on_device = device[index.col("slices.track")]
+    cats = index.col("slices.cat")
+    device_cats = {index.strings[c] for c in np.unique(cats[on_device]).tolist()}
+    host_cats = {index.strings[c] for c in np.unique(cats[~on_device]).tolist()}
+    assert device_cats and not device_cats & HOST_CATEGORIES
+    assert not host_cats & DEVICE_CATEGORIES
+    for t in np.flatnonzero(device).tolist():
+        first = int(index.col("tracks.first_slice")[t])
+        n = int(index.col("tracks.slice_count")[t])
+        if not n:
+            continue
+        start = index.col("slices.start")[first:first + n]
+        span = int((start + index.col("slices.dur")[first:first + n]).max() - start.min())
+        ops = aggregate_ops(index, tracks=[t])
+        assert ops.find("Total").values.sum() <= span
+        assert (ops.find("Window").values <= 100.0 + 1e-9).all()

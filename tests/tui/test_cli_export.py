@@ -87,11 +87,14 @@ def test_export_ops(trace, capsys) -> None:
     status, out, _ = _run(capsys, "export", trace, "--all", "--what", "ops", "--by",
                           "category", "--unit", "us")
     assert status == 0
-    assert _rows(out)[:3] == [
+    # The ProfilerStep#N annotations (user_annotation) are markers, not operators.
+    assert _rows(out) == [
         ["Category", "Count", "Total(us)", "Self(us)", "Avg(us)", "Min(us)", "Max(us)",
-         "Share(%)"],
-        ["user_annotation", "2", "100.000", "60.000", "50.000", "40.000", "60.000", "100"],
-        ["kernel", "2", "70.000", "70.000", "35.000", "20.000", "50.000", "70"]]
+         "Window(%)", "Busy(%)"],
+        ["kernel", "2", "70.000", "70.000", "35.000", "20.000", "50.000", "70",
+         repr(70 / 110 * 100)],
+        ["cpu_op", "2", "40.000", "40.000", "20.000", "10.000", "30.000", "40",
+         repr(40 / 110 * 100)]]
 
 
 def test_export_to_a_file_refuses_to_overwrite(trace, tmp_path, capsys) -> None:
