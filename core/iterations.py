@@ -75,6 +75,7 @@ def find_iterations(index: TraceIndex, tables: list[Table] = ()) -> Iterations: 
     msprof = _from_slices(index, _ITERATION, "msprof step trace", prefer_cpu=False)
     _add_slice_parts(index, msprof)
     _add_source(found, msprof)
+    _add_overlap_parts(index, found)
     tables = [replace(t, group=_index_group(index, t.group)) for t in tables]
     for table in tables:  # a step CSV counts for a group the timeline has no steps for
         if table.kind == "step_trace":
@@ -306,3 +307,33 @@ def _whole(value: float) -> int | None:
     """A CSV number as an int (rounded), or None if it is missing, infinite or beyond what
     int64 nanoseconds can hold."""
     return int(round(value)) if math.isfinite(value) and abs(value) < 2.0 ** 62 else None
+
+
+_OVERLAP_PARTS = ("Computing", "Communication", "Communication(Not Overlapped)", "Free")
+
+
+def _add_overlap_parts(index: TraceIndex, found: Iterations) -> None:
+    """The breakdown msprof's "Overlap Analysis" track gives each iteration of its group, as
+    torch_npu's step_trace_time.csv does: per part, the summed durations of the part's slices
+    that start in the iteration; Overlapped = Communication - Communication(Not Overlapped).
+    (A step CSV of the same iteration, joined later, has the last word.)"""
+    a, s = index.arrays, index.strings
+    names = a["processes.name"]
+    overlap = [p for p in range(len(names)) if s[names[p]].strip().lower() == "overlap analysis"]
+    if not overlap or not found.items:
+        return
+    rows = np.flatnonzero(np.isin(a["tracks.process"][a["slices.track"]], overlap))
+    part_ids = {s.find(n): n for n in _OVERLAP_PARTS}
+    groups = np.array(_groups_of_slices(index, rows), dtype=object)
+    start, dur, name = a["slices.start"][rows], a["slices.dur"][rows], a["slices.name"][rows]
+    for it in found.items:
+        if it.start_ns < 0 or it.end_ns < 0:
+            continue
+        mine = (groups == it.group) & (start >= it.start_ns) & (start < it.end_ns)
+        if not mine.any():
+            continue
+        for sid, part in part_ids.items():
+            if sid >= 0:
+                it.parts[part.lower()] = float(dur[mine & (name == sid)].sum())
+        it.parts["overlapped"] = (it.parts["communication"]
+                                  - it.parts["communication(not overlapped)"])

@@ -374,3 +374,26 @@ def test_kineto_sides_follow_the_categories(path: Path) -> None:
         ops = aggregate_ops(index, tracks=[t])
         assert ops.find("Total").values.sum() <= span
         assert (ops.find("Window").values <= 100.0 + 1e-9).all()
+
+
+# Step 50 of the two ranks, as their step_trace_time.csv says (µs).
+STEP_50 = {
+    "torch_npu_2rank/text_level1/rank0_ascend_pt": {
+        "computing": 8873.756, "communication(not overlapped)": 101963.203,
+        "overlapped": 4028.675, "communication": 105991.878, "free": 25744.05},
+    "torch_npu_2rank/text_level1/rank1_ascend_pt": {
+        "computing": 8878.295, "communication(not overlapped)": 96359.047,
+        "overlapped": 4016.239, "communication": 100375.286, "free": 26675.274},
+}
+
+
+@pytest.mark.parametrize("name", STEP_50)
+def test_step_breakdown_from_the_trace_equals_step_trace_time(name) -> None:
+    """From the timeline alone (no CSV read), step 50's parts equal step_trace_time.csv."""
+    from proftui.core.iterations import find_iterations
+
+    found = find_iterations(_load(CORPUS / name), [])
+    (step,) = found.items
+    assert step.number == 50
+    assert {k: step.parts[k] / 1_000 for k in STEP_50[name]} == pytest.approx(
+        STEP_50[name], abs=1e-6)
