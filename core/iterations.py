@@ -333,7 +333,6 @@ def _add_overlap_parts(index: TraceIndex, found: Iterations) -> None:
         if not mine.any():
             continue
         for sid, part in part_ids.items():
-            if sid >= 0:
-                it.parts[part.lower()] = float(dur[mine & (name == sid)].sum())
+            it.parts[part.lower()] = float(dur[mine & (name == sid)].sum()) if sid >= 0 else 0.0
         it.parts["overlapped"] = (it.parts["communication"]
                                   - it.parts["communication(not overlapped)"])

@@ -40,3 +40,14 @@ def test_no_overlap_track_no_parts(tmp_path) -> None:
     found = find_iterations(load(write_trace(tmp_path / "t.json", [
         _x("ProfilerStep#1", 1, 1, 0, 100, "cpu_op"), _x("Computing", 1, 2, 10, 5)])))
     assert found.items[0].parts == {}
+
+
+def test_a_part_the_track_does_not_have_is_zero(tmp_path) -> None:
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 4, "args": {"name": "Overlap Analysis"}},
+        _x("ProfilerStep#1", 1, 1, 0, 100, "cpu_op"), _x("Computing", 4, 0, 10, 20),
+        _x("Communication", 4, 1, 25, 40)]
+    found = find_iterations(load(write_trace(tmp_path / "t.json", events)))
+    assert found.items[0].parts == {"computing": 20 * US, "communication": 40 * US,
+                                    "communication(not overlapped)": 0, "free": 0,
+                                    "overlapped": 40 * US}
