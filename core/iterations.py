@@ -323,7 +323,7 @@ def _add_overlap_parts(index: TraceIndex, found: Iterations) -> None:
     if not overlap or not found.items:
         return
     rows = np.flatnonzero(np.isin(a["tracks.process"][a["slices.track"]], overlap))
-    part_ids = {s.find(n): n for n in _OVERLAP_PARTS}
+    part_ids = [(s.find(n), n) for n in _OVERLAP_PARTS]
     groups = np.array(_groups_of_slices(index, rows), dtype=object)
     start, dur, name = a["slices.start"][rows], a["slices.dur"][rows], a["slices.name"][rows]
     for it in found.items:
@@ -332,7 +332,7 @@ def _add_overlap_parts(index: TraceIndex, found: Iterations) -> None:
         mine = (groups == it.group) & (start >= it.start_ns) & (start < it.end_ns)
         if not mine.any():
             continue
-        for sid, part in part_ids.items():
+        for sid, part in part_ids:
             it.parts[part.lower()] = float(dur[mine & (name == sid)].sum()) if sid >= 0 else 0.0
         it.parts["overlapped"] = (it.parts["communication"]
                                   - it.parts["communication(not overlapped)"])
