@@ -32,6 +32,8 @@ KINDS: dict[str, str] = {
     "clock_unaligned": "a timeline keeps its own clock: its reference to the shared clock "
                        "is missing or unusable",
     "ragged_row": "CSV row with more or fewer cells than its header (padded or cut)",
+    "bad_number": "CSV cell that is not a number in a column whose unit says numbers (left "
+                  "empty)",
     "wide_csv": "CSV columns beyond the 1024th (left out)",
     "bad_csv": "the CSV cannot be read on from here (a cell over 16 MB, a NUL byte); "
                "the rows before are kept",

@@ -232,7 +232,8 @@ def _join_torch_npu(found: Iterations, table: Table,
             found.items.append(iteration)
         for name in _TORCH_NPU_PARTS:
             column = table.find(name)
-            if column is not None and column.kind == "number":
+            if column is not None and column.kind == "number" and math.isfinite(
+                    column.values[row]):
                 iteration.parts[name.lower()] = float(column.values[row]) * 1000.0
     if no_step:
         found.notes.append(f"{table.kind}.csv: {no_step} row(s) without a step number (the "
@@ -303,9 +304,16 @@ def _from_mindspore(table: Table) -> Iterations:
     return found
 
 
-def _whole(value: float) -> int | None:
-    """A CSV number as an int (rounded), or None if it is missing, infinite or beyond what
-    int64 nanoseconds can hold."""
+def _whole(value: float | str) -> int | None:
+    """A CSV number as an int (rounded), or None if it is missing, not a number (a text cell
+    such as a stage's "(0, 1, 2, 3)"), infinite or beyond what int64 nanoseconds can hold."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if not isinstance(value, (int, float, np.number)):
+        return None
     return int(round(value)) if math.isfinite(value) and abs(value) < 2.0 ** 62 else None
 
 

@@ -161,6 +161,9 @@ class ProftuiApp(App[None]):
             self.call_from_thread(self._show_status, "Loading cancelled (press q to quit).")
         except ProftuiError as exc:
             self.call_from_thread(self._show_error, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a bug must not leave a traceback on screen
+            self.call_from_thread(self._show_error, f"unexpected {type(exc).__name__} while "
+                                  f"reading it ({exc}); please report it")
         else:
             self.call_from_thread(self._show_index, index, rows, summary, tables,
                                   iterations.items)

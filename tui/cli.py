@@ -259,7 +259,11 @@ def cmd_open(argv: list[str]) -> int:
         raise ProftuiError(f"{args.path}: no such file or folder (commands: "
                            f"{', '.join(COMMANDS)}; see proftui --help).")
     theme = THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME
-    ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme).run()
+    app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme)
+    app.run()
+    if app.error:  # shown in the app; said again where scripts and the shell see it
+        sys.stderr.write(f"proftui: {safe(app.error)}\n")
+        return EXIT_USAGE
     return EXIT_OK
 
 

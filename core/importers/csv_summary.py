@@ -21,7 +21,14 @@ from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import ProftuiError
 from proftui.core.timeconv import us_to_ns
 
-_UNIT = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
+_SUFFIX = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
+# Parenthesised suffixes that are units; any other ("Communication(Not Overlapped)") is part
+# of the column's name.
+UNITS = frozenset({
+    "ns", "us", "µs", "μs", "ms", "s", "%", "B", "Byte", "Bytes", "KB", "MB", "GB", "KiB",
+    "MiB", "GiB", "B/s", "KB/s", "MB/s", "GB/s", "Hz", "KHz", "MHz", "GHz", "W", "mW", "C",
+    "cycles", "cycle", "times", "count"})
+_UNIT_WORD = re.compile(r"^[A-Za-zµμ%]{1,4}(?:/[A-Za-z]{1,3})?$")  # cm, kB/s: short, no spaces
 _MISSING = {"", "N/A", "NA", "n/a", "-", "None", "null"}
 MISSING = frozenset(_MISSING)  # cell texts that mean "no value"
 _TIME_UNITS = {"us": 1_000, "ms": 1_000_000, "ns": 1, "s": 1_000_000_000}
@@ -109,6 +116,10 @@ def read_table(path: str, kind: str = "", group: str = "") -> Table:
     except csv.Error as exc:
         raise ProftuiError(f"{path}: not a readable CSV ({exc}).") from None
     diagnostics.add("ragged_row", ragged, None, f"rows without {width} cells")
+    for b in builders:
+        if b.bad_cells:
+            diagnostics.add("bad_number", b.bad_cells, None,
+                            f'column "{b.header}": not a number, e.g. "{b.first_bad[:40]}"')
     return Table(kind, path, [b.column() for b in builders], n_rows, diagnostics, group)
 
 
@@ -117,14 +128,26 @@ class _ColumnBuilder:
     is not a number, then text codes into a table of the distinct texts."""
 
     def __init__(self, header: str) -> None:
-        m = _UNIT.match(header)
         self.header = header
-        self.name, self.unit = (m.group(1), m.group(2)) if m else (header, "")
+        self.name, self.unit = split_unit(header)
         self.numbers: list[np.ndarray] = []
         self.ns: list[np.ndarray] = []  # time units only
         self.ok: list[np.ndarray] = []
         self.codes: list[np.ndarray] | None = None  # text columns
         self.texts: dict[str, int] = {}
+        self.bad_cells = 0  # text in a column whose unit says numbers
+        self.first_bad: str | None = None
+
+    def _number_or_missing(self, cell: str) -> str:
+        if cell in _MISSING:
+            return cell
+        try:
+            float(cell)
+        except ValueError:
+            self.bad_cells += 1
+            self.first_bad = self.first_bad or cell
+            return ""
+        return cell
 
     def add(self, cells: list[str]) -> None:
         if self.codes is None:
@@ -135,6 +158,10 @@ class _ColumnBuilder:
                     numbers = np.array([c if c not in _MISSING else "nan" for c in cells],
                                        np.float64)
             except ValueError:
+                if self.unit:  # a unit says numbers: the odd text is damage, not the column
+                    cells = [self._number_or_missing(c) for c in cells]
+                    self.add(cells)
+                    return
                 self._become_text()
             else:
                 self.numbers.append(numbers)
@@ -192,6 +219,14 @@ def _time_ns(cells: list[str], numbers: np.ndarray, unit: str) -> tuple[np.ndarr
     return np.where(ok, np.rint(np.where(ok, scaled, 0.0)), 0).astype(np.int64), ok
 
 
+def split_unit(header: str) -> tuple[str, str]:
+    """(name, unit) of a header: "Task Duration(us)" -> ("Task Duration", "us"); a suffix
+    that is no unit stays in the name: "Communication(Not Overlapped)" -> itself, ""."""
+    m = _SUFFIX.match(header)
+    if m and (m.group(2).strip() in UNITS or _UNIT_WORD.match(m.group(2))):
+        return m.group(1), m.group(2).strip()
+    return header, ""
+
+
 def _bare(header: str) -> str:
-    m = _UNIT.match(header)
-    return (m.group(1) if m else header).strip().lower()
+    return split_unit(header)[0].strip().lower()

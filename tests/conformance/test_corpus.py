@@ -397,3 +397,15 @@ def test_step_breakdown_from_the_trace_equals_step_trace_time(name) -> None:
     assert step.number == 50
     assert {k: step.parts[k] / 1_000 for k in STEP_50[name]} == pytest.approx(
         STEP_50[name], abs=1e-6)
+
+
+@pytest.mark.parametrize("name", STEP_50)
+def test_step_breakdown_shown_equals_step_trace_time(name) -> None:
+    """What `proftui iterations` and the summary show for step 50 (the trace's parts, with
+    step_trace_time.csv joined) equals the CSV; Communication is not the not-overlapped part."""
+    from proftui.core.overview import read_overview
+
+    (step,) = read_overview(_load(CORPUS / name))[2].items
+    assert {k: step.parts[k] / 1_000 for k in STEP_50[name]} == pytest.approx(
+        STEP_50[name], abs=1e-6)
+    assert step.parts["communication"] != step.parts["communication(not overlapped)"]

@@ -59,7 +59,9 @@ def test_duplicate_headers_multiline_cells_and_ragged_rows(tmp_path) -> None:
 
 def test_unknown_csv_and_empty_file(tmp_path) -> None:
     table = read_table(_write(tmp_path, "colour,size(cm)\nred,3\nblue,x\n"))
+    # A unit says numbers: the "x" is counted as damage and left empty.
     assert [(c.name, c.unit, c.kind) for c in table.columns] == [
-        ("colour", "", "text"), ("size", "cm", "text")]
+        ("colour", "", "text"), ("size", "cm", "number")]
+    assert {p.kind: p.count for p in table.diagnostics} == {"bad_number": 1}
     empty = read_table(_write(tmp_path, "", "e.csv"))
     assert empty.n_rows == 0 and empty.columns == []

@@ -108,3 +108,48 @@ async def test_esc_cancels_loading_a_gzip_bomb_then_is_the_timelines_again(tmp_p
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert not app.check_action("cancel_load", ())  # Esc goes on to the focused widget
+
+
+async def test_a_failure_while_reading_is_a_message_not_a_traceback(monkeypatch) -> None:
+    """The cluster_step_trace_time.csv crash was a TypeError in a worker: whatever goes
+    wrong while reading becomes one readable line, and the app stays up."""
+    import proftui.tui.app as app_module
+
+    def broken(index):
+        raise TypeError("must be real number, not str")
+
+    monkeypatch.setattr(app_module, "read_overview", broken)
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test() as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.error == ("unexpected TypeError while reading it (must be real number, "
+                             "not str); please report it")
+        assert "Cannot open this trace: unexpected TypeError" in str(
+            app.query_one("#status", Static).render())
+
+
+def test_the_app_exits_2_on_unreadable_input(tmp_path, monkeypatch, capsys) -> None:
+    """`proftui PATH` on what is no trace: the app says so, and on quitting the shell gets
+    status 2 and the same sentence, as from the headless commands."""
+    from proftui.tui import cli
+
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello")
+
+    def run(self) -> None:  # the app as a person would see it: load, then quit
+        async def go() -> None:
+            async with self.run_test() as pilot:
+                await self.workers.wait_for_complete()
+                await pilot.pause()
+                await pilot.press("q")
+
+        import asyncio
+
+        asyncio.run(go())
+
+    monkeypatch.setattr(ProftuiApp, "run", run)
+    assert cli.main([str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("proftui: ") and "is not a JSON trace" in err
+    assert cli.main([str(SAMPLE)]) == 0
