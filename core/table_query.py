@@ -141,7 +141,7 @@ def totals(table: Table, rows: np.ndarray | None = None) -> list[float | None]:
             out.append(None)
             continue
         values = np.asarray(column.values, np.float64)
-        with np.errstate(invalid="ignore"):  # inf + -inf is NaN, said without a warning
+        with np.errstate(invalid="ignore", over="ignore"):  # inf + -inf is NaN; 1e308s: inf
             out.append(float(np.nansum(values if rows is None else values[rows])))
     return out
 
