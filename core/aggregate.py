@@ -257,13 +257,15 @@ def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.n
 
     One pass over all (key, track) pairs: each pair's intervals are shifted onto a range of
     their own, past the previous pair's, so that one running maximum of the ends finds the
-    stretches of every pair at once.
+    stretches of every pair at once. The intervals must come ordered by track, then start.
     """
     occupied = np.zeros(n_keys, np.int64)
     n_tracks = np.zeros(n_keys, np.int64)
     if not len(keys):
         return occupied, n_tracks
-    order = np.lexsort((start, track, keys))
+    # The slices come in index order (by track, then start): a stable sort by key keeps each
+    # (key, track) pair's slices together and by start.
+    order = _stable_order(keys)
     k, t, s, e = keys[order], track[order], start[order], end[order]
     new_pair = np.concatenate([[True], (k[1:] != k[:-1]) | (t[1:] != t[:-1])])
     pair = np.cumsum(new_pair) - 1
@@ -283,6 +285,17 @@ def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.n
         np.add.at(occupied, k[begins], finish - s2[begins])
     np.add.at(n_tracks, k[firsts], 1)
     return occupied, n_tracks
+
+
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """np.argsort(keys, kind="stable") for keys in [0, 2**32), as two 16-bit radix passes
+    (numpy sorts 16-bit integers by radix: linear, where int64 keys take a merge sort)."""
+    keys = keys.astype(np.int64, copy=False)
+    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    if not len(keys) or int(keys.max()) < 1 << 16:
+        return low
+    high = np.argsort((keys[low] >> 16).astype(np.uint16), kind="stable")
+    return low[high]
 
 
 def union_ns(start: np.ndarray, end: np.ndarray) -> int:
