@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proftui.core.errors import NotATraceError, ProftuiError
+from proftui.core.naming import natural_key
 
 # Directories that hold raw binary data or logs, never timelines or summaries.
 _SKIP_DIRS = {"data", "FRAMEWORK", "logs", "log", "mindstudio_profiler_log", "__pycache__",
@@ -75,7 +76,7 @@ class ProfileLayout:
 
     @property
     def groups(self) -> list[str]:
-        return sorted({t.group for t in self.timelines}, key=_natural)
+        return sorted({t.group for t in self.timelines}, key=natural_key)
 
 
 def discover(path: str) -> ProfileLayout:
@@ -95,6 +96,9 @@ def discover(path: str) -> ProfileLayout:
             f"{path} holds no trace or profiler output proftui recognises "
             f"({len(files)} file{'' if len(files) == 1 else 's'} looked at).")
     _name_groups(layout)
+    # Stable: within a group the walk's order stays (msprof slices are stitched in it).
+    layout.timelines.sort(key=lambda t: natural_key(t.group))
+    layout.tables.sort(key=lambda t: natural_key(t.group))
     return layout
 
 
@@ -103,8 +107,9 @@ def _walk(root: str, layout: ProfileLayout) -> list[str]:
     for here, dirs, names in os.walk(root, onerror=lambda e: layout.skipped.append(
             (str(e.filename), f"cannot be read: {e.strerror}"))):
         depth = here[len(root):].count(os.sep)
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and depth < _MAX_DEPTH)
-        found += [os.path.join(here, n) for n in sorted(names, key=_natural)]
+        dirs[:] = sorted((d for d in dirs if d not in _SKIP_DIRS and depth < _MAX_DEPTH),
+                         key=natural_key)
+        found += [os.path.join(here, n) for n in sorted(names, key=natural_key)]
     return found
 
 
@@ -328,7 +333,3 @@ def _name_groups(layout: ProfileLayout) -> None:
     for item in items:
         item.group = rename[item.group]
 
-
-def _natural(text: str) -> list:
-    # isdecimal, not isdigit: "²" is a digit that int() refuses and \d does not match.
-    return [int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", text)]
