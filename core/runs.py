@@ -25,7 +25,14 @@ from pathlib import Path
 
 import orjson
 
-from proftui.core.clock import EPOCH_US, OWN_CLOCK, clock_of, first_ts_ns, offset_for
+from proftui.core.clock import (
+    EPOCH_US,
+    OWN_CLOCK,
+    WALL_CLOCK,
+    clock_of,
+    first_ts_ns,
+    offset_for,
+)
 from proftui.core.errors import ProftuiError
 from proftui.core.naming import natural_key
 from proftui.core.profile import ProfileLayout, discover, group_of, rank_dirs
@@ -155,7 +162,7 @@ def find_runs(layout: ProfileLayout) -> tuple[list[Run], list[str]]:
             min(fits, key=lambda g: g.distance(folder)).add(folder)
             continue
         runs.append(_Gathered([folder]))
-        reasons += [why for why in conflicts if why is not None and why not in reasons]
+        reasons += [why for why in dict.fromkeys(conflicts) if why and why not in reasons]
     return [g.run(n) for n, g in enumerate(runs, 1)], reasons
 
 
@@ -230,6 +237,8 @@ class _Folder:
         folder.clock = MIXED if len(clocks) > 1 else (clocks.pop() if clocks else "")
         if times:
             folder.lo_ns, folder.hi_ns = min(times), max(times)
+            # Dated on the wall clock (summary tables only): not a run for own-clock traces.
+            folder.clock = folder.clock or WALL_CLOCK
         stamps = [s for file, _ in files for part in Path(os.path.relpath(file, root)).parts
                   if (s := _stamp_ns(part)) is not None]
         folder.stamp_ns = min(stamps) if stamps else None

@@ -202,3 +202,19 @@ def test_mixed_clocks_in_one_capture_folder_are_said(tmp_path) -> None:
     clocks = {Path(s["path"]).name: s.get("clock") for s in index.meta["sources"]}
     assert clocks == {"trace_view.json": None, "worker.pt.trace.json":
                       "own clock (zero-based or monotonic), not the others' wall clock"}
+
+
+def test_own_clock_traces_do_not_join_a_dated_folder_of_tables(tmp_path) -> None:
+    # Summary tables dated by their profiler_info are on the wall clock, like their times.
+    tables_only = torch_npu(tmp_path / "tables_rank_0", 0, DAY1_NS)
+    (tables_only / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").unlink()
+    torch_npu(tmp_path / "later_ascend_pt", 0, DAY2_NS)
+    for name in ("a.json", "b.json"):
+        (tmp_path / "chrome").mkdir(exist_ok=True)
+        (tmp_path / "chrome" / name).write_text(json.dumps([
+            {"ph": "X", "name": name, "pid": 1, "tid": 1, "ts": 5, "dur": 1}]))
+    runs, reasons = _runs(tmp_path)
+    assert [(r[0], r[3]) for r in runs] == [
+        (("tables_rank_0",), "wall clock"), (("later_ascend_pt",), "wall clock"),
+        (("chrome/a.json", "chrome/b.json"), "own clock")]
+    assert reasons == ["capture times far apart", "clocks of different kinds"]  # each once
