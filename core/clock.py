@@ -25,7 +25,9 @@ from proftui.core.sources import ByteSource
 
 # µs: timestamps at or beyond this (2001-09-09) are already epoch wall clock.
 EPOCH_US = 10**15
+WALL_CLOCK, OWN_CLOCK = "wall clock", "own clock"  # epoch; zero-based or monotonic
 _HEAD_BYTES = 1 << 20
+_FIRST_BYTES = 1 << 16  # enough for the first timestamps of any producer's file
 _INT64_MAX = 2**63 - 1
 _BASE_TIME = re.compile(rb'"baseTimeNanoseconds"\s*:\s*("?[^,}\s]*)')
 _TS = re.compile(rb'"ts"\s*:\s*"?(-?[0-9]+)')
@@ -107,6 +109,26 @@ def _kineto_offset(source: ByteSource) -> ClockOffset:
     return ClockOffset(base, "relative -> wall via baseTimeNanoseconds")
 
 
+def first_ts_ns(source: ByteSource, offset_ns: int = 0) -> int | None:
+    """The earliest positive timestamp among the first ones of a file, plus the offset it
+    gets (ns); None when its head holds none. A cheap look, not the trace's start."""
+    head = _head(source, _FIRST_BYTES)
+    values = []
+    for m in _TS.finditer(head):
+        if m.end() == len(head) or len(values) == 1000:
+            break  # a number cut by the end of the head would read smaller than it is
+        values.append(int(m.group(1)))
+    positive = [v for v in values if v > 0]  # metadata events often sit at ts 0
+    return min(positive) * 1000 + offset_ns if positive else None
+
+
+def clock_of(first_ns: int | None) -> str:
+    """WALL_CLOCK for an epoch time (ns), OWN_CLOCK for a zero-based or monotonic one."""
+    if first_ns is None:
+        return ""
+    return WALL_CLOCK if first_ns >= EPOCH_US * 1000 else OWN_CLOCK
+
+
 def _digits(value: Any) -> int | None:
     """A non-negative integer from a JSON integer or a string of ASCII digits."""
     if isinstance(value, bool):
@@ -118,9 +140,9 @@ def _digits(value: Any) -> int | None:
     return None
 
 
-def _head(source: ByteSource) -> bytes:
+def _head(source: ByteSource, size: int = _HEAD_BYTES) -> bytes:
     try:
-        return source.read_range(0, _HEAD_BYTES)
+        return source.read_range(0, size)
     except OSError:
         return b""  # the indexer reports the unreadable file
 

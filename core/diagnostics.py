@@ -31,6 +31,8 @@ KINDS: dict[str, str] = {
     "unreadable_file": "a timeline of the profile could not be read (the others were)",
     "clock_unaligned": "a timeline keeps its own clock: its reference to the shared clock "
                        "is missing or unusable",
+    "mixed_clocks": "a timeline on its own clock (zero-based or monotonic) shares the axis "
+                    "with timelines on the wall clock: their times do not line up",
     "ragged_row": "CSV row with more or fewer cells than its header (padded or cut)",
     "bad_number": "CSV cell that is not a number in a column whose unit says numbers (left "
                   "empty)",

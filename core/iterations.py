@@ -21,6 +21,7 @@ import numpy as np
 
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
+from proftui.core.naming import natural_key
 from proftui.core.strings import StringTable
 
 _STEP = re.compile(r"^Profil(?:er|e)Step#(\d+)")  # Kineto and torch_npu; Paddle
@@ -88,7 +89,7 @@ def find_iterations(index: TraceIndex, tables: list[Table] = ()) -> Iterations: 
     for table in tables:
         if table.kind in ("step_trace_time", "cluster_step_trace_time"):
             _join_torch_npu(found, table, lambda group: _index_group(index, group))
-    found.items.sort(key=lambda it: (it.group, it.number))
+    found.items.sort(key=lambda it: (natural_key(it.group), it.number))
     return found
 
 

@@ -13,13 +13,21 @@ import numpy as np
 
 from proftui.core import cache
 from proftui.core.build import TraceBuilder
-from proftui.core.clock import ClockOffset, offset_for
+from proftui.core.clock import (
+    OWN_CLOCK,
+    WALL_CLOCK,
+    ClockOffset,
+    clock_of,
+    first_ts_ns,
+    offset_for,
+)
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import NotATraceError, ProftuiError
 from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
 from proftui.core.index import TraceIndex
 from proftui.core.memory import indexing
-from proftui.core.profile import ProfileLayout, TimelineFile, discover
+from proftui.core.profile import ProfileLayout, TimelineFile
+from proftui.core.runs import open_run
 from proftui.core.sources import ByteSource
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
@@ -28,18 +36,21 @@ _KEPT_METADATA = ("displayTimeUnit", "baseTimeNanoseconds", "schemaVersion", "tr
                   "distributedInfo", "span_indx", "trace_id")
 
 
-def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None = None,
-               cancelled: Callable[[], bool] | None = None,
+def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
+               progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
                batch_bytes: int = BATCH_BYTES) -> TraceIndex:
     """Open a trace file or a profile directory: from the cache, else by indexing it.
 
     A directory is one profile: its timelines (see :mod:`proftui.core.profile`) are indexed
     together, each rank or device a group of tracks; `meta["profile"]` says what was found,
-    used and left out. Raises :class:`~proftui.core.errors.ProftuiError` (with a readable
-    message) for a path that cannot be read or holds no trace, and
+    used and left out. A directory holding several separate runs (see
+    :mod:`proftui.core.runs`) opens the one numbered `run`. Raises
+    :class:`~proftui.core.runs.SeveralRunsError` when it holds several and `run` is None,
+    :class:`~proftui.core.errors.ProftuiError` (with a readable message) for a path that
+    cannot be read or holds no trace or no such run, and
     :class:`~proftui.core.errors.Cancelled` when `cancelled` returns True during indexing.
     """
-    layout = discover(path)
+    layout = open_run(path, run)
     # Before the files are opened (their first bytes tell gzip from plain): see cache.settle.
     read_start_ns = cache.settle([t.path for t in layout.timelines]) if use_cache else 0
     sources: list[ByteSource] = []
@@ -73,6 +84,8 @@ def load_trace(path: str, *, use_cache: bool = True, progress: Progress | None =
     else:
         index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes)
     _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
+    if len(sources) > 1:
+        _note_mixed_clocks(index, sources, clocks)
     index.meta["profile"] = describe(layout)
     if use_cache and sources:
         try:
@@ -92,6 +105,7 @@ def describe(layout: ProfileLayout) -> dict[str, Any]:
                       for t in layout.timelines],
         "tables": [{"path": t.path, "group": t.group, "kind": t.kind} for t in layout.tables],
         "skipped": [{"path": p, "why": why} for p, why in layout.skipped],
+        "run": layout.run,
     }
 
 
@@ -106,6 +120,31 @@ def _note_clocks(index: TraceIndex, clocks: list[ClockOffset], several_groups: b
         if clock.problem and (several_groups or not clock.reference_missing):
             index.diagnostics.add("clock_unaligned", 1, None,
                                   f"{os.path.basename(entry['path'])}: {clock.problem}")
+
+
+def _note_mixed_clocks(index: TraceIndex, sources: list[ByteSource],
+                       clocks: list[ClockOffset]) -> None:
+    """Say so when some timelines are on the wall clock and others on their own (zero-based
+    or monotonic): one axis then spans decades, and their times do not line up.
+
+    Runs never mix clocks (see core.runs); one capture folder still can (a PROF dir with a
+    device lacking its start_info, a folder of unrelated traces). Sources already counted
+    for a failed alignment are not counted twice.
+    """
+    kinds = [clock_of(first_ts_ns(s, c.offset_ns)) for s, c in zip(sources, clocks)]
+    if WALL_CLOCK not in kinds or OWN_CLOCK not in kinds:
+        return
+    own = [(entry, clock) for entry, clock, kind in zip(index.meta.get("sources", []), clocks,
+                                                         kinds) if kind == OWN_CLOCK]
+    names = []
+    for entry, clock in own:
+        if not clock.problem:
+            entry["clock"] = "own clock (zero-based or monotonic), not the others' wall clock"
+            names.append(os.path.basename(entry["path"]))
+    if names:
+        index.diagnostics.add("mixed_clocks", len(names), None,
+                              f"{', '.join(names[:5])}{' ...' if len(names) > 5 else ''}: "
+                              f"own clock beside {kinds.count(WALL_CLOCK)} on the wall clock")
 
 
 def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],

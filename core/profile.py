@@ -13,10 +13,12 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proftui.core.errors import NotATraceError, ProftuiError
+from proftui.core.naming import natural_key
 
 # Directories that hold raw binary data or logs, never timelines or summaries.
 _SKIP_DIRS = {"data", "FRAMEWORK", "logs", "log", "mindstudio_profiler_log", "__pycache__",
@@ -29,6 +31,8 @@ _OLD_SUMMARY = re.compile(r"_\d+_\d+_\d+$")
 _TRACE_SUFFIX = re.compile(r"(\.pt\.trace)?\.json(\.gz)?$|\.gz$")
 _RANK_DIR = re.compile(r"(?:^|_)rank_?(\d+)$")
 _PROFILER_INFO = re.compile(r"^profiler_info_(\d+)\.json$")
+# Files that say when a capture ran: torch_npu's profiler_info, msprof's start_info/end_info.
+_RUN_INFO = re.compile(r"^(profiler_info(_\d+)?\.json|(start|end)_info\.\d+)$")
 # MindSpore 1.x-2.2 `profiler/` files carry their rank in the name: step_trace_raw_0_detail_time.csv
 _MINDSPORE_RANKED = re.compile(
     r"^(ascend_timeline_display|ascend_timeline_summary|gpu_timeline_display|"
@@ -72,14 +76,19 @@ class ProfileLayout:
     timelines: list[TimelineFile] = field(default_factory=list)
     tables: list[TableFile] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    run_info: list[str] = field(default_factory=list)  # profiler_info, start_info, end_info
+    run: dict | None = None  # which run of several this is (see core.runs)
 
     @property
     def groups(self) -> list[str]:
-        return sorted({t.group for t in self.timelines}, key=_natural)
+        return sorted({t.group for t in self.timelines}, key=natural_key)
 
 
-def discover(path: str) -> ProfileLayout:
-    """Find the timelines and summary tables under `path` (a trace file or a directory)."""
+def discover(path: str, keep: Callable[[str], bool] | None = None) -> ProfileLayout:
+    """Find the timelines and summary tables under `path` (a trace file or a directory).
+
+    `keep` limits a directory to the files it accepts (one run of several: see core.runs).
+    """
     if not os.path.exists(path):
         raise ProftuiError(f"{path}: no such file or directory.")
     if not os.path.isdir(path):
@@ -89,12 +98,17 @@ def discover(path: str) -> ProfileLayout:
     root = os.path.realpath(path)
     layout = ProfileLayout(root)
     files = _walk(root, layout)
+    if keep is not None:
+        files = [f for f in files if keep(f)]
     _classify(root, files, layout)
     if not layout.timelines and not layout.tables:
         raise NotATraceError(
             f"{path} holds no trace or profiler output proftui recognises "
             f"({len(files)} file{'' if len(files) == 1 else 's'} looked at).")
     _name_groups(layout)
+    # Stable: within a group the walk's order stays (msprof slices are stitched in it).
+    layout.timelines.sort(key=lambda t: natural_key(t.group))
+    layout.tables.sort(key=lambda t: natural_key(t.group))
     return layout
 
 
@@ -103,19 +117,15 @@ def _walk(root: str, layout: ProfileLayout) -> list[str]:
     for here, dirs, names in os.walk(root, onerror=lambda e: layout.skipped.append(
             (str(e.filename), f"cannot be read: {e.strerror}"))):
         depth = here[len(root):].count(os.sep)
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and depth < _MAX_DEPTH)
-        found += [os.path.join(here, n) for n in sorted(names, key=_natural)]
+        dirs[:] = sorted((d for d in dirs if d not in _SKIP_DIRS and depth < _MAX_DEPTH),
+                         key=natural_key)
+        found += [os.path.join(here, n) for n in sorted(names, key=natural_key)]
     return found
 
 
 def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
     """Sort files into timelines, tables and skipped, per the layouts they belong to."""
     kinds: set[str] = set()
-    ranks = _ranks_of_dirs(files)
-
-    def group(path: str) -> str:
-        return _group_of(root, path, ranks)
-
     msprof_dirs: dict[str, list[tuple[int, str]]] = {}  # dir -> (slice number, path)
     old_timeline_dirs: dict[str, list[str]] = {}
     seen_hashes: dict[str, str] = {}
@@ -123,11 +133,13 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
         name = os.path.basename(path)
         parent = os.path.basename(os.path.dirname(path))
         lower = name.lower()
+        if _RUN_INFO.match(name):
+            layout.run_info.append(path)
         if lower.endswith((".csv", ".json", ".gz")) and (why := _unreadable(path)):
             layout.skipped.append((path, why))  # reported; the rest of the profile loads
             continue
         if lower.endswith(".csv"):
-            layout.tables.append(TableFile(path, group(path), _table_kind(name)))
+            layout.tables.append(TableFile(path, "", _table_kind(name)))
             continue
         if not (lower.endswith(".json") or lower.endswith(".json.gz") or lower.endswith(".gz")):
             if lower.endswith(".db"):
@@ -169,7 +181,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
         kinds.add({"trace_view": "torch_npu (ASCEND_PROFILER_OUTPUT)",
                    "mindspore": "MindSpore profiler", "kineto": "PyTorch Kineto",
                    "chrome": "Chrome trace"}[kind])
-        layout.timelines.append(TimelineFile(path, group(path), kind))
+        layout.timelines.append(TimelineFile(path, "", kind))
     # torch_npu embeds the msprof output it merged into trace_view.json: index that only once.
     merged = {os.path.dirname(os.path.dirname(t.path)) for t in layout.timelines
               if t.kind == "trace_view"
@@ -188,7 +200,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
             if (_, path) not in use and all(path != u[1] for u in use):
                 layout.skipped.append((path, "an older or partial export of the same timeline"))
         for _, path in use:
-            layout.timelines.append(TimelineFile(path, group(path), "msprof"))
+            layout.timelines.append(TimelineFile(path, "", "msprof"))
     for directory, paths in old_timeline_dirs.items():
         has_msprof = any(os.path.basename(p).startswith("msprof_") for p in paths)
         for path in paths:
@@ -202,8 +214,8 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
                     (path, f"same content as {os.path.relpath(seen_hashes[digest], root)}"))
                 continue
             seen_hashes[digest] = path
-            layout.timelines.append(TimelineFile(path, group(path),
-                                                 name.split("_")[0]))
+            layout.timelines.append(TimelineFile(path, "", name.split("_")[0]))
+    _name_by_rank(root, layout)
     _split_workers(layout)
     layout.layouts = sorted(kinds) or (["summary tables only"] if layout.tables else [])
 
@@ -280,17 +292,37 @@ def _table_kind(name: str) -> str:
     return stem.lower()
 
 
-def _ranks_of_dirs(files: list[str]) -> dict[str, str]:
-    """torch_npu and MindSpore output dirs named by the rank in their profiler_info_N.json.
+def rank_dirs(run_info: list[str]) -> dict[str, str]:
+    """torch_npu and MindSpore output dirs -> the rank in their profiler_info_N.json."""
+    return {os.path.dirname(p): m.group(1) for p in run_info
+            if (m := _PROFILER_INFO.match(os.path.basename(p)))}
 
-    Only when every rank is named once: two runs of rank 0 side by side keep their dir names.
+
+def _name_by_rank(root: str, layout: ProfileLayout) -> None:
+    """Give each timeline and table its group, output dirs named by their rank.
+
+    Only dirs holding a file that is used count (a SQLite-only export of another capture
+    does not), and only when every rank is named once: two runs of rank 0 side by side keep
+    their dir names.
     """
-    ranks = {os.path.dirname(p): m.group(1) for p in files
-             if (m := _PROFILER_INFO.match(os.path.basename(p)))}
-    return ranks if len(set(ranks.values())) == len(ranks) else {}
+    items: list[TimelineFile | TableFile] = [*layout.timelines, *layout.tables]
+    used = {d for item in items for d in _parents(root, item.path)}
+    ranks = {d: r for d, r in rank_dirs(layout.run_info).items() if d in used}
+    if len(set(ranks.values())) != len(ranks):
+        ranks = {}
+    for item in items:
+        item.group = group_of(root, item.path, ranks)
 
 
-def _group_of(root: str, path: str, ranks: dict[str, str] | None = None) -> str:
+def _parents(root: str, path: str) -> list[str]:
+    """The directories from root down to the one holding `path`."""
+    parents = [root]
+    for part in Path(os.path.relpath(path, root)).parts[:-1]:
+        parents.append(os.path.join(parents[-1], part))
+    return parents
+
+
+def group_of(root: str, path: str, ranks: dict[str, str] | None = None) -> str:
     """The rank or device a file belongs to, from the directories between root and it.
 
     A torch_npu or MindSpore output dir is its rank when `ranks` knows it; a MindSpore
@@ -328,7 +360,3 @@ def _name_groups(layout: ProfileLayout) -> None:
     for item in items:
         item.group = rename[item.group]
 
-
-def _natural(text: str) -> list:
-    # isdecimal, not isdigit: "²" is a digit that int() refuses and \d does not match.
-    return [int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", text)]

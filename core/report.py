@@ -22,6 +22,7 @@ from proftui.core.aggregate import union_ns
 from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
+from proftui.core.naming import natural_key
 from proftui.core.roles import op_slices, roles
 
 TOP_OPS = 10
@@ -130,7 +131,7 @@ def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list
     end = start + index.col("slices.dur")[work]
     on_device = device[track]
     out = []
-    for gid in np.unique(group).tolist() or [0]:
+    for gid in sorted(np.unique(group).tolist() or [0], key=lambda g: natural_key(s[g])):
         entry: dict[str, Any] = {"group": s[gid], "span_ns": span}
         for side, mask in (("host", ~on_device), ("device", on_device)):
             sel = (group == gid) & mask

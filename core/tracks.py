@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from proftui.core.index import TRACK_KINDS
+from proftui.core.naming import natural_key
 from proftui.core.strings import StringInterner, json_text
 
 THREAD, ASYNC_TRACK, PROCESS_TRACK, GLOBAL_TRACK = (TRACK_KINDS.index(k) for k in
@@ -105,12 +106,12 @@ def track_table(tracks: TrackIds, processes: dict[Any, Meta], threads: dict[tupl
         else:
             name, order_key = "global", ()
         group, inner = split_pid(pid)
-        rows.append((knd == GLOBAL_TRACK, sort_token(group), psort, sort_token(inner), knd,
+        rows.append((knd == GLOBAL_TRACK, natural_key(group), psort, sort_token(inner), knd,
                      order_key, t, name))
     rows.sort()
     order = np.array([r[6] for r in rows], np.int64).reshape(-1)
     pids = sorted({k[1] for k in keys if k[0] != GLOBAL_TRACK},
-                  key=lambda p: (sort_token(split_pid(p)[0]),
+                  key=lambda p: (natural_key(split_pid(p)[0]),
                                  (proc_meta.get(p) or Meta()).sort_index or 0,
                                  sort_token(split_pid(p)[1])))
     pindex = {p: i for i, p in enumerate(pids)}

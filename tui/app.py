@@ -25,6 +25,7 @@ from proftui.core.importers.csv_summary import Table
 from proftui.core.iterations import Iteration
 from proftui.core.overview import read_overview
 from proftui.core.rows import RowIndex, rows_for
+from proftui.core.runs import SeveralRunsError
 from proftui.core.search import find_slices, pattern_of
 from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, THEMES, palette_for
@@ -91,9 +92,11 @@ class ProftuiApp(App[None]):
         Binding("question_mark", "help", "Keys"),
     ]
 
-    def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME) -> None:
+    def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
+                 run: int | None = None) -> None:
         super().__init__()
         self.path = path
+        self.run_number = run  # of a folder holding several runs; None until one is chosen
         self.use_cache = use_cache
         self.index: TraceIndex | None = None
         self.rows: RowIndex | None = None
@@ -107,6 +110,7 @@ class ProftuiApp(App[None]):
         self._prompt_mode = ""
         self._cancel = threading.Event()
         self._loading = True
+        self._choosing_run = False
         self._started = time.monotonic()
         for textual_theme, _ in THEMES.values():
             self.register_theme(textual_theme)
@@ -153,12 +157,14 @@ class ProftuiApp(App[None]):
     def load_index(self) -> None:
         """Index (or reopen from the cache) in a thread; the UI stays live."""
         try:
-            index = load_trace(self.path, use_cache=self.use_cache,
+            index = load_trace(self.path, run=self.run_number, use_cache=self.use_cache,
                                progress=self._report_progress, cancelled=self._cancel.is_set)
             rows = rows_for(index)
             summary, tables, iterations = read_overview(index)
         except Cancelled:
             self.call_from_thread(self._show_status, "Loading cancelled (press q to quit).")
+        except SeveralRunsError as exc:
+            self.call_from_thread(self._choose_run, exc)
         except ProftuiError as exc:
             self.call_from_thread(self._show_error, str(exc))
         except Exception as exc:  # noqa: BLE001 - a bug must not leave a traceback on screen
@@ -169,6 +175,28 @@ class ProftuiApp(App[None]):
                                   iterations.items)
         finally:
             self._loading = False  # Esc is the focused widget's again
+
+    def _choose_run(self, several: SeveralRunsError) -> None:
+        """Several separate runs: ask which one to open rather than mix their clocks."""
+        from proftui.tui.run_chooser import RunChooser
+
+        self._show_status(f"{safe(self.path)} holds {len(several.runs)} separate runs: "
+                          "choose one.")
+        self._choosing_run = True
+        self.push_screen(RunChooser(several), self._run_chosen)
+
+    def _run_chosen(self, number: int | None) -> None:
+        self._choosing_run = False
+        if number is None:
+            self.exit()
+            return
+        self.run_number = number
+        self.sub_title = f"{safe(self.path)} (run {number})"
+        self._loading = True
+        self._started = time.monotonic()
+        self.query_one(ProgressBar).display = True
+        self._status(f"Opening run {number} of {safe(self.path)} ...")
+        self.load_index()
 
     def _report_progress(self, done: int, total: int, events: int) -> None:
         self.call_from_thread(self._update_progress, done, total, events)
@@ -484,6 +512,8 @@ class ProftuiApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_load":  # otherwise Esc goes on to the focused widget
             return self._loading and not self._cancel.is_set()
+        if self._choosing_run:  # nothing is open yet: the chooser's keys only
+            return action in ("quit", "help", "command_palette")
         return True
 
     def action_cancel_load(self) -> None:

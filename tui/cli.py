@@ -40,10 +40,20 @@ def _parser(command: str, description: str, examples: str) -> _Parser:
         epilog=f"examples:\n{examples}", formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", help="a trace file (.json, .json.gz) or a profile directory "
                                      "(PROF_XXX, *_ascend_pt, a folder of ranks)")
+    parser.add_argument("--run", type=_run_number, metavar="N",
+                        help="of a folder holding several separate runs (proftui lists "
+                             "them), open run N")
     parser.add_argument("--no-cache", action="store_true",
                         help="index the file afresh; do not read or write the cache")
     parser.add_argument("-V", "--version", action="version", version=f"proftui {__version__}")
     return parser
+
+
+def _run_number(text: str) -> int:
+    """A run number for --run: 1 or more."""
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a run number is 1 or more, not {text!r}")
+    return int(text)
 
 
 @contextmanager
@@ -77,7 +87,8 @@ def _load(args: argparse.Namespace, show_progress: bool = True):
     from proftui.core import load_trace
 
     with _progress(show_progress) as progress:
-        return load_trace(args.path, use_cache=not args.no_cache, progress=progress)
+        return load_trace(args.path, run=args.run, use_cache=not args.no_cache,
+                          progress=progress)
 
 
 # -- commands -------------------------------------------------------------------------------
@@ -108,6 +119,9 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
     profile = summary.get("profile") or {}
     if profile and profile.get("layouts") != ["trace file"]:
         lines.append(f"profile    {safe(profile['root'])}")
+        if profile.get("run"):
+            run = profile["run"]
+            lines.append(f"run        {run['number']} of {run['of']}: {safe(run['where'])}")
         lines.append(f"found      {safe(', '.join(profile['layouts'])) or 'nothing recognised'}")
         if profile["groups"] and profile["groups"] != [""]:
             lines.append(f"groups     {', '.join(safe(g) or '(top)' for g in profile['groups'])}")
@@ -259,7 +273,7 @@ def cmd_open(argv: list[str]) -> int:
         raise ProftuiError(f"{args.path}: no such file or folder (commands: "
                            f"{', '.join(COMMANDS)}; see proftui --help).")
     theme = THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME
-    app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme)
+    app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run)
     app.run()
     if app.error:  # shown in the app; said again where scripts and the shell see it
         sys.stderr.write(f"proftui: {safe(app.error)}\n")
@@ -730,8 +744,11 @@ USAGE = f"""usage: proftui PATH                 open a trace or profile director
                                       the events or ops of a window as CSV
        proftui --version
 
-Every command takes --help (with examples) and --version. Exit status: 0 success, 1 failure,
-2 bad usage or unreadable input. Results go to stdout, errors and progress to stderr.
+Every command takes --help (with examples) and --version. A folder holding several separate
+runs (the same rank twice, captures far apart in time, clocks of different kinds) is refused
+with the list of its runs: --run N (with any command) or the run's folder opens one.
+Exit status: 0 success, 1 failure, 2 bad usage or unreadable input. Results go to stdout,
+errors and progress to stderr.
 proftui {__version__}
 """
 
@@ -739,6 +756,7 @@ proftui {__version__}
 def main(argv: list[str] | None = None) -> int:
     from proftui.core.errors import Cancelled, ProftuiError
     from proftui.core.export import ExportError, ExportExists
+    from proftui.core.runs import SeveralRunsError
 
     if argv is None:  # the program itself: even a bug's traceback must not carry raw escapes
         sys.excepthook = _escaped_traceback
@@ -769,6 +787,10 @@ def main(argv: list[str] | None = None) -> int:
     except ExportError as exc:  # the input was fine; the output could not be written
         sys.stderr.write(f"proftui: {safe(exc)}\n")
         return EXIT_FAILURE
+    except SeveralRunsError as exc:
+        runs = [safe(line) for line in exc.lines()]  # folder names may hold escapes
+        sys.stderr.write(f"proftui: {safe(exc)}\n" + "\n".join(runs) + "\n")
+        return EXIT_USAGE
     except ProftuiError as exc:
         sys.stderr.write(f"proftui: {safe(exc)}\n")
         return EXIT_USAGE

@@ -21,7 +21,9 @@ NOT_TRACES = {"google_cloud_trace.json"}
 
 
 def _load(path: Path):
-    return load_trace(str(path), use_cache=False)
+    """A corpus path; "folder#N" opens run N of a folder holding several."""
+    name, _, run = str(path).partition("#")
+    return load_trace(name, run=int(run) if run else None, use_cache=False)
 
 
 @pytest.mark.parametrize("path", CHROME + KINETO, ids=lambda p: p.name)
@@ -151,11 +153,38 @@ def test_torch_npu_rank_without_trace_lists_its_tables() -> None:
         "profiler_info_0.json", "communication.json", "communication_matrix.json"}
 
 
-def test_kineto_folder_is_two_groups() -> None:
-    index = _load(CORPUS / "kineto")
-    assert index.meta["profile"]["groups"] == ["resnet50_num_workers_0",
-                                               "step_based_trace_2543932"]
-    assert index.n_slices == 54320 + 984
+def test_kineto_folder_is_two_runs() -> None:
+    # Two unrelated traces two years apart: once one profile of two groups on one axis.
+    from proftui.core.runs import SeveralRunsError
+
+    with pytest.raises(SeveralRunsError) as caught:
+        _load(CORPUS / "kineto")
+    assert caught.value.lines() == [
+        "  1  resnet50_num_workers_0.pt.trace.json.gz; captured 2021-01-11 12:04:22 UTC",
+        "  2  step_based_trace_2543932.json.gz; captured 2023-01-04 23:59:59 UTC"]
+    assert [_load(CORPUS / f"kineto#{n}").n_slices for n in (1, 2)] == [54320, 984]
+
+
+def test_ascend_folder_is_four_runs_each_as_its_folder_opens() -> None:
+    from proftui.core.runs import SeveralRunsError
+
+    with pytest.raises(SeveralRunsError) as caught:
+        _load(CORPUS / "ascend")
+    assert str(caught.value) == (f"{CORPUS / 'ascend'} holds 4 separate runs (capture times "
+                                 "far apart); pick one with --run N, or open its folder.")
+    assert caught.value.lines() == [
+        f"  1  {OLD}: device 0; captured 2023-08-18 06:27:04 UTC",
+        "  2  torch_npu_rank_0: rank 0; captured 2023-09-19 09:22:59 UTC",
+        "  3  torch_npu_trace_view/; captured 2024-01-02 02:11:51 UTC",
+        "  4  PROF_000001_20260605161708478_FRJKORBPFMHQMGLA; captured 2026-06-05 16:17:08 UTC"]
+    for n, folder in enumerate([OLD, "torch_npu_rank_0", "torch_npu_trace_view",
+                                "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA"], 1):
+        run, alone = _load(CORPUS / f"ascend#{n}"), _load(CORPUS / "ascend" / folder)
+        for key in ("timelines", "tables"):
+            assert [t["path"] for t in run.meta["profile"][key]] == [
+                t["path"] for t in alone.meta["profile"][key]]
+        assert (run.n_slices, run.start_ns, run.end_ns) == (
+            alone.n_slices, alone.start_ns, alone.end_ns)
 
 
 TABLE_ROWS = {
@@ -191,8 +220,7 @@ def test_corpus_table_rows(name, rows) -> None:
     ("ascend/PROF_000001_20260605161708478_FRJKORBPFMHQMGLA", 0, "ProfilerStep#N annotations"),
     ("ascend/torch_npu_trace_view", 1, "ProfilerStep#N annotations"),
     ("ascend/torch_npu_rank_0", 1, "step_trace_time.csv"),
-    ("ascend", 12, "ProfilerStep#N annotations, msprof step trace, step_trace_time.csv"),
-    ("kineto", 6, "ProfilerStep#N annotations"),
+    ("kineto#1", 6, "ProfilerStep#N annotations"),
     ("kineto/step_based_trace_2543932.json.gz", 0, "ProfilerStep#N annotations"),
 ])
 def test_corpus_iterations(name, count, source) -> None:
@@ -235,7 +263,7 @@ def test_old_layout_is_moved_to_the_wall_clock_of_its_start_info() -> None:
 
 @pytest.mark.parametrize("name,start_ns", [
     ("ascend/torch_npu_trace_view", 1704161511420289011),
-    ("kineto", 1610366662254282000),  # 2021 Kineto: epoch µs, no baseTimeNanoseconds
+    ("kineto#1", 1610366662254282000),  # 2021 Kineto: epoch µs, no baseTimeNanoseconds
     ("ascend/PROF_000001_20260605161708478_FRJKORBPFMHQMGLA", 1780676228898322000),
 ])
 def test_epoch_traces_keep_their_clock(name, start_ns) -> None:
@@ -259,14 +287,7 @@ PROFILES = [
      {("kernel_details", ""): 21, ("memory_record", ""): 11, ("npu_module_mem", ""): 78,
       ("operator_details", ""): 2, ("operator_memory", ""): 28, ("step_trace_time", ""): 1},
      {"": 1}),
-    ("ascend", ["", f"{OLD} / device 0", "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA"],
-     {"Python", "CANN", "Ascend Hardware", "Overlap Analysis", "HCCL", "AI Core Freq"},
-     {("kernel_details", ""): 29, ("kernel_details", "rank 0"): 21,
-      ("step_trace_time", "rank 0"): 1,
-      ("op_summary", "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA"): 3},
-     {"": 1, f"{OLD} / device 0": 10, "rank 0": 1}),
-    ("kineto", ["resnet50_num_workers_0", "step_based_trace_2543932"], {"python", ""}, {},
-     {"resnet50_num_workers_0": 6}),
+    ("kineto#1", [""], {"python", ""}, {}, {"": 6}),
 ]
 
 

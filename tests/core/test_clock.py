@@ -9,6 +9,7 @@ import pytest
 
 from proftui.core import load_trace
 from proftui.core.load import _index_parallel, index_file
+from proftui.core.runs import SeveralRunsError
 from proftui.core.sources import ByteSource
 
 from helpers import columns_equal, problems, write_trace
@@ -90,8 +91,9 @@ def test_old_layout_devices_meet_on_the_wall_clock(tmp_path) -> None:
 ])
 def test_a_device_without_a_usable_start_info_keeps_its_clock(tmp_path, start_info,
                                                               why) -> None:
+    # One PROF dir, one capture: its devices are one run even on clocks of different kinds.
     _device(tmp_path, "PROF_A", 0, _events("0", 100.0), _info(BEGIN_US, RAW_NS))
-    _device(tmp_path, "PROF_B", 1, _events("1", 100.0), start_info)
+    _device(tmp_path, "PROF_A", 1, _events("1", 100.0), start_info)
     index = load_trace(str(tmp_path), use_cache=False)
     starts = _by_name(index)
     assert starts["op1"] == 100_000  # its own clock, untouched
@@ -100,6 +102,15 @@ def test_a_device_without_a_usable_start_info_keeps_its_clock(tmp_path, start_in
     problem = next(p for p in index.diagnostics if p.kind == "clock_unaligned")
     assert why in problem.detail and problem.detail.startswith("msprof_1_1_1.json: ")
     assert index.meta["sources"][1]["clock"].startswith("own clock: ")
+
+
+def test_prof_dirs_on_clocks_of_different_kinds_are_two_runs(tmp_path) -> None:
+    _device(tmp_path, "PROF_A", 0, _events("0", 100.0), _info(BEGIN_US, RAW_NS))
+    _device(tmp_path, "PROF_B", 1, _events("1", 100.0), None)
+    with pytest.raises(SeveralRunsError, match=r"holds 2 separate runs \(clocks of different "
+                                               r"kinds\)"):
+        load_trace(str(tmp_path), use_cache=False)
+    assert _by_name(load_trace(str(tmp_path), run=2, use_cache=False))["op1"] == 100_000
 
 
 def test_a_lone_device_without_start_info_is_noted_not_counted(tmp_path) -> None:

@@ -131,3 +131,18 @@ def test_info_says_how_a_device_clock_was_aligned(tmp_path, capsys) -> None:
     assert main(["info", str(prof)]) == 0
     out = capsys.readouterr().out
     assert "  clock    monotonic -> wall via device_0/start_info.0" in out
+
+
+def test_info_json_lists_ranks_in_natural_order(tmp_path, capsys) -> None:
+    for rank in (10, 2, 1, 0):
+        (tmp_path / f"rank_{rank}").mkdir()
+        (tmp_path / f"rank_{rank}" / "trace.json").write_text(json.dumps(
+            [{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": rank, "dur": 1}]))
+        (tmp_path / f"rank_{rank}" / "op_statistic.csv").write_text("OP Type,Count\nMatMul,1\n")
+    assert main(["info", "--json", str(tmp_path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    order = ["rank 0", "rank 1", "rank 2", "rank 10"]
+    assert data["profile"]["groups"] == order
+    assert [p["group"] for p in data["processes"]] == order
+    assert [s["group"] for s in data["sources"]] == order
+    assert [t["group"] for t in data["profile"]["tables"]] == order
