@@ -71,3 +71,17 @@ def test_devices_and_rank_named_dirs_come_out_in_natural_order(tmp_path) -> None
     layout = discover(str(other))
     assert [t.group for t in layout.timelines] == ["rank 2", "rank 10"]
     assert [t.group for t in layout.tables] == ["rank 2", "rank 10"]
+
+
+def test_iterations_and_busy_ratios_in_natural_order(tmp_path) -> None:
+    from proftui.core.iterations import find_iterations
+    from proftui.core.report import summary_report
+
+    for rank in (0, 1, 2, 10):
+        (tmp_path / f"rank_{rank}").mkdir(parents=True)
+        (tmp_path / f"rank_{rank}" / "trace.json").write_text(json.dumps(
+            [_x("ProfilerStep#1", 0), _x(f"op{rank}", 0.5)]))
+    index = load_trace(str(tmp_path), use_cache=False)
+    order = ["rank 0", "rank 1", "rank 2", "rank 10"]
+    assert [it.group for it in find_iterations(index).items] == order
+    assert [b["group"] for b in summary_report(index)["busy"]] == order
