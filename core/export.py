@@ -256,7 +256,11 @@ def _read_ranges(source: Any, ranges: list[tuple[int, int]]) -> Iterator[bytes]:
             start, end = ranges[k]
             yield bytes(buf[start - pos:end - pos])
             k += 1
-        keep_from = ranges[k][0] if k < len(ranges) else pos + len(buf)
+        # Keep the stream from the next range's start; when that lies beyond what has been
+        # inflated, drop all of it, and `pos` is where the stream is (not the range's start:
+        # the next chunk continues the stream, it does not begin the range).
+        stream_end = pos + len(buf)
+        keep_from = min(ranges[k][0], stream_end) if k < len(ranges) else stream_end
         del buf[:max(0, keep_from - pos)]
         pos = max(pos, keep_from)
         if k == len(ranges):
