@@ -12,7 +12,6 @@ from proftui.core.export import read_args
 
 from helpers import load, write_trace
 
-
 N = 20_000
 
 
