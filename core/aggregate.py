@@ -24,6 +24,7 @@ from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration, Iterations
 from proftui.core.roles import roles
+from proftui.core.self_time import window_self
 
 SIDES = ("all", "device", "host")
 OUTLIER_RATIO = 1.2  # an iteration longer than this times its group's median is an outlier
@@ -154,13 +155,10 @@ def find_parents(start: np.ndarray, dur: np.ndarray, rows, composite: bool = Tru
 
 
 def self_times(index: TraceIndex) -> np.ndarray:
-    """Self time (int64 ns) of every slice: its duration less its children's."""
-    dur = index.col("slices.dur")
-    parents = slice_parents(index)
-    child = np.flatnonzero(parents >= 0)
-    out = dur.astype(np.int64, copy=True)
-    np.subtract.at(out, parents[child], dur[child])
-    return out
+    """Self time (int64 ns) of every slice (see :mod:`proftui.core.self_time`)."""
+    from proftui.core.self_time import self_times as owned_times
+
+    return owned_times(index)
 
 
 # -- ops of a window ----------------------------------------------------------------------------
@@ -212,21 +210,17 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     np.minimum.at(low, keys, dur)
     high = np.full(n_keys, -1, np.int64)
     np.maximum.at(high, keys, dur)
-    # Self: take each child's clipped time from its parent's key. A child in the selection
-    # has its parent in it too (same track, and the parent contains it).
-    parents = slice_parents(index)
-    par = parents[sel]
-    has = np.flatnonzero(par >= 0)
-    children_time = np.zeros(n_keys, np.int64)
-    if len(has):
-        parent_idx = par[has].astype(np.int64)
-        np.add.at(children_time, all_keys[parent_idx], clipped[has])
+    # Self: the time each slice owns in the window (see proftui.core.self_time).
+    owned = np.zeros(n_keys, np.int64)
+    whole_trace = lo <= index.start_ns and hi >= index.end_ns
+    np.add.at(owned, keys, self_times(index)[sel] if whole_trace
+              else window_self(index, sel, lo, hi))
     present = np.flatnonzero(count)
     present = present[np.argsort(-total[present], kind="stable")]
     span = hi - lo
     cnt = count[present]
     tot = total[present]
-    self_ns = tot - children_time[present]
+    self_ns = owned[present]
     occupied, n_tracks = _occupancy(keys, index.col("slices.track")[sel], clipped_start,
                                     clipped_end, n_keys)
     self_sum = float(self_ns.sum())

@@ -8,6 +8,7 @@ import numpy as np
 
 from proftui.core.index import TraceIndex
 from proftui.core.rows import FENCE, RowIndex
+from proftui.core.self_time import self_times
 
 MAX_FLOWS = 50  # partners listed per direction; the count says how many there are
 
@@ -107,7 +108,7 @@ def describe_slice(index: TraceIndex, rows: RowIndex, i: int) -> SliceInfo:
         slice=i, name=s[a["slices.name"][i]], category=s[a["slices.cat"][i]],
         process=index.process_label(process) if process >= 0 else "",
         track=index.track_label(track), start_ns=start, dur_ns=dur,
-        self_ns=dur - _children_time(index, rows, track, depth, start, start + dur),
+        self_ns=int(self_times(index)[i]),
         depth=depth)
     parent = i
     for d in range(depth - 1, -1, -1):
@@ -123,22 +124,3 @@ def describe_slice(index: TraceIndex, rows: RowIndex, i: int) -> SliceInfo:
     info.flows_out = [int(x) for x in a["flows.dst_slice"][out[:MAX_FLOWS]] if x >= 0]
     info.flows_in = [int(x) for x in a["flows.src_slice"][inn[:MAX_FLOWS]] if x >= 0]
     return info
-
-
-def _children_time(index: TraceIndex, rows: RowIndex, track: int, depth: int, start: int,
-                   end: int) -> int:
-    """Time spent in the slices one row down that lie within [start, end]."""
-    row = int(rows.track_first_row[track]) + depth + 1
-    if row >= int(rows.track_first_row[track + 1]):
-        return 0
-    lo = int(rows.first[row])
-    s = index.arrays["slices.start"]
-    d = index.arrays["slices.dur"]
-    before = _last_started(index, rows, row, start - 1)
-    first = before + 1 if before >= 0 else lo
-    last = _last_started(index, rows, row, end)  # inclusive
-    while last >= first and int(s[rows.order[last]]) + int(d[rows.order[last]]) > end:
-        last -= 1
-    if last < first:
-        return 0
-    return int(rows.cum_dur[last + 1] - rows.cum_dur[first])

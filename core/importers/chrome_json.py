@@ -586,7 +586,7 @@ class ChromeJsonReader:
         if head[:1] != b"{":
             raise NotATraceError(f"{name} is not a JSON trace (it does not start with [ or {{).")
         self.metadata["format"] = "object"
-        parts, searched = [buf], 0
+        searched = 0
         while True:
             m = _EVENTS_KEY.search(buf, max(0, searched - 64))
             if m:

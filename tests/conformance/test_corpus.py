@@ -430,3 +430,29 @@ def test_step_breakdown_shown_equals_step_trace_time(name) -> None:
     assert {k: step.parts[k] / 1_000 for k in STEP_50[name]} == pytest.approx(
         STEP_50[name], abs=1e-6)
     assert step.parts["communication"] != step.parts["communication(not overlapped)"]
+
+
+SELF_TIME_TRACES = [p for p in CHROME + KINETO if p.name not in NOT_TRACES] + (
+    [CORPUS / "ascend" / "torch_npu_trace_view" / "trace_view.json",
+     CORPUS / "ascend" / "PROF_000001_20260605161708478_FRJKORBPFMHQMGLA",
+     CORPUS / "ascend" / "PROF_000001_20230818142704322_COJGGGCANRMICFBC",
+     *(CORPUS / name for name in TORCH_NPU_RANKS)] if CORPUS.is_dir() else [])
+
+
+@pytest.mark.parametrize("path", SELF_TIME_TRACES, ids=lambda p: p.name)
+def test_self_times_sum_to_each_tracks_busy_time(path: Path) -> None:
+    """On every track, self times add up to the union of its slices, and none is negative
+    or longer than its slice (Python stacks overlap without nesting in real traces)."""
+    from proftui.core.aggregate import union_ns
+    from proftui.core.self_time import self_times
+
+    index = _load(path)
+    found = self_times(index)
+    start, dur, track = (index.col("slices.start"), index.col("slices.dur"),
+                         index.col("slices.track"))
+    assert (found >= 0).all() and (found <= dur).all()
+    order = np.argsort(track, kind="stable")
+    bounds = np.searchsorted(track[order], np.arange(index.n_tracks + 1))
+    for t in range(index.n_tracks):
+        mine = order[bounds[t]:bounds[t + 1]]
+        assert int(found[mine].sum()) == union_ns(start[mine], start[mine] + dur[mine]), t

@@ -224,9 +224,10 @@ def test_overlapping_slices_on_lanes_have_no_parent_they_overflow(tmp_path) -> N
     assert parents["a"] == -1 and parents["b"] == -1
     assert names[parents["c"]] == "a"
     assert _rows(aggregate_ops(index)) == {
-        "a": (1, 10 * US, 8 * US, 10 * US, 10 * US, 10 * US, 66.666667, 40.0),
-        "b": (1, 10 * US, 10 * US, 10 * US, 10 * US, 10 * US, 66.666667, 50.0),
-        "c": (1, 2 * US, 2 * US, 2 * US, 2 * US, 2 * US, 13.333333, 10.0)}
+        # a owns [0,5), b [5,6) and [8,15), c [6,8): 15 µs in all, the thread's busy time
+        "a": (1, 10 * US, 5 * US, 10 * US, 10 * US, 10 * US, 66.666667, 33.333333),
+        "b": (1, 10 * US, 8 * US, 10 * US, 10 * US, 10 * US, 66.666667, 53.333333),
+        "c": (1, 2 * US, 2 * US, 2 * US, 2 * US, 2 * US, 13.333333, 13.333333)}
 
 
 def test_duration_histogram_linear_log_and_degenerate() -> None:

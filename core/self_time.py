@@ -1,0 +1,101 @@
+"""Self time: the part of a slice's time that no slice inside it takes.
+
+Every instant of a track's busy time belongs to exactly one slice: the innermost one there,
+which is the covering slice that started last (on equal starts the track order puts the
+longer first, so the shorter is inner). A slice's self time is the time it owns: its
+duration less the union of the slices that start inside it, clipped to it. So on every track
+self times sum to the track's busy time, and 0 <= self <= duration.
+
+Where a track's slices nest properly (each one inside its parent one row up) that is the
+duration less the children's durations, computed for all such tracks at once. Tracks where
+nesting breaks (slices overlapping without nesting: the layout puts them on extra lanes, and
+they have no parent) are swept slice by slice in start order with a stack.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from proftui.core.index import TraceIndex
+
+_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def broken_tracks(index: TraceIndex) -> np.ndarray:
+    """Boolean per track: some slice of it below the top row has no parent (overlapping
+    slices that do not nest)."""
+    from proftui.core.aggregate import slice_parents
+
+    orphan = (index.col("slices.depth") > 0) & (slice_parents(index) < 0)
+    out = np.zeros(index.n_tracks, bool)
+    out[index.col("slices.track")[orphan]] = True
+    return out
+
+
+def self_times(index: TraceIndex) -> np.ndarray:
+    """Self time (int64 ns) of every slice (computed once per index)."""
+    found = _memo.get(index)
+    if found is None:
+        start = index.col("slices.start")
+        end = start + index.col("slices.dur")
+        found = _memo[index] = window_self(index, np.arange(index.n_slices), int(start.min(
+            initial=0)), int(end.max(initial=0)))
+    return found
+
+
+def window_self(index: TraceIndex, slices: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Per slice of `slices` (indices, ascending), the self time it owns inside [lo, hi)."""
+    from proftui.core.aggregate import slice_parents
+
+    start_all = index.col("slices.start")
+    dur_all = index.col("slices.dur")
+    low, high = np.int64(lo), np.int64(hi)
+    # Every slice overlapping the window takes its time from its parent, whether asked for
+    # or not: a child that is no operator still owns its time.
+    end_all = start_all + dur_all
+    inside = np.flatnonzero((start_all < high) & (end_all > low))
+    clipped = np.maximum(np.minimum(end_all[inside], high) - np.maximum(start_all[inside], low),
+                         0)
+    parents = slice_parents(index)[inside].astype(np.int64)
+    taken = np.zeros(index.n_slices, np.int64)
+    has = parents >= 0
+    np.add.at(taken, parents[has], clipped[has])
+    own = np.zeros(index.n_slices, np.int64)
+    own[inside] = clipped - taken[inside]
+    broken = broken_tracks(index)[index.col("slices.track")[inside]]
+    track = index.col("slices.track")[inside]
+    for k in np.unique(track[broken]).tolist():
+        mine = inside[track == k]  # index order: by start, longer first on equal starts
+        own[mine] = owned(np.maximum(start_all[mine], low), np.minimum(end_all[mine], high))
+    return own[np.asarray(slices, np.int64)]
+
+
+def owned(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The time each interval owns when every instant goes to the covering interval that
+    started last; the intervals come in start order (inner last on equal starts).
+
+    A stack in start order: its top is the latest started; one that has ended is popped when
+    the next interval starts (lazily), after taking the time from `upto` to its end.
+    """
+    ends = end.tolist()
+    own = [0] * len(ends)
+    stack: list[int] = []
+    upto = int(start[0]) if len(start) else 0  # time attributed so far
+    for i, s in enumerate(start.tolist()):
+        while stack and ends[stack[-1]] <= s:
+            top = stack.pop()
+            if ends[top] > upto:
+                own[top] += ends[top] - upto
+                upto = ends[top]
+        if stack and s > upto:
+            own[stack[-1]] += s - upto
+        upto = max(upto, s)
+        stack.append(i)
+    while stack:
+        top = stack.pop()
+        if ends[top] > upto:
+            own[top] += ends[top] - upto
+            upto = ends[top]
+    return np.array(own, np.int64)
