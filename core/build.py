@@ -560,13 +560,12 @@ def _sort_index(value: Any) -> int | None:
     return None
 
 
-def _durations_ns(values: list[float | None]) -> tuple[np.ndarray, np.ndarray]:
-    """Durations in µs (float, None or NaN when missing or unusable) as int64 ns."""
-    if None in values:
-        values = [math.nan if v is None else v for v in values]
-    us = np.array(values, np.float64)
-    ok = np.abs(us) < 2.25e12  # exact to the ns below this (26 days); False for NaN
-    return np.rint(np.where(ok, us, 0.0) * 1000.0).astype(np.int64), ok
+def _durations_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Durations in µs (decimal text, numbers, None when missing) as int64 ns, read from their
+    text as timestamps are (exact however many decimals; half away from zero at the ns)."""
+    ns, ok = us_to_ns(values)
+    ok &= np.abs(ns) < 2_250_000_000_000_000  # 26 days: longer is damage
+    return np.where(ok, ns, 0), ok
 
 
 def _span(slices: dict, instants: dict, counters: dict) -> tuple[int, int]:

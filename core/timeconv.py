@@ -134,7 +134,7 @@ def parse_decimal_us(m: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.
         if exp.max() == 18:
             valid &= chars[:, 0] <= _DIGIT0 + 8  # keeps the sum inside int64
         decimals = size - dot_col - 1
-        if dot_col >= _DOUBLE_DIGITS and decimals not in (-1, 0, 3) and decimals <= 18:
+        if _double_text(dot_col, decimals):
             digits = chars.astype(np.int64) - _DIGIT0
             whole = digits[:, :dot_col] @ _POW10[dot_col - 1::-1]
             fraction = digits[:, dot_col + 1:] @ _POW10[decimals - 1::-1]
@@ -153,9 +153,18 @@ def parse_decimal_us(m: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.
 
 # From 13 integer digits on (>= 2^53 ns), a float64 cannot hold a µs time to the ns, so a
 # writer that printed a double's shortest text there ("1698316426434084.2", meaning the
-# double ...084.25) is read back as that double. Texts with exactly three decimals (the
-# exact ns format of Kineto, msprof and torch_npu) are always read exactly.
+# double ...084.25) is read back as that double. A double's shortest text has at most 17
+# significant digits: a text with more ("1700000000000000.1234567") is no double's, and is
+# read exactly, as are texts with exactly three decimals (the exact ns format of Kineto,
+# msprof and torch_npu). Exact reading rounds half away from zero at the ns.
 _DOUBLE_DIGITS = 13
+_DOUBLE_SIGNIFICANT = 17
+
+
+def _double_text(integer_digits: int, decimals: int) -> bool:
+    """Whether a µs text of this shape is read as the double it may be the shortest text of."""
+    return (integer_digits >= _DOUBLE_DIGITS and decimals not in (-1, 0, 3)
+            and integer_digits + decimals <= _DOUBLE_SIGNIFICANT)
 
 
 def _double_ns(whole: np.ndarray, fraction: np.ndarray, decimals: int) -> np.ndarray:
@@ -189,8 +198,8 @@ def _one(value: Any) -> int | None:
         except (ArithmeticError, ValueError):  # decimal's InvalidOperation and Overflow
             return None
         whole, dot, decimals = value.strip().partition(".")
-        if (dot and len(whole) >= _DOUBLE_DIGITS and whole.isdigit() and decimals.isdigit()
-                and len(decimals) not in (0, 3) and len(decimals) <= 18):
+        if (dot and whole.isdigit() and decimals.isdigit()
+                and _double_text(len(whole), len(decimals))):
             # a double's shortest text: read as that double
             return int(_double_ns(np.array([int(whole)]), np.array([int(decimals)]),
                                   len(decimals))[0])

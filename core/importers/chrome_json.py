@@ -50,8 +50,8 @@ class Event(msgspec.Struct, gc=False):
     name: Any = None
     cat: Any = None
     ts: Any = None
-    # A duration is small enough for float64 µs to round to the exact ns (below 26 days);
-    # numeric strings are accepted too (non-strict decoding).
+    # Decoded as a float (fast); a duration with digits below the ns is read again as its
+    # text (see _exact_durations), as `ts` always is.
     dur: float | None = None
     pid: Any = None
     tid: Any = None
@@ -201,11 +201,38 @@ def _trailing_run(slashes: np.ndarray, size: int) -> int:
     return n
 
 
+class _DurationText(msgspec.Struct, gc=False):
+    dur: Any = None
+
+
+_duration_texts = msgspec.json.Decoder(list[_DurationText], float_hook=str, strict=False)
+
+
 def _decode_fast(buf: bytes) -> list[Event] | None:
     try:
-        return _decoder.decode(buf)
+        return _exact_durations(buf, _decoder.decode(buf))
     except _DECODE_ERRORS:
         return None
+
+
+def _exact_durations(buf: bytes, events: list[Event]) -> list[Event]:
+    """Durations whose µs text has digits below the ns ("0.0005") as that text, so that they
+    convert exactly: a float holds three decimals to well within the ns, not more."""
+    durations = [e.dur for e in events]
+    try:
+        us = np.array(durations, np.float64)
+    except TypeError:  # None (no duration) among them
+        us = np.array([math.nan if d is None else d for d in durations], np.float64)
+    ns = us * 1000.0
+    finer = np.flatnonzero(np.abs(ns - np.rint(ns)) > 1e-6)  # NaN compares False
+    if len(finer):
+        try:
+            texts = _duration_texts.decode(buf)
+        except _DECODE_ERRORS:
+            return events
+        for i in finer.tolist():
+            events[i].dur = texts[i].dur
+    return events
 
 
 def decode_piece(piece: bytes, final: bool) -> Piece:
@@ -229,7 +256,7 @@ def _decode_whole(piece: bytes, final: bool) -> Piece | None:
     text = b"[" + stripped
     del stripped
     try:
-        return Piece(_decoder.decode(text), closed=True)
+        return Piece(_exact_durations(text, _decoder.decode(text)), closed=True)
     except (msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         pass
     except msgspec.DecodeError as exc:

@@ -625,3 +625,24 @@ def test_identical_columns_at_every_batch_size(tmp_path, batch) -> None:
     assert flow_edges(index) == [("op,{\"x\"}", "kernel", 103000, 121000)]
     assert problems(index) == {"bad_timestamp": 1}
     assert index.meta["empty_events"] == 1
+
+
+def test_times_with_digits_below_the_ns_are_exact(tmp_path, batch) -> None:
+    """ts and dur, as JSON numbers or strings, however many decimals: rounded from their text
+    (half away from zero), not through a float."""
+    events = [
+        {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1.0005, "dur": 0.0005},
+        {"ph": "X", "name": "b", "pid": 1, "tid": 2, "ts": "2.0004999", "dur": "1.23456789"},
+        {"ph": "X", "name": "c", "pid": 1, "tid": 3, "ts": 3, "dur": 0.0025},
+        {"ph": "X", "name": "d", "pid": 1, "tid": 4, "ts": 4, "dur": 2.9999999},
+        {"ph": "X", "name": "e", "pid": 1, "tid": 5, "ts": 5.25, "dur": 12.345},
+    ]
+    raw = json.dumps({"traceEvents": events}).encode()
+    # A number no float64 holds, written as JSON text: 1700000000000000.1234567 µs.
+    raw = raw.replace(b'"ts": 3,', b'"ts": 1700000000000000.1234567,')
+    index = load(write_trace(tmp_path / "t.json", raw=raw), batch_bytes=batch)
+    got = {index.slice_name(i): (int(index.col("slices.start")[i]),
+                                 int(index.col("slices.dur")[i]))
+           for i in range(index.n_slices)}
+    assert got == {"a": (1001, 1), "b": (2000, 1235), "c": (1700000000000000123, 3),
+                   "d": (4000, 3000), "e": (5250, 12345)}

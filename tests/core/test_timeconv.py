@@ -41,6 +41,10 @@ EXACT = [
     # shortest text and means that double: ...084.2 is the double ...084.25.
     ("1698316426434084.2", 1698316426434084250),
     ("5836443391361.7421", 5836443391361742),  # the double 5836443391361.7421875
+    # More than 17 significant digits is no double's shortest text: read exactly.
+    ("1700000000000000.1234567", 1700000000000000123),
+    ("1700000000000000.0005", 1700000000000000001),
+    ("5836443391361.74251", 5836443391361743),  # the nearest double would give ...742
 ]
 
 UNUSABLE = [None, True, False, [], [1], {}, {"ts": 1}, "", " ", ".", "-", "abc", "1.2.3",
