@@ -139,12 +139,10 @@ def _classify(index: TraceIndex) -> Roles:
 
     # 1. categories, by majority of the track's slices
     cat_side = np.zeros(len(s), np.int8)
-    for text, side in ((c, 1) for c in DEVICE_CATEGORIES):
-        if (sid := s.find(text)) >= 0:
-            cat_side[sid] = side
-    for text in HOST_CATEGORIES:
-        if (sid := s.find(text)) >= 0:
-            cat_side[sid] = -1
+    for texts, side in ((DEVICE_CATEGORIES, 1), (HOST_CATEGORIES, -1)):
+        for text in texts:
+            if (sid := s.find(text)) >= 0:
+                cat_side[sid] = side
     vote = cat_side[cat]
     device_votes = np.bincount(track, weights=vote == 1, minlength=n_tracks)
     host_votes = np.bincount(track, weights=vote == -1, minlength=n_tracks)
