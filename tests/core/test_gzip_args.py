@@ -3,12 +3,14 @@ for any subset in any order: the same as from the plain file."""
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import random
 
 import pytest
 
-from proftui.core.export import read_args
+from proftui.core.export import export_events, read_args
 
 from helpers import load, write_trace
 
@@ -58,3 +60,41 @@ def test_descending_and_one_at_a_time(pair) -> None:
     assert [a["correlation"] for a in read_args(packed, refs)] == refs
     for ref in refs[:5]:
         assert packed.event_args(ref) == plain.event_args(ref)
+
+
+@pytest.fixture(scope="module")
+def small_pair(tmp_path_factory):
+    """A few thousand events, plain and gzip, for one-event-at-a-time reads of every event."""
+    root = tmp_path_factory.mktemp("gz_small")
+    events = _events(3000)
+    plain = load(write_trace(root / "t.json", events), batch_bytes=1 << 14)
+    packed = load(write_trace(root / "t.json.gz", events, gz=True), batch_bytes=1 << 14)
+    return plain, packed
+
+
+def test_event_args_of_every_event(small_pair) -> None:
+    plain, packed = small_pair
+    refs = plain.col("slices.ref").tolist()
+    assert len(packed.col("batches.start")) > 20
+    got = [packed.event_args(ref) for ref in refs]
+    assert got == [plain.event_args(ref) for ref in refs]
+    assert [a["correlation"] for a in got] == refs
+
+
+def test_export_of_a_subset_with_args(pair, tmp_path) -> None:
+    """A window deep in the file on one track, with args columns (the ranges start far from the
+    stream's start): the same CSV from the gzip trace as from the plain one, and each row's
+    correlation is its own event's."""
+    plain, packed = pair
+    track = int(plain.col("slices.track")[plain.col("slices.ref").tolist().index(1)])  # tid 1
+    csvs = []
+    for index, name in ((plain, "plain.csv"), (packed, "packed.csv")):
+        export_events(index, str(tmp_path / name), start_ns=120_000_000, end_ns=125_000_000,
+                      tracks=[track], args_keys=["correlation", "pad"], unit="ns")
+        csvs.append((tmp_path / name).read_text())
+    assert csvs[0] == csvs[1]
+    rows = list(csv.DictReader(io.StringIO(csvs[1])))
+    # ts = 10 us x ordinal, tid = ordinal % 3: the window is ordinals 12,000 to 12,499 on tid 1
+    want = [i for i in range(12_000, 12_500) if i % 3 == 1]
+    assert [int(r["args.correlation"]) for r in rows] == want
+    assert [int(r["start(ns)"]) for r in rows] == [i * 10_000 for i in want]
