@@ -51,7 +51,7 @@ class Event(msgspec.Struct, gc=False):
     cat: Any = None
     ts: Any = None
     # Decoded as a float (fast); a duration with digits below the ns is read again as its
-    # text (see _exact_durations), as `ts` always is.
+    # text (see _exact_durations), as `ts` always is; the lenient path keeps the text.
     dur: float | None = None
     pid: Any = None
     tid: Any = None
@@ -115,20 +115,17 @@ def _as_event(obj: Any) -> Event | None:
         return None
     fields = {k: obj[k] for k in _FIELDS if k in obj}
     if "dur" in fields:
-        fields["dur"] = _float_or_nan(fields["dur"])
+        fields["dur"] = _duration_value(fields["dur"])
     return Event(**fields)
 
 
-def _float_or_nan(value: Any) -> float | None:
-    """A duration as the fast decoder types it: float, None if absent, NaN if unusable."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return math.nan
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
+def _duration_value(value: Any) -> Any:
+    """A duration as the fast path leaves it for conversion: a number or decimal text (float
+    literals arrive here as their text, so digits below the ns stay exact), None if absent,
+    NaN if unusable."""
+    if value is None or (isinstance(value, (int, float, str)) and not isinstance(value, bool)):
+        return value
+    return math.nan
 
 
 # How each byte changes the nesting depth (outside strings).
@@ -223,8 +220,9 @@ def _exact_durations(buf: bytes, events: list[Event]) -> list[Event]:
         us = np.array(durations, np.float64)
     except TypeError:  # None (no duration) among them
         us = np.array([math.nan if d is None else d for d in durations], np.float64)
-    ns = us * 1000.0
-    finer = np.flatnonzero(np.abs(ns - np.rint(ns)) > 1e-6)  # NaN compares False
+    with np.errstate(invalid="ignore"):  # inf - inf: an overflowing duration, refused later
+        ns = us * 1000.0
+        finer = np.flatnonzero(np.abs(ns - np.rint(ns)) > 1e-6)  # NaN compares False
     if len(finer):
         try:
             texts = _duration_texts.decode(buf)

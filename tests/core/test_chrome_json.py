@@ -627,22 +627,35 @@ def test_identical_columns_at_every_batch_size(tmp_path, batch) -> None:
     assert index.meta["empty_events"] == 1
 
 
-def test_times_with_digits_below_the_ns_are_exact(tmp_path, batch) -> None:
+@pytest.mark.parametrize("lenient", [False, True])
+def test_times_with_digits_below_the_ns_are_exact(tmp_path, batch, lenient) -> None:
     """ts and dur, as JSON numbers or strings, however many decimals: rounded from their text
-    (half away from zero), not through a float."""
+    (half away from zero), not through a float; the same where a NaN in the batch sends it
+    down the lenient decoder (its durations went through float: 1.0005 us was 1000 ns)."""
     events = [
         {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1.0005, "dur": 0.0005},
         {"ph": "X", "name": "b", "pid": 1, "tid": 2, "ts": "2.0004999", "dur": "1.23456789"},
         {"ph": "X", "name": "c", "pid": 1, "tid": 3, "ts": 3, "dur": 0.0025},
         {"ph": "X", "name": "d", "pid": 1, "tid": 4, "ts": 4, "dur": 2.9999999},
         {"ph": "X", "name": "e", "pid": 1, "tid": 5, "ts": 5.25, "dur": 12.345},
+        {"ph": "X", "name": "f", "pid": 1, "tid": 6, "ts": "1700000000000000.1234567",
+         "dur": "1.0005"},
+        {"ph": "X", "name": "g", "pid": 1, "tid": 7, "ts": "7.0015", "dur": 1.0005},
+        {"ph": "X", "name": "h", "pid": 1, "tid": 8, "ts": 8, "dur": 1.00049999999999999999},
+        {"ph": "X", "name": "i", "pid": 1, "tid": 9, "ts": 9, "dur": "0.0025"},
     ]
-    raw = json.dumps({"traceEvents": events}).encode()
-    # A number no float64 holds, written as JSON text: 1700000000000000.1234567 µs.
+    if lenient:
+        events.append({"ph": "X", "name": "bad", "pid": 1, "tid": 10, "ts": "NaN here", "dur": 1})
+    raw = json.dumps({"traceEvents": events}).replace('"NaN here"', "NaN").encode()
+    # Numbers no float64 holds, written as JSON text.
     raw = raw.replace(b'"ts": 3,', b'"ts": 1700000000000000.1234567,')
+    raw = raw.replace(b'"ts": 8, "dur": 1.0005', b'"ts": 8, "dur": 1.00049999999999999999')
+    assert raw.count(b"1.00049999999999999999") == 1
     index = load(write_trace(tmp_path / "t.json", raw=raw), batch_bytes=batch)
     got = {index.slice_name(i): (int(index.col("slices.start")[i]),
                                  int(index.col("slices.dur")[i]))
            for i in range(index.n_slices)}
     assert got == {"a": (1001, 1), "b": (2000, 1235), "c": (1700000000000000123, 3),
-                   "d": (4000, 3000), "e": (5250, 12345)}
+                   "d": (4000, 3000), "e": (5250, 12345), "f": (1700000000000000123, 1001),
+                   "g": (7002, 1001), "h": (8000, 1000), "i": (9000, 3)}
+    assert problems(index) == ({"bad_timestamp": 1} if lenient else {})
