@@ -5,10 +5,10 @@ Everything is vectorised over the index columns (no Python object per slice): a 
 ten million slices is a few masks, ``np.bincount`` and ``np.add.at`` / ``np.minimum.at`` on the
 string ids, in integer nanoseconds so that totals are exact.
 
-Self time: a slice's duration less the durations of its children, the slices one row down on
-the same track that lie inside it (as the details pane counts them). Each slice's parent is
-found once for the whole index, by one binary search in the row above, and kept beside the
-cached index.
+Self time: the time a slice owns, see :mod:`proftui.core.self_time` (where slices nest, its
+duration less its children's, the slices one row down on the same track inside it). Each
+slice's parent is found once for the whole index, by one binary search in the row above, and
+kept beside the cached index.
 """
 
 from __future__ import annotations
@@ -177,14 +177,13 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     :func:`~proftui.core.grouping.op_types`) or engine (from `tables`).
 
     A slice counts when it overlaps the window; its Total and Self are clipped to the window
-    (the part inside it, self time being the clipped duration less its children's clipped
-    durations), while Avg, Min and Max describe whole instances (Avg = sum of whole durations
-    / Count). Two shares: Window(%) is the op's time on a track over the window length,
-    averaged over the tracks it ran on (nested instances of the op count once, so at most 100
-    on one stream or thread); Busy(%) is its Self over the Self of all rows, the share of the
-    busy time of the slices counted (summing to 100 over the rows). Rows are ordered by Total,
-    longest first; the hidden "name_id" column holds the group's number for
-    :func:`op_instances`.
+    (the part inside it, self time being the time it owns inside the window), while Avg, Min and
+    Max describe whole instances (Avg = sum of whole durations / Count). Two shares: Window(%)
+    is the op's time on a track over the window length, averaged over the tracks it ran on
+    (nested instances of the op count once, so at most 100 on one stream or thread); Busy(%) is
+    its Self over the Self of all rows, the share of the busy time of the slices counted
+    (summing to 100 over the rows). Rows are ordered by Total, longest first; the hidden
+    "name_id" column holds the group's number for :func:`op_instances`.
 
     Columns (times int64-valued ns in float64 arrays): Name|Category|Type|Engine, Count,
     Total, Self, Avg, Min, Max, Window (%), Busy (%), name_id.

@@ -20,29 +20,52 @@ import numpy as np
 
 from proftui.core.index import TraceIndex
 
+SELF_KIND = "self1"  # bump when the stored self-time array changes meaning
 _memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_broken_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def broken_tracks(index: TraceIndex) -> np.ndarray:
     """Boolean per track: some slice of it below the top row has no parent (overlapping
     slices that do not nest)."""
-    from proftui.core.aggregate import slice_parents
+    found = _broken_memo.get(index)
+    if found is None:
+        from proftui.core.aggregate import slice_parents
 
-    orphan = (index.col("slices.depth") > 0) & (slice_parents(index) < 0)
-    out = np.zeros(index.n_tracks, bool)
-    out[index.col("slices.track")[orphan]] = True
-    return out
+        orphan = (index.col("slices.depth") > 0) & (slice_parents(index) < 0)
+        found = np.zeros(index.n_tracks, bool)
+        found[index.col("slices.track")[orphan]] = True
+        _broken_memo[index] = found
+    return found
 
 
 def self_times(index: TraceIndex) -> np.ndarray:
-    """Self time (int64 ns) of every slice (computed once per index)."""
+    """Self time (int64 ns) of every slice: computed once per index and kept beside the
+    cached index (the sweep of broken tracks is a Python loop)."""
     found = _memo.get(index)
+    if found is not None:
+        return found
+    from proftui.core import cache
+
+    try:
+        stored = cache.load_derived(index, SELF_KIND)["self"]
+        if len(stored) == index.n_slices:
+            found = stored
+    except (cache.CacheMiss, KeyError):
+        pass
     if found is None:
-        start = index.col("slices.start")
-        end = start + index.col("slices.dur")
-        found = _memo[index] = window_self(index, np.arange(index.n_slices), int(start.min(
-            initial=0)), int(end.max(initial=0)))
+        found = compute_self_times(index)
+        cache.store_derived(index, SELF_KIND, {"self": found})
+    _memo[index] = found
     return found
+
+
+def compute_self_times(index: TraceIndex) -> np.ndarray:
+    """:func:`self_times` without the caches."""
+    start = index.col("slices.start")
+    end = start + index.col("slices.dur")
+    return window_self(index, np.arange(index.n_slices), int(start.min(initial=0)),
+                       int(end.max(initial=0)))
 
 
 def window_self(index: TraceIndex, slices: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -64,10 +87,13 @@ def window_self(index: TraceIndex, slices: np.ndarray, lo: int, hi: int) -> np.n
     np.add.at(taken, parents[has], clipped[has])
     own = np.zeros(index.n_slices, np.int64)
     own[inside] = clipped - taken[inside]
-    broken = broken_tracks(index)[index.col("slices.track")[inside]]
     track = index.col("slices.track")[inside]
-    for k in np.unique(track[broken]).tolist():
-        mine = inside[track == k]  # index order: by start, longer first on equal starts
+    sweep = inside[broken_tracks(index)[track]]
+    # One stable sort groups the broken tracks' slices, each in index order (by start, longer
+    # first on equal starts): no pass over all slices per broken track.
+    sweep = sweep[np.argsort(index.col("slices.track")[sweep], kind="stable")]
+    bounds = np.flatnonzero(np.diff(index.col("slices.track")[sweep])) + 1
+    for mine in np.split(sweep, bounds) if len(sweep) else []:
         own[mine] = owned(np.maximum(start_all[mine], low), np.minimum(end_all[mine], high))
     return own[np.asarray(slices, np.int64)]
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from proftui.core import load_trace, self_time
 from proftui.core.aggregate import aggregate_ops, union_ns
 from proftui.core.rows import build_rows
-from proftui.core.self_time import owned, self_times
+from proftui.core.self_time import SELF_KIND, owned, self_times
 from proftui.core.slice_info import describe_slice
 
 from helpers import load, write_trace
@@ -58,6 +59,47 @@ def test_nested_tracks_keep_duration_less_children(tmp_path) -> None:
         _x("a", 0, 100), _x("b", 10, 50), _x("c", 20, 10), _x("d", 70, 20),
         _x("z", 0, 0, tid=2)]))
     assert _selfs(index) == {"a": 30 * US, "b": 40 * US, "c": 10 * US, "d": 20 * US, "z": 0}
+
+
+def test_two_overlapping_slices_split_the_thread(tmp_path) -> None:
+    """A [0,10) and B [5,15): B, started last, owns [5,15); the sum is the busy 15 µs."""
+    index = load(write_trace(tmp_path / "t.json", [_x("A", 0, 10), _x("B", 5, 10)]))
+    assert _selfs(index) == {"A": 5 * US, "B": 10 * US}
+
+
+def test_a_slice_inside_the_overlap_takes_from_the_later_one(tmp_path) -> None:
+    index = load(write_trace(tmp_path / "t.json", [_x("a", 0, 10), _x("b", 5, 10),
+                                                   _x("c", 6, 2)]))
+    # [0,5) a, [5,6) b, [6,8) c, [8,15) b
+    assert _selfs(index) == {"a": 5 * US, "b": 8 * US, "c": 2 * US}
+
+
+def test_equal_starts_on_a_broken_track_make_the_shorter_inner(tmp_path) -> None:
+    index = load(write_trace(tmp_path / "t.json", [_x("B", 0, 4), _x("A", 0, 10),
+                                                   _x("C", 2, 4)]))
+    # [0,2) B (inside A), [2,6) C (overflows B), [6,10) A
+    assert _selfs(index) == {"A": 4 * US, "B": 2 * US, "C": 4 * US}
+
+
+def test_zero_length_slices_own_nothing_on_a_broken_track(tmp_path) -> None:
+    index = load(write_trace(tmp_path / "t.json", [
+        _x("a", 0, 10), _x("b", 5, 10), _x("z0", 0, 0), _x("z7", 7, 0), _x("z15", 15, 0)]))
+    assert _selfs(index) == {"a": 5 * US, "b": 10 * US, "z0": 0, "z7": 0, "z15": 0}
+
+
+def test_whole_trace_self_times_are_kept_beside_the_cached_index(tmp_path, cache_dir,
+                                                                 monkeypatch) -> None:
+    trace = write_trace(tmp_path / "t.json", [_x("a", 0, 10), _x("b", 5, 10)])
+    assert self_times(load_trace(str(trace))).tolist() == [5 * US, 10 * US]
+    mapped = load_trace(str(trace))
+    assert mapped.meta["from_cache"] is True
+    assert len(list(cache_dir.glob(f"*.{SELF_KIND}"))) == 1
+
+    def recompute(index):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(self_time, "compute_self_times", recompute)
+    assert self_times(mapped).tolist() == [5 * US, 10 * US]
 
 
 def test_window_through_a_broken_track(tmp_path) -> None:
