@@ -213,7 +213,7 @@ def _op_slices(index: TraceIndex, device: np.ndarray, role: np.ndarray,
     comm_task = matching(s, _COMM_NEEDLES, lambda text: _folded(text) in COMM_TASKS)
     # A communication task on a device stream is part of the collective that issued it, when
     # the rank's timeline has the collectives: count the collective, not its tasks again.
-    group = _slice_group(index)
+    group = slice_groups(index)
     with_collectives = np.zeros(len(s), bool)
     with_collectives[np.unique(group[collective])] = True
     part = comm_task[names] & device[track] & ~collective & with_collectives[group]
@@ -224,7 +224,7 @@ def _folded(text: str) -> str:
     return re.sub(r"[\s_]+", "_", text.strip().lower())
 
 
-def _slice_group(index: TraceIndex) -> np.ndarray:
+def slice_groups(index: TraceIndex) -> np.ndarray:
     """Per slice, the string id of its group (rank or device; "" for none)."""
     a = index.arrays
     proc = a["tracks.process"].astype(np.int64)

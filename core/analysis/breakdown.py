@@ -1,0 +1,348 @@
+"""Where each step's time goes, on the device and on the host, for every profile.
+
+Computed from the tracks themselves (so it works where the profiler wrote no summary), in one
+vocabulary for every vendor. Per group (rank or device) and window:
+
+Device, over the step's *device window*: from the first to the last device operator the step
+launched (by the host-to-device flows where the profile has them, else the operators that
+start inside the step), widened to the end of every operator starting in it; this is the
+window torch_npu's step_trace_time.csv and HTA's temporal breakdown use.
+- ``compute_ns``: union of compute work (matrix, vector, AI CPU, other; each kind's own union
+  in ``compute_<kind>_ns``, which may overlap one another on several streams);
+- ``comm_ns``: union of collectives; ``comm_exposed_ns``: communication with no compute at the
+  same time; ``overlapped_ns``: communication under compute;
+- ``memcpy_ns``: union of memcpy and memset; ``memcpy_exposed_ns``: copies with neither compute
+  nor communication at the same time;
+- ``busy_ns``: union of all of it; ``idle_ns``: the rest of the window, split into
+  ``host_bound_ns`` (the host is busy, and not waiting), ``wait_ns`` (the host waits: a device
+  synchronisation, or the data loader) and ``idle_other_ns`` (nothing recorded on the host);
+- ``free_ns``: the window less compute and exposed communication (msprof's Free: idle time plus
+  exposed copies); ``prepare_ns``: from the step's start to its device window's
+  (torch_npu's Preparing).
+Host, over the step itself: ``busy_ns`` (union of host operators), ``dataloader_ns``,
+``forward_ns``, ``backward_ns``, ``optimizer_ns`` (None where the profile does not mark
+them), ``dataloader_exposed_ns`` (data loading while the device does nothing),
+``sync_ns`` and ``sync_count`` (stretches of synchronisation), ``gc_ns`` and ``gc_count``,
+``launch_count`` (device operators launched from the step), ``launch_ns`` (union of the
+launching host slices) and the launch-to-start latency percentiles (from the end of the
+launching host slice to the start of the device operator).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from proftui.core.analysis import activity as act
+from proftui.core.analysis.coverage import Coverage, merge
+from proftui.core.importers.csv_summary import Table
+from proftui.core.index import TraceIndex
+from proftui.core.iterations import Iteration, Iterations
+from proftui.core.roles import roles
+
+SMALL_KERNEL_NS = 10_000  # a device operator shorter than this is "small" (launch-bound work)
+DEVICE_FIELDS = (
+    "start_ns", "end_ns", "span_ns", "prepare_ns", "busy_ns", "compute_ns", "compute_matrix_ns",
+    "compute_vector_ns", "compute_ai_cpu_ns", "compute_other_ns", "comm_ns", "comm_exposed_ns",
+    "overlapped_ns", "memcpy_ns", "memcpy_exposed_ns", "idle_ns", "host_bound_ns", "wait_ns",
+    "idle_other_ns", "free_ns", "ops", "small_ops")
+HOST_FIELDS = (
+    "busy_ns", "dataloader_ns", "forward_ns", "backward_ns", "optimizer_ns",
+    "dataloader_exposed_ns", "sync_ns",
+    "sync_count", "gc_ns", "gc_count", "launch_count", "launch_ns", "launch_latency_p50_ns",
+    "launch_latency_p95_ns")
+_KIND_SETS = {act.MATRIX: "matrix", act.VECTOR: "vector", act.AI_CPU: "ai_cpu",
+              act.OTHER: "other", act.COMM: "comm", act.MEMORY: "memory"}
+
+_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class StepBreakdown:
+    """The breakdown of one group's step (`iteration` its number) or window (None).
+
+    `device` is None where the group ran nothing on a device in the window."""
+
+    group: str
+    iteration: int | None
+    start_ns: int
+    end_ns: int
+    device: dict[str, int] | None
+    host: dict[str, Any]
+
+    @property
+    def step_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+    def shares(self) -> dict[str, float]:
+        """Each part as a fraction: device parts of the device span, host parts of the
+        step."""
+        out: dict[str, float] = {}
+        span = self.device["span_ns"] if self.device else 0
+        if self.device and span > 0:
+            for part in ("compute", "comm_exposed", "overlapped", "memcpy_exposed", "idle",
+                         "host_bound", "wait", "free"):
+                out[part] = self.device[f"{part}_ns"] / span
+        if self.step_ns > 0:
+            for part in ("busy", "dataloader", "forward", "backward", "optimizer", "sync",
+                         "gc", "launch"):
+                value = self.host.get(f"{part}_ns")
+                if value is not None:
+                    out[f"host_{part}"] = value / self.step_ns
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"group": self.group, "iteration": self.iteration, "start_ns": self.start_ns,
+                "step_ns": self.step_ns, "device": self.device, "host": self.host,
+                "shares": self.shares()}
+
+
+@dataclass
+class _Group:
+    """What the breakdown needs of one group, computed once."""
+
+    name: str
+    coverage: Coverage
+    dev_start: np.ndarray  # compute and communication operators of the group, by start
+    dev_end: np.ndarray
+    dev_kind: np.ndarray
+    launch_src_start: np.ndarray  # launches, by host start
+    launch_dst_start: np.ndarray
+    launch_dst_end: np.ndarray
+    latency: np.ndarray
+    sync: tuple[np.ndarray, np.ndarray] = field(default=(np.zeros(0, np.int64),) * 2)
+    gc: tuple[np.ndarray, np.ndarray] = field(default=(np.zeros(0, np.int64),) * 2)
+    phases: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """The breakdown of a profile: per step (or the one window asked for) and in total per
+    group (from its first step's start to its last step's end, else the whole capture)."""
+
+    steps: list[StepBreakdown]
+    total: list[StepBreakdown]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"iterations": [b.to_json() for b in self.steps],
+                "total": [b.to_json() for b in self.total]}
+
+
+def breakdown(index: TraceIndex, iterations: Iterations | Sequence[Iteration],
+              tables: Sequence[Table] = (), *, number: int | None = None,
+              window: tuple[int, int] | None = None) -> Breakdown:
+    """The breakdown of every step (or of step `number` only, or of the `window` [t0, t1)
+    alone), and the totals."""
+    if window is not None:
+        found = window_breakdowns(index, window[0], window[1], tables)
+        return Breakdown(found, found)
+    items = iterations.items if isinstance(iterations, Iterations) else list(iterations)
+    if number is not None:
+        items = [it for it in items if it.number == number]
+    steps = step_breakdowns(index, items, tables)
+    total = []
+    groups = _groups(index, tables)
+    for name in sorted(groups):
+        mine = [b for b in steps if b.group == name]
+        lo, hi = ((mine[0].start_ns, max(b.end_ns for b in mine)) if mine
+                  else (index.start_ns, index.end_ns))
+        total.append(_window(groups[name], name, None, lo, hi, bool(mine)))
+    return Breakdown(steps, total)
+
+
+def step_breakdowns(index: TraceIndex, iterations: Iterations | Sequence[Iteration],
+                    tables: Sequence[Table] = ()) -> list[StepBreakdown]:
+    """The breakdown of every iteration that has a window, in the order given."""
+    items = iterations.items if isinstance(iterations, Iterations) else list(iterations)
+    groups = _groups(index, tables)
+    out = []
+    for it in items:
+        if it.start_ns < 0 or it.end_ns < it.start_ns:
+            continue
+        group = groups.get(it.group)
+        out.append(_window(group, it.group, it.number, it.start_ns, it.end_ns, True))
+    return out
+
+
+def window_breakdowns(index: TraceIndex, start_ns: int, end_ns: int,
+                      tables: Sequence[Table] = ()) -> list[StepBreakdown]:
+    """The breakdown of the window [start_ns, end_ns) for each group, device time counted
+    inside the window itself."""
+    return [_window(g, name, None, start_ns, end_ns, False)
+            for name, g in sorted(_groups(index, tables).items())]
+
+
+def _window(g: _Group | None, name: str, number: int | None, lo: int, hi: int,
+            follow_launches: bool) -> StepBreakdown:
+    if g is None:
+        return StepBreakdown(name, number, lo, hi, None, _empty_host())
+    window = _device_window(g, lo, hi) if follow_launches else (lo, hi)
+    device = _device(g, window, lo) if window is not None else None
+    return StepBreakdown(name, number, lo, hi, device, _host(g, lo, hi))
+
+
+def _device_window(g: _Group, lo: int, hi: int) -> tuple[int, int] | None:
+    """The step's device window (see the module docstring)."""
+    if len(g.launch_src_start):
+        a, b = np.searchsorted(g.launch_src_start, [lo, hi])
+        if b > a:
+            d_lo = int(g.launch_dst_start[a:b].min())
+            d_hi = int(g.launch_dst_end[a:b].max())
+        else:
+            return None
+    else:
+        a, b = np.searchsorted(g.dev_start, [lo, hi])
+        if b <= a:
+            return None
+        d_lo, d_hi = int(g.dev_start[a]), int(g.dev_end[a:b].max())
+    a, b = np.searchsorted(g.dev_start, [d_lo, d_hi])
+    if b > a:
+        d_hi = max(d_hi, int(g.dev_end[a:b].max()))
+    return d_lo, d_hi
+
+
+def _device(g: _Group, window: tuple[int, int], step_start: int) -> dict[str, int]:
+    lo, hi = window
+    c = g.coverage
+
+    def m(name: str) -> int:
+        return int(c.measure(name, lo, hi))
+
+    span = hi - lo
+    busy, compute, comm_exposed = m("busy"), m("compute"), m("comm_exposed")
+    idle = span - busy
+    host_bound, wait = m("host_bound"), m("wait")
+    a, b = np.searchsorted(g.dev_start, [lo, hi])
+    kinds = g.dev_kind[a:b]
+    compute_ops = np.isin(kinds, act.COMPUTE_KINDS)
+    durations = (g.dev_end[a:b] - g.dev_start[a:b])[compute_ops]
+    return {
+        "start_ns": lo, "end_ns": hi, "span_ns": span, "prepare_ns": lo - step_start,
+        "busy_ns": busy, "compute_ns": compute,
+        "compute_matrix_ns": m("matrix"), "compute_vector_ns": m("vector"),
+        "compute_ai_cpu_ns": m("ai_cpu"), "compute_other_ns": m("other"),
+        "comm_ns": m("comm"), "comm_exposed_ns": comm_exposed, "overlapped_ns": m("overlapped"),
+        "memcpy_ns": m("memory"), "memcpy_exposed_ns": m("memcpy_exposed"),
+        "idle_ns": idle, "host_bound_ns": host_bound, "wait_ns": wait,
+        "idle_other_ns": idle - host_bound - wait, "free_ns": span - compute - comm_exposed,
+        "ops": int(compute_ops.sum()), "small_ops": int((durations < SMALL_KERNEL_NS).sum())}
+
+
+def _host(g: _Group, lo: int, hi: int) -> dict[str, Any]:
+    c = g.coverage
+
+    def m(name: str) -> int:
+        return int(c.measure(name, lo, hi))
+
+    a, b = np.searchsorted(g.launch_src_start, [lo, hi])
+    latency = g.latency[a:b]
+    p50, p95 = (np.percentile(latency, [50, 95]).round().astype(np.int64).tolist()
+                if len(latency) else (None, None))
+    return {
+        "busy_ns": m("host"),
+        **{f"{p}_ns": (m(p) if p in g.phases else None) for p in act.HOST_PHASES[1:]},
+        "dataloader_exposed_ns": (m("dataloader_exposed") if "dataloader" in g.phases
+                                  else None),
+        "sync_ns": m("sync"), "sync_count": _count(g.sync, lo, hi),
+        "gc_ns": m("gc"), "gc_count": _count(g.gc, lo, hi),
+        "launch_count": int(b - a), "launch_ns": m("launch"),
+        "launch_latency_p50_ns": p50, "launch_latency_p95_ns": p95}
+
+
+def _empty_host() -> dict[str, Any]:
+    return {k: (None if k.endswith(("p50_ns", "p95_ns")) or k.split("_")[0]
+                in act.HOST_PHASES else 0) for k in HOST_FIELDS}
+
+
+def _count(stretches: tuple[np.ndarray, np.ndarray], lo: int, hi: int) -> int:
+    """How many of the disjoint sorted stretches start in [lo, hi)."""
+    a, b = np.searchsorted(stretches[0], [lo, hi])
+    return int(b - a)
+
+
+# -- per group ---------------------------------------------------------------------------------
+
+
+def _groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Group]:
+    key = tuple(t.path for t in tables)
+    memo = _memo.setdefault(index, {})
+    if key not in memo:
+        memo[key] = _build_groups(index, tables)
+    return memo[key]
+
+
+def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Group]:
+    a, s = index.arrays, index.strings
+    found = act.activity(index, tables)
+    r = roles(index)
+    start = a["slices.start"]
+    end = start + a["slices.dur"]
+    kind = found.device_kind
+    host_op = ~found.device & r.op
+    launch_src, launch_dst = _launches(index, found.device_kind)
+    out = {}
+    for gid in np.unique(found.group).tolist():
+        mine = found.group == gid
+        sets: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for code, set_name in _KIND_SETS.items():
+            rows = mine & (kind == code)
+            sets[set_name] = (start[rows], end[rows])
+        host_rows = mine & host_op
+        sets["host"] = (start[host_rows], end[host_rows])
+        phases = set()
+        for code, phase in enumerate(act.HOST_PHASES[1:], 1):
+            rows = mine & (found.host_phase == code)
+            phases |= {phase} if rows.any() else set()
+            sets[phase] = (start[rows], end[rows])
+        sets["sync"] = (start[mine & found.sync], end[mine & found.sync])
+        sets["gc"] = (start[mine & found.gc], end[mine & found.gc])
+        waiting = mine & (found.sync | (found.host_phase == 1))
+        sets["waiting"] = (start[waiting], end[waiting])
+        in_group = mine[launch_src]
+        src, dst = launch_src[in_group], launch_dst[in_group]
+        sets["launch"] = (start[src], end[src])
+        coverage = Coverage(sets)
+        coverage.define("compute", lambda b: b["matrix"] | b["vector"] | b["ai_cpu"]
+                        | b["other"])
+        coverage.define("busy", lambda b: b["compute"] | b["comm"] | b["memory"])
+        coverage.define("comm_exposed", lambda b: b["comm"] & ~b["compute"])
+        coverage.define("overlapped", lambda b: b["comm"] & b["compute"])
+        coverage.define("memcpy_exposed", lambda b: b["memory"] & ~b["compute"] & ~b["comm"])
+        coverage.define("wait", lambda b: ~b["busy"] & b["waiting"])
+        coverage.define("dataloader_exposed", lambda b: ~b["busy"] & b["dataloader"])
+        coverage.define("host_bound", lambda b: ~b["busy"] & b["host"] & ~b["waiting"])
+        # Compute and communication bound the device window (copies and waits do not:
+        # msprof's Overlap Analysis spans the same operators).
+        dev_rows = np.flatnonzero(mine & np.isin(kind, act.COMPUTE_KINDS + (act.COMM,)))
+        dev_rows = dev_rows[np.argsort(start[dev_rows], kind="stable")]
+        order = np.argsort(start[src], kind="stable")
+        src, dst = src[order], dst[order]
+        out[s[gid]] = _Group(
+            name=s[gid], coverage=coverage, dev_start=start[dev_rows], dev_end=end[dev_rows],
+            dev_kind=kind[dev_rows], launch_src_start=start[src], launch_dst_start=start[dst],
+            launch_dst_end=end[dst], latency=start[dst] - end[src],
+            sync=merge(*sets["sync"]), gc=merge(*sets["gc"]), phases=frozenset(phases))
+    return out
+
+
+def _launches(index: TraceIndex, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Host -> device flow edges as (launching host slice, device operator) pairs, one per
+    device operator: of several flows into one operator (torch_npu draws one from the torch
+    op and one from the CANN launch), the launcher that started last, the closest."""
+    a = index.arrays
+    src, dst = a["flows.src_slice"].astype(np.int64), a["flows.dst_slice"].astype(np.int64)
+    ok = (src >= 0) & (dst >= 0)
+    src, dst = src[ok], dst[ok]
+    device = roles(index).device[a["slices.track"]]
+    ok = ~device[src] & np.isin(kind[dst], act.COMPUTE_KINDS + (act.COMM,))
+    src, dst = src[ok], dst[ok]
+    if not len(dst):
+        return src, dst
+    order = np.lexsort((a["slices.start"][src], dst))
+    src, dst = src[order], dst[order]
+    last = np.concatenate([dst[1:] != dst[:-1], [True]])
+    return src[last], dst[last]
