@@ -267,6 +267,14 @@ def _count(stretches: tuple[np.ndarray, np.ndarray], lo: int, hi: int) -> int:
 # -- per group ---------------------------------------------------------------------------------
 
 
+def group_coverage(index: TraceIndex, tables: Sequence[Table] = ()) -> dict[str, Coverage]:
+    """Per group, the :class:`Coverage` of its interval sets: the device kinds ("matrix",
+    "vector", "ai_cpu", "other", "comm", "memory"), "host", the host phases, "sync", "gc",
+    "launch", and the defined "compute", "busy", "comm_exposed", "overlapped",
+    "memcpy_exposed", "wait", "host_bound", "dataloader_exposed"."""
+    return {name: g.coverage for name, g in _groups(index, tables).items()}
+
+
 def _groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Group]:
     key = tuple(t.path for t in tables)
     memo = _memo.setdefault(index, {})
