@@ -68,6 +68,15 @@ class Coverage:
             self._sums[name] = np.concatenate([[0], np.cumsum(self.lengths * held)])
         return self._at(name, np.asarray(hi)) - self._at(name, np.asarray(lo))
 
+    def stretches(self, name: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """The maximal stretches [start, end) within [lo, hi) where `name` holds."""
+        self.measure(name, lo, lo)  # makes sure `name` has its bits
+        held = self.bits[name]
+        seg_lo, seg_hi = self.bounds[:-1], self.bounds[1:]
+        keep = held & (seg_hi > lo) & (seg_lo < hi)
+        starts, ends = merge(np.maximum(seg_lo[keep], lo), np.minimum(seg_hi[keep], hi))
+        return starts, ends
+
     def _at(self, name: str, t: np.ndarray) -> np.ndarray:
         """How long `name` held from the first boundary up to each time t."""
         sums, bounds = self._sums[name], self.bounds
