@@ -29,7 +29,7 @@ from proftui.core.runs import SeveralRunsError
 from proftui.core.search import find_slices, pattern_of
 from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, THEMES, palette_for
-from proftui.tui.cli import info_lines
+from proftui.tui.commands.info import info_lines
 from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.help import HelpScreen

@@ -7,7 +7,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Tree
 
-from proftui.tui.cli import track_contents
+from proftui.tui.commands.info import track_contents
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.safe import safe
 

@@ -1,0 +1,284 @@
+"""What the headless commands share: the argument parser, loading a trace with a progress
+bar, the --iteration/--range window, printing tables and JSON, exit statuses."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+
+from proftui import __version__
+from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.safe import safe, safe_json, safe_lines
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+# Plain-text tables pad a column to at most this many characters: long kernel names still
+# line up, and one megabyte-long name does not make every line a megabyte.
+MAX_ALIGN = 1000
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits with status 2 and one sentence on bad usage."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # The message quotes the arguments, and a file name may hold escape sequences.
+        self.exit(EXIT_USAGE, f"{self.prog}: {safe(message)} (see {self.prog} --help)\n")
+
+
+def new_parser(command: str, description: str, examples: str) -> _Parser:
+    parser = _Parser(
+        prog=f"proftui {command}".strip(), description=description,
+        epilog=f"examples:\n{examples}", formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", help="a trace file (.json, .json.gz) or a profile directory "
+                                     "(PROF_XXX, *_ascend_pt, a folder of ranks)")
+    parser.add_argument("--run", type=_run_number, metavar="N",
+                        help="of a folder holding several separate runs (proftui lists "
+                             "them), open run N")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="index the file afresh; do not read or write the cache")
+    parser.add_argument("-V", "--version", action="version", version=f"proftui {__version__}")
+    return parser
+
+
+def _run_number(text: str) -> int:
+    """A run number for --run: 1 or more."""
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a run number is 1 or more, not {text!r}")
+    return int(text)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[int, int, int], None] | None]:
+    """A progress callback drawing a bar on stderr, or None when stderr is not a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    columns = (TextColumn("indexing"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+               TextColumn("{task.fields[events]} events"), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("index", total=None, events="0")
+
+        def update(done: int, total: int, events: int) -> None:
+            bar.update(task, completed=done, total=total, events=fmt_count(events))
+
+        yield update
+
+
+def load(args: argparse.Namespace, show_progress: bool = True):
+    from proftui.core import load_trace
+
+    with _progress(show_progress) as progress:
+        return load_trace(args.path, run=args.run, use_cache=not args.no_cache,
+                          progress=progress)
+
+
+# core.grouping.GROUP_BY's keys (not imported here: --help answers before numpy is loaded).
+GROUPINGS = ("name", "category", "type", "engine")
+
+
+def profile_iterations(index):
+    """The iterations of a loaded trace or profile, from its timeline and its step CSVs."""
+    from proftui.core.overview import read_overview
+
+    return read_overview(index)[2]
+
+
+def grouping_tables(index, by: str) -> list:
+    """The profile's summary tables when grouping by type or engine (the op tables say
+    both for Ascend ops), else none."""
+    if by not in ("type", "engine"):
+        return []
+    from proftui.core.overview import read_overview
+
+    return read_overview(index)[1]
+
+
+def print_json(data: Any) -> None:
+    """`data` as indented JSON, safe to show on a terminal (see :func:`json_text`)."""
+    sys.stdout.write(json_text(data) + "\n")
+
+
+def json_text(data: Any) -> str:
+    """`data` as indented JSON that a terminal shows as it is: orjson escapes C0 controls
+    but leaves DEL, C1 (U+009B is a CSI), bidi controls and U+2028/9 raw, so those become
+    \\uXXXX too (the same JSON). Text orjson refuses (a lone surrogate: a file name that is
+    not UTF-8) is written by the standard library as \\udcXX instead."""
+    try:
+        text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    except orjson.JSONEncodeError:
+        import json
+
+        text = json.dumps(_nan_as_null(data), indent=2, ensure_ascii=False, default=str)
+    return safe_json(text)
+
+
+def _nan_as_null(data: Any) -> Any:
+    """`data` with NaN and infinite floats as None (as orjson writes them)."""
+    if isinstance(data, float):
+        return data if data - data == 0 else None
+    if isinstance(data, dict):
+        return {k: _nan_as_null(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_nan_as_null(v) for v in data]
+    return data
+
+
+def add_window_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
+    """--iteration N and --range T0:T1 (and --all when one of them is required)."""
+    window = parser.add_mutually_exclusive_group(required=required)
+    window.add_argument("--iteration", type=int, metavar="N",
+                        help="only the slices overlapping iteration N")
+    window.add_argument("--range", metavar="T0:T1",
+                        help="a window from the trace start, e.g. 12.5ms:40ms (bare numbers "
+                             "are µs; units ns, us, ms, s; an end may be left out)")
+    if required:
+        window.add_argument("--all", action="store_true", help="the whole trace")
+
+
+def ops_window(args: argparse.Namespace, index) -> tuple[int, int, str]:
+    """(start_ns, end_ns, label) of the window asked for by --iteration or --range."""
+    from proftui.core.errors import ProftuiError
+    from proftui.core.table_query import parse_time_ns
+
+    origin, end = index.start_ns, index.end_ns
+    if args.iteration is not None:
+        found = profile_iterations(index)
+        mine = [it for it in found.items if it.number == args.iteration]
+        timed = [it for it in mine if it.start_ns >= 0 <= it.end_ns]
+        if not mine:
+            numbers = sorted({it.number for it in found.items})
+            known = (f"iterations {numbers[0]} to {numbers[-1]}" if numbers
+                     else "no iterations")
+            raise ProftuiError(f"Iteration {args.iteration} is not in this profile (it has "
+                               f"{known}).")
+        if not timed:
+            raise ProftuiError(f"Iteration {args.iteration} has no time window (its source "
+                               "gives only its length).")
+        lo = min(it.start_ns for it in timed)
+        hi = max(it.end_ns for it in timed)
+        groups = f" of {len(timed)} groups" if len(timed) > 1 else ""
+        label = f"iteration {args.iteration}{groups}"
+    elif args.range is not None:
+        first, sep, last = args.range.partition(":")
+        if not sep:
+            raise ProftuiError(f'--range wants T0:T1 (e.g. 12.5ms:20ms), not "{args.range}".')
+        lo = origin + parse_time_ns(first) if first.strip() else origin
+        hi = origin + parse_time_ns(last) if last.strip() else end
+        if hi <= lo:
+            raise ProftuiError(f"--range {args.range} ends before it starts.")
+        label = "range"
+    else:
+        return origin, end, "whole trace"
+    return lo, hi, label
+
+
+def window_text(label: str, lo: int, hi: int, origin: int) -> str:
+    """Which window numbers describe, e.g. "iteration 3 (12.5 ms to 25 ms from the trace
+    start, 12.5 ms)"."""
+    return (f"{label} ({fmt_duration(lo - origin)} to {fmt_duration(hi - origin)} from the "
+            f"trace start, {fmt_duration(hi - lo)})")
+
+
+def print_table(table, columns: list[int], rows, title: str, blank: str = "") -> None:
+    """Rows of a core table: a rich table on a terminal, aligned plain text when piped;
+    an empty first cell (a name) is shown as `blank`."""
+    from proftui.core.table_query import rows_text
+
+    title = safe(title)  # titles quote group names (folder names) and CSV headers
+    headers = [safe(table.columns[c].header) for c in columns]
+    cells = [[safe(x) for x in row] for row in rows_text(table, rows, columns)]
+    for row in cells:
+        if row and not row[0]:
+            row[0] = blank
+    right = [table.columns[c].kind != "text" for c in columns]
+    widths = [min(max([len(h), *(len(r[i]) for r in cells)]), MAX_ALIGN)
+              for i, h in enumerate(headers)]
+    if sys.stdout.isatty():
+        from rich import box
+        from rich.console import Console
+        from rich.table import Table as RichTable
+        from rich.text import Text
+
+        console = Console()
+        # Numbers keep their full width; text columns share the rest (cut with an ellipsis).
+        # Where boxed columns leave the text too little, columns are ruled by spaces only.
+        n_text = max(right.count(False), 1)
+        boxed = console.width - 1 - sum(w + 3 for w, r in zip(widths, right) if r)
+        compact = boxed // n_text - 3 < 12
+        cost = 2 if compact else 3
+        spare = console.width - 1 - sum(w + cost for w, r in zip(widths, right) if r)
+        text_width = max(spare // n_text - cost, 8)
+        view = (RichTable(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD,
+                          pad_edge=False, show_edge=False, padding=(0, 1),
+                          collapse_padding=True) if compact
+                else RichTable(title=Text(title), title_justify="left"))
+        for header, width, is_right in zip(headers, widths, right):
+            view.add_column(Text(header), justify="right" if is_right else "left",
+                            no_wrap=True, overflow="ellipsis", min_width=width if is_right
+                            else None, max_width=None if is_right else text_width)
+        for row in cells:
+            view.add_row(*(Text(x) for x in row))
+        console.print(view)
+        return
+
+    def line(row: list[str]) -> str:
+        return "  ".join(x.rjust(w) if r else x.ljust(w)
+                         for x, w, r in zip(row, widths, right)).rstrip()
+
+    out = [title, line(headers)] + [line(row) for row in cells]
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+def json_key(column) -> str:
+    key = column.name.strip().lower().replace(" ", "_")
+    return key + {"ns": "_ns", "%": "_pct"}.get(column.unit, "")
+
+
+def json_value(column, value):
+    if column.kind == "text":
+        return str(value)
+    number = float(value)
+    if number != number:
+        return None
+    if column.unit == "ns" or number.is_integer() and column.unit == "":
+        return int(value) if number.is_integer() else number
+    return number
+
+
+class TerminalText:
+    """A text stream onto a terminal that shows control characters escaped (CSV is data:
+    exact into a pipe or file, but a person's screen must not obey the escapes in it)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        # The CSV writer ends lines with a whole CRLF in one write, so none is split here.
+        return self.stream.write(safe_lines(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def diagnostic_lines(counts: dict[str, int]) -> list[str]:
+    """Import problems counted by kind, one line each (or "diagnostics none")."""
+    from proftui.core.diagnostics import KINDS
+
+    if not counts:
+        return ["diagnostics none"]
+    return ["diagnostics"] + [f"  {fmt_count(n):>10}  {KINDS.get(kind, kind)}"
+                              for kind, n in counts.items()]

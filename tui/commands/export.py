@@ -1,0 +1,116 @@
+"""`proftui export`: write the events or the ops table of a window as CSV."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from proftui.tui.commands.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    GROUPINGS,
+    TerminalText,
+    add_window_options,
+    grouping_tables,
+    load,
+    new_parser,
+    ops_window,
+)
+from proftui.tui.format import fmt_count
+from proftui.tui.safe import safe
+
+
+def cmd_export(argv: list[str]) -> int:
+    parser = new_parser("export", "Write the events of a window as CSV (one row per slice or "
+                        "instant: name, category, process, thread, start, end and duration from "
+                        "the trace start, depth, kind, and chosen args), or its ops table. CSV "
+                        "as RFC 4180, UTF-8, a header row; cells a spreadsheet would run as a "
+                        "formula (=, +, -, @) get a leading ' unless --raw. An existing file is "
+                        "never overwritten without --force; a failed export leaves no file. "
+                        "Written to a terminal, control characters and escape sequences in "
+                        "cells are shown escaped (\\x1b, \\r, \\u202e) and lines end in LF, so "
+                        "that a trace cannot take over the terminal; into a pipe or a file the "
+                        "CSV is written exactly.",
+                        "  proftui export trace.json --all -o events.csv\n"
+                        "  proftui export trace.json --range 12.5ms:40ms --tracks 'stream 7'\n"
+                        "  proftui export PROF_000001_... --iteration 3 --args 'Input Dims,grid' "
+                        "--unit ns\n"
+                        "  proftui export trace.json --iteration 2 --what ops --by category "
+                        "-o ops.csv --force\n"
+                        "  proftui export trace.json --all --tracks '/^python.*thread/' | head")
+    add_window_options(parser, required=True)
+    parser.add_argument("--tracks", metavar="PATTERN", help='only tracks whose "process / '
+                        'track" label contains PATTERN (ignoring case), or matches /regex/')
+    parser.add_argument("--side", choices=("all", "device", "host"), default="all",
+                        help="device tracks (GPU/NPU streams), host tracks, or all (default)")
+    parser.add_argument("--what", choices=("events", "ops"), default="events",
+                        help="the events (default) or the ops table of the window")
+    parser.add_argument("--by", choices=GROUPINGS, default="name",
+                        help="with --what ops: group by name (default), category, type or "
+                             "engine")
+    parser.add_argument("--args", metavar="KEY,...", help="args keys to add as columns "
+                        "(events only), e.g. 'Input Dims,External id'")
+    parser.add_argument("--unit", choices=("ns", "us", "ms", "s"), default=None,
+                        help="time unit of the columns (events: default us; ops: default ns)")
+    parser.add_argument("--raw", action="store_true", help="keep cells that look like "
+                        "formulas as they are (no leading ')")
+    parser.add_argument("--bom", action="store_true",
+                        help="start the file with a UTF-8 byte-order mark (for Excel)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing file")
+    parser.add_argument("-o", "--output", metavar="FILE", default="-",
+                        help="where to write (default -, stdout; escaped on a terminal)")
+    args = parser.parse_args(argv)
+    if args.args is not None and args.what != "events":
+        parser.error("--args applies to --what events only")
+    keys = [k.strip() for k in (args.args or "").split(",") if k.strip()]
+    if args.args is not None and not keys:
+        parser.error("--args wants one or more keys, e.g. --args 'Input Dims,grid'")
+    import numpy as np
+
+    from proftui.core.aggregate import aggregate_ops
+    from proftui.core.export import (
+        ExportError,
+        ExportExists,
+        export_events,
+        export_table,
+        select_tracks,
+    )
+    from proftui.core.roles import device_tracks
+
+    if args.output != "-":  # refuse before indexing a large trace (core checks again)
+        where = os.path.abspath(args.output)
+        if os.path.isdir(where):
+            raise ExportError(f"{where} is a directory; give a file name.")
+        if not args.force and os.path.lexists(where):
+            raise ExportExists(f"{where} already exists.")
+    index = load(args)
+    lo, hi, _label = ops_window(args, index)
+    tracks = None
+    if args.tracks is not None:
+        tracks = select_tracks(index, args.tracks)
+        if not len(tracks):
+            sys.stderr.write(f'proftui: no track matches "{safe(args.tracks)}" (see proftui '
+                             "info for the tracks).\n")
+            return EXIT_FAILURE
+    if args.side != "all":
+        device = device_tracks(index)
+        side = np.flatnonzero(device if args.side == "device" else ~device)
+        tracks = side if tracks is None else np.intersect1d(tracks, side)
+    common = {"neutralize": not args.raw, "overwrite": args.force, "bom": args.bom}
+    target: Any = args.output
+    if target == "-" and sys.stdout.isatty():
+        target = TerminalText(sys.stdout)
+    if args.what == "events":
+        window = {} if args.all else {"start_ns": lo, "end_ns": hi}
+        result = export_events(index, target, tracks=tracks, args_keys=keys,
+                               unit=args.unit or "us", **window, **common)
+    else:
+        table = aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks, by=args.by,
+                              tables=grouping_tables(index, args.by))
+        shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
+        result = export_table(table, target, columns=shown, unit=args.unit or "ns",
+                              **common)
+    if result.path != "-":
+        sys.stderr.write(f"wrote {fmt_count(result.rows)} rows to {safe(result.path)}\n")
+    return EXIT_OK

@@ -1,0 +1,28 @@
+"""`proftui index`: index a trace and store the index in the cache."""
+
+from __future__ import annotations
+
+import sys
+
+from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, load, new_parser
+from proftui.tui.format import fmt_count
+from proftui.tui.safe import safe
+
+
+def cmd_index(argv: list[str]) -> int:
+    parser = new_parser("index", "Index a trace and store the index in the cache, so that "
+                        "opening it later is instant.", "  proftui index big_trace.json.gz")
+    args = parser.parse_args(argv)
+    if args.no_cache:
+        parser.error("--no-cache makes no sense for index")
+    index = load(args)
+    where = index.meta.get("cache_path")
+    if index.meta.get("from_cache"):
+        sys.stdout.write(f"already indexed: {fmt_count(index.n_slices)} slices\n")
+    elif where:
+        sys.stdout.write(f"indexed {fmt_count(index.n_slices)} slices into {safe(where)}\n")
+    else:
+        why = index.meta.get("cache_error", "the cache was not written")
+        sys.stderr.write(f"proftui: {safe(why)}\n")
+        return EXIT_FAILURE
+    return EXIT_OK

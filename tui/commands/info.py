@@ -1,0 +1,155 @@
+"""`proftui info`: print what a trace or profile holds."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from proftui.tui.commands.common import EXIT_OK, load, new_parser, print_json
+from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.safe import safe
+
+MAX_FILES_SHOWN = 20
+
+
+def cmd_info(argv: list[str]) -> int:
+    parser = new_parser("info", "Print what a trace or profile holds: processes, threads, event "
+                        "counts by phase, time span, iterations, summary tables, files not used "
+                        "and import diagnostics.",
+                        "  proftui info trace.json\n"
+                        "  proftui info PROF_000001_20260605161708478_FRJKORBPFMHQMGLA\n"
+                        "  proftui info --json run.pt.trace.json.gz | jq .slices")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    args = parser.parse_args(argv)
+    from proftui.core.overview import overview
+
+    summary = overview(load(args))
+    if args.json:
+        print_json(summary)
+    else:
+        sys.stdout.write("\n".join(info_lines(summary)) + "\n")
+    return EXIT_OK
+
+
+def info_lines(summary: dict[str, Any]) -> list[str]:
+    """The `info` report as plain lines (all trace text escaped)."""
+    lines = []
+    profile = summary.get("profile") or {}
+    if profile and profile.get("layouts") != ["trace file"]:
+        lines.append(f"profile    {safe(profile['root'])}")
+        if profile.get("run"):
+            run = profile["run"]
+            lines.append(f"run        {run['number']} of {run['of']}: {safe(run['where'])}")
+        lines.append(f"found      {safe(', '.join(profile['layouts'])) or 'nothing recognised'}")
+        if profile["groups"] and profile["groups"] != [""]:
+            lines.append(f"groups     {', '.join(safe(g) or '(top)' for g in profile['groups'])}")
+    for n, src in enumerate(summary["sources"]):
+        if n == MAX_FILES_SHOWN:
+            lines.append(f"           ... and {len(summary['sources']) - n} more (see --json)")
+            break
+        gz = ", gzip" if src.get("compressed") else ""
+        group = f" [{safe(src['group'])}]" if src.get("group") else ""
+        lines.append(f"trace      {safe(src['path'])} ({fmt_count(src['size'])} bytes{gz}){group}")
+        if src.get("clock"):
+            lines.append(f"  clock    {safe(src['clock'])}")
+    if summary["sources"]:
+        lines.append(f"format     {safe(summary['format'])} form, display unit "
+                     f"{safe(summary['display_time_unit'])}")
+        lines += _timeline_lines(summary)
+    if "iterations" in summary:
+        lines += _iteration_lines(summary["iterations"])
+    if profile.get("tables"):
+        lines.append(f"tables     {len(profile['tables'])}")
+        for table in profile["tables"]:
+            group = f" [{safe(table['group'])}]" if table["group"] else ""
+            shape = (f"{fmt_count(table['rows']):>9} rows x {len(table['columns']):<3}"
+                     if "rows" in table else safe(table.get("error", "")))
+            lines.append(f"  {safe(table['kind']):<22} {shape} "
+                         f"{safe(_short(table['path'], profile))}{group}")
+            for problem in table.get("diagnostics", []):
+                lines.append(f"  {'':<22} {fmt_count(problem['count']):>9} "
+                             f"{safe(problem['message'])}")
+    if profile.get("skipped"):
+        lines.append(f"not used   {len(profile['skipped'])}")
+        for item in profile["skipped"]:
+            lines.append(f"  {safe(_short(item['path'], profile))}: {safe(item['why'])}")
+    if summary["diagnostics"]:
+        lines.append("diagnostics")
+        for d in summary["diagnostics"]:
+            where = f" (first at byte {d['first_offset']})" if d["first_offset"] is not None else ""
+            detail = f": {safe(d['detail'])}" if d["detail"] else ""
+            lines.append(f"  {fmt_count(d['count']):>10}  {safe(d['message'])}{where}{detail}")
+    else:
+        lines.append("diagnostics none")
+    return lines
+
+
+def _timeline_lines(summary: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+
+    lines.append(f"span       {fmt_duration(summary['duration_ns'])} "
+                 f"(from {summary['start_ns']} ns to {summary['end_ns']} ns)")
+    phases = ", ".join(f"{safe(k) or '(none)'} {fmt_count(v)}"
+                       for k, v in summary["phase_counts"].items())
+    lines.append(f"events     {fmt_count(summary['events'])}" + (f" ({phases})" if phases else ""))
+    lines.append(f"slices     {fmt_count(summary['slices'])}; instants "
+                 f"{fmt_count(summary['instants'])}; counters {summary['counter_series']} series, "
+                 f"{fmt_count(summary['counter_samples'])} samples; flow edges "
+                 f"{fmt_count(summary['flow_edges'])}")
+    lines.append(f"processes  {len(summary['processes'])}")
+    listed = 0
+    for proc in summary["processes"]:
+        label = safe(proc["name"]) or "Process"
+        if proc.get("group"):
+            label = f"{safe(proc['group'])}: {label}"
+        extra = f" [{safe(proc['labels'])}]" if proc["labels"] else ""
+        lines.append(f"  {label} (pid {safe(proc['pid']) or '-'}){extra}")
+        lines += [f"    {_track_line(track)}" for track in proc["tracks"]]
+        listed += len(proc["tracks"])
+    lines += [f"  {_track_line(track)}" for track in summary["other_tracks"]]
+    listed += len(summary["other_tracks"])
+    if summary["n_tracks"] > listed:
+        lines.append(f"  ... and {fmt_count(summary['n_tracks'] - listed)} more tracks")
+    return lines
+
+
+def _iteration_lines(iterations: dict[str, Any]) -> list[str]:
+    items = iterations["items"]
+    if not items:
+        return ["iterations none found"]
+    timed = [it for it in items if it["dur_ns"] >= 0]
+    line = f"iterations {len(items)} (from {safe(iterations['source'])})"
+    if timed:
+        durations = sorted(it["dur_ns"] for it in timed)
+        slowest = max(timed, key=lambda it: it["dur_ns"])
+        group = f" of {safe(slowest['group'])}" if slowest["group"] else ""
+        line += (f"; median {fmt_duration(durations[len(durations) // 2])}, slowest "
+                 f"#{slowest['number']}{group} {fmt_duration(slowest['dur_ns'])}")
+    return [line]
+
+
+def _short(path: str, profile: dict[str, Any]) -> str:
+    """A path relative to the profile's root."""
+    root = profile.get("root") or ""
+    return path[len(root) + 1:] if root and path.startswith(root + "/") else path
+
+
+def track_contents(track: dict[str, Any]) -> str:
+    """What a track holds, e.g. "1,024 slices in 3 rows, 2 instants"."""
+    parts = []
+    if track["slices"]:
+        parts.append(f"{fmt_count(track['slices'])} slices in {track['rows']} rows")
+    if track["instants"]:
+        parts.append(f"{fmt_count(track['instants'])} instants")
+    if track["counter_series"]:
+        parts.append(f"{track['counter_series']} counters")
+    return ", ".join(parts) or "empty"
+
+
+def _track_line(track: dict[str, Any]) -> str:
+    line = f"{safe(track['name']):<40} {safe(track['kind']):<8} {track_contents(track)}"
+    if "side" in track and track["slices"]:
+        role = {"derived": "; derived view, not counted",
+                "copy": "; repeats the device streams' tasks, not counted"}.get(track["role"], "")
+        line += f"  [{track['side']} by {track['side_by']}{role}]"
+    return line

@@ -1,0 +1,37 @@
+"""`proftui PATH`: open a trace in the terminal viewer."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, new_parser
+from proftui.tui.safe import safe
+
+
+def cmd_open(argv: list[str]) -> int:
+    from proftui.themes import DEFAULT_THEME, THEME_NAMES
+
+    parser = new_parser("", "Open a trace in the terminal viewer (? in the viewer lists the "
+                        "keys).",
+                        "  proftui trace.json\n  proftui --theme light PROF_000001_...\n"
+                        "  NO_COLOR=1 proftui trace.json\n"
+                        "  proftui info trace.json      (headless)")
+    parser.add_argument("--theme", choices=sorted(THEME_NAMES), default=None,
+                        help="colour theme (default dark; T switches at run time)")
+    args = parser.parse_args(argv)
+    from proftui.tui.app import ProftuiApp
+
+    if not os.path.exists(args.path):
+        from proftui.core.errors import ProftuiError
+        from proftui.tui.cli import COMMANDS  # the registry imports this module
+
+        raise ProftuiError(f"{args.path}: no such file or folder (commands: "
+                           f"{', '.join(COMMANDS)}; see proftui --help).")
+    theme = THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME
+    app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run)
+    app.run()
+    if app.error:  # shown in the app; said again where scripts and the shell see it
+        sys.stderr.write(f"proftui: {safe(app.error)}\n")
+        return EXIT_USAGE
+    return EXIT_OK

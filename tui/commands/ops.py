@@ -1,0 +1,86 @@
+"""`proftui ops`: print operator statistics of a window."""
+
+from __future__ import annotations
+
+import sys
+
+from proftui.tui.commands.common import (
+    EXIT_OK,
+    GROUPINGS,
+    add_window_options,
+    grouping_tables,
+    json_key,
+    json_value,
+    load,
+    new_parser,
+    ops_window,
+    print_json,
+    print_table,
+    window_text,
+)
+from proftui.tui.format import fmt_count
+
+DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
+
+
+def cmd_ops(argv: list[str]) -> int:
+    parser = new_parser("ops", "Print operator statistics for the whole trace, one iteration or "
+                        "a time range: count, total and self time (clipped to the window), "
+                        "average, min and max of whole instances, Window(%) (the op's time on a "
+                        "track over the window, averaged over the tracks it ran on: at most 100) "
+                        "and Busy(%) (its self time over the self time of all rows shown: they "
+                        "sum to 100). Step markers, user annotations and derived tracks (Overlap "
+                        "Analysis, HCCL planes) are not operators.",
+                        "  proftui ops trace.json\n"
+                        "  proftui ops --iteration 3 --side device PROF_000001_...\n"
+                        "  proftui ops --range 12.5ms:40ms --by category trace.json.gz\n"
+                        "  proftui ops --sort Count --top 10 trace.json\n"
+                        "  proftui ops --json trace.json | jq '.rows[0]'")
+    add_window_options(parser)
+    parser.add_argument("--by", choices=GROUPINGS, default="name",
+                        help="group operators by name (default), category, operator type "
+                             "(Ascend: the OP Type op_summary gives each op instance) or "
+                             "engine (AI_CORE, AI_VECTOR_CORE, AI_CPU, HCCL ...; kernel, "
+                             "Triton, NCCL, memcpy, memset; host: the category)")
+    parser.add_argument("--side", choices=("all", "device", "host"), default="all",
+                        help="device tracks (GPU/NPU streams), host tracks, or all (default)")
+    parser.add_argument("--sort", metavar="COL", help="sort by this column (numbers largest "
+                        "first, text A to Z; default Total)")
+    parser.add_argument("--top", type=int, metavar="K", help=f"print the first K rows "
+                        f"(default {DEFAULT_TOP} as text, all as JSON; 0 for all)")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    args = parser.parse_args(argv)
+    if args.top is not None and args.top < 0:
+        parser.error("--top wants a count of 0 or more")
+    from proftui.core.aggregate import aggregate_ops
+    from proftui.core.table_query import column_index, sort_order
+
+    index = load(args)
+    lo, hi, label = ops_window(args, index)
+    table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side,
+                          tables=grouping_tables(index, args.by))
+    rows = list(range(table.n_rows))
+    if args.sort:
+        c = column_index(table, args.sort)
+        rows = sort_order(table, c, table.columns[c].kind != "text").tolist()
+    top = args.top if args.top is not None else (0 if args.json else DEFAULT_TOP)
+    shown = rows[:top] if top else rows
+    counts = table.find("Count")
+    n_slices = int(counts.values.sum()) if counts is not None else 0
+    if args.json:
+        result = {
+            "window": {"label": label, "start_ns": lo, "end_ns": hi,
+                       "from_trace_start_ns": [lo - index.start_ns, hi - index.start_ns]},
+            "by": args.by, "side": args.side, "ops": table.n_rows, "slices": n_slices,
+            "rows": [{json_key(c): json_value(c, c.values[r]) for c in table.columns}
+                     for r in shown]}
+        print_json(result)
+        return EXIT_OK
+    title = (f"ops of {window_text(label, lo, hi, index.start_ns)}, by {args.by}, "
+             f"{args.side} tracks: {fmt_count(table.n_rows)} ops, {fmt_count(n_slices)} slices")
+    columns = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
+    print_table(table, columns, shown, title, blank="(none)")
+    if len(shown) < len(rows):
+        sys.stdout.write(f"... and {fmt_count(len(rows) - len(shown))} more ops "
+                         "(--top 0 prints all)\n")
+    return EXIT_OK

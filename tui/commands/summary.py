@@ -1,0 +1,46 @@
+"""`proftui summary`: print a one-screen report of a trace or profile."""
+
+from __future__ import annotations
+
+import sys
+
+from proftui.tui.commands.common import (
+    EXIT_OK,
+    diagnostic_lines,
+    load,
+    new_parser,
+    print_json,
+    print_table,
+)
+from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.safe import safe
+
+
+def cmd_summary(argv: list[str]) -> int:
+    parser = new_parser("summary", "Print a one-screen report: step time over the iterations "
+                        "and its breakdown, top device op types and host ops by share, host and "
+                        "device busy ratios, import problems, and the files and tables read.",
+                        "  proftui summary PROF_000001_...\n"
+                        "  proftui summary run.pt.trace.json | less\n"
+                        "  proftui summary --json torch_npu_ascend_pt/ | jq .busy")
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    args = parser.parse_args(argv)
+    from proftui.core.report import report_tables, summary_report
+
+    report = summary_report(load(args))
+    if args.json:
+        print_json(report)
+        return EXIT_OK
+    files = report["files"]
+    tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
+    sys.stdout.write(f"summary of {safe(report['path'])}\n"
+                     f"span {fmt_duration(report['span_ns'])}, "
+                     f"{fmt_count(report['slices'])} slices from {len(files)} "
+                     f"timeline{'s' if len(files) != 1 else ''}"
+                     + (f"; tables: {tables}" if tables else "") + "\n")
+    if report["iterations"] is None:
+        sys.stdout.write("iterations none found\n")
+    for title, table in report_tables(report):
+        print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
+    sys.stdout.write("\n".join(diagnostic_lines(report["diagnostics"])) + "\n")
+    return EXIT_OK
