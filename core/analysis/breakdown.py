@@ -271,7 +271,7 @@ def group_coverage(index: TraceIndex, tables: Sequence[Table] = ()) -> dict[str,
     """Per group, the :class:`Coverage` of its interval sets: the device kinds ("matrix",
     "vector", "ai_cpu", "other", "comm", "memory"), "host", the host phases, "sync", "gc",
     "launch", and the defined "compute", "busy", "comm_exposed", "overlapped",
-    "memcpy_exposed", "wait", "host_bound", "dataloader_exposed"."""
+    "memcpy_exposed", "wait", "host_bound", "dataloader_exposed", "sync_idle"."""
     return {name: g.coverage for name, g in _groups(index, tables).items()}
 
 
@@ -322,6 +322,7 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
         coverage.define("memcpy_exposed", lambda b: b["memory"] & ~b["compute"] & ~b["comm"])
         coverage.define("wait", lambda b: ~b["busy"] & b["waiting"])
         coverage.define("dataloader_exposed", lambda b: ~b["busy"] & b["dataloader"])
+        coverage.define("sync_idle", lambda b: ~b["busy"] & b["sync"])
         coverage.define("host_bound", lambda b: ~b["busy"] & b["host"] & ~b["waiting"])
         # Compute and communication bound the device window (copies and waits do not:
         # msprof's Overlap Analysis spans the same operators).

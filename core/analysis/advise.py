@@ -1,0 +1,483 @@
+"""What to fix first: rules over the breakdown, each finding with its cost and its evidence.
+
+The rules are a table (:data:`RULES`): an id, what the rule measures, its thresholds (which
+``--set RULE.KEY=VALUE`` overrides) and the fix to try. Each rule reads the breakdown of the
+steps (:mod:`.breakdown`) and returns findings, or the reason it cannot run on this profile.
+
+A finding's cost is the time it loses per step, averaged over the steps considered (all but
+the first of each group, a warm-up, when there are three or more), and its share of the
+median step; severity is high from 5 % of the step, medium from 1 %, else low. Its evidence is
+up to 20 time ranges on the timeline, largest first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from proftui.core.analysis import activity as act
+from proftui.core.analysis.breakdown import StepBreakdown, breakdown, group_coverage
+from proftui.core.errors import ProftuiError
+from proftui.core.importers.csv_summary import Table
+from proftui.core.index import TraceIndex
+from proftui.core.iterations import Iterations
+
+RULES_VERSION = 1
+MAX_EVIDENCE = 20
+HIGH_SHARE, MEDIUM_SHARE = 0.05, 0.01
+WARMUP_STEPS = 1  # left out of the averages when a group has three steps or more
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A time range on the timeline that shows a finding, and what it holds."""
+
+    start_ns: int
+    end_ns: int
+    label: str
+    group: str = ""
+    iteration: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start_ns": self.start_ns, "end_ns": self.end_ns, "label": self.label,
+                "group": self.group, "iteration": self.iteration}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found: its rule, cost per step, the numbers behind it and its evidence."""
+
+    rule: str
+    group: str
+    title: str
+    time_lost_ns: int
+    share: float
+    numbers: dict[str, Any]
+    evidence: list[Evidence]
+    suggestion: str
+
+    @property
+    def severity(self) -> str:
+        return ("high" if self.share >= HIGH_SHARE else
+                "medium" if self.share >= MEDIUM_SHARE else "low")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "group": self.group, "severity": self.severity,
+                "title": self.title, "time_lost_ns": self.time_lost_ns, "share": self.share,
+                "numbers": self.numbers, "evidence": [e.to_json() for e in self.evidence],
+                "suggestion": self.suggestion}
+
+
+@dataclass
+class Context:
+    """What the rules read: the index, its tables, and per group the steps considered."""
+
+    index: TraceIndex
+    tables: Sequence[Table]
+    steps: dict[str, list[StepBreakdown]]  # per group, warm-up left out
+    all_steps: dict[str, list[StepBreakdown]]
+
+    def median_step_ns(self, group: str) -> float:
+        return float(np.median([b.step_ns for b in self.steps[group]]))
+
+    def mean(self, group: str, side: str, key: str) -> float:
+        values = [getattr(b, side)[key] for b in self.steps[group]
+                  if getattr(b, side) is not None and getattr(b, side)[key] is not None]
+        return float(np.mean(values)) if values else 0.0
+
+
+class Skip(Exception):
+    """A rule cannot run on this profile; the message says why."""
+
+
+Check = Callable[[Context, str, dict[str, float]], "Finding | None"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One advisor rule: `check(context, group, params)` returns a finding or None, or raises
+    Skip."""
+
+    id: str
+    measures: str
+    params: dict[str, float]
+    suggestion: str
+    check: Check = field(repr=False)
+
+    def to_json(self, params: dict[str, float] | None = None) -> dict[str, Any]:
+        return {"rule": self.id, "measures": self.measures,
+                "thresholds": params if params is not None else self.params,
+                "suggestion": self.suggestion}
+
+
+@dataclass(frozen=True)
+class Advice:
+    """Findings sorted by time lost, and the rules skipped with the reason."""
+
+    findings: list[Finding]
+    skipped: list[tuple[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": RULES_VERSION, "findings": [f.to_json() for f in self.findings],
+                "skipped": [{"rule": r, "reason": why} for r, why in self.skipped]}
+
+
+# -- the rules ----------------------------------------------------------------------------------
+
+
+def _finding(ctx: Context, rule: Rule, group: str, title: str, lost: float,
+             numbers: dict[str, Any], evidence: list[Evidence]) -> Finding:
+    median = ctx.median_step_ns(group)
+    share = lost / median if median > 0 else 0.0
+    evidence = sorted(evidence, key=lambda e: e.start_ns - e.end_ns)[:MAX_EVIDENCE]
+    return Finding(rule.id, group, title, int(round(lost)), share, numbers, evidence,
+                   rule.suggestion)
+
+
+def _need_device(ctx: Context, group: str) -> None:
+    if not any(b.device for b in ctx.steps[group]):
+        raise Skip("no device work in this profile")
+
+
+def _slices(ctx: Context, group: str, mask: np.ndarray) -> np.ndarray:
+    """The slices of `group` in `mask` that start inside one of its considered steps (the
+    step's window widened to its device window)."""
+    found = act.activity(ctx.index, ctx.tables)
+    gid = ctx.index.strings.find(group)
+    rows = np.flatnonzero(mask & (found.group == gid))
+    start = ctx.index.col("slices.start")[rows]
+    keep = np.zeros(len(rows), bool)
+    for b in ctx.steps[group]:
+        lo, hi = (b.start_ns, b.end_ns)
+        if b.device:
+            lo, hi = min(lo, b.device["start_ns"]), max(hi, b.device["end_ns"])
+        keep |= (start >= lo) & (start < hi)
+    return rows[keep]
+
+
+def _slice_evidence(ctx: Context, rows: np.ndarray, group: str) -> list[Evidence]:
+    start, dur = ctx.index.col("slices.start"), ctx.index.col("slices.dur")
+    top = rows[np.argsort(-dur[rows], kind="stable")[:MAX_EVIDENCE]]
+    return [Evidence(int(start[i]), int(start[i] + dur[i]), ctx.index.slice_name(int(i)), group)
+            for i in top.tolist()]
+
+
+def _top_names(ctx: Context, rows: np.ndarray, n: int = 5) -> list[dict[str, Any]]:
+    names, dur = ctx.index.col("slices.name")[rows], ctx.index.col("slices.dur")[rows]
+    totals: dict[int, list[int]] = {}
+    for name, d in zip(names.tolist(), dur.tolist()):
+        entry = totals.setdefault(name, [0, 0])
+        entry[0] += 1
+        entry[1] += d
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1][1])[:n]
+    return [{"name": ctx.index.strings[k], "count": c, "total_ns": t} for k, (c, t) in ranked]
+
+
+def _stretch_evidence(ctx: Context, group: str, name: str, label: str) -> list[Evidence]:
+    coverage = group_coverage(ctx.index, ctx.tables)[group]
+    out = []
+    for b in ctx.steps[group]:
+        lo, hi = (b.device["start_ns"], b.device["end_ns"]) if b.device else (b.start_ns,
+                                                                             b.end_ns)
+        starts, ends = coverage.stretches(name, lo, hi)
+        out += [Evidence(int(s), int(e), label, group, b.iteration)
+                for s, e in zip(starts.tolist(), ends.tolist())]
+    return out
+
+
+def _ai_cpu(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    _need_device(ctx, group)
+    found = act.activity(ctx.index, ctx.tables)
+    rows = _slices(ctx, group, found.device_kind == act.AI_CPU)
+    if not len(rows):
+        return None
+    dur = ctx.index.col("slices.dur")[rows]
+    device = ctx.mean(group, "device", "compute_ns") + ctx.mean(group, "device", "comm_ns")
+    ai_cpu = ctx.mean(group, "device", "compute_ai_cpu_ns")
+    long_ops = rows[dur > p["min_op_us"] * 1000]
+    if not len(long_ops) and not (device > 0 and ai_cpu / device > p["max_share"]):
+        return None
+    names = _top_names(ctx, rows)
+    return _finding(ctx, RULES_BY_ID["ai_cpu"], group,
+                    f"{len(rows)} op(s) ran on AI CPU, {names[0]['name']} the longest in total",
+                    ai_cpu, {"ops": len(rows), "over_threshold": len(long_ops),
+                             "ai_cpu_ns_per_step": int(ai_cpu),
+                             "share_of_device": ai_cpu / device if device else None,
+                             "top": names},
+                    _slice_evidence(ctx, rows, group))
+
+
+def _host_bound(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    _need_device(ctx, group)
+    lost = ctx.mean(group, "device", "host_bound_ns")
+    span = ctx.mean(group, "device", "span_ns")
+    if span <= 0 or lost / span < p["min_share"]:
+        return None
+    ops, small = ctx.mean(group, "device", "ops"), ctx.mean(group, "device", "small_ops")
+    latency = ctx.mean(group, "host", "launch_latency_p50_ns")
+    launch_bound = ops > 0 and small / ops >= p["small_op_share"]
+    title = ("device idle while the host launches many small ops (launch-bound)"
+             if launch_bound else "device idle while the host is busy (host-bound)")
+    return _finding(ctx, RULES_BY_ID["host_bound"], group, title, lost,
+                    {"host_bound_ns_per_step": int(lost), "share_of_device_span": lost / span,
+                     "ops_per_step": ops, "small_ops_per_step": small,
+                     "small_op_us": SMALL_US, "launch_latency_p50_ns": int(latency),
+                     "launch_bound": launch_bound},
+                    _stretch_evidence(ctx, group, "host_bound", "device idle, host busy"))
+
+
+def _input_pipeline(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    if all(b.host["dataloader_ns"] is None for b in ctx.steps[group]):
+        raise Skip("the profile marks no data loading (no DataLoader or Dataloader slices)")
+    loading = ctx.mean(group, "host", "dataloader_ns")
+    median = ctx.median_step_ns(group)
+    if loading < p["min_ms"] * 1e6 and (median <= 0 or loading / median < p["min_share"]):
+        return None
+    exposed = ctx.mean(group, "host", "dataloader_exposed_ns")
+    found = act.activity(ctx.index, ctx.tables)
+    rows = _slices(ctx, group, found.host_phase == 1)
+    return _finding(ctx, RULES_BY_ID["input_pipeline"], group,
+                    "the step waits for its input data", exposed if exposed else loading,
+                    {"dataloader_ns_per_step": int(loading),
+                     "device_idle_while_loading_ns_per_step": int(exposed),
+                     "share_of_step": loading / median if median else None},
+                    _slice_evidence(ctx, rows, group))
+
+
+def _sync(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    count = ctx.mean(group, "host", "sync_count")
+    if count < p["min_per_step"]:
+        return None
+    found = act.activity(ctx.index, ctx.tables)
+    rows = _slices(ctx, group, found.sync)
+    outer = _outermost(ctx, rows)
+    coverage = group_coverage(ctx.index, ctx.tables)[group]
+    lost = float(np.mean([int(coverage.measure("sync_idle", *(
+        (b.device["start_ns"], b.device["end_ns"]) if b.device else (b.start_ns, b.end_ns))))
+        for b in ctx.steps[group]]))
+    return _finding(ctx, RULES_BY_ID["sync"], group,
+                    f"{count:g} host-device synchronisation(s) per step",
+                    lost, {"syncs_per_step": count,
+                           "sync_ns_per_step": int(ctx.mean(group, "host", "sync_ns")),
+                           "device_idle_in_sync_ns_per_step": int(lost),
+                           "calls": _top_names(ctx, rows), "outermost": _top_names(ctx, outer),
+                           "called_from": _top_names(ctx, _parents(ctx, outer))},
+                    _slice_evidence(ctx, outer, group))
+
+
+def _parents(ctx: Context, rows: np.ndarray) -> np.ndarray:
+    """The slices that called `rows` (their parents on the timeline), where they have one."""
+    from proftui.core.aggregate import slice_parents
+
+    parents = slice_parents(ctx.index)[rows]
+    return parents[parents >= 0].astype(np.int64)
+
+
+def _outermost(ctx: Context, rows: np.ndarray) -> np.ndarray:
+    """Of overlapping sync slices (aten::item around aclrtSynchronizeStream), the longest."""
+    if not len(rows):
+        return rows
+    start = ctx.index.col("slices.start")[rows]
+    end = start + ctx.index.col("slices.dur")[rows]
+    order = np.lexsort((start - end, start))
+    rows, start, end = rows[order], start[order], end[order]
+    reach = np.maximum.accumulate(end)
+    new = np.concatenate([[True], start[1:] >= reach[:-1]])
+    return rows[new]
+
+
+def _exposed(key: str, rule_id: str, what: str, stretch: str) -> Check:
+    def check(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+        _need_device(ctx, group)
+        lost = ctx.mean(group, "device", key)
+        span = ctx.mean(group, "device", "span_ns")
+        if span <= 0 or lost / span < p["min_share"]:
+            return None
+        return _finding(ctx, RULES_BY_ID[rule_id], group, what, lost,
+                        {f"{key[:-3]}_ns_per_step": int(lost),
+                         "share_of_device_span": lost / span},
+                        _stretch_evidence(ctx, group, stretch, what))
+    return check
+
+
+def _slow_iterations(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    steps = ctx.steps[group]
+    if len(steps) < 2:
+        raise Skip("fewer than two steps to compare (warm-up left out)")
+    median = ctx.median_step_ns(group)
+    slow = [b for b in steps if b.step_ns > p["ratio"] * median]
+    if not slow:
+        return None
+    lost = sum(b.step_ns - median for b in slow) / len(steps)
+    return _finding(ctx, RULES_BY_ID["slow_iterations"], group,
+                    f"{len(slow)} of {len(steps)} steps over {p['ratio']:g} x the median",
+                    lost, {"median_step_ns": int(median),
+                           "slow": [{"iteration": b.iteration, "step_ns": b.step_ns}
+                                    for b in slow]},
+                    [Evidence(b.start_ns, b.end_ns, f"step {b.iteration}", group, b.iteration)
+                     for b in slow])
+
+
+def _gc(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    found = act.activity(ctx.index, ctx.tables)
+    if not found.gc.any():
+        raise Skip("no garbage-collection events in this profile")
+    lost = ctx.mean(group, "host", "gc_ns")
+    if lost < p["min_ms"] * 1e6:
+        return None
+    rows = _slices(ctx, group, found.gc)
+    return _finding(ctx, RULES_BY_ID["gc"], group, "Python garbage collection pauses the step",
+                    lost, {"gc_ns_per_step": int(lost),
+                           "pauses_per_step": ctx.mean(group, "host", "gc_count")},
+                    _slice_evidence(ctx, rows, group))
+
+
+def _small_collectives(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    _need_device(ctx, group)
+    found = act.activity(ctx.index, ctx.tables)
+    rows = _slices(ctx, group, found.device_kind == act.COMM)
+    if not len(rows):
+        raise Skip("no collective communication in this profile")
+    small = rows[ctx.index.col("slices.dur")[rows] < p["max_us"] * 1000]
+    per_step = len(small) / max(1, len(ctx.steps[group]))
+    if per_step < p["min_per_step"]:
+        return None
+    lost = float(ctx.index.col("slices.dur")[small].sum()) / max(1, len(ctx.steps[group]))
+    return _finding(ctx, RULES_BY_ID["small_collectives"], group,
+                    f"{per_step:g} collectives per step shorter than {p['max_us']:g} µs",
+                    lost, {"small_per_step": per_step, "time_in_them_ns_per_step": int(lost),
+                           "top": _top_names(ctx, small)},
+                    _slice_evidence(ctx, small, group))
+
+
+def _slow_rank(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    groups = [g for g in ctx.steps if any(b.device for b in ctx.steps[g])]
+    if len(groups) < 2:
+        raise Skip("one rank or device: no other to compare with")
+
+    def own(g: str) -> float:  # time the rank spends on its own, not waiting for the others
+        return (ctx.mean(g, "device", "compute_ns") + ctx.mean(g, "device", "memcpy_exposed_ns")
+                + ctx.mean(g, "device", "host_bound_ns"))
+
+    others = float(np.median([own(g) for g in groups if g != group]))
+    mine = own(group)
+    if others <= 0 or mine < p["ratio"] * others:
+        return None
+    return _finding(ctx, RULES_BY_ID["slow_rank"], group,
+                    f"{group or 'this rank'} works {mine / others:.2f} x longer than the others",
+                    mine - others, {"own_ns_per_step": int(mine),
+                                    "others_median_ns_per_step": int(others)},
+                    [Evidence(b.device["start_ns"], b.device["end_ns"],
+                              f"step {b.iteration}", group, b.iteration)
+                     for b in ctx.steps[group] if b.device])
+
+
+SMALL_US = 10
+RULES: tuple[Rule, ...] = (
+    Rule("ai_cpu", "device time in ops on AI CPU; flagged when one op runs over min_op_us or "
+         "AI CPU holds over max_share of device time", {"min_op_us": 20, "max_share": 0.05},
+         "Find why the op falls back to AI CPU (an unsupported dtype such as int64 or float64, "
+         "a dynamic shape, an op with no AI Core kernel): cast its inputs, fix the shape, or "
+         "use an equivalent op that has an AI Core kernel.", _ai_cpu),
+    Rule("host_bound", "device idle while the host is busy and not waiting, as a share of the "
+         "device span; launch-bound when over small_op_share of the ops are under 10 µs",
+         {"min_share": 0.05, "small_op_share": 0.5},
+         "The host cannot feed the device: fuse small ops (torch.compile, fused optimizers, "
+         "larger batches), move Python work out of the step, or capture graphs (CUDA graphs, "
+         "torch_npu graph mode / aclgraph) to cut launch overhead.", _host_bound),
+    Rule("input_pipeline", "data loading time per step (flagged over min_share of the step or "
+         "min_ms); cost: the device idle while loading", {"min_share": 0.05, "min_ms": 10},
+         "Load data ahead of the step: DataLoader(num_workers>0, pin_memory=True, "
+         "prefetch_factor, persistent_workers=True), lighter transforms, or data on local "
+         "disk.", _input_pipeline),
+    Rule("sync", "host-device synchronisations per step (aten::item, .cpu(), stream or device "
+         "synchronize); cost: the device idle during them", {"min_per_step": 1},
+         "Avoid reading device values in the step: keep losses and metrics on the device and "
+         "read them every N steps, drop explicit synchronize calls, use non_blocking copies.",
+         _sync),
+    Rule("exposed_comm", "communication with no computation at the same time, as a share of "
+         "the device span", {"min_share": 0.10},
+         "Overlap communication with computation: gradient bucketing (DDP bucket_cap_mb), "
+         "communication on its own stream, FSDP/ZeRO prefetch; fewer, larger collectives; check "
+         "the slowest rank, whose lateness the others wait for.",
+         _exposed("comm_exposed_ns", "exposed_comm", "communication not overlapped",
+                  "comm_exposed")),
+    Rule("exposed_memcpy", "copies (memcpy, memset) with neither computation nor "
+         "communication at the same time, as a share of the device span", {"min_share": 0.01},
+         "Hide host-device copies: pinned memory with non_blocking=True, prefetch the next "
+         "batch on a side stream, keep tensors on the device between steps.",
+         _exposed("memcpy_exposed_ns", "exposed_memcpy", "copies not overlapped",
+                  "memcpy_exposed")),
+    Rule("slow_iterations", "steps longer than ratio x the median of their group (warm-up "
+         "left out); cost: their excess spread over all steps", {"ratio": 1.2},
+         "Look at what the slow steps do that the others do not: checkpointing, evaluation, "
+         "logging, recompilation, garbage collection, a slow rank.", _slow_iterations),
+    Rule("gc", "Python garbage collection time per step (flagged over min_ms)", {"min_ms": 1},
+         "Call gc.freeze() after setup, raise gc thresholds, or disable gc in the step and "
+         "collect every N steps.", _gc),
+    Rule("small_collectives", "collectives shorter than max_us, flagged from min_per_step a "
+         "step; cost: the time in them", {"max_us": 100, "min_per_step": 20},
+         "Bucket small collectives into larger ones (DDP bucket_cap_mb, coalescing), or "
+         "communicate less often.", _small_collectives),
+    Rule("slow_rank", "a rank's own work (compute, exposed copies, host-bound idle) over "
+         "ratio x the other ranks' median; the others wait for it", {"ratio": 1.1},
+         "Balance the work: check data sharding and sequence lengths, pipeline stage sizes, "
+         "and that rank's host (CPU binding, other processes).", _slow_rank),
+)
+RULES_BY_ID = {r.id: r for r in RULES}
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, float]]:
+    """``RULE.KEY=VALUE`` settings as {rule: {key: value}}; a bad one raises ProftuiError."""
+    out: dict[str, dict[str, float]] = {}
+    for item in items:
+        target, sep, value = item.partition("=")
+        rule_id, dot, key = target.partition(".")
+        rule = RULES_BY_ID.get(rule_id)
+        if not sep or not dot or rule is None or key not in rule.params:
+            known = ", ".join(f"{r.id}.{k}" for r in RULES for k in r.params)
+            raise ProftuiError(f'Unknown setting "{item}": use RULE.KEY=VALUE with one of '
+                               f"{known}.")
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise ProftuiError(f'"{item}": the value must be a number.')
+        out.setdefault(rule_id, {})[key] = number
+    return out
+
+
+def advise(index: TraceIndex, iterations: Iterations, tables: Sequence[Table] = (),
+           overrides: dict[str, dict[str, float]] | None = None) -> Advice:
+    """Run every rule on every group of the profile."""
+    overrides = overrides or {}
+    found = breakdown(index, iterations, tables)
+    all_steps: dict[str, list[StepBreakdown]] = {}
+    for b in found.steps:
+        all_steps.setdefault(b.group, []).append(b)
+    for b in found.total:  # a group without steps is one window: the whole capture
+        all_steps.setdefault(b.group, [replace(b, iteration=None)])
+    steps = {g: (s[WARMUP_STEPS:] if len(s) >= 3 else s) for g, s in all_steps.items()}
+    ctx = Context(index, tables, steps, all_steps)
+    findings: list[Finding] = []
+    skipped: dict[str, str] = {}
+    for rule in RULES:
+        params = {**rule.params, **overrides.get(rule.id, {})}
+        reasons = []
+        for group in sorted(steps):
+            try:
+                finding = rule.check(ctx, group, params)
+            except Skip as why:
+                reasons.append(str(why))
+                continue
+            if finding is not None:
+                findings.append(finding)
+        if reasons and len(reasons) == len(steps):
+            skipped[rule.id] = reasons[0]
+    findings.sort(key=lambda f: -f.time_lost_ns)
+    return Advice(findings, list(skipped.items()))
