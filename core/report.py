@@ -26,6 +26,7 @@ from proftui.core.naming import natural_key
 from proftui.core.roles import op_slices, roles
 
 TOP_OPS = 10
+TOP_FINDINGS = 3
 
 
 def summary_report(index: TraceIndex) -> dict[str, Any]:
@@ -56,8 +57,16 @@ def summary_report(index: TraceIndex) -> dict[str, Any]:
         "top_device_types": top_device,
         "top_host_ops": top_host,
         "busy": busy_ratios(index, work, device),
+        "findings": _top_findings(index, found, tables),
         "diagnostics": {p.kind: p.count for p in index.diagnostics},
     }
+
+
+def _top_findings(index: TraceIndex, found: Iterations, tables: Any) -> list[dict[str, Any]]:
+    """The advisor's TOP_FINDINGS findings that lose the most time per step."""
+    from proftui.core.analysis.advise import advise
+
+    return [f.to_json() for f in advise(index, found, tables).findings[:TOP_FINDINGS]]
 
 
 # -- iterations ---------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from proftui import __version__
+from proftui.tui.commands.advise import cmd_advise
+from proftui.tui.commands.breakdown import cmd_breakdown
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from proftui.tui.commands.export import cmd_export
 from proftui.tui.commands.index import cmd_index
@@ -24,7 +26,8 @@ from proftui.tui.safe import safe, safe_lines
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations,
-    "export": cmd_export, "summary": cmd_summary}
+    "export": cmd_export, "summary": cmd_summary, "breakdown": cmd_breakdown,
+    "advise": cmd_advise}
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
        proftui info PATH [--json]     what it holds: tracks, iterations, tables, problems
@@ -35,6 +38,10 @@ USAGE = f"""usage: proftui PATH                 open a trace or profile director
                                       operator statistics of a window
        proftui iterations PATH [--json]
                                       iterations, their breakdown, slowest and outliers
+       proftui breakdown PATH [--iteration N | --range T0:T1] [--json]
+                                      where each step's time goes, device and host
+       proftui advise PATH [--set RULE.KEY=VALUE ...] [--json] | advise --rules
+                                      what to fix first, with evidence ranges
        proftui export PATH (--range T0:T1 | --iteration N | --all) [--tracks PATTERN]
                    [--what events|ops] [--by name|category|type] [--args KEY,...]
                    [--unit ns|us|ms|s] [--raw] [--force] [-o FILE|-]

@@ -126,15 +126,15 @@ def _device_kind(engine: str, name: str) -> int:
     known = _ENGINE_KIND.get(engine)
     if known is not None:
         return known
+    lowered = name.lower()
+    if "aicpu" in lowered or "ai_cpu" in lowered:
+        return AI_CPU
     if engine in _SPLIT_BY_NAME:
         return MATRIX if _MATRIX_NAME.search(name) else VECTOR
     if _MEMORY_NAME.match(engine) or _MEMORY_NAME.match(name):
         return MEMORY
     if _WAIT_TASK.match(engine) or _WAIT_TASK.match(name):
         return WAIT
-    lowered = name.lower()
-    if "aicpu" in lowered or "ai_cpu" in lowered:
-        return AI_CPU
     if "aicore" in lowered or "aivec" in lowered:
         return MATRIX if _MATRIX_NAME.search(name) else VECTOR
     return MATRIX if _MATRIX_NAME.search(name) else OTHER

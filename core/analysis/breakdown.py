@@ -355,3 +355,43 @@ def _launches(index: TraceIndex, kind: np.ndarray) -> tuple[np.ndarray, np.ndarr
     src, dst = src[order], dst[order]
     last = np.concatenate([dst[1:] != dst[:-1], [True]])
     return src[last], dst[last]
+
+
+# -- as a table ---------------------------------------------------------------------------------
+
+# (header, side, key); durations in ns, counts as they are
+TABLE_COLUMNS = (
+    ("Compute", "device", "compute_ns"), ("Comm exposed", "device", "comm_exposed_ns"),
+    ("Overlapped", "device", "overlapped_ns"), ("Memcpy exposed", "device", "memcpy_exposed_ns"),
+    ("Idle", "device", "idle_ns"), ("Host-bound", "device", "host_bound_ns"),
+    ("Wait", "device", "wait_ns"), ("Free", "device", "free_ns"),
+    ("Device span", "device", "span_ns"), ("Prepare", "device", "prepare_ns"),
+    ("Dataloader", "host", "dataloader_ns"), ("Syncs", "host", "sync_count"),
+    ("Launches", "host", "launch_count"))
+
+
+def breakdown_table(steps: Sequence[StepBreakdown]) -> Table:
+    """One row per step (kind "breakdown"): Group, Iteration, Step and the parts of
+    TABLE_COLUMNS (NaN where unknown)."""
+    from proftui.core.importers.csv_summary import Column
+
+    def values(side: str, key: str) -> np.ndarray:
+        out = []
+        for b in steps:
+            part = getattr(b, side)
+            value = part.get(key) if part else None
+            out.append(np.nan if value is None else float(value))
+        return np.array(out, np.float64)
+
+    groups = np.empty(len(steps), dtype=object)
+    groups[:] = [b.group for b in steps]
+    columns = [
+        Column("Group", "Group", "", "text", groups),
+        Column("Iteration", "Iteration", "", "number", np.array(
+            [np.nan if b.iteration is None else b.iteration for b in steps], np.float64)),
+        Column("Step", "Step", "ns", "number", np.array([b.step_ns for b in steps],
+                                                        np.float64))]
+    for header, side, key in TABLE_COLUMNS:
+        unit = "ns" if key.endswith("_ns") else ""
+        columns.append(Column(header, header, unit, "number", values(side, key)))
+    return Table("breakdown", "", columns, len(steps))

@@ -60,3 +60,28 @@ def test_kineto_device_busy_is_the_union_of_kernels_copies_and_sets() -> None:
     start = index.col("slices.start")[rows]
     assert whole.device["busy_ns"] == union_ns(start, start + index.col("slices.dur")[rows])
     assert whole.device["busy_ns"] > 0
+
+
+def test_advice_on_two_ranks_ranks_exposed_communication_first_and_reports_syncs() -> None:
+    from proftui.core.analysis.advise import advise
+
+    index = load_trace(str(CORPUS / TEXT_2RANK), use_cache=False)
+    found = advise(index, find_iterations(index, []))
+    for rank in RANKS:
+        mine = [f for f in found.findings if f.group == rank]
+        assert mine[0].rule == "exposed_comm" and mine[0].severity == "high"
+        (sync,) = [f for f in mine if f.rule == "sync"]
+        calls = {c["name"] for c in sync.numbers["calls"]}
+        assert "AscendCL@aclrtSynchronizeStreamWithTimeout" in calls
+        assert "aten::_local_scalar_dense" in calls
+
+
+def test_advice_on_resnet50_without_workers_finds_the_input_pipeline() -> None:
+    from proftui.core.analysis.advise import advise
+
+    index = load_trace(str(CORPUS / "kineto/resnet50_num_workers_0.pt.trace.json.gz"),
+                       use_cache=False)
+    found = advise(index, find_iterations(index, []))
+    (f,) = [f for f in found.findings if f.rule == "input_pipeline"]
+    assert f.severity == "high" and f.evidence
+    assert f.numbers["device_idle_while_loading_ns_per_step"] > 10_000_000

@@ -16,6 +16,16 @@ from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.safe import safe
 
 
+def finding_text(finding: dict, origin_ns: int) -> str:
+    """One finding of the report's JSON as two lines: what, what it costs, where first."""
+    group = f" [{safe(finding['group'])}]" if finding["group"] else ""
+    first = finding["evidence"][0] if finding["evidence"] else None
+    where = (f", first at {fmt_duration(first['start_ns'] - origin_ns)}" if first else "")
+    return (f"  {finding['severity'].upper()} {finding['rule']}{group}: "
+            f"{safe(finding['title'])}\n    loses {fmt_duration(finding['time_lost_ns'])} "
+            f"per step ({finding['share'] * 100:.1f} % of the median step){where}\n")
+
+
 def cmd_summary(argv: list[str]) -> int:
     parser = new_parser("summary", "Print a one-screen report: step time over the iterations "
                         "and its breakdown, top device op types and host ops by share, host and "
@@ -42,5 +52,9 @@ def cmd_summary(argv: list[str]) -> int:
         sys.stdout.write("iterations none found\n")
     for title, table in report_tables(report):
         print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
+    if report["findings"]:
+        sys.stdout.write("top findings (proftui advise for all, with evidence):\n"
+                         + "".join(finding_text(f, report["start_ns"])
+                                   for f in report["findings"]))
     sys.stdout.write("\n".join(diagnostic_lines(report["diagnostics"])) + "\n")
     return EXIT_OK

@@ -1,0 +1,84 @@
+"""`proftui advise`: what to fix first, each finding with its cost and evidence."""
+
+from __future__ import annotations
+
+import sys
+
+from proftui.tui.commands.common import EXIT_OK, load, new_parser, print_json
+from proftui.tui.format import fmt_duration
+from proftui.tui.safe import safe
+
+
+def cmd_advise(argv: list[str]) -> int:
+    parser = new_parser(
+        "advise", "Run the advisor's rules on a profile: each finding with its rule, severity "
+        "(high from 5 %% of the step lost, medium from 1 %%), time lost per step, the numbers "
+        "behind it, evidence ranges on the timeline and the fix to try; rules that cannot run "
+        "are listed with the reason.",
+        "  proftui advise run.pt.trace.json\n"
+        "  proftui advise --set exposed_comm.min_share=0.2 PROF_000001_...\n"
+        "  proftui advise --rules\n"
+        "  proftui advise --json torch_npu_ascend_pt/ | jq '.findings[0]'")
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON for machines (all times in integer ns)")
+    parser.add_argument("--rules", action="store_true",
+                        help="print the rule table (id, what it measures, thresholds, fix) "
+                             "and its version, and exit")
+    parser.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE",
+                        help="override a rule's threshold (repeatable)")
+    if "--rules" in argv and not ({"-h", "--help"} & set(argv)):  # needs no profile
+        return _print_rules("--json" in argv, argv)
+    args = parser.parse_args(argv)
+    from proftui.core.analysis.advise import advise, parse_overrides
+    from proftui.core.overview import read_overview
+
+    overrides = parse_overrides(args.set)
+    index = load(args)
+    _, tables, iterations = read_overview(index)
+    found = advise(index, iterations, tables, overrides)
+    if args.json:
+        print_json(found.to_json())
+        return EXIT_OK
+    sys.stdout.write("".join(finding_lines(found, index.start_ns)))
+    return EXIT_OK
+
+
+def finding_lines(advice, origin_ns: int, limit: int | None = None, evidence: int = 3
+                  ) -> list[str]:
+    """The findings as text, most time lost first (the first `limit`; evidence times from
+    `origin_ns`), then the skipped rules (when all findings are shown)."""
+    lines = []
+    if not advice.findings:
+        lines.append("no findings: no rule's threshold is crossed on this profile\n")
+    for n, f in enumerate(advice.findings[:limit], 1):
+        group = f" [{safe(f.group)}]" if f.group else ""
+        lines.append(f"{n}. {f.severity.upper()} {f.rule}{group}: {safe(f.title)}\n"
+                     f"   loses {fmt_duration(f.time_lost_ns)} per step "
+                     f"({f.share * 100:.1f} % of the median step)\n")
+        for e in f.evidence[:evidence]:
+            lines.append(f"   at {fmt_duration(e.start_ns - origin_ns)}: "
+                         f"{safe(e.label)} ({fmt_duration(e.end_ns - e.start_ns)})\n")
+        if len(f.evidence) > evidence:
+            lines.append(f"   ... {len(f.evidence) - evidence} more range(s) (--json)\n")
+        lines.append(f"   fix: {safe(f.suggestion)}\n")
+    if limit is None:
+        for rule, why in advice.skipped:
+            lines.append(f"skipped {rule}: {safe(why)}\n")
+    return lines
+
+
+def _print_rules(as_json: bool, argv: list[str]) -> int:
+    from proftui.core.analysis.advise import RULES, RULES_VERSION, parse_overrides
+
+    overrides = parse_overrides([v for k, v in zip(argv, argv[1:]) if k == "--set"])
+    table = [r.to_json({**r.params, **overrides.get(r.id, {})}) for r in RULES]
+    if as_json:
+        print_json({"version": RULES_VERSION, "rules": table})
+        return EXIT_OK
+    out = [f"advisor rules, version {RULES_VERSION}\n"]
+    for r in table:
+        limits = ", ".join(f"{r['rule']}.{k}={v:g}" for k, v in r["thresholds"].items())
+        out.append(f"{r['rule']}: {r['measures']}\n   thresholds: {limits}\n"
+                   f"   fix: {r['suggestion']}\n")
+    sys.stdout.write("".join(out))
+    return EXIT_OK

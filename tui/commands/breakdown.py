@@ -1,0 +1,70 @@
+"""`proftui breakdown`: where each step's time goes, on the device and on the host."""
+
+from __future__ import annotations
+
+import sys
+
+from proftui.tui.commands.common import (
+    EXIT_OK,
+    add_window_options,
+    load,
+    new_parser,
+    ops_window,
+    print_json,
+    print_table,
+    window_text,
+)
+from proftui.tui.safe import safe
+
+
+def cmd_breakdown(argv: list[str]) -> int:
+    parser = new_parser(
+        "breakdown", "Break each step (or one range) down into device compute by kind, "
+        "communication exposed and overlapped, exposed copies and idle time (host-bound, "
+        "waiting, unexplained), and the host's data loading, synchronisations and launches. "
+        "Computed from the tracks themselves; on Ascend it equals step_trace_time.csv. "
+        "Device parts are over the step's device window (its first to last device operator), "
+        "as the profilers count them.",
+        "  proftui breakdown run.pt.trace.json\n"
+        "  proftui breakdown --iteration 7 PROF_000001_...\n"
+        "  proftui breakdown --range 10ms:40ms --json trace.json | jq '.total'")
+    add_window_options(parser)
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON for machines (all times in integer ns)")
+    args = parser.parse_args(argv)
+    from proftui.core.analysis.breakdown import breakdown, breakdown_table
+    from proftui.core.overview import read_overview
+
+    index = load(args)
+    _, tables, iterations = read_overview(index)
+    window = None
+    if args.range is not None:
+        lo, hi, _ = ops_window(args, index)
+        window = (lo, hi)
+    elif args.iteration is not None:
+        ops_window(args, index)  # the same sentence for an iteration that is not there
+    found = breakdown(index, iterations, tables, number=args.iteration, window=window)
+    if args.json:
+        print_json(found.to_json())
+        return EXIT_OK
+    if not found.steps and not found.total:
+        sys.stdout.write("nothing to break down: no slices in this profile\n")
+        return EXIT_OK
+    several = len({b.group for b in found.total}) > 1
+    hidden = set() if several else {"Group"}
+    if window is not None:
+        title = f"breakdown of the {window_text('range', *window, index.start_ns)}"
+        rows = found.steps
+    else:
+        title = (f"{len(found.steps)} step(s) from {safe(iterations.source)}"
+                 if found.steps else "no steps: the whole capture")
+        rows = found.steps or found.total
+    table = breakdown_table(rows)
+    columns = [i for i, c in enumerate(table.columns) if c.name not in hidden]
+    print_table(table, columns, range(table.n_rows), title + "; device parts over each "
+                "step's device window")
+    if found.steps and window is None:
+        total = breakdown_table(found.total)
+        print_table(total, columns, range(total.n_rows), "total, first step start to last "
+                    "step end")
+    return EXIT_OK
