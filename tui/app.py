@@ -236,7 +236,7 @@ class ProftuiApp(App[None]):
         if summary["sources"]:
             marks = [IterationMark(it.number, it.start_ns, it.end_ns)
                      for it in self.iterations if it.start_ns >= 0 and it.dur_ns >= 0]
-            timeline.show(index, rows, marks)
+            timeline.show(index, rows, marks, tables)
             timeline.focus()
             self.call_after_refresh(self._painted)
             self.query_one(OpsPane).show_trace(index, self.iterations, tables)
@@ -582,7 +582,9 @@ class ProftuiApp(App[None]):
                 ("Export", "Write the window's events, its ops or a pane to CSV (e)",
                  self.action_export),
                 ("Show hidden tracks", "Unhide every hidden track (H)",
-                 timeline.action_show_hidden)):
+                 timeline.action_show_hidden),
+                ("Utilisation lines", "Show or hide the utilisation lines over the tracks (u)",
+                 timeline.action_toggle_utilisation)):
             yield SystemCommand(title, help_text, callback)
 
 

@@ -151,6 +151,40 @@ def paint_counter(values: np.ndarray, low: float, high: float, palette: Palette,
     return Strip([Segment(text, styles(palette.counter, palette.background))], width)
 
 
+_RAMP = " ▁▂▃▄▅▆▇█"
+
+
+def utilisation_chars(fractions: np.ndarray) -> str:
+    """Fractions in [0, 1] as bars of eighths of a cell, one character per cell: any work at
+    all shows at least the lowest bar, so that a short burst never vanishes at a coarse zoom;
+    a full bar only for a cell busy throughout."""
+    f = np.clip(np.nan_to_num(np.asarray(fractions, np.float64)), 0.0, 1.0)
+    top = len(_RAMP) - 1
+    level = np.where(f > 0, np.clip(np.floor(f * top + 0.5), 1, top), 0).astype(np.int64)
+    level[(level == top) & (f < 1.0)] = top - 1
+    return "".join(np.array(list(_RAMP))[level].tolist())
+
+
+def paint_utilisation(fractions: np.ndarray, colour: str, palette: Palette, styles: StyleCache,
+                      *, cursor_cell: int = -1,
+                      range_cells: tuple[int, int] | None = None) -> Strip:
+    """A utilisation line: per cell a bar as high as the cell's busy fraction, in `colour`,
+    over the cursor's and the selected range's backgrounds as the slice rows have them."""
+    width = len(fractions)
+    text = utilisation_chars(fractions)
+    # Runs of one background: cut only where the range or the cursor begins or ends.
+    lo, hi = range_cells if range_cells is not None else (0, 0)
+    on_cursor = 0 <= cursor_cell < width
+    cuts = {0, width, lo, hi} | ({cursor_cell, cursor_cell + 1} if on_cursor else set())
+    bounds = sorted(c for c in cuts if 0 <= c <= width)
+    segments = []
+    for a, b in zip(bounds, bounds[1:]):
+        ground = (palette.cursor if on_cursor and a == cursor_cell else
+                  palette.range if lo <= a < hi else palette.background)
+        segments.append(Segment(text[a:b], styles(colour, ground)))
+    return Strip(segments, width)
+
+
 def paint_instants(counts: np.ndarray, palette: Palette, styles: StyleCache) -> Strip:
     """Instant events as markers: one per cell holding any (a diamond where several fall)."""
     chars = np.where(counts > 1, "◆", np.where(counts == 1, "│", " "))

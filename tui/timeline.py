@@ -4,20 +4,28 @@ Keys follow chrome://tracing (w/s zoom around the cursor, a/d pan); arrows move 
 (left/right in time, up/down across rows and tracks); the mouse clicks, wheels and drags.
 Each frame asks the core for the owners and busy fractions of every visible cell at once
 (:func:`proftui.core.rows.paint_cells`), then paints strips with :mod:`proftui.tui.render`.
+
+Above the first process, pinned lines show utilisation (device busy, compute, communication
+overlapped by compute, host busy; per rank or device where there are several) per cell of
+the window, from :func:`proftui.core.analysis.utilisation.utilisation`. They are not lines of
+:class:`~proftui.tui.lines.Lines`: the cursor, selection and layout keys never meet them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from rich.segment import Segment
-from textual import events
+from textual import events, work
 from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from proftui.core.analysis.utilisation import SERIES, Utilisation, utilisation
+from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.rows import RowIndex, cell_boundaries, paint_cells
 from proftui.core.slice_info import nearest_slice, neighbour, row_of, slice_at
@@ -29,6 +37,7 @@ from proftui.tui.render import (
     paint_counter,
     paint_instants,
     paint_slices,
+    paint_utilisation,
     ruler_text,
 )
 from proftui.tui.safe import safe
@@ -36,6 +45,16 @@ from proftui.tui.safe import safe
 RULER_LINES = 2
 ZOOM_STEP = 1.5
 PAN_FRACTION = 0.2
+UTIL_SHARE = 0.5  # at most this share of the body's height goes to the utilisation lines
+
+
+@dataclass(frozen=True)
+class UtilLine:
+    """A utilisation line: one series (a key of SERIES) of one group, with its gutter label."""
+
+    group: str
+    series: str
+    label: str
 
 
 @dataclass(frozen=True)
@@ -79,6 +98,7 @@ class Timeline(Widget, can_focus=True):
         Binding("H", "show_hidden", "Show hidden", show=False),
         Binding("greater_than_sign", "follow_flow(1)", "Flow out", show=False),
         Binding("less_than_sign", "follow_flow(-1)", "Flow in", show=False),
+        Binding("u", "toggle_utilisation", "Utilisation", show=False),
     ]
 
     class SliceSelected(Message):
@@ -129,19 +149,82 @@ class Timeline(Widget, can_focus=True):
         self._counter_range: dict[int, tuple[float, float]] = {}
         self._drag_x: int | None = None
         self._geometry = self._measure(80, 24)
+        self.tables: tuple[Table, ...] = ()
+        self.show_utilisation = True
+        # Lines with something to show over the whole capture; empty until the worker has
+        # built the index's coverage (and for a profile without device work).
+        self.util_lines: list[UtilLine] = []
+        self._util_key: tuple | None = None
+        self._util: dict[tuple[str, str], np.ndarray] = {}
 
     # -- data -----------------------------------------------------------------------------------
 
     def show(self, index: TraceIndex, rows: RowIndex,
-             iterations: list[IterationMark] | None = None) -> None:
-        """Show a trace: the whole of it, first line focused."""
+             iterations: list[IterationMark] | None = None,
+             tables: Sequence[Table] = ()) -> None:
+        """Show a trace: the whole of it, first line focused. `tables` (the profile's summary
+        tables) help tell device work apart for the utilisation lines."""
         self.index, self.rows = index, rows
         self.iterations = iterations or []
+        self.tables = tuple(tables)
         self._colour_of_name.clear()
         self._counter_range.clear()
+        self.util_lines = []
+        self._util_key = None
         self._rebuild_lines()
         self.focus_line = self.lines.find(kind=SLICES) or 0
         self.action_reset()
+        self.prepare_utilisation(index, self.tables)
+
+    # -- utilisation ------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="utilisation")
+    def prepare_utilisation(self, index: TraceIndex, tables: tuple[Table, ...]) -> None:
+        """Build the index's coverage off the UI thread (up to a second on a huge trace) and
+        find which series hold anything over the whole capture; later windows then cost a
+        binary search per cell."""
+        try:
+            whole = utilisation(index, index.start_ns, max(index.end_ns, index.start_ns + 1), 1,
+                                tables)
+        except Exception:  # noqa: BLE001 - a derived view must not take the timeline down
+            whole = []
+        self.app.call_from_thread(self._utilisation_ready, index, whole)
+
+    def _utilisation_ready(self, index: TraceIndex, whole: list[Utilisation]) -> None:
+        if index is not self.index:  # another trace was shown meanwhile
+            return
+        self.util_lines = util_lines_of(whole)
+        self._util_key = None
+        self._cells_key = None
+        self._keep_focus_visible()
+
+    def action_toggle_utilisation(self) -> None:
+        self.show_utilisation = not self.show_utilisation
+        self._cells_key = None
+        self._keep_focus_visible()
+
+    @property
+    def util_rows(self) -> int:
+        """How many utilisation lines are on screen (pinned under the ruler)."""
+        if not self.show_utilisation or self.index is None:
+            return 0
+        return min(len(self.util_lines), int(self._geometry[2] * UTIL_SHARE))
+
+    @property
+    def body_top(self) -> int:
+        """The screen row of the first line of :attr:`lines`."""
+        return RULER_LINES + self.util_rows
+
+    def _utilisation_cells(self) -> None:
+        """Each shown series per cell of the window, computed once per window."""
+        assert self.index is not None
+        key = (self.view_start, self.view_end, self.cells, id(self.index))
+        if key == self._util_key:
+            return
+        self._util_key = key
+        found = utilisation(self.index, self.view_start, self.view_end, self.cells, self.tables)
+        self._util = {(u.group, name): fractions for u in found
+                      for name, fractions in u.series.items()}
 
     def set_palette(self, palette: Palette) -> None:
         self.palette = palette
@@ -208,7 +291,7 @@ class Timeline(Widget, can_focus=True):
 
     @property
     def body_height(self) -> int:
-        return self._geometry[2]
+        return max(self._geometry[2] - self.util_rows, 1)
 
     @property
     def ns_per_cell(self) -> float:
@@ -471,8 +554,9 @@ class Timeline(Widget, can_focus=True):
     # -- mouse ----------------------------------------------------------------------------------
 
     def _line_at(self, y: int) -> int | None:
-        n = self.top_line + y - RULER_LINES
-        return n if y >= RULER_LINES and 0 <= n < len(self.lines) else None
+        top = self.body_top
+        n = self.top_line + y - top
+        return n if y >= top and 0 <= n < len(self.lines) else None
 
     def on_click(self, event: events.Click) -> None:
         line = self._line_at(event.y)
@@ -552,6 +636,8 @@ class Timeline(Widget, can_focus=True):
             return Strip([Segment(" " * width, ground)], width)
         if y < RULER_LINES:
             return self._ruler_line(y)
+        if y < self.body_top:
+            return self._utilisation_line(self.util_lines[y - RULER_LINES])
         n = self._line_at(y)
         if n is None:
             return Strip([Segment(" " * width, ground)], width)
@@ -687,6 +773,21 @@ class Timeline(Widget, can_focus=True):
             return paint_counter(data[1], low, high, self.palette, self._styles)
         return paint_instants(data[1], self.palette, self._styles)
 
+    def _utilisation_line(self, line: UtilLine) -> Strip:
+        self._utilisation_cells()
+        width = self.gutter_width
+        label = f"  {safe(line.label)}"[: width - 1].ljust(width - 1) + " "
+        gutter = Strip([Segment(label, self._styles(self.palette.dim_text,
+                                                    self.palette.gutter))], width)
+        fractions = self._util.get((line.group, line.series))
+        if fractions is None:  # cannot happen for a group of the same index; stay blank
+            fractions = np.zeros(self.cells)
+        colour = self.palette.colour_at(list(SERIES).index(line.series))
+        body = paint_utilisation(fractions, colour, self.palette, self._styles,
+                                 cursor_cell=self.cell_of(self.cursor_ns),
+                                 range_cells=self._range_cells())
+        return Strip.join([gutter, body])
+
     def _range_cells(self) -> tuple[int, int] | None:
         """The cells [first, last) the selected range covers on screen, if any."""
         if self.range is None:
@@ -736,3 +837,15 @@ class Timeline(Widget, can_focus=True):
                 segments.append(Segment("".join(chars[start:cell]), styles[start]))
                 start = cell
         return Strip(segments, self.gutter_width + self.cells)
+
+
+def util_lines_of(whole: list[Utilisation]) -> list[UtilLine]:
+    """The utilisation lines worth showing, from each group's utilisation over the whole
+    capture (one bucket): none without device work anywhere; else each series that is not
+    all zero (no line of communication overlapped where there is no communication), labelled
+    with its group's name where there are several."""
+    if not any(u.series["device busy"][0] > 0 for u in whole):
+        return []
+    several = len(whole) > 1
+    return [UtilLine(u.group, name, f"{u.group} {name}" if several and u.group else name)
+            for u in whole for name, fractions in u.series.items() if fractions[0] > 0]

@@ -25,6 +25,7 @@ def cache_dir(tmp_path, monkeypatch):
 
 async def _open(pilot, app):
     await app.workers.wait_for_complete()
+    await app.workers.wait_for_complete()  # the utilisation, started as the load ends
     await pilot.pause()
     return app.query_one(Timeline)
 
@@ -193,7 +194,7 @@ async def test_mouse_click_selects_and_wheel_zooms() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         timeline = await _open(pilot, app)
         line = next(n for n, line in enumerate(timeline.lines) if line.kind == SLICES)
-        y = line - timeline.top_line + 2
+        y = line - timeline.top_line + timeline.body_top  # under the utilisation lines
         x = timeline.gutter_width + timeline.cells // 2
         await pilot.click(Timeline, offset=(x, y))
         owner = timeline._owner_at(line, x - timeline.gutter_width)
