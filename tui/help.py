@@ -36,7 +36,7 @@ KEYS_HELP = """proftui keys
                (shift+drag selects a range too; Esc clears it; the ops pane follows it)
   > / <        jump to the slice a flow leads to / comes from
   c  p  h  H   collapse process, pin track, hide track, show hidden tracks
-  u            utilisation lines on / off (device busy, compute, comm overlapped, host busy)
+  u            utilisation lines on / off (device busy, compute, comm exposed / overlapped, host)
   /  n  N      search names (/regex/ for a regular expression), next, previous
   g            go to an iteration (by number)
   1 2 3 4      panes: details, ops, summary tables, iterations (tab moves the focus)

@@ -2,7 +2,8 @@
 
 The "GPU utilisation" view engineers know from TensorBoard, for every profile and at every
 zoom: each bucket's share of time with device work (compute, communication or copies), with
-compute, with communication overlapped by compute, and with the host busy. Per group (rank or
+compute, with communication alone (exposed) and under compute (overlapped), and with the host
+busy. Per group (rank or
 device), from the same interval sets as the breakdown (:mod:`.breakdown`).
 """
 
@@ -17,8 +18,8 @@ from proftui.core.analysis.breakdown import group_coverage
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 
-SERIES = {"device busy": "busy", "compute": "compute", "comm overlapped": "overlapped",
-          "host busy": "host"}
+SERIES = {"device busy": "busy", "compute": "compute", "comm exposed": "comm_exposed",
+          "comm overlapped": "overlapped", "host busy": "host"}
 
 
 @dataclass(frozen=True)
