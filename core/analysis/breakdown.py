@@ -293,7 +293,9 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
     host_op = ~found.device & r.op
     launch_src, launch_dst = _launches(index, found.device_kind)
     out = {}
-    for gid in np.unique(found.group).tolist():
+    track_groups = found.group[index.col("tracks.first_slice")[
+        index.col("tracks.slice_count") > 0]] if index.n_slices else found.group
+    for gid in np.unique(track_groups).tolist():  # per track: the groups in use, cheaply
         mine = found.group == gid
         sets: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for code, set_name in _KIND_SETS.items():
