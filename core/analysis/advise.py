@@ -177,12 +177,15 @@ def _top_names(ctx: Context, rows: np.ndarray, n: int = 5) -> list[dict[str, Any
     return [{"name": ctx.index.strings[k], "count": c, "total_ns": t} for k, (c, t) in ranked]
 
 
-def _stretch_evidence(ctx: Context, group: str, name: str, label: str) -> list[Evidence]:
+def _stretch_evidence(ctx: Context, group: str, name: str, label: str,
+                      from_step_start: bool = False) -> list[Evidence]:
     coverage = group_coverage(ctx.index, ctx.tables)[group]
     out = []
     for b in ctx.steps[group]:
         lo, hi = (b.device["start_ns"], b.device["end_ns"]) if b.device else (b.start_ns,
                                                                              b.end_ns)
+        if from_step_start:
+            lo = min(lo, b.start_ns)
         starts, ends = coverage.stretches(name, lo, hi)
         out += [Evidence(int(s), int(e), label, group, b.iteration)
                 for s, e in zip(starts.tolist(), ends.tolist())]
@@ -290,17 +293,28 @@ def _outermost(ctx: Context, rows: np.ndarray) -> np.ndarray:
     return rows[new]
 
 
-def _exposed(key: str, rule_id: str, what: str, stretch: str) -> Check:
+def _exposed(rule_id: str, what: str, stretch: str, from_step_start: bool) -> Check:
+    """A rule on device time where `stretch` (a coverage predicate) holds: per step over its
+    device window, or from the step's start when `from_step_start` (copies of the input
+    happen before the first kernel, outside the device window)."""
     def check(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
         _need_device(ctx, group)
-        lost = ctx.mean(group, "device", key)
-        span = ctx.mean(group, "device", "span_ns")
-        if span <= 0 or lost / span < p["min_share"]:
+        coverage = group_coverage(ctx.index, ctx.tables)[group]
+        lost, span = [], []
+        for b in ctx.steps[group]:
+            if b.device is None:
+                continue
+            lo = min(b.start_ns, b.device["start_ns"]) if from_step_start else \
+                b.device["start_ns"]
+            lost.append(int(coverage.measure(stretch, lo, b.device["end_ns"])))
+            span.append(b.device["end_ns"] - lo)
+        mean_lost, mean_span = float(np.mean(lost)), float(np.mean(span))
+        if mean_span <= 0 or mean_lost / mean_span < p["min_share"]:
             return None
-        return _finding(ctx, RULES_BY_ID[rule_id], group, what, lost,
-                        {f"{key[:-3]}_ns_per_step": int(lost),
-                         "share_of_device_span": lost / span},
-                        _stretch_evidence(ctx, group, stretch, what))
+        evidence = _stretch_evidence(ctx, group, stretch, what, from_step_start)
+        return _finding(ctx, RULES_BY_ID[rule_id], group, what, mean_lost,
+                        {f"{stretch}_ns_per_step": int(mean_lost),
+                         "share_of_device_span": mean_lost / mean_span}, evidence)
     return check
 
 
@@ -404,14 +418,14 @@ RULES: tuple[Rule, ...] = (
          "Overlap communication with computation: gradient bucketing (DDP bucket_cap_mb), "
          "communication on its own stream, FSDP/ZeRO prefetch; fewer, larger collectives; check "
          "the slowest rank, whose lateness the others wait for.",
-         _exposed("comm_exposed_ns", "exposed_comm", "communication not overlapped",
-                  "comm_exposed")),
+         _exposed("exposed_comm", "communication not overlapped", "comm_exposed", False)),
     Rule("exposed_memcpy", "copies (memcpy, memset) with neither computation nor "
-         "communication at the same time, as a share of the device span", {"min_share": 0.01},
+         "communication at the same time, from the step's start (input copies come before "
+         "its first kernel) to its device window's end, as a share of that time",
+         {"min_share": 0.01},
          "Hide host-device copies: pinned memory with non_blocking=True, prefetch the next "
          "batch on a side stream, keep tensors on the device between steps.",
-         _exposed("memcpy_exposed_ns", "exposed_memcpy", "copies not overlapped",
-                  "memcpy_exposed")),
+         _exposed("exposed_memcpy", "copies not overlapped", "memcpy_exposed", True)),
     Rule("slow_iterations", "steps longer than ratio x the median of their group (warm-up "
          "left out); cost: their excess spread over all steps", {"ratio": 1.2},
          "Look at what the slow steps do that the others do not: checkpointing, evaluation, "

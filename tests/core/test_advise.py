@@ -169,3 +169,12 @@ def test_settings_name_a_rule_and_one_of_its_thresholds():
         with pytest.raises(ProftuiError):
             parse_overrides([bad])
     assert len({r.id for r in RULES}) == len(RULES) >= 10
+
+
+def test_an_input_copy_before_the_first_kernel_is_an_exposed_copy(tmp_path):
+    """Outside the device window (which starts at the first compute, as msprof counts), yet
+    the step waits for it."""
+    def step(at, _):
+        return [k("Memcpy HtoD", at + 10, 40, cat="gpu_memcpy"), k("sgemm", at + 60, 800)]
+    (f,) = [f for f in run(tmp_path, steps(step)).findings if f.rule == "exposed_memcpy"]
+    assert f.time_lost_ns == 40_000 and f.evidence[0].start_ns % (STEP_US * 1000) == 10_000
