@@ -117,6 +117,7 @@ class _Group:
     sync: tuple[np.ndarray, np.ndarray] = field(default=(np.zeros(0, np.int64),) * 2)
     gc: tuple[np.ndarray, np.ndarray] = field(default=(np.zeros(0, np.int64),) * 2)
     phases: frozenset[str] = frozenset()
+    has_device: bool = True  # the group ran something on a device
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,8 @@ def _window(g: _Group | None, name: str, number: int | None, lo: int, hi: int,
             follow_launches: bool) -> StepBreakdown:
     if g is None:
         return StepBreakdown(name, number, lo, hi, None, _empty_host())
+    if not g.has_device:
+        return StepBreakdown(name, number, lo, hi, None, _host(g, lo, hi))
     window = _device_window(g, lo, hi) if follow_launches else (lo, hi)
     device = _device(g, window, lo) if window is not None else None
     return StepBreakdown(name, number, lo, hi, device, _host(g, lo, hi))
@@ -336,7 +339,8 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
             name=s[gid], coverage=coverage, dev_start=start[dev_rows], dev_end=end[dev_rows],
             dev_kind=kind[dev_rows], launch_src_start=start[src], launch_dst_start=start[dst],
             launch_dst_end=end[dst], latency=start[dst] - end[src],
-            sync=merge(*sets["sync"]), gc=merge(*sets["gc"]), phases=frozenset(phases))
+            sync=merge(*sets["sync"]), gc=merge(*sets["gc"]), phases=frozenset(phases),
+            has_device=bool((mine & (kind != act.NONE)).any()))
     return out
 
 

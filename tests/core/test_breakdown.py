@@ -187,3 +187,15 @@ def test_coverage_equals_counting_instant_by_instant():
 def test_merge_drops_empty_intervals_and_joins_touching_ones():
     s, e = merge(np.array([5, 0, 10, 20]), np.array([10, 3, 12, 20]))
     assert s.tolist() == [0, 5] and e.tolist() == [3, 12]
+
+
+def test_a_trace_without_device_work_has_no_device_part_and_no_device_advice(tmp_path):
+    from proftui.core.analysis.advise import advise
+
+    events = [x("ProfilerStep#1", 0, 100), x("aten::mm", 10, 50), x("aten::add", 70, 20)]
+    index, found = _one(tmp_path, events)
+    assert found.steps[0].device is None and found.total[0].device is None
+    assert found.steps[0].host["busy_ns"] == 70 * US
+    advice = advise(index, find_iterations(index))
+    assert not advice.findings
+    assert dict(advice.skipped)["host_bound"] == "no device work in this profile"
