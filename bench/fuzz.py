@@ -669,11 +669,41 @@ def exercise(path: Path, rng: random.Random, batch_bytes: int, scratch: Path) ->
     for table in tables:
         run(_table_queries, table, rng)
     run(_export, index, rng, scratch)
+    if found is not None:
+        run(_analysis, index, found, tables, rng)
     profile = summary.get("profile") or {}
     root = profile.get("root") or str(path)
     read = {os.path.relpath(t["path"], root): t.get("rows", -1)
             for t in profile.get("tables", []) if "error" not in t}
     return Loaded(index.n_slices, read if overview else None, run.errors)
+
+
+def _analysis(index: TraceIndex, found: Any, tables: Any, rng: random.Random) -> None:
+    """Breakdown, advice and utilisation: every part non-negative and adding up."""
+    from proftui.core.analysis.advise import advise
+    from proftui.core.analysis.breakdown import breakdown
+    from proftui.core.analysis.utilisation import utilisation
+
+    window = _window(rng, index.start_ns, index.end_ns)
+    for result in (breakdown(index, found, tables),
+                   breakdown(index, found, tables, window=tuple(window.values()))):
+        for b in result.steps + result.total:
+            d = b.device
+            if d is None:
+                continue
+            if min(v for k, v in d.items() if k != "prepare_ns") < 0:
+                raise InvariantBroken("breakdown", f"negative part in {d}")
+            parts = d["compute_ns"] + d["comm_exposed_ns"] + d["memcpy_exposed_ns"] + d["idle_ns"]
+            idle = d["host_bound_ns"] + d["wait_ns"] + d["idle_other_ns"]
+            if parts != d["span_ns"] or idle != d["idle_ns"]:
+                raise InvariantBroken("breakdown", f"parts do not add up: {d}")
+    advice = advise(index, found, tables)
+    if any(f.time_lost_ns < 0 or len(f.evidence) > 20 for f in advice.findings):
+        raise InvariantBroken("advise", "negative time lost or too much evidence")
+    for u in utilisation(index, index.start_ns, index.end_ns, rng.choice([1, 7, 300]), tables):
+        for values in u.series.values():
+            if values.size and not ((values >= 0) & (values <= 1)).all():
+                raise InvariantBroken("utilisation", "fraction outside [0, 1]")
 
 
 def _ops(index: TraceIndex, rng: random.Random, by: str, types: Any) -> None:

@@ -50,7 +50,9 @@ class Coverage:
     """Named sets of intervals over one time axis, cut into elementary segments.
 
     `sets` maps a name to (start, end) arrays of int64 ns; the intervals of one set may
-    overlap. :meth:`measure` answers how long a predicate over the sets holds in windows.
+    overlap. :meth:`define` names a predicate over the sets; :meth:`measure` answers how long
+    a set or predicate holds in windows. Each answer comes from the stretches where the name
+    holds and their running total (built on first use, as long as the stretches are few).
     """
 
     def __init__(self, sets: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
@@ -58,38 +60,42 @@ class Coverage:
         cuts = [x for s, e in merged.values() for x in (s, e)]
         self.bounds = _distinct(np.concatenate(cuts)) if cuts else np.zeros(0, np.int64)
         seg_start = self.bounds[:-1]
-        self.lengths = np.diff(self.bounds)
         self.bits = {name: covered(seg_start, s, e) for name, (s, e) in merged.items()}
-        self._sums: dict[str, np.ndarray] = {}
+        self._held: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def define(self, name: str, predicate: Predicate) -> None:
         """Name a predicate over the sets' bits (``lambda b: b["comm"] & ~b["compute"]``)."""
-        held = np.asarray(predicate(self.bits), bool)
-        self._sums[name] = np.concatenate([[0], np.cumsum(self.lengths * held)])
-        self.bits[name] = held
+        self.bits[name] = np.asarray(predicate(self.bits), bool)
 
     def measure(self, name: str, lo: np.ndarray | int, hi: np.ndarray | int) -> np.ndarray:
         """How long `name` (a set or a defined predicate) holds in each window [lo, hi), ns."""
-        if name not in self._sums:
-            held = self.bits[name]
-            self._sums[name] = np.concatenate([[0], np.cumsum(self.lengths * held)])
         return self._at(name, np.asarray(hi)) - self._at(name, np.asarray(lo))
 
     def stretches(self, name: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         """The maximal stretches [start, end) within [lo, hi) where `name` holds."""
-        self.measure(name, lo, lo)  # makes sure `name` has its bits
-        held = self.bits[name]
-        seg_lo, seg_hi = self.bounds[:-1], self.bounds[1:]
-        keep = held & (seg_hi > lo) & (seg_lo < hi)
-        starts, ends = merge(np.maximum(seg_lo[keep], lo), np.minimum(seg_hi[keep], hi))
-        return starts, ends
+        starts, ends, _ = self._stretches(name)
+        a = np.searchsorted(ends, lo, side="right")
+        b = np.searchsorted(starts, hi, side="left")
+        return np.maximum(starts[a:b], lo), np.minimum(ends[a:b], hi)
+
+    def _stretches(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where `name` holds, as disjoint sorted stretches, and the total held before each."""
+        found = self._held.get(name)
+        if found is None:
+            held = self.bits[name]
+            edge = np.diff(np.concatenate([[False], held, [False]]).astype(np.int8))
+            starts = self.bounds[np.flatnonzero(edge == 1)]
+            ends = self.bounds[np.flatnonzero(edge == -1)]
+            before = np.concatenate([[0], np.cumsum(ends - starts)])
+            found = self._held[name] = (starts, ends, before)
+        return found
 
     def _at(self, name: str, t: np.ndarray) -> np.ndarray:
-        """How long `name` held from the first boundary up to each time t."""
-        sums, bounds = self._sums[name], self.bounds
-        if len(bounds) < 2:
+        """How long `name` held before each time t."""
+        starts, ends, before = self._stretches(name)
+        if not len(starts):
             return np.zeros(np.shape(t), np.int64)
-        t = np.clip(t, bounds[0], bounds[-1])
-        seg = np.clip(np.searchsorted(bounds, t, side="right") - 1, 0, len(bounds) - 2)
-        partial = np.where(self.bits[name][seg], t - bounds[seg], 0)
-        return sums[seg] + partial
+        k = np.searchsorted(starts, t, side="right") - 1
+        at = np.maximum(k, 0)
+        held = before[at] + np.minimum(t, ends[at]) - starts[at]
+        return np.where(k >= 0, held, 0)
