@@ -691,7 +691,7 @@ def _analysis(index: TraceIndex, found: Any, tables: Any, rng: random.Random) ->
             d = b.device
             if d is None:
                 continue
-            if min(v for k, v in d.items() if k != "prepare_ns") < 0:
+            if min(v for k, v in d.items() if k not in ("start_ns", "end_ns", "prepare_ns")) < 0:
                 raise InvariantBroken("breakdown", f"negative part in {d}")
             parts = d["compute_ns"] + d["comm_exposed_ns"] + d["memcpy_exposed_ns"] + d["idle_ns"]
             idle = d["host_bound_ns"] + d["wait_ns"] + d["idle_other_ns"]
