@@ -21,6 +21,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
+from proftui.core.analysis.advise import Advice, advise
+from proftui.core.analysis.breakdown import Breakdown, breakdown
 from proftui.core.importers.csv_summary import Table
 from proftui.core.iterations import Iteration
 from proftui.core.overview import read_overview
@@ -33,6 +35,7 @@ from proftui.tui.commands.info import info_lines
 from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.help import HelpScreen
+from proftui.tui.insights import InsightsPane
 from proftui.tui.overview_tree import OverviewTree
 from proftui.tui.panes import (
     WHOLE_TRACE,
@@ -47,7 +50,8 @@ from proftui.tui.table import TableView
 from proftui.tui.timeline import IterationMark, Timeline
 
 # The panes that show a table, by the name their tab carries ("pane-<name>").
-TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane}
+TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane,
+               "insights": InsightsPane}
 
 if TYPE_CHECKING:
     from proftui.tui.export_dialog import ExportJob, ExportRequest
@@ -82,6 +86,7 @@ class ProftuiApp(App[None]):
         Binding("2", "pane('ops')", "Ops", show=False),
         Binding("3", "pane('tables')", "Tables", show=False),
         Binding("4", "pane('iterations')", "Iterations", show=False),
+        Binding("5", "pane('insights')", "Insights", show=False),
         Binding("plus", "resize_panes(2)", "Taller panes", show=False),
         Binding("minus", "resize_panes(-2)", "Shorter panes", show=False),
         Binding("m", "maximise", "Maximise", show=False),
@@ -131,6 +136,8 @@ class ProftuiApp(App[None]):
                 yield TablesPane(id="tables")
             with TabPane("4 Iterations", id="pane-iterations"):
                 yield IterationsPane(id="iterations")
+            with TabPane("5 Insights", id="pane-insights"):
+                yield InsightsPane(id="insights")
         yield Static("", id="diagnostics", markup=False)
         yield Prompt(id="prompt")
         yield Footer()
@@ -249,6 +256,29 @@ class ProftuiApp(App[None]):
         self.query_one(IterationsPane).show_iterations(self.iterations,
                                                        summary["iterations"]["source"])
         self._show_details(None)
+        self.query_one(InsightsPane).show_busy()
+        self.analyse(index, self.iterations, tables)
+
+    @work(thread=True, exclusive=True, group="analysis")
+    def analyse(self, index: TraceIndex, iterations: list[Iteration],
+                tables: list[Table]) -> None:
+        """The steps' breakdown and the advisor's findings, off the UI thread."""
+        try:
+            found = breakdown(index, iterations, tables)
+            advice = advise(index, iterations, tables)  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - the rest of the app stays usable
+            self.call_from_thread(self._analysis_failed, f"{type(exc).__name__}: {exc}")
+            return
+        self.call_from_thread(self._analysis_done, found, advice)
+
+    def _analysis_done(self, found: Breakdown, advice: Advice) -> None:
+        self.query_one(IterationsPane).show_breakdown(found.steps)
+        groups = {b.group for b in found.total} | {f.group for f in advice.findings}
+        self.query_one(InsightsPane).show_advice(advice, several_groups=len(groups) > 1)
+
+    def _analysis_failed(self, reason: str) -> None:
+        self.query_one(IterationsPane).show_breakdown([])
+        self.query_one(InsightsPane).show_failure(reason)
 
     def _painted(self) -> None:
         self.first_paint_s = time.monotonic() - self._started
@@ -409,6 +439,32 @@ class ProftuiApp(App[None]):
             self._status(f"Iteration {message.iteration.number} has no time window.")
             return
         self.show_iteration(message.iteration)
+
+    @on(InsightsPane.EvidenceChosen)
+    def _evidence_chosen(self, message: InsightsPane.EvidenceChosen) -> None:
+        """Show an evidence range: the timeline (made visible) zooms to it and selects it."""
+        evidence = message.evidence
+        self._show_timeline()
+        margin = max((evidence.end_ns - evidence.start_ns) // 10, 1)
+        timeline = self.query_one(Timeline)
+        timeline.set_window(evidence.start_ns - margin, evidence.end_ns + margin)
+        timeline.set_range(evidence.start_ns, evidence.end_ns)
+        where = f" in {safe(evidence.group)}" if evidence.group else ""
+        step = f", step {evidence.iteration}" if evidence.iteration is not None else ""
+        self._status(f"{safe(message.finding.rule)} evidence {message.number + 1} of "
+                     f"{len(message.finding.evidence)}: {safe(evidence.label)}{where}{step}, "
+                     f"{fmt_duration(evidence.end_ns - evidence.start_ns)} (n / N walk)")
+
+    def _show_timeline(self) -> None:
+        """Make the timeline visible (un-maximise the panes, hide the overview)."""
+        timeline = self.query_one(Timeline)
+        if timeline.index is None:
+            return
+        panes = self.query_one("#panes")
+        panes.remove_class("maximised")
+        panes.display = self.query_one("#main").display = True
+        self.query_one("#overview").remove_class("shown")
+        timeline.display = True
 
     @on(OpsPane.JumpTo)
     def _jump(self, message: OpsPane.JumpTo) -> None:
@@ -575,6 +631,8 @@ class ProftuiApp(App[None]):
                 ("Summary tables", "The profile's CSVs (3)", lambda: self.action_pane("tables")),
                 ("Iterations", "Iterations and their breakdown (4)",
                  lambda: self.action_pane("iterations")),
+                ("Insights", "What to fix first: findings and their evidence (5)",
+                 lambda: self.action_pane("insights")),
                 ("Overview", "Iterations, processes and tables (o)",
                  self.action_toggle_overview),
                 ("Diagnostics", "Import problems (D)", self.action_toggle_diagnostics),

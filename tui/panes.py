@@ -27,8 +27,9 @@ from proftui.core.aggregate import (
     iterations_table,
     op_instances,
 )
+from proftui.core.analysis.breakdown import TABLE_COLUMNS, StepBreakdown
 from proftui.core.grouping import GROUP_BY, OpTypes, op_types
-from proftui.core.importers.csv_summary import Table
+from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration
 from proftui.themes import Palette, palette_for
@@ -350,9 +351,51 @@ class TablesPane(_TablePane):
             f"{names}   ({fmt_count(table.n_rows)} rows; [ ] switch, / filter, s sort)")
 
 
+# The step breakdown's columns in the iterations table, as `proftui breakdown` prints them:
+# (header, side of the StepBreakdown, key, unit). Device parts are of the step's device window.
+BREAKDOWN_COLUMNS = tuple((header, side, key, "ns" if key.endswith("_ns") else "")
+                          for header, side, key in TABLE_COLUMNS)
+BREAKDOWN_NAMES = frozenset(header for header, _, _, _ in BREAKDOWN_COLUMNS)
+# Shown first in the iterations table; the absolute Start (a wide timestamp) goes last.
+_LEADING = ("Group", "Iteration", "Relative start", "Duration", "vs median", "Mark")
+
+
+def breakdown_columns(iterations: list[Iteration],
+                      steps: dict[tuple[str, int], StepBreakdown]) -> list[Column]:
+    """The breakdown columns for these iterations (NaN where a step has no breakdown, or the
+    profile does not mark the phase)."""
+    out = []
+    for header, side, key, unit in BREAKDOWN_COLUMNS:
+        values = np.full(len(iterations), np.nan)
+        for n, it in enumerate(iterations):
+            step = steps.get((it.group, it.number))
+            part = getattr(step, side) if step is not None else None
+            value = part.get(key) if part is not None else None
+            if value is not None:
+                values[n] = float(value)
+        # "count" in the name: the totals line sums the syncs
+        name = "sync count" if key == "sync_count" else header
+        out.append(Column(header, name, unit, "number", values))
+    return out
+
+
+def iterations_with_breakdown(iterations: list[Iteration],
+                              steps: dict[tuple[str, int], StepBreakdown]) -> Table:
+    """The iterations table (:func:`~proftui.core.aggregate.iterations_table`) with the
+    breakdown columns after the usual ones (when there are steps), and Start moved last."""
+    table = iterations_table(iterations)
+    first = [c for name in _LEADING for c in table.columns if c.name == name]
+    rest = [c for c in table.columns if c not in first and c.name != "Start"]
+    start = [c for c in table.columns if c.name == "Start"]
+    extra = breakdown_columns(iterations, steps) if steps else []
+    return Table(table.kind, table.path, first + extra + rest + start, table.n_rows)
+
+
 class IterationsPane(_TablePane):
-    """One row per iteration with its breakdown drawn as a stacked bar; the slowest and the
-    outliers marked; Enter zooms the timeline to the iteration and scopes the ops to it."""
+    """One row per iteration with its breakdown (compute, exposed communication and copies,
+    idle, data loading, syncs) and the profile's own parts drawn as a stacked bar; the slowest
+    and the outliers marked; Enter zooms the timeline to the iteration and scopes the ops to
+    it."""
 
     class Chosen(Message):
         def __init__(self, iteration: Iteration) -> None:
@@ -362,6 +405,9 @@ class IterationsPane(_TablePane):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.iterations: list[Iteration] = []
+        self.source: str | None = None
+        self.steps: dict[tuple[str, int], StepBreakdown] = {}
+        self.breakdown_shown = False
 
     def compose(self) -> ComposeResult:
         yield Static("No iterations found in this profile.", classes="title",
@@ -374,18 +420,37 @@ class IterationsPane(_TablePane):
 
     def show_iterations(self, iterations: list[Iteration], source: str | None) -> None:
         self.iterations = iterations
+        self.source = source
         if not iterations:
             return
-        table = iterations_table(iterations)
         view = self.table_view()
         if not any(it.group for it in iterations):
             view.hidden.add("Group")
-        view.show(table)
-        parts = sorted({name for it in iterations for name in it.parts})
+        view.show(iterations_with_breakdown(iterations, self.steps))
+        self._title()
+
+    def show_breakdown(self, steps: list[StepBreakdown]) -> None:
+        """Add the breakdown of each iteration (matched by group and number), keeping the
+        filter."""
+        self.steps = {(b.group, b.iteration): b for b in steps if b.iteration is not None}
+        self.breakdown_shown = True
+        if not self.iterations:
+            return
+        view = self.table_view()
+        kept = view.filter_text
+        view.show(iterations_with_breakdown(self.iterations, self.steps))
+        if kept:
+            view.set_filter(kept)
+        self._title()
+
+    def _title(self) -> None:
+        parts = sorted({name for it in self.iterations for name in it.parts})
+        bar = ("; bar: " + ", ".join(f"{n + 1} {safe(p)}" for n, p in enumerate(parts))
+               if parts else "")
+        computed = "" if self.breakdown_shown else " (breakdown computing ...)"
         self.query_one("#iterations-title", Static).update(
-            f"{len(iterations)} iterations from {safe(source or '?')}; bar: "
-            + ", ".join(f"{n + 1} {safe(p)}" for n, p in enumerate(parts))
-            + "   Enter zooms the timeline and scopes Ops to it")
+            f"{len(self.iterations)} iterations from {safe(self.source or '?')}{computed}{bar}"
+            "   Enter zooms the timeline and scopes Ops to it")
 
     @on(TableView.RowChosen, "#iterations-table")
     def _chosen(self, event: TableView.RowChosen) -> None:
@@ -421,7 +486,7 @@ class IterationTable(TableView):
             return strip
         row = int(self.order[n])
         parts = [c for c in table.columns if c.unit == "ns" and c.name not in (
-            "Start", "Duration", "Relative start")]
+            "Start", "Duration", "Relative start") and c.header not in BREAKDOWN_NAMES]
         length = table.find("Duration")
         if not parts or length is None:
             return strip
@@ -441,6 +506,11 @@ class IterationTable(TableView):
                 used += cells
         segments.append(Segment(" " * (self.BAR_WIDTH - used)))
         bar = Strip(segments, self.BAR_WIDTH)
-        # After the last column where it fits, else over the right end of the row.
-        at = min(sum(self._widths) + 1, width - self.BAR_WIDTH)
+        # After the last column where it fits, else over the right end of the row, unless
+        # that would hide the breakdown's columns (which tell the same story in numbers).
+        at = sum(self._widths) + 1
+        if at + self.BAR_WIDTH > width:
+            if any(c.header in BREAKDOWN_NAMES for c in table.columns):
+                return strip
+            at = width - self.BAR_WIDTH
         return Strip.join([strip.crop(0, at), bar, strip.crop(at + self.BAR_WIDTH, width)])
