@@ -39,7 +39,7 @@ KEYS_HELP = """proftui keys
   u            utilisation lines on / off (device busy, compute, comm exposed / overlapped, host)
   /  n  N      search names (/regex/ for a regular expression), next, previous
   g            go to an iteration (by number)
-  1 2 3 4      panes: details, ops, summary tables, iterations (tab moves the focus)
+  1 2 3 4 5    panes: details, ops, summary tables, iterations, insights (tab: focus)
   + / -  m     taller / shorter panes, maximise the focused one
   o  D         overview (iterations, processes, tables), import diagnostics
   e            export to CSV: the window's events, its ops, or the pane as shown
@@ -52,4 +52,6 @@ Ops pane: b by name, category or type, v all / device / host tracks, t only the 
 tracks, a whole trace; Enter on an op lists its instances, Enter on an instance shows it on
 the timeline, Esc goes back.
 Tables pane: [ and ] switch tables.   Iterations pane: Enter zooms and scopes the ops to it.
+Insights pane: Enter shows a finding's first evidence range on the timeline, n / N the
+next / previous one.
 """
