@@ -1,0 +1,380 @@
+"""Did the fix help: two opened profiles compared step for step, part for part, op for op.
+
+Steps: per side, each iteration's time is its slowest group's (rank's); the first `skip` of
+each side are warm-up and left out (or only the numbers `iterations` names are kept). The step
+verdict compares medians and is *conclusive* only when each median lies outside the other
+side's spread (its fastest to slowest step): a change smaller than the step-to-step noise is
+"inconclusive", with the reason.
+
+Parts: the means over the steps kept of the breakdown (:mod:`.breakdown`) on both sides.
+
+Ops: the operators of each side's steps (from the first kept step's start to the last one's
+end, device windows included), grouped by name, category or type, per step (totals divided by
+the number of steps kept), matched by a normalised key: names that differ only by generated
+parts (Triton ordinals, template arguments, HCCL op ordinals, hex addresses and hashes, the
+scope and instance number of MindSpore's "Default/network/Conv2D-op12") are one op; an op map
+(regex -> canonical name) merges the rest. Ops on one side only are "added" or "removed".
+
+Before any number, a comparability check: same kind of profile, same device kind and count,
+same ranks, op sets overlapping; each mismatch is a warning, and some make the profiles not
+comparable.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import tomllib
+
+from proftui.core.aggregate import aggregate_ops
+from proftui.core.analysis.breakdown import StepBreakdown, breakdown
+from proftui.core.errors import ProftuiError
+from proftui.core.grouping import op_name, op_types
+from proftui.core.importers.csv_summary import Table
+from proftui.core.index import TraceIndex
+from proftui.core.iterations import Iterations
+from proftui.core.roles import roles
+from proftui.core.table_query import duration_text
+
+MIN_OP_OVERLAP = 0.5  # below this share of time in ops both sides have, not comparable
+UNCHANGED_SHARE = 0.02  # a part that moved less than this share of the base step is unchanged
+# (pattern, replacement) applied in order to a name to get its key
+_GENERATED = (
+    (re.compile(r"\bobject at 0x[0-9a-fA-F]+"), "object at 0x"),
+    (re.compile(r"0x[0-9a-fA-F]{6,}"), "0x"),
+    (re.compile(r"<.*>"), "<>"),  # template arguments (greedy: nested ones as one)
+    (re.compile(r"(?<=[A-Za-z])_?[0-9a-f]{12,}\b"), ""),  # hashes glued to a name
+    (re.compile(r"^(hcom_\w+?_)_\d+(?:_\d+)*$"), r"\1"),  # hcom_allReduce__586_0_1
+    (re.compile(r"^(triton_\w+?)_\d+$"), r"\1"),  # triton_poi_fused_add_relu_0
+    (re.compile(r"^(?:.*/)?([^/]+?)-op\d+$"), r"\1"),  # Default/network/DropOutDoMask-op152
+)
+PART_KEYS = (
+    ("device", "compute_ns"), ("device", "comm_exposed_ns"), ("device", "overlapped_ns"),
+    ("device", "memcpy_exposed_ns"), ("device", "idle_ns"), ("device", "host_bound_ns"),
+    ("device", "wait_ns"), ("device", "prepare_ns"), ("device", "span_ns"),
+    ("host", "dataloader_ns"), ("host", "dataloader_exposed_ns"), ("host", "sync_ns"),
+    ("host", "sync_count"), ("host", "launch_count"))
+
+
+@dataclass(frozen=True)
+class Opened:
+    """One side: a label (its path), the index, its summary tables and iterations."""
+
+    label: str
+    index: TraceIndex
+    tables: Sequence[Table]
+    iterations: Iterations
+
+
+def normalise(name: str, op_map: Sequence[tuple[re.Pattern, str]] = ()) -> str:
+    """The key an op name is matched by across two profiles."""
+    for pattern, canonical in op_map:
+        if pattern.search(name):
+            return canonical
+    key = op_name(name)
+    for pattern, replacement in _GENERATED:
+        key = pattern.sub(replacement, key)
+    return key
+
+
+def read_op_map(path: str) -> list[tuple[re.Pattern, str]]:
+    """An op map file: CSV rows `regex,canonical name`, or TOML `[map]` (or top-level)
+    `"regex" = "canonical name"`. A bad file raises ProftuiError."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise ProftuiError(f"{path}: cannot read the op map ({exc.strerror}).") from None
+    pairs: list[tuple[str, str]] = []
+    try:
+        if path.endswith(".toml"):
+            table = tomllib.loads(data.decode())
+            table = table.get("map", table)
+            pairs = [(str(k), str(v)) for k, v in table.items()]
+        else:
+            for row in csv.reader(data.decode().splitlines()):
+                if len(row) >= 2 and row[0].strip() and not row[0].startswith("#"):
+                    pairs.append((row[0].strip(), row[1].strip()))
+        return [(re.compile(pattern), canonical) for pattern, canonical in pairs]
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, re.error, AttributeError) as exc:
+        raise ProftuiError(f"{path}: not an op map (regex,name rows or TOML): {exc}.") from None
+
+
+@dataclass(frozen=True)
+class OpDelta:
+    """One op (by key) on both sides, per step."""
+
+    key: str
+    base_total_ns: int
+    new_total_ns: int
+    base_count: float
+    new_count: float
+
+    @property
+    def delta_ns(self) -> int:
+        return self.new_total_ns - self.base_total_ns
+
+    @property
+    def status(self) -> str:
+        if not self.base_count:
+            return "added"
+        if not self.new_count:
+            return "removed"
+        return "changed"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "base_total_ns": self.base_total_ns,
+                "new_total_ns": self.new_total_ns, "delta_ns": self.delta_ns,
+                "base_count": self.base_count, "new_count": self.new_count,
+                "status": self.status}
+
+
+@dataclass(frozen=True)
+class SideSummary:
+    """What one side is: its kind, devices, ranks, the steps kept and their times."""
+
+    label: str
+    kind: str
+    device_kind: str
+    devices: int
+    groups: list[str]
+    iterations: list[int]
+    step_ns: list[int]  # per iteration kept: its slowest group's step
+    per_group_ns: dict[str, int]  # median step per group
+
+    @property
+    def median_ns(self) -> int | None:
+        return int(np.median(self.step_ns)) if self.step_ns else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "kind": self.kind, "device_kind": self.device_kind,
+                "devices": self.devices, "groups": self.groups, "iterations": self.iterations,
+                "step_ns": self.step_ns, "median_step_ns": self.median_ns,
+                "spread_ns": [min(self.step_ns), max(self.step_ns)] if self.step_ns else None,
+                "median_step_ns_per_group": self.per_group_ns}
+
+
+@dataclass(frozen=True)
+class Diff:
+    """The comparison of two profiles (see the module docstring)."""
+
+    base: SideSummary
+    new: SideSummary
+    warnings: list[str]
+    comparable: bool
+    conclusive: bool
+    reason: str  # why inconclusive ("" when conclusive)
+    parts: dict[str, tuple[float | None, float | None]]  # field -> (base, new) means
+    ops: list[OpDelta]
+    by: str
+    side: str
+    verdict: str = ""
+    op_overlap: float = 1.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def step(self) -> dict[str, Any]:
+        b, n = self.base.median_ns, self.new.median_ns
+        delta = n - b if b is not None and n is not None else None
+        return {"base_ns": b, "new_ns": n, "delta_ns": delta,
+                "delta_pct": (delta / b * 100.0) if delta is not None and b else None,
+                "conclusive": self.conclusive, "reason": self.reason}
+
+    def to_json(self, top: int | None = None) -> dict[str, Any]:
+        return {
+            "comparable": self.comparable, "warnings": self.warnings,
+            "base": self.base.to_json(), "new": self.new.to_json(), "step": self.step,
+            "verdict": self.verdict, "op_overlap": self.op_overlap, "by": self.by,
+            "side": self.side,
+            "breakdown": {k: {"base": b, "new": n,
+                              "delta": (n - b) if b is not None and n is not None else None}
+                          for k, (b, n) in self.parts.items()},
+            "ops": [o.to_json() for o in self.ops[:top]]}
+
+
+def compare(base: Opened, new: Opened, *, by: str = "name", side: str = "all", skip: int = 1,
+            numbers: tuple[int, int] | None = None,
+            op_map: Sequence[tuple[re.Pattern, str]] = ()) -> Diff:
+    """Compare `new` with `base` (see the module docstring)."""
+    sides = []
+    for opened in (base, new):
+        steps = _kept_steps(opened, skip, numbers)
+        sides.append((_summary(opened, steps), steps))
+    (b_sum, b_steps), (n_sum, n_steps) = sides
+    parts = {key: (_mean(b_steps, s, key), _mean(n_steps, s, key)) for s, key in PART_KEYS}
+    b_ops, n_ops = _ops(base, b_steps, by, side, op_map), _ops(new, n_steps, by, side, op_map)
+    ops = [OpDelta(k, int(round(b_ops.get(k, (0, 0))[0])), int(round(n_ops.get(k, (0, 0))[0])),
+                   b_ops.get(k, (0, 0))[1], n_ops.get(k, (0, 0))[1])
+           for k in set(b_ops) | set(n_ops)]
+    ops.sort(key=lambda o: (-abs(o.delta_ns), o.key))
+    overlap = _overlap(b_ops, n_ops)
+    warnings, comparable = _check(b_sum, n_sum, overlap)
+    conclusive, reason = _conclusive(b_sum.step_ns, n_sum.step_ns)
+    diff = Diff(b_sum, n_sum, warnings, comparable, conclusive, reason, parts, ops, by, side,
+                op_overlap=overlap)
+    return Diff(**{**diff.__dict__, "verdict": verdict(diff)})
+
+
+def _kept_steps(opened: Opened, skip: int, numbers: tuple[int, int] | None
+                ) -> list[StepBreakdown]:
+    items = [it for it in opened.iterations.items if it.start_ns >= 0 <= it.end_ns]
+    if numbers is not None:
+        items = [it for it in items if numbers[0] <= it.number <= numbers[1]]
+    else:
+        order = sorted({it.number for it in items})
+        dropped = set(order[:skip]) if len(order) > skip else set()
+        items = [it for it in items if it.number not in dropped]
+    return breakdown(opened.index, items, opened.tables).steps
+
+
+def _summary(opened: Opened, steps: list[StepBreakdown]) -> SideSummary:
+    per_number: dict[int, int] = {}
+    per_group: dict[str, list[int]] = {}
+    for b in steps:
+        per_number[b.iteration] = max(per_number.get(b.iteration, 0), b.step_ns)  # type: ignore
+        per_group.setdefault(b.group, []).append(b.step_ns)
+    index = opened.index
+    device_kind, devices = _devices(index)
+    layouts = (index.meta.get("profile") or {}).get("layouts") or []
+    kinds = sorted({str(t.get("kind")) for t in
+                    (index.meta.get("profile") or {}).get("timelines", [])})
+    groups = sorted({s.group for s in opened.iterations.items} | set(per_group))
+    return SideSummary(
+        opened.label, ", ".join(map(str, layouts)) or ", ".join(kinds) or "trace",
+        device_kind, devices, groups, sorted(per_number), [per_number[k] for k in
+                                                           sorted(per_number)],
+        {g: int(np.median(v)) for g, v in sorted(per_group.items())})
+
+
+def _devices(index: TraceIndex) -> tuple[str, int]:
+    """The kind of device (NPU, GPU, or none) and how many device processes did work."""
+    a, s = index.arrays, index.strings
+    r = roles(index)
+    track = a["slices.track"][r.op & r.device[a["slices.track"]]]
+    procs = np.unique(a["tracks.process"][np.unique(track)]) if len(track) else []
+    names = " ".join(s[a["processes.name"][p]] + " " + s[a["processes.labels"][p]]
+                     for p in np.asarray(procs).tolist() if p >= 0).lower()
+    if not len(track):
+        return "none", 0
+    kind = "NPU" if ("ascend" in names or "npu" in names) else "GPU"
+    groups = a["processes.group"][[p for p in np.asarray(procs).tolist() if p >= 0]]
+    return kind, max(1, len(set(groups.tolist())))
+
+
+def _mean(steps: list[StepBreakdown], side: str, key: str) -> float | None:
+    values = [getattr(b, side)[key] for b in steps
+              if getattr(b, side) is not None and getattr(b, side).get(key) is not None]
+    return float(np.mean(values)) if values else None
+
+
+def _ops(opened: Opened, steps: list[StepBreakdown], by: str, side: str,
+         op_map: Sequence[tuple[re.Pattern, str]]) -> dict[str, tuple[float, float]]:
+    """Per key: (total ns, count) per step kept (the whole trace as one step without any)."""
+    index = opened.index
+    if steps:
+        lo = min(min(b.start_ns, b.device["start_ns"] if b.device else b.start_ns)
+                 for b in steps)
+        hi = max(max(b.end_ns, b.device["end_ns"] if b.device else b.end_ns) for b in steps)
+        n = len({b.iteration for b in steps})
+    else:
+        lo, hi, n = index.start_ns, index.end_ns, 1
+    types = op_types(index, opened.tables) if by == "type" else None
+    table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=by, side=side, types=types,
+                          tables=opened.tables)
+    names = table.columns[0].values
+    totals, counts = table.find("Total").values, table.find("Count").values
+    out: dict[str, tuple[float, float]] = {}
+    for name, total, count in zip(names.tolist(), totals.tolist(), counts.tolist()):
+        key = normalise(str(name), op_map) if by == "name" else str(name)
+        t, c = out.get(key, (0.0, 0.0))
+        out[key] = (t + total / n, c + count / n)
+    return out
+
+
+def _overlap(b_ops: dict[str, tuple[float, float]], n_ops: dict[str, tuple[float, float]]
+             ) -> float:
+    """The smaller of the two sides' shares of op time in keys the other side has too."""
+    shares = []
+    for mine, other in ((b_ops, n_ops), (n_ops, b_ops)):
+        total = sum(t for t, _ in mine.values())
+        if total > 0:
+            shares.append(sum(t for k, (t, _) in mine.items() if k in other) / total)
+    return min(shares) if shares else 1.0
+
+
+def _check(b: SideSummary, n: SideSummary, overlap: float) -> tuple[list[str], bool]:
+    warnings = []
+    comparable = True
+    if b.kind != n.kind:
+        warnings.append(f"different kinds of profile: {b.kind} and {n.kind}")
+    if b.device_kind != n.device_kind:
+        warnings.append(f"different devices: {b.device_kind} and {n.device_kind}")
+        comparable &= "none" not in (b.device_kind, n.device_kind)
+    elif b.devices != n.devices:
+        warnings.append(f"different device counts: {b.devices} and {n.devices}")
+    if len(b.groups) != len(n.groups):
+        warnings.append(f"different ranks: {len(b.groups)} and {len(n.groups)}")
+        comparable = False
+    elif b.groups != n.groups:
+        warnings.append("the ranks are named differently: compared in order")
+    if overlap < MIN_OP_OVERLAP:
+        warnings.append(f"the op sets overlap little: {overlap * 100:.0f} % of op time is in "
+                        "ops both sides ran")
+        comparable = False
+    for s in (b, n):
+        if not s.step_ns:
+            warnings.append(f"{s.label}: no steps to compare (no iterations with a window, "
+                            "after the warm-up)")
+    return warnings, comparable
+
+
+def _conclusive(base: list[int], new: list[int]) -> tuple[bool, str]:
+    if base and base == new:  # the same steps: nothing changed, and that is certain
+        return True, ""
+    if len(base) < 2 or len(new) < 2:
+        return False, "fewer than two steps on a side: no spread to judge the noise by"
+    b_med, n_med = float(np.median(base)), float(np.median(new))
+    if min(base) <= n_med <= max(base):
+        return False, "the new median lies within the base's spread of steps"
+    if min(new) <= b_med <= max(new):
+        return False, "the base median lies within the new spread of steps"
+    return True, ""
+
+
+_PART_LABELS = {"compute_ns": "compute", "comm_exposed_ns": "exposed communication",
+                "memcpy_exposed_ns": "exposed copies", "idle_ns": "device idle",
+                "prepare_ns": "prepare", "dataloader_ns": "dataloader",
+                "sync_ns": "syncs", "host_bound_ns": "host-bound idle"}
+
+
+def verdict(diff: Diff) -> str:
+    """One line: the step change and the parts that moved most ("step -31 %: dataloader
+    -46 ms, compute unchanged")."""
+    step = diff.step
+    if step["delta_ns"] is None:
+        return "no steps to compare on a side"
+    b = step["base_ns"] or 0
+    moved = []
+    for key, label in _PART_LABELS.items():
+        base, new = diff.parts.get(key, (None, None))
+        if base is not None and new is not None:
+            moved.append((new - base, label))
+    moved.sort(key=lambda m: -abs(m[0]))
+    said = [f"{label} {'+' if d >= 0 else '-'}{duration_text(abs(int(d)))}"
+            for d, label in moved[:2] if b and abs(d) >= UNCHANGED_SHARE * b]
+    compute = diff.parts.get("compute_ns", (None, None))
+    if compute[0] is not None and compute[1] is not None and b and \
+            abs(compute[1] - compute[0]) < UNCHANGED_SHARE * b:
+        said.append("compute unchanged")
+    if step["delta_ns"] == 0 and not any(o.delta_ns for o in diff.ops) and all(
+            b_part == n_part for b_part, n_part in diff.parts.values()):
+        return "no change"
+    pct = step["delta_pct"] or 0.0
+    head = f"step {pct:+.1f} % ({duration_text(b)} -> {duration_text(step['new_ns'] or 0)})"
+    tail = "" if diff.conclusive else f"; inconclusive: {diff.reason}"
+    return head + (": " + ", ".join(said) if said else "") + tail
