@@ -170,7 +170,7 @@ def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
                     ("step time (mean)", g["mean_ns"], 1.0),
                     (f"slowest (#{g['slowest']['number']})", g["slowest"]["dur_ns"], None)]
             rows += [(f"  {p['name']} (mean)", p["mean_ns"], p["share"]) for p in g["parts"]]
-            out.append((title, _table(["Part", "Time", "Share of step(%)"],
+            out.append((title, rows_table(["Part", "Time", "Share of step(%)"],
                                       ["text", "ns", "%"], rows)))
     for key, title in (("top_device_types", "top device op types"),
                        ("top_host_ops", "top host ops")):
@@ -181,17 +181,19 @@ def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
             side = "" if ops["side"] == "all" else f" ({ops['side']} side)"
             rows = [(r["name"], r["count"], r["time_ns"], r["ratio"]) for r in ops["rows"]]
             out.append((f"{title}{side} by {what}, of {ops['groups']}",
-                        _table([header, "Count", what.capitalize(), "Ratio(%)"],
+                        rows_table([header, "Count", what.capitalize(), "Ratio(%)"],
                                ["text", "", "ns", "%"], rows)))
     rows = [(b["group"] or "(all)", b["host_busy_ns"], b["host_ratio"], b["device_busy_ns"],
              b["device_ratio"]) for b in report["busy"]]
     out.append(("busy time over the trace span",
-                _table(["Group", "Host busy", "Host(%)", "Device busy", "Device(%)"],
+                rows_table(["Group", "Host busy", "Host(%)", "Device busy", "Device(%)"],
                        ["text", "ns", "%", "ns", "%"], rows)))
     return out
 
 
-def _table(headers: list[str], units: list[str], rows: list[tuple]) -> Table:
+def rows_table(headers: list[str], units: list[str], rows: list[tuple]) -> Table:
+    """A small table from rows of plain values: unit "text", "ns", "" (a number) or "%" (a
+    fraction, shown as a percentage); None is a blank."""
     columns = []
     for k, (header, unit) in enumerate(zip(headers, units)):
         values = [row[k] for row in rows]

@@ -15,6 +15,7 @@ from proftui import __version__
 from proftui.tui.commands.advise import cmd_advise
 from proftui.tui.commands.breakdown import cmd_breakdown
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from proftui.tui.commands.diff import cmd_diff
 from proftui.tui.commands.export import cmd_export
 from proftui.tui.commands.index import cmd_index
 from proftui.tui.commands.info import cmd_info
@@ -27,7 +28,7 @@ from proftui.tui.safe import safe, safe_lines
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations,
     "export": cmd_export, "summary": cmd_summary, "breakdown": cmd_breakdown,
-    "advise": cmd_advise}
+    "advise": cmd_advise, "diff": cmd_diff}
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
        proftui info PATH [--json]     what it holds: tracks, iterations, tables, problems
@@ -42,6 +43,9 @@ USAGE = f"""usage: proftui PATH                 open a trace or profile director
                                       where each step's time goes, device and host
        proftui advise PATH [--set RULE.KEY=VALUE ...] [--json] | advise --rules
                                       what to fix first, with evidence ranges
+       proftui diff BASE NEW [--by name|category|type] [--side ...] [--top K]
+                   [--skip N | --iterations A:B] [--op-map FILE] [--gate PCT] [--json]
+                   [--csv FILE]           did the fix help: step, parts and ops compared
        proftui export PATH (--range T0:T1 | --iteration N | --all) [--tracks PATTERN]
                    [--what events|ops] [--by name|category|type] [--args KEY,...]
                    [--unit ns|us|ms|s] [--raw] [--force] [-o FILE|-]

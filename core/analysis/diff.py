@@ -378,3 +378,37 @@ def verdict(diff: Diff) -> str:
     head = f"step {pct:+.1f} % ({duration_text(b)} -> {duration_text(step['new_ns'] or 0)})"
     tail = "" if diff.conclusive else f"; inconclusive: {diff.reason}"
     return head + (": " + ", ".join(said) if said else "") + tail
+
+
+_TEXT_PARTS = ("compute_ns", "comm_exposed_ns", "overlapped_ns", "memcpy_exposed_ns", "idle_ns",
+               "host_bound_ns", "wait_ns", "prepare_ns", "dataloader_ns",
+               "dataloader_exposed_ns", "sync_ns")
+
+
+def diff_tables(diff: Diff, top: int | None = 20) -> list[tuple[str, Table]]:
+    """The comparison as (title, table) pairs for printing: the step and its parts, then the
+    ops that changed most."""
+    from proftui.core.report import rows_table
+
+    def row(label: str, base: float | None, new: float | None) -> tuple:
+        delta = new - base if base is not None and new is not None else None
+        share = delta / base if delta is not None and base else None
+        return (label, base, new, delta, share)
+
+    step = diff.step
+    rows = [row("step (median)", step["base_ns"], step["new_ns"])]
+    rows += [row(f"  {key[:-3].replace('_', ' ')} (mean)", *diff.parts[key])
+             for key in _TEXT_PARTS if diff.parts.get(key, (None, None)) != (None, None)]
+    n_b, n_n = len(diff.base.step_ns), len(diff.new.step_ns)
+    out = [(f"step and breakdown: {n_b} base step(s), {n_n} new step(s) after the warm-up",
+            rows_table(["Measure", "Base", "New", "Delta", "Delta(%)"],
+                       ["text", "ns", "ns", "ns", "%"], rows))]
+    ops = [(o.key, o.base_total_ns, o.new_total_ns, o.delta_ns, o.base_count, o.new_count,
+            o.status) for o in diff.ops[:top]]
+    side = "" if diff.side == "all" else f", {diff.side} side"
+    out.append((f"ops by {diff.by}{side}, per step, largest change first "
+                f"({len(diff.ops)} in all)",
+                rows_table([diff.by.capitalize(), "Base", "New", "Delta", "Count base",
+                            "Count new", "Status"],
+                           ["text", "ns", "ns", "ns", "", "", "text"], ops)))
+    return out

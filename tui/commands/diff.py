@@ -1,0 +1,138 @@
+"""`proftui diff`: did the fix help; two profiles compared step, part and op."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+
+from proftui.tui.commands.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    GROUPINGS,
+    _Parser,
+    load,
+    print_json,
+    print_table,
+)
+from proftui.tui.safe import safe
+
+EXIT_INCONCLUSIVE = 3
+DEFAULT_TOP = 20
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog="proftui diff", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compare a new profile with a base one: the median step (warm-up left "
+        "out) and whether its change exceeds the step-to-step noise, the breakdown's parts, and "
+        "the ops per step matched by name (generated parts of kernel names ignored), with the "
+        "ones added and removed. Mismatches (kind of profile, devices, ranks, ops) are warned "
+        "about first.",
+        epilog="exit status: 0 done (with --gate: no regression beyond PCT, or no change), "
+        "1 with --gate: the step regressed by more than PCT and the change is conclusive, "
+        "2 bad usage or an unreadable input, 3 with --gate: inconclusive or not comparable.\n\n"
+        "examples:\n"
+        "  proftui diff before.pt.trace.json after.pt.trace.json\n"
+        "  proftui diff --by type --side device PROF_base/ PROF_new/\n"
+        "  proftui diff --gate 5 --json base/ new/ > diff.json   # in CI")
+    parser.add_argument("base", help="the baseline: a trace file or a profile directory")
+    parser.add_argument("new", help="the profile to compare with it")
+    parser.add_argument("--by", choices=GROUPINGS[:3], default="name",
+                        help="match ops by name (default), category or type")
+    parser.add_argument("--side", choices=("all", "device", "host"), default="all",
+                        help="the ops of device tracks, host tracks, or all (default)")
+    parser.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="K",
+                        help=f"ops shown (default {DEFAULT_TOP}; all in --csv)")
+    parser.add_argument("--skip", type=int, default=1, metavar="N",
+                        help="warm-up steps left out on each side (default 1)")
+    parser.add_argument("--iterations", metavar="A:B",
+                        help="compare iterations A to B (by number) on each side instead")
+    parser.add_argument("--op-map", metavar="FILE",
+                        help="regex -> canonical op name (CSV rows or TOML) for renamed ops")
+    parser.add_argument("--gate", type=float, metavar="PCT",
+                        help="for CI: exit 1 when the step regressed by more than PCT %% and "
+                             "the change is conclusive, 3 when inconclusive or not comparable")
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON for machines (times in integer ns)")
+    parser.add_argument("--csv", metavar="FILE", help="write every op's change as CSV")
+    parser.add_argument("--force", action="store_true", help="overwrite the --csv file")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="index afresh; do not read or write the cache")
+    return parser
+
+
+def cmd_diff(argv: list[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from proftui.core.errors import ProftuiError
+
+    if args.top < 0 or args.skip < 0:
+        parser.error("--top and --skip are 0 or more")
+    numbers = _numbers(parser, args.iterations) if args.iterations else None
+    if args.csv and os.path.exists(args.csv) and not args.force:
+        raise ProftuiError(f"{args.csv} exists; --force overwrites it.")
+    from proftui.core.analysis.diff import Opened, compare, diff_tables, read_op_map
+    from proftui.core.overview import read_overview
+
+    op_map = read_op_map(args.op_map) if args.op_map else []
+    sides = []
+    for path in (args.base, args.new):
+        index = load(argparse.Namespace(path=path, run=None, no_cache=args.no_cache))
+        _, tables, iterations = read_overview(index)
+        sides.append(Opened(path, index, tables, iterations))
+    found = compare(sides[0], sides[1], by=args.by, side=args.side, skip=args.skip,
+                    numbers=numbers, op_map=op_map)
+    if args.csv:
+        _write_csv(args.csv, found)
+    if args.json:
+        print_json(found.to_json(top=args.top))
+    else:
+        out = [f"base {safe(args.base)}: {safe(found.base.kind)}, {found.base.device_kind}\n",
+               f"new  {safe(args.new)}: {safe(found.new.kind)}, {found.new.device_kind}\n"]
+        out += [f"warning: {safe(w)}\n" for w in found.warnings]
+        if not found.comparable:
+            out.append("not comparable: the numbers below compare unlike profiles\n")
+        out.append(f"{safe(found.verdict)}\n")
+        sys.stdout.write("".join(out))
+        for title, table in diff_tables(found, args.top):
+            print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
+    return _gate(found, args.gate)
+
+
+def _numbers(parser: _Parser, text: str) -> tuple[int, int]:
+    first, sep, last = text.partition(":")
+    try:
+        lo, hi = int(first), int(last if sep else first)
+    except ValueError:
+        parser.error(f"--iterations wants A:B (iteration numbers), not {text!r}")
+    if hi < lo:
+        parser.error(f"--iterations {text} ends before it starts")
+    return lo, hi
+
+
+def _gate(found, pct: float | None) -> int:
+    if pct is None:
+        return EXIT_OK
+    if found.verdict == "no change":
+        return EXIT_OK
+    if not found.comparable or not found.conclusive:
+        return EXIT_INCONCLUSIVE
+    change = found.step["delta_pct"]
+    return EXIT_FAILURE if change is not None and change > pct else EXIT_OK
+
+
+def _write_csv(path: str, found) -> None:
+    from proftui.core.errors import ProftuiError
+
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["key", "base_total_ns", "new_total_ns", "delta_ns", "base_count",
+                             "new_count", "status"])
+            for o in found.ops:
+                writer.writerow([o.key, o.base_total_ns, o.new_total_ns, o.delta_ns,
+                                 o.base_count, o.new_count, o.status])
+    except OSError as exc:
+        raise ProftuiError(f"{path}: cannot write ({exc.strerror}).") from None
