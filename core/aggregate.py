@@ -243,6 +243,27 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     return Table("ops", "", columns, len(present))
 
 
+def op_totals(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
+              by: str = "name", side: str = "all", types: OpTypes | None = None,
+              tables: Sequence[Table] = ()) -> tuple[Sequence[str], np.ndarray, np.ndarray]:
+    """Per group of :func:`aggregate_ops` that ran in the window: its label, Total (clipped
+    to the window, ns) and Count, as aggregate_ops counts them, without the self times and
+    shares (what a comparison of two profiles needs, at a fraction of the cost)."""
+    all_keys, labels = slice_keys(index, by, types, tables)
+    lo, hi = _window(index, start_ns, end_ns)
+    sel = _selection(index, lo, hi, _track_filter(index, None, side))
+    start = index.col("slices.start")[sel]
+    end = start + index.col("slices.dur")[sel]
+    clipped = np.maximum(np.minimum(end, np.int64(hi)) - np.maximum(start, np.int64(lo)), 0)
+    keys = all_keys[sel].astype(np.int64)
+    n_keys = int(keys.max()) + 1 if len(keys) else 0
+    counts = np.bincount(keys, minlength=n_keys)
+    totals = np.zeros(n_keys, np.int64)
+    np.add.at(totals, keys, clipped)
+    present = np.flatnonzero(counts)
+    return [labels[int(k)] for k in present], totals[present], counts[present]
+
+
 def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.ndarray,
                n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     """Per key, the summed union of its intervals on each track (nested or overlapping

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import tomllib
 
-from proftui.core.aggregate import aggregate_ops
+from proftui.core.aggregate import op_totals
 from proftui.core.analysis.breakdown import StepBreakdown, breakdown
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import op_name, op_types
@@ -284,12 +284,10 @@ def _ops(opened: Opened, steps: list[StepBreakdown], by: str, side: str,
     else:
         lo, hi, n = index.start_ns, index.end_ns, 1
     types = op_types(index, opened.tables) if by == "type" else None
-    table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=by, side=side, types=types,
-                          tables=opened.tables)
-    names = table.columns[0].values
-    totals, counts = table.find("Total").values, table.find("Count").values
+    names, totals, counts = op_totals(index, start_ns=lo, end_ns=hi, by=by, side=side,
+                                      types=types, tables=opened.tables)
     out: dict[str, tuple[float, float]] = {}
-    for name, total, count in zip(names.tolist(), totals.tolist(), counts.tolist()):
+    for name, total, count in zip(names, totals.tolist(), counts.tolist()):
         key = normalise(str(name), op_map) if by == "name" else str(name)
         t, c = out.get(key, (0.0, 0.0))
         out[key] = (t + total / n, c + count / n)

@@ -135,3 +135,21 @@ def test_unlike_profiles_are_warned_about_and_not_comparable(tmp_path):
     assert not found.comparable
     assert any("different devices" in w for w in found.warnings)
     assert any("overlap little" in w for w in found.warnings)
+
+
+def test_op_totals_are_the_ops_panes_totals_and_counts():
+    from pathlib import Path
+
+    from proftui.core import load_trace
+    from proftui.core.aggregate import aggregate_ops, op_totals
+
+    sample = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
+    index = load_trace(str(sample), use_cache=False)
+    lo = index.start_ns + (index.end_ns - index.start_ns) // 3
+    for side in ("all", "device", "host"):
+        for by in ("name", "category"):
+            ops = aggregate_ops(index, start_ns=lo, by=by, side=side)
+            full = {str(n): (int(t), int(c)) for n, t, c in zip(
+                ops.columns[0].values, ops.find("Total").values, ops.find("Count").values)}
+            names, totals, counts = op_totals(index, start_ns=lo, by=by, side=side)
+            assert dict(zip(map(str, names), zip(totals.tolist(), counts.tolist()))) == full
