@@ -7,6 +7,7 @@ import csv
 import os
 import sys
 
+from proftui import __version__
 from proftui.tui.commands.common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -60,6 +61,7 @@ def _parser() -> _Parser:
     parser.add_argument("--force", action="store_true", help="overwrite the --csv file")
     parser.add_argument("--no-cache", action="store_true",
                         help="index afresh; do not read or write the cache")
+    parser.add_argument("-V", "--version", action="version", version=f"proftui {__version__}")
     return parser
 
 
