@@ -38,12 +38,17 @@ def _distinct(values: np.ndarray) -> np.ndarray:
     return values[np.concatenate([[True], values[1:] != values[:-1]])] if len(values) else values
 
 
-def covered(points: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Per point, whether one of the disjoint sorted intervals [starts, ends) holds it."""
-    if not len(starts):
-        return np.zeros(len(points), bool)
-    at = np.searchsorted(starts, points, side="right") - 1
-    return (at >= 0) & (ends[np.maximum(at, 0)] > points)
+def _segments_held(bounds: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per elementary segment between consecutive `bounds`, whether one of the disjoint,
+    separated intervals [starts, ends) (whose ends are all among the bounds) covers it: +1
+    where an interval starts, -1 where it ends, and a running sum."""
+    n = max(len(bounds) - 1, 0)
+    if not len(starts) or not n:
+        return np.zeros(n, bool)
+    step = np.zeros(n + 1, np.int8)
+    step[np.searchsorted(bounds, starts)] = 1
+    step[np.searchsorted(bounds, ends)] = -1
+    return np.cumsum(step[:-1], dtype=np.int8).astype(bool)
 
 
 class Coverage:
@@ -59,8 +64,7 @@ class Coverage:
         merged = {name: merge(np.asarray(s), np.asarray(e)) for name, (s, e) in sets.items()}
         cuts = [x for s, e in merged.values() for x in (s, e)]
         self.bounds = _distinct(np.concatenate(cuts)) if cuts else np.zeros(0, np.int64)
-        seg_start = self.bounds[:-1]
-        self.bits = {name: covered(seg_start, s, e) for name, (s, e) in merged.items()}
+        self.bits = {name: _segments_held(self.bounds, s, e) for name, (s, e) in merged.items()}
         self._held: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def define(self, name: str, predicate: Predicate) -> None:
