@@ -8,6 +8,14 @@ kineto_demo.pt.trace.json: a PyTorch-profiler (Kineto) style trace of a small tr
 eight ProfilerStep#N iterations on the main thread with nested cpu_op / cuda_runtime slices, a
 backward pass on the autograd thread, GPU kernels on two streams joined to their launches by
 ac2g flows, a memory counter, and one slow step whose dataloader starves the GPU.
+
+diff_before.pt.trace.json and diff_after.pt.trace.json: the "did my fix help" pair for
+`proftui diff`, the same small model for eight steps each, captured a day apart. Before is
+input-bound: each step starts with a ~6 ms single-process DataLoader __next__ (the GPU idle)
+and a pageable host-to-device copy (aten::to), then ~4 ms of kernels; step ~10.5 ms. After has
+the loader fixed (workers, pinned memory: aten::pin_memory, a pinned copy, a ~0.2 ms __next__)
+and the same kernels (±3 % jitter); step ~4.8 ms. Two kernel names differ only by a generated
+part (a Triton kernel's suffix, a template argument), for name normalisation.
 """
 
 from __future__ import annotations
@@ -125,6 +133,169 @@ def kineto_demo() -> dict:
             "traceEvents": meta + events, "traceName": "kineto_demo.pt.trace.json"}
 
 
+# The diff pair: one model, before and after fixing its input pipeline.
+DIFF_PID, DIFF_MAIN_TID, DIFF_BWD_TID = 52114, 52114, 52301
+DIFF_BASE_US = 1_718_604_000_000_000  # before; after is captured a day later
+DAY_US = 86_400_000_000
+DEVICE_PROPERTIES = [{
+    "id": 0, "name": "NVIDIA A100-SXM4-40GB", "totalGlobalMem": 42505273344,
+    "computeMajor": 8, "computeMinor": 0, "maxThreadsPerBlock": 1024,
+    "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536,
+    "regsPerMultiprocessor": 65536, "warpSize": 32, "sharedMemPerBlock": 49152,
+    "sharedMemPerMultiprocessor": 167936, "numSms": 108, "sharedMemPerBlockOptin": 166912}]
+# (host op, kernel, kernel µs); {dtype} and {triton} are the parts that differ between the two.
+DIFF_FORWARD = [
+    ("aten::zeros", "void at::native::vectorized_elementwise_kernel<4, "
+                    "at::native::FillFunctor<{dtype}>>", 12),
+    ("aten::conv2d", "void cudnn::cnn::conv2d_fprop_kernel<float>", 700),
+    ("aten::batch_norm", "void at::native::batch_norm_collect_statistics_kernel", 140),
+    ("aten::relu", "triton_poi_fused_add_relu_{triton}", 45),
+    ("aten::linear", "ampere_sgemm_128x64_tn", 450),
+    ("aten::cross_entropy_loss", "void at::native::nll_loss_forward_reduce_cuda_kernel", 55)]
+DIFF_BACKWARD = [
+    ("autograd::engine::evaluate_function: NllLossBackward0",
+     "void at::native::nll_loss_backward_reduce_cuda_kernel", 40),
+    ("autograd::engine::evaluate_function: AddmmBackward0", "ampere_sgemm_64x32_sliced1x4_nt",
+     460),
+    ("autograd::engine::evaluate_function: ReluBackward0",
+     "void at::native::vectorized_elementwise_kernel<4, at::native::threshold_kernel_impl>", 50),
+    ("autograd::engine::evaluate_function: CudnnBatchNormBackward0",
+     "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>", 180),
+    ("autograd::engine::evaluate_function: ConvolutionBackward0",
+     "void cudnn::cnn::wgrad_alg0_engine<float, 128, 6>", 1500)]
+DIFF_OPTIMIZER = [
+    ("Optimizer.step#Adam.step", "void at::native::(anonymous namespace)::multi_tensor_apply_"
+     "kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, "
+     "at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>>", 660)]
+
+
+def diff_pair(fixed: bool) -> dict:
+    """diff_before (fixed=False) or diff_after (fixed=True): see the module docstring."""
+    rng = random.Random(23 if fixed else 22)
+    subs = {"dtype": "c10::Half" if fixed else "float", "triton": "1" if fixed else "0"}
+    pid, main, bwd = DIFF_PID + fixed, DIFF_MAIN_TID + fixed, DIFF_BWD_TID + fixed
+    name = "diff_after.pt.trace.json" if fixed else "diff_before.pt.trace.json"
+    meta = [
+        {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "python"}},
+        {"ph": "M", "name": "process_labels", "pid": pid, "tid": 0, "args": {"labels": "CPU"}},
+        {"ph": "M", "name": "thread_name", "pid": pid, "tid": main,
+         "args": {"name": f"thread {main} (python)"}},
+        {"ph": "M", "name": "thread_name", "pid": pid, "tid": bwd,
+         "args": {"name": f"thread {bwd} (pt_autograd_0)"}},
+        {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "python"}},
+        {"ph": "M", "name": "process_labels", "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}},
+        {"ph": "M", "name": "thread_name", "pid": 0, "tid": COMPUTE_STREAM,
+         "args": {"name": f"stream {COMPUTE_STREAM}"}},
+    ]
+    host: list[dict] = []
+    device: list[dict] = []
+    flows: list[dict] = []
+    state = {"corr": 800, "ext": 400, "gpu_free": 0.0}
+
+    def jitter(us: float, spread: float = 0.03) -> float:
+        return us * (1 - spread + rng.random() * 2 * spread)
+
+    def op(label: str, ts: float, dur: float, tid: int, **args) -> dict:
+        state["ext"] += 1
+        event = _x(label, "cpu_op", ts, dur, tid, pid, **{"External id": state["ext"], **args})
+        host.append(event)
+        return event
+
+    def launch(ts: float, tid: int, gpu_name: str, gpu_us: float, copy: int = 0) -> float:
+        """A runtime call at ts launching one GPU op; returns the call's end."""
+        corr = state["corr"] = state["corr"] + 1
+        start = max(state["gpu_free"] + 1 + rng.random() * 2, ts + 9)  # kernels queue
+        if copy:  # cudaMemcpyAsync: a pageable copy holds the host until it is done
+            call = (start + gpu_us - ts + 4) if not fixed else 7.5
+            host.append(_x("cudaMemcpyAsync", "cuda_runtime", ts, call, tid, pid,
+                           cbid=41, correlation=corr))
+            device.append(_x(gpu_name, "gpu_memcpy", start, gpu_us, COMPUTE_STREAM, 0,
+                             device=0, context=1, stream=COMPUTE_STREAM, correlation=corr,
+                             bytes=copy, **{"memory bandwidth (GB/s)":
+                                            round(copy / gpu_us / 1e3, 3)}))
+        else:
+            call = jitter(6.5, 0.2)
+            host.append(_x("cudaLaunchKernel", "cuda_runtime", ts, call, tid, pid,
+                           cbid=211, correlation=corr))
+            device.append(_x(gpu_name, "kernel", start, gpu_us, COMPUTE_STREAM, 0,
+                             device=0, context=1, stream=COMPUTE_STREAM, correlation=corr,
+                             grid=[216, 1, 1], block=[256, 1, 1]))
+        flows.append({"ph": "s", "id": corr, "pid": pid, "tid": tid, "ts": round(ts, 3),
+                      "cat": "ac2g", "name": "ac2g"})
+        flows.append({"ph": "f", "id": corr, "pid": 0, "tid": COMPUTE_STREAM,
+                      "ts": round(start, 3), "cat": "ac2g", "name": "ac2g", "bp": "e"})
+        state["gpu_free"] = start + gpu_us
+        return ts + call
+
+    def layer(label: str, kernel: str, kernel_us: float, ts: float, tid: int,
+              **args) -> float:
+        """A host op launching its kernel; returns where the next op may start."""
+        before_launch = jitter(18, 0.3)
+        end = launch(ts + before_launch, tid, kernel.format(**subs), jitter(kernel_us))
+        dur = end - ts + jitter(6, 0.3)
+        op(label, ts, dur, tid, **args)
+        return ts + dur + jitter(9, 0.3)
+
+    batch = [[64, 3, 64, 64], [64]]
+    ts = 0.0
+    for step in range(1, 9):
+        step_start = ts
+        cursor = ts + 4
+        if fixed:  # workers load ahead: __next__ only takes a ready, pinned batch
+            load = jitter(200, 0.1)
+            op("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", cursor, load,
+               main)
+            cursor += load + 3
+            pin = jitter(38, 0.1)
+            op("aten::pin_memory", cursor, pin, main, **{"Input Dims": batch})
+            cursor += pin + 4
+            copy_ts = cursor
+            end = launch(copy_ts + 5, main, "Memcpy HtoD (Pinned -> Device)", jitter(150),
+                         copy=3_145_728)
+            op("aten::copy_", copy_ts, end - copy_ts + 3, main,
+               **{"Input Dims": [[64, 3, 64, 64], [64, 3, 64, 64], []]})
+            cursor = end + 8
+        else:  # single process: decode and augment in the step, then a pageable copy
+            load = jitter(5800)
+            op("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", cursor, load,
+               main)
+            cursor += load + 6
+            copy_ts = cursor
+            state["gpu_free"] = max(state["gpu_free"], copy_ts)
+            end = launch(copy_ts + 12, main, "Memcpy HtoD (Pageable -> Device)", jitter(300),
+                         copy=3_145_728)
+            op("aten::to", copy_ts, end - copy_ts + 5, main,
+               **{"Input Dims": [[64, 3, 64, 64], [], [], [], [], [], [], []]})
+            op("aten::copy_", copy_ts + 6, end - copy_ts - 4, main,
+               **{"Input Dims": [[64, 3, 64, 64], [64, 3, 64, 64], []]})
+            cursor = end + 12
+        for label, kernel, kernel_us in DIFF_FORWARD:
+            cursor = layer(label, kernel, kernel_us, cursor, main, **{"Input Dims": batch[:1]})
+        backward_ts = cursor + 15
+        host.append(_x("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
+                       "cpu_op", backward_ts - 12, 4, bwd, pid))
+        cursor = backward_ts
+        for label, kernel, kernel_us in DIFF_BACKWARD:
+            # the autograd thread runs ahead of the GPU only as far as the caching allocator
+            cursor = max(layer(label, kernel, kernel_us, cursor, bwd),
+                         state["gpu_free"] - 900)
+        cursor = max(cursor, state["gpu_free"] - 700) + 20
+        for label, kernel, kernel_us in DIFF_OPTIMIZER:
+            cursor = layer(label, kernel, kernel_us, cursor, main)
+        step_end = max(state["gpu_free"], cursor) + jitter(40, 0.3)
+        host.append(_x(f"ProfilerStep#{step}", "user_annotation", step_start,
+                       step_end - step_start, main, pid))
+        ts = step_end + 6
+    events = meta + host + device + flows
+    base = DIFF_BASE_US + (DAY_US if fixed else 0)
+    for ev in events:
+        if "ts" in ev:
+            ev["ts"] = round(base + ev["ts"], 3)
+    return {"schemaVersion": 1, "deviceProperties": DEVICE_PROPERTIES,
+            "distributedInfo": {"rank": 0, "world_size": 1},
+            "displayTimeUnit": "ms", "traceEvents": events, "traceName": name}
+
+
 def write_all(out: Path) -> None:
     """Write every sample profile under `out`."""
     import shutil
@@ -138,13 +309,23 @@ def write_all(out: Path) -> None:
                         ("torch_npu", ascend_samples.torch_npu)):
         shutil.rmtree(out / name, ignore_errors=True)
         write(out / name)
-    trace = kineto_demo()
-    with open(out / "kineto_demo.pt.trace.json", "w", encoding="utf-8") as f:
-        f.write('{\n  "schemaVersion": 1,\n  "displayTimeUnit": "ms",\n')
-        f.write(f'  "distributedInfo": {json.dumps(trace["distributedInfo"])},\n')
-        f.write('  "traceEvents": [\n')
-        f.write(",\n".join("  " + json.dumps(ev) for ev in trace["traceEvents"]))
-        f.write(f'\n  ],\n  "traceName": {json.dumps(trace["traceName"])}\n}}\n')
+    for trace in (kineto_demo(), diff_pair(fixed=False), diff_pair(fixed=True)):
+        _write_trace(out / trace["traceName"], trace)
+
+
+def _write_trace(path: Path, trace: dict) -> None:
+    """One event a line, the other keys in their order: small diffs, readable by eye."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("{\n")
+        for key, value in trace.items():
+            if key == "traceEvents":
+                f.write('  "traceEvents": [\n')
+                f.write(",\n".join("  " + json.dumps(ev) for ev in value))
+                f.write("\n  ]")
+            else:
+                f.write(f"  {json.dumps(key)}: {json.dumps(value)}")
+            f.write(",\n" if key != list(trace)[-1] else "\n")
+        f.write("}\n")
 
 
 def main() -> None:

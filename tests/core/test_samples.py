@@ -42,3 +42,15 @@ def test_sample_story(name) -> None:
     if statistic:  # the AI CPU op dominates, as in the DropOutDoMask story
         assert statistic[0].find("OP Type").values[0] == "DropOutDoMask"
         assert statistic[0].find("Core Type").values[0] == "AI_CPU"
+
+
+def test_diff_pair_story() -> None:
+    """The before/after pair for `proftui diff`: the loader fix more than halves the step."""
+    medians = {}
+    for side in ("before", "after"):
+        index = load_trace(str(SAMPLES / f"diff_{side}.pt.trace.json"), use_cache=False)
+        assert len(index.diagnostics) == 0
+        found = find_iterations(index, [])
+        assert len(found.items) == 8
+        medians[side] = sorted(it.dur_ns for it in found.items)[3:5]
+    assert sum(medians["after"]) < 0.6 * sum(medians["before"])
