@@ -12,7 +12,8 @@ Ops: the operators of each side's steps (from the first kept step's start to the
 end, device windows included), grouped by name, category or type, per step (totals divided by
 the number of steps kept), matched by a normalised key: names that differ only by generated
 parts (Triton ordinals, template arguments, HCCL op ordinals, hex addresses and hashes, the
-scope and instance number of MindSpore's "Default/network/Conv2D-op12") are one op; an op map
+scope and instance number of MindSpore's "Default/network/Conv2D-op12", the data loader's
+iterator class) are one op; an op map
 (regex -> canonical name) merges the rest. Ops on one side only are "added" or "removed".
 
 Before any number, a comparability check: same kind of profile, same device kind and count,
@@ -53,6 +54,8 @@ _GENERATED = (
     (re.compile(r"^(hcom_\w+?_)_\d+(?:_\d+)*$"), r"\1"),  # hcom_allReduce__586_0_1
     (re.compile(r"^(triton_\w+?)_\d+$"), r"\1"),  # triton_poi_fused_add_relu_0
     (re.compile(r"^(?:.*/)?([^/]+?)-op\d+$"), r"\1"),  # Default/network/DropOutDoMask-op152
+    # the loader's iterator class changes with num_workers: it is still the data loader
+    (re.compile(r"^enumerate\(DataLoader\)#.*$"), "enumerate(DataLoader)"),
 )
 PART_KEYS = (
     ("device", "compute_ns"), ("device", "comm_exposed_ns"), ("device", "overlapped_ns"),

@@ -102,6 +102,7 @@ def test_renamed_kernels_match_and_ops_on_one_side_are_added_or_removed(tmp_path
      "<>"),
     ("Default/network/DropOutDoMask-op152", "DropOutDoMask"),
     ("matmul[114.000 us]", "matmul"),
+    ("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "enumerate(DataLoader)"),
     ("aten::mm", "aten::mm"),
 ])
 def test_generated_parts_of_names_are_ignored(name, key):
