@@ -154,3 +154,25 @@ def test_op_totals_are_the_ops_panes_totals_and_counts():
                 ops.columns[0].values, ops.find("Total").values, ops.find("Count").values)}
             names, totals, counts = op_totals(index, start_ns=lo, by=by, side=side)
             assert dict(zip(map(str, names), zip(totals.tolist(), counts.tolist()))) == full
+
+
+def test_the_bundled_before_and_after_tell_the_loader_story():
+    from pathlib import Path
+
+    from proftui.core import load_trace
+    from proftui.core.overview import read_overview
+
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    sides = []
+    for name in ("diff_before.pt.trace.json", "diff_after.pt.trace.json"):
+        index = load_trace(str(samples / name), use_cache=False)
+        _, tables, iterations = read_overview(index)
+        sides.append(Opened(name, index, tables, iterations))
+    found = compare(*sides)
+    assert found.comparable and found.conclusive and not found.warnings
+    assert found.step["delta_pct"] < -50
+    assert "dataloader" in found.verdict and "compute unchanged" in found.verdict
+    status = {o.key: o.status for o in found.ops}
+    assert status["enumerate(DataLoader)"] == "changed"
+    assert status["triton_poi_fused_add_relu"] == "changed"
+    assert status["aten::to"] == "removed" and status["aten::pin_memory"] == "added"
