@@ -20,7 +20,12 @@ from typing import Any
 import numpy as np
 
 from proftui.core.analysis import activity as act
-from proftui.core.analysis.breakdown import StepBreakdown, breakdown, group_coverage
+from proftui.core.analysis.breakdown import (
+    SMALL_KERNEL_NS,
+    StepBreakdown,
+    breakdown,
+    group_coverage,
+)
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
@@ -79,7 +84,6 @@ class Context:
     index: TraceIndex
     tables: Sequence[Table]
     steps: dict[str, list[StepBreakdown]]  # per group, warm-up left out
-    all_steps: dict[str, list[StepBreakdown]]
 
     def median_step_ns(self, group: str) -> float:
         return float(np.median([b.step_ns for b in self.steps[group]]))
@@ -228,7 +232,7 @@ def _host_bound(ctx: Context, group: str, p: dict[str, float]) -> Finding | None
     return _finding(ctx, RULES_BY_ID["host_bound"], group, title, lost,
                     {"host_bound_ns_per_step": int(lost), "share_of_device_span": lost / span,
                      "ops_per_step": ops, "small_ops_per_step": small,
-                     "small_op_us": SMALL_US, "launch_latency_p50_ns": int(latency),
+                     "small_op_us": SMALL_KERNEL_NS // 1000, "launch_latency_p50_ns": int(latency),
                      "launch_bound": launch_bound},
                     _stretch_evidence(ctx, group, "host_bound", "device idle, host busy"))
 
@@ -390,7 +394,6 @@ def _slow_rank(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
                      for b in ctx.steps[group] if b.device])
 
 
-SMALL_US = 10
 RULES: tuple[Rule, ...] = (
     Rule("ai_cpu", "device time in ops on AI CPU; flagged when one op runs over min_op_us or "
          "AI CPU holds over max_share of device time", {"min_op_us": 20, "max_share": 0.05},
@@ -477,7 +480,7 @@ def advise(index: TraceIndex, iterations: Iterations, tables: Sequence[Table] = 
     for b in found.total:  # a group without steps is one window: the whole capture
         all_steps.setdefault(b.group, [replace(b, iteration=None)])
     steps = {g: (s[WARMUP_STEPS:] if len(s) >= 3 else s) for g, s in all_steps.items()}
-    ctx = Context(index, tables, steps, all_steps)
+    ctx = Context(index, tables, steps)
     findings: list[Finding] = []
     skipped: dict[str, str] = {}
     for rule in RULES:

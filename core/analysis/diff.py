@@ -27,7 +27,7 @@ import csv
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -179,7 +179,6 @@ class Diff:
     side: str
     verdict: str = ""
     op_overlap: float = 1.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def step(self) -> dict[str, Any]:
