@@ -19,8 +19,6 @@ from proftui.tui.panes import FilterBox, _TablePane
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 
-SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2}
-
 
 def findings_table(findings: list[Finding], with_group: bool) -> Table:
     """One row per finding, in the advisor's order (most time lost first)."""

@@ -166,8 +166,20 @@ def _slices(ctx: Context, group: str, mask: np.ndarray) -> np.ndarray:
 def _slice_evidence(ctx: Context, rows: np.ndarray, group: str) -> list[Evidence]:
     start, dur = ctx.index.col("slices.start"), ctx.index.col("slices.dur")
     top = rows[np.argsort(-dur[rows], kind="stable")[:MAX_EVIDENCE]]
-    return [Evidence(int(start[i]), int(start[i] + dur[i]), ctx.index.slice_name(int(i)), group)
+    return [Evidence(int(start[i]), int(start[i] + dur[i]), ctx.index.slice_name(int(i)), group,
+                     _step_of(ctx, group, int(start[i])))
             for i in top.tolist()]
+
+
+def _step_of(ctx: Context, group: str, t_ns: int) -> int | None:
+    """The number of the considered step of `group` whose window (widened to its device
+    window) holds `t_ns`, if any."""
+    for b in ctx.steps[group]:
+        lo = min(b.start_ns, b.device["start_ns"]) if b.device else b.start_ns
+        hi = max(b.end_ns, b.device["end_ns"]) if b.device else b.end_ns
+        if lo <= t_ns < hi:
+            return b.iteration
+    return None
 
 
 def _top_names(ctx: Context, rows: np.ndarray, n: int = 5) -> list[dict[str, Any]]:

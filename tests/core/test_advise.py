@@ -178,3 +178,11 @@ def test_an_input_copy_before_the_first_kernel_is_an_exposed_copy(tmp_path):
         return [k("Memcpy HtoD", at + 10, 40, cat="gpu_memcpy"), k("sgemm", at + 60, 800)]
     (f,) = [f for f in run(tmp_path, steps(step)).findings if f.rule == "exposed_memcpy"]
     assert f.time_lost_ns == 40_000 and f.evidence[0].start_ns % (STEP_US * 1000) == 10_000
+
+
+def test_evidence_names_its_step(tmp_path):
+    def step(at, _):
+        return [k("sgemm", at + 10, 300), x("aten::item", at + 400, 50),
+                k("relu", at + 460, 100)]
+    (f,) = [f for f in run(tmp_path, steps(step)).findings if f.rule == "sync"]
+    assert sorted(e.iteration for e in f.evidence) == [2, 3, 4]  # step 1: warm-up
