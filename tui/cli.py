@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if command is not None:
             return command(argv[1:])
-        return cmd_open(argv)
+        return cmd_open(argv, tuple(COMMANDS))
     except Cancelled:
         sys.stderr.write("proftui: cancelled.\n")
         return EXIT_FAILURE

@@ -9,7 +9,9 @@ from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, new_parser
 from proftui.tui.safe import safe
 
 
-def cmd_open(argv: list[str]) -> int:
+def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
+    """Open the app on argv's path; `commands` (the registry's names) are listed when the
+    path does not exist, as the user may have mistyped one."""
     from proftui.themes import DEFAULT_THEME, THEME_NAMES
 
     parser = new_parser("", "Open a trace in the terminal viewer (? in the viewer lists the "
@@ -24,10 +26,9 @@ def cmd_open(argv: list[str]) -> int:
 
     if not os.path.exists(args.path):
         from proftui.core.errors import ProftuiError
-        from proftui.tui.cli import COMMANDS  # the registry imports this module
 
         raise ProftuiError(f"{args.path}: no such file or folder (commands: "
-                           f"{', '.join(COMMANDS)}; see proftui --help).")
+                           f"{', '.join(commands)}; see proftui --help).")
     theme = THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME
     app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run)
     app.run()
