@@ -20,6 +20,7 @@ import weakref
 import numpy as np
 
 from proftui.core.index import TraceIndex
+from proftui.core.parents import slice_parents
 
 TABLE_BUDGET_BYTES = 512 << 20  # range-max table of the vectorised sweep; else the loop
 SELF_KIND = "self1"  # bump when the stored self-time array changes meaning
@@ -32,8 +33,6 @@ def broken_tracks(index: TraceIndex) -> np.ndarray:
     slices that do not nest)."""
     found = _broken_memo.get(index)
     if found is None:
-        from proftui.core.aggregate import slice_parents
-
         orphan = (index.col("slices.depth") > 0) & (slice_parents(index) < 0)
         found = np.zeros(index.n_tracks, bool)
         found[index.col("slices.track")[orphan]] = True
@@ -72,8 +71,6 @@ def compute_self_times(index: TraceIndex) -> np.ndarray:
 
 def window_self(index: TraceIndex, slices: np.ndarray, lo: int, hi: int) -> np.ndarray:
     """Per slice of `slices` (indices, ascending), the self time it owns inside [lo, hi)."""
-    from proftui.core.aggregate import slice_parents
-
     start_all = index.col("slices.start")
     dur_all = index.col("slices.dur")
     low, high = np.int64(lo), np.int64(hi)

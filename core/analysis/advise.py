@@ -290,7 +290,7 @@ def _sync(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
 
 def _parents(ctx: Context, rows: np.ndarray) -> np.ndarray:
     """The slices that called `rows` (their parents on the timeline), where they have one."""
-    from proftui.core.aggregate import slice_parents
+    from proftui.core.parents import slice_parents
 
     parents = slice_parents(ctx.index)[rows]
     return parents[parents >= 0].astype(np.int64)

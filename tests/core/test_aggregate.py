@@ -13,20 +13,19 @@ from proftui.core import load_trace
 from proftui.core.aggregate import (
     aggregate_ops,
     duration_histogram,
-    find_parents,
     instances_table,
     iteration_of,
     iterations_table,
     op_instances,
-    self_times,
-    slice_parents,
 )
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import op_types
 from proftui.core.importers.csv_summary import read_table
 from proftui.core.iterations import Iteration, Iterations
+from proftui.core.parents import find_parents, slice_parents
 from proftui.core.roles import device_tracks
 from proftui.core.rows import build_rows
+from proftui.core.self_time import self_times
 from proftui.core.slice_info import describe_slice
 
 from helpers import load, write_trace
