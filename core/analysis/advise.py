@@ -156,9 +156,7 @@ def _slices(ctx: Context, group: str, mask: np.ndarray) -> np.ndarray:
     start = ctx.index.col("slices.start")[rows]
     keep = np.zeros(len(rows), bool)
     for b in ctx.steps[group]:
-        lo, hi = (b.start_ns, b.end_ns)
-        if b.device:
-            lo, hi = min(lo, b.device["start_ns"]), max(hi, b.device["end_ns"])
+        lo, hi = b.extent()
         keep |= (start >= lo) & (start < hi)
     return rows[keep]
 
@@ -175,8 +173,7 @@ def _step_of(ctx: Context, group: str, t_ns: int) -> int | None:
     """The number of the considered step of `group` whose window (widened to its device
     window) holds `t_ns`, if any."""
     for b in ctx.steps[group]:
-        lo = min(b.start_ns, b.device["start_ns"]) if b.device else b.start_ns
-        hi = max(b.end_ns, b.device["end_ns"]) if b.device else b.end_ns
+        lo, hi = b.extent()
         if lo <= t_ns < hi:
             return b.iteration
     return None
@@ -198,8 +195,7 @@ def _stretch_evidence(ctx: Context, group: str, name: str, label: str,
     coverage = group_coverage(ctx.index, ctx.tables)[group]
     out = []
     for b in ctx.steps[group]:
-        lo, hi = (b.device["start_ns"], b.device["end_ns"]) if b.device else (b.start_ns,
-                                                                             b.end_ns)
+        lo, hi = b.device_window()
         if from_step_start:
             lo = min(lo, b.start_ns)
         starts, ends = coverage.stretches(name, lo, hi)
@@ -275,9 +271,8 @@ def _sync(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     rows = _slices(ctx, group, found.sync)
     outer = _outermost(ctx, rows)
     coverage = group_coverage(ctx.index, ctx.tables)[group]
-    lost = float(np.mean([int(coverage.measure("sync_idle", *(
-        (b.device["start_ns"], b.device["end_ns"]) if b.device else (b.start_ns, b.end_ns))))
-        for b in ctx.steps[group]]))
+    lost = float(np.mean([int(coverage.measure("sync_idle", *b.device_window()))
+                          for b in ctx.steps[group]]))
     return _finding(ctx, RULES_BY_ID["sync"], group,
                     f"{count:g} host-device synchronisation(s) per step",
                     lost, {"syncs_per_step": count,
@@ -320,10 +315,11 @@ def _exposed(rule_id: str, what: str, stretch: str, from_step_start: bool) -> Ch
         for b in ctx.steps[group]:
             if b.device is None:
                 continue
-            lo = min(b.start_ns, b.device["start_ns"]) if from_step_start else \
-                b.device["start_ns"]
-            lost.append(int(coverage.measure(stretch, lo, b.device["end_ns"])))
-            span.append(b.device["end_ns"] - lo)
+            lo, hi = b.device_window()
+            if from_step_start:
+                lo = min(lo, b.start_ns)
+            lost.append(int(coverage.measure(stretch, lo, hi)))
+            span.append(hi - lo)
         mean_lost, mean_span = float(np.mean(lost)), float(np.mean(span))
         if mean_span <= 0 or mean_lost / mean_span < p["min_share"]:
             return None

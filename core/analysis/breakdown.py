@@ -78,6 +78,17 @@ class StepBreakdown:
     def step_ns(self) -> int:
         return self.end_ns - self.start_ns
 
+    def device_window(self) -> tuple[int, int]:
+        """[start, end) of the step's device window, else of the step itself."""
+        if self.device is None:
+            return self.start_ns, self.end_ns
+        return self.device["start_ns"], self.device["end_ns"]
+
+    def extent(self) -> tuple[int, int]:
+        """[start, end) of the step and its device window together."""
+        lo, hi = self.device_window()
+        return min(lo, self.start_ns), max(hi, self.end_ns)
+
     def shares(self) -> dict[str, float]:
         """Each part as a fraction: device parts of the device span, host parts of the
         step."""

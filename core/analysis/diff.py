@@ -281,9 +281,8 @@ def _ops(opened: Opened, steps: list[StepBreakdown], by: str, side: str,
     """Per key: (total ns, count) per step kept (the whole trace as one step without any)."""
     index = opened.index
     if steps:
-        lo = min(min(b.start_ns, b.device["start_ns"] if b.device else b.start_ns)
-                 for b in steps)
-        hi = max(max(b.end_ns, b.device["end_ns"] if b.device else b.end_ns) for b in steps)
+        lo = min(b.extent()[0] for b in steps)
+        hi = max(b.extent()[1] for b in steps)
         n = len({b.iteration for b in steps})
     else:
         lo, hi, n = index.start_ns, index.end_ns, 1
