@@ -103,18 +103,11 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     all_keys, key_labels = slice_keys(index, by, types, tables)
     key_header = GROUP_BY[by]
     lo, hi = _window(index, start_ns, end_ns)
-    sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
-    start = index.col("slices.start")[sel]
+    sel, clipped_start, clipped_end = _clipped(index, lo, hi, tracks, side)
     dur = index.col("slices.dur")[sel]
     keys = all_keys[sel]
-    end = start + dur
-    clipped_start = np.maximum(start, np.int64(lo))
-    clipped_end = np.maximum(np.minimum(end, np.int64(hi)), clipped_start)
-    clipped = clipped_end - clipped_start
     n_keys = len(key_labels)
-    count = np.bincount(keys, minlength=n_keys)
-    total = np.zeros(n_keys, np.int64)
-    np.add.at(total, keys, clipped)
+    count, total = _count_total(keys, clipped_end - clipped_start, n_keys)
     whole = np.zeros(n_keys, np.int64)
     np.add.at(whole, keys, dur)
     low = np.full(n_keys, np.iinfo(np.int64).max)
@@ -163,17 +156,32 @@ def op_totals(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | N
     shares (what a comparison of two profiles needs, at a fraction of the cost)."""
     all_keys, labels = slice_keys(index, by, types, tables)
     lo, hi = _window(index, start_ns, end_ns)
-    sel = _selection(index, lo, hi, _track_filter(index, None, side))
-    start = index.col("slices.start")[sel]
-    end = start + index.col("slices.dur")[sel]
-    clipped = np.maximum(np.minimum(end, np.int64(hi)) - np.maximum(start, np.int64(lo)), 0)
-    keys = all_keys[sel].astype(np.int64)
-    n_keys = int(keys.max()) + 1 if len(keys) else 0
-    counts = np.bincount(keys, minlength=n_keys)
-    totals = np.zeros(n_keys, np.int64)
-    np.add.at(totals, keys, clipped)
+    sel, clipped_start, clipped_end = _clipped(index, lo, hi, None, side)
+    keys = all_keys[sel]
+    counts, totals = _count_total(keys, clipped_end - clipped_start,
+                                  int(keys.max()) + 1 if len(keys) else 0)
     present = np.flatnonzero(counts)
     return [labels[int(k)] for k in present], totals[present], counts[present]
+
+
+def _clipped(index: TraceIndex, lo: int, hi: int, tracks: Sequence[int] | np.ndarray | None,
+             side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The operator slices overlapping [lo, hi) on the tracks asked for, and their starts and
+    ends clipped to the window."""
+    sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
+    start = index.col("slices.start")[sel]
+    end = start + index.col("slices.dur")[sel]
+    clipped_start = np.maximum(start, np.int64(lo))
+    return sel, clipped_start, np.maximum(np.minimum(end, np.int64(hi)), clipped_start)
+
+
+def _count_total(keys: np.ndarray, clipped: np.ndarray, n_keys: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per key: how many slices, and their summed clipped time (int64 ns)."""
+    count = np.bincount(keys, minlength=n_keys)
+    total = np.zeros(n_keys, np.int64)
+    np.add.at(total, keys, clipped)
+    return count, total
 
 
 def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.ndarray,
