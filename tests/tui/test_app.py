@@ -5,17 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from textual.widgets import Static, Tree
 
 from proftui.tui.app import ProftuiApp
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def _labels(tree: Tree) -> list[str]:

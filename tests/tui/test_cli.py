@@ -22,12 +22,6 @@ TRACE = {"traceEvents": [
 ]}
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache"
-
-
 @pytest.fixture
 def trace(tmp_path) -> Path:
     path = tmp_path / "t.json"

@@ -14,11 +14,6 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 KINETO = str(SAMPLES / "kineto_demo.pt.trace.json")
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def _trace(path: Path, step_us: list[int], kernel_us: int = 100) -> str:
     events, at = [], 0
     for n, length in enumerate(step_us, 1):

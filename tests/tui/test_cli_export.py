@@ -35,11 +35,6 @@ TRACE = {"traceEvents": [
 ]}
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
-
-
 @pytest.fixture
 def trace(tmp_path) -> str:
     path = tmp_path / "t.json"

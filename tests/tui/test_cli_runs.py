@@ -16,11 +16,6 @@ from proftui.tui.run_chooser import RunChooser
 DAY1_NS = 1736408883_000_000_000  # 2025-01-09 07:48:03 UTC
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def _torch_npu(folder: Path, rank: int, start_ns: int) -> None:
     """A torch_npu rank dir: profiler_info_N.json and a trace_view.json with one step."""
     out = folder / "ASCEND_PROFILER_OUTPUT"

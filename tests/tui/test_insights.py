@@ -18,11 +18,6 @@ from proftui.tui.timeline import Timeline
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
-
-
 async def _settle(app, pilot) -> None:
     await app.workers.wait_for_complete()
     await pilot.pause()

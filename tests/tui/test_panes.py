@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 from textual.widgets import TabbedContent
 
 from proftui.core.roles import op_slices
@@ -17,11 +16,6 @@ from proftui.tui.timeline import Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
 
 
 async def _settle(app, pilot) -> None:

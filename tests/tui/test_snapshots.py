@@ -26,11 +26,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
-
-
 @pytest.mark.parametrize(("name", "sample", "size", "keys"), CASES, ids=[c[0] for c in CASES])
 async def test_timeline_snapshot(name, sample, size, keys) -> None:
     app = ProftuiApp(str(SAMPLES / sample))

@@ -128,11 +128,6 @@ def hostile(tmp_path_factory) -> dict[str, str]:
     return {"trace": str(trace), "profile": str(profile), "root": str(root)}
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
     try:
         status = main(list(argv))

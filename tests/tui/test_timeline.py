@@ -18,11 +18,6 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
-
-
 async def _open(pilot, app):
     await app.workers.wait_for_complete()
     await app.workers.wait_for_complete()  # the utilisation, started as the load ends

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from proftui.core.analysis.utilisation import Utilisation, utilisation
 from proftui.themes import palette_for
@@ -18,11 +17,6 @@ from proftui.tui.timeline import RULER_LINES, Timeline, util_lines_of
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
 SERIES_LABELS = ["device busy", "compute", "comm overlapped", "host busy"]
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
 
 
 async def _open(pilot, app) -> Timeline:

@@ -1,0 +1,12 @@
+"""Shared fixtures of the TUI and command-line tests."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    """Every test indexes into a cache of its own (and never the user's)."""
+    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
