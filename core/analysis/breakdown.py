@@ -30,6 +30,7 @@ launching host slice to the start of the device operator).
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -58,7 +59,8 @@ HOST_FIELDS = (
 _KIND_SETS = {act.MATRIX: "matrix", act.VECTOR: "vector", act.AI_CPU: "ai_cpu",
               act.OTHER: "other", act.COMM: "comm", act.MEMORY: "memory"}
 
-_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # index -> (memo, lock)
+_memo_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -291,10 +293,12 @@ def group_coverage(index: TraceIndex, tables: Sequence[Table] = ()) -> dict[str,
 
 def _groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Group]:
     key = tuple(t.path for t in tables)
-    memo = _memo.setdefault(index, {})
-    if key not in memo:
-        memo[key] = _build_groups(index, tables)
-    return memo[key]
+    with _memo_lock:  # one lock per index: the app's workers ask at once; diff's sides apart
+        memo, lock = _memo.setdefault(index, ({}, threading.Lock()))
+    with lock:
+        if key not in memo:
+            memo[key] = _build_groups(index, tables)
+        return memo[key]
 
 
 def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Group]:

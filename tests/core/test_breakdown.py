@@ -199,3 +199,31 @@ def test_a_trace_without_device_work_has_no_device_part_and_no_device_advice(tmp
     advice = advise(index, find_iterations(index))
     assert not advice.findings
     assert dict(advice.skipped)["host_bound"] == "no device work in this profile"
+
+
+def test_two_threads_asking_at_once_build_the_groups_once(tmp_path, monkeypatch):
+    """The app's utilisation and insights workers start together on a freshly opened trace."""
+    import threading
+    import time
+
+    from proftui.core.analysis import breakdown as bd
+
+    index = load(write_trace(tmp_path / "t.json", kineto_step()))
+    built = []
+    real = bd._build_groups
+
+    def slow(*args):
+        built.append(1)
+        time.sleep(0.2)
+        return real(*args)
+
+    monkeypatch.setattr(bd, "_build_groups", slow)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(bd.group_coverage(index)))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(built) == 1 and results[0] is not results[1]
+    assert results[0][""] is results[1][""]
