@@ -252,12 +252,27 @@ def op_instances(index: TraceIndex, key_id: int, *, by: str = "name",
                  types: OpTypes | None = None, tables: Sequence[Table] = ()) -> np.ndarray:
     """Indices of the slices of one op (its "name_id" in :func:`aggregate_ops`) counted for
     the same window and tracks, ordered by start (then index)."""
-    keys = slice_keys(index, by, types, tables)[0]
+    sel, keys, _ = window_slices(index, start_ns=start_ns, end_ns=end_ns, by=by, tracks=tracks,
+                                 side=side, types=types, tables=tables)
+    return by_start(index, sel[keys == key_id])
+
+
+def window_slices(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
+                  by: str = "name", tracks: Sequence[int] | np.ndarray | None = None,
+                  side: str = "all", types: OpTypes | None = None, tables: Sequence[Table] = ()
+                  ) -> tuple[np.ndarray, np.ndarray, Sequence[str]]:
+    """The operator slices :func:`aggregate_ops` counts for a window and tracks, each one's
+    group number, and the groups' labels."""
+    keys, labels = slice_keys(index, by, types, tables)
     lo, hi = _window(index, start_ns, end_ns)
     sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
-    found = sel[keys[sel] == key_id]
-    starts = index.col("slices.start")[found]
-    return found[np.argsort(starts, kind="stable")].astype(np.int64)
+    return sel, keys[sel], labels
+
+
+def by_start(index: TraceIndex, slices: np.ndarray) -> np.ndarray:
+    """The slices ordered by start (then as given), as int64."""
+    starts = index.col("slices.start")[slices]
+    return slices[np.argsort(starts, kind="stable")].astype(np.int64)
 
 
 def _iteration_list(iterations: Iterations | Sequence[Iteration] | None) -> list[Iteration]:
@@ -271,11 +286,20 @@ def iteration_of(index: TraceIndex, slices: np.ndarray,
     """Per slice, the number of the iteration of its group whose window holds its start
     (NaN when none does). When the iterations are all of one group, they apply to every
     slice whatever its group."""
+    return iteration_at(index, slices, iterations)[0]
+
+
+def iteration_at(index: TraceIndex, slices: np.ndarray,
+                 iterations: Iterations | Sequence[Iteration] | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per slice, as :func:`iteration_of`: the iteration's number (NaN when none) and its
+    start (int64 ns; -1 when none)."""
     slices = np.asarray(slices, np.int64)
     out = np.full(len(slices), np.nan)
+    starts = np.full(len(slices), -1, np.int64)
     items = [it for it in _iteration_list(iterations) if it.start_ns >= 0 <= it.end_ns]
     if not items or not len(slices):
-        return out
+        return out, starts
     start = index.col("slices.start")[slices]
     groups = {it.group for it in items}
     if len(groups) == 1:
@@ -295,7 +319,8 @@ def iteration_of(index: TraceIndex, slices: np.ndarray,
         k = np.searchsorted(w_start, start[at], side="right") - 1
         inside = (k >= 0) & (start[at] < w_end[np.maximum(k, 0)])
         out[at[inside]] = numbers[k[inside]]
-    return out
+        starts[at[inside]] = w_start[k[inside]]
+    return out, starts
 
 
 def track_titles(index: TraceIndex, tracks: np.ndarray) -> np.ndarray:

@@ -134,7 +134,9 @@ def format_cell(column: Column, value: object) -> str:
 
 def totals(table: Table, rows: np.ndarray | None = None) -> list[float | None]:
     """Per column, the sum over `rows` (all when None) of a summable column
-    (:func:`is_summable`; NaN left out), else None."""
+    (:func:`is_summable`; NaN left out), else None; all None when its rows do not add up."""
+    if not table.additive:
+        return [None] * len(table.columns)
     out: list[float | None] = []
     for column in table.columns:
         if not is_summable(column):

@@ -18,8 +18,12 @@ class HelpScreen(ModalScreen[None]):
                           border: round $primary; padding: 0 1; background: $surface; }
     """
 
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self.text = text or KEYS_HELP
+
     def compose(self) -> ComposeResult:
-        yield Static(KEYS_HELP, markup=False)
+        yield Static(self.text, markup=False)
 
 
 KEYS_HELP = """proftui keys

@@ -15,7 +15,7 @@ from textual.widgets import Static
 from proftui.core.analysis.advise import RULES, Advice, Evidence, Finding
 from proftui.core.importers.csv_summary import Column, Table
 from proftui.tui.format import fmt_duration
-from proftui.tui.panes import FilterBox, _TablePane
+from proftui.tui.panes import FilterBox, TablePane
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 
@@ -122,7 +122,7 @@ class FindingsTable(TableView):
         self._moved()
 
 
-class InsightsPane(_TablePane):
+class InsightsPane(TablePane):
     """What to fix first: the advisor's findings by time lost, the selected one's numbers,
     suggestion and evidence; Enter shows its first evidence range on the timeline, n / N the
     next and previous; the rules that could not run, and why, at the bottom."""

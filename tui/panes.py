@@ -69,13 +69,13 @@ class FilterBox(Input):
         self.post_message(self.Closed())
 
 
-class _TablePane(Vertical):
+class TablePane(Vertical):
     """A pane whose main widget is a TableView with a filter box (`/`)."""
 
     BINDINGS = [Binding("slash", "filter", "Filter")]
     DEFAULT_CSS = """
-    _TablePane > .title { height: 1; }
-    _TablePane > FilterBox { display: none; }
+    TablePane > .title { height: 1; }
+    TablePane > FilterBox { display: none; }
     """
 
     def table_view(self) -> TableView:
@@ -104,7 +104,7 @@ class _TablePane(Vertical):
         """Hook: after a filter was applied."""
 
 
-class OpsPane(_TablePane):
+class OpsPane(TablePane):
     """Operators of a window: count, total, self, avg, min, max and share, by name or
     category, for all tracks or the device or host side; Enter lists an operator's instances
     and Enter on an instance jumps the timeline to it."""
@@ -307,7 +307,7 @@ def histogram_text(durations_ns: np.ndarray, bins: int = 16) -> str:
     return f"{fmt_duration(int(edges[0]))} {bars} {fmt_duration(int(edges[-1]))}"
 
 
-class TablesPane(_TablePane):
+class TablesPane(TablePane):
     """The profile's summary CSVs, each sortable and filterable; `[` and `]` switch."""
 
     BINDINGS = [
@@ -391,7 +391,7 @@ def iterations_with_breakdown(iterations: list[Iteration],
     return Table(table.kind, table.path, first + extra + rest + start, table.n_rows)
 
 
-class IterationsPane(_TablePane):
+class IterationsPane(TablePane):
     """One row per iteration with its breakdown (compute, exposed communication and copies,
     idle, data loading, syncs) and the profile's own parts drawn as a stacked bar; the slowest
     and the outliers marked; Enter zooms the timeline to the iteration and scopes the ops to

@@ -119,10 +119,15 @@ class Timeline(Widget, can_focus=True):
     class WindowChanged(Message):
         """The visible time window changed."""
 
-        def __init__(self, start_ns: int, end_ns: int) -> None:
+        def __init__(self, timeline: Timeline, start_ns: int, end_ns: int) -> None:
             super().__init__()
+            self.timeline = timeline
             self.start_ns = start_ns
             self.end_ns = end_ns
+
+        @property
+        def control(self) -> Timeline:
+            return self.timeline
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
         super().__init__(id=id)
@@ -137,6 +142,7 @@ class Timeline(Widget, can_focus=True):
         self.focus_line = 0
         self.selected = -1
         self.range: tuple[int, int] | None = None  # a selected time range (area selection)
+        self.origin_ns: int | None = None  # the ruler's zero; None: the trace's start
         self._range_anchor: int | None = None  # where a shift-drag started
         self.matches = np.zeros(0, np.int64)
         self._marks: np.ndarray | None = None
@@ -315,7 +321,7 @@ class Timeline(Widget, can_focus=True):
         start = min(max(start, lo - span - width // 2), hi + span - width // 2)
         if (start, start + width) != (self.view_start, self.view_end):
             self.view_start, self.view_end = start, start + width
-            self.post_message(self.WindowChanged(self.view_start, self.view_end))
+            self.post_message(self.WindowChanged(self, self.view_start, self.view_end))
         self.refresh()
 
     # -- actions --------------------------------------------------------------------------------
@@ -800,9 +806,10 @@ class Timeline(Widget, can_focus=True):
         """Time labels (y 0) or ticks with the iterations' starts (y 1); the cursor's column
         is highlighted and its time, or the window's length, shown in the gutter."""
         assert self.index is not None
-        labels, ticks = ruler_text(self.view_start, self.view_end, self.cells, self.index.start_ns)
+        origin = self.index.start_ns if self.origin_ns is None else self.origin_ns
+        labels, ticks = ruler_text(self.view_start, self.view_end, self.cells, origin)
         if y == 0:
-            head, chars = f" @ {fmt_duration(self.cursor_ns - self.index.start_ns)}", list(labels)
+            head, chars = f" @ {fmt_duration(self.cursor_ns - origin)}", list(labels)
         else:
             head, chars = f" ↔ {fmt_duration(self.view_end - self.view_start)}", list(ticks)
         chars += [" "] * (self.cells - len(chars))

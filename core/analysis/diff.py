@@ -24,6 +24,7 @@ comparable.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,11 +34,17 @@ from typing import Any
 import numpy as np
 import tomllib
 
-from proftui.core.aggregate import op_totals
+from proftui.core.aggregate import (
+    by_start,
+    iteration_at,
+    op_totals,
+    track_titles,
+    window_slices,
+)
 from proftui.core.analysis.breakdown import StepBreakdown, breakdown
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import op_name, op_types
-from proftui.core.importers.csv_summary import Table
+from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.roles import roles
@@ -150,6 +157,7 @@ class SideSummary:
     iterations: list[int]
     step_ns: list[int]  # per iteration kept: its slowest group's step
     per_group_ns: dict[str, int]  # median step per group
+    window_ns: tuple[int, int] = (0, 0)  # the ops compared ran in it: see steps_window
 
     @property
     def median_ns(self) -> int | None:
@@ -252,7 +260,8 @@ def _summary(opened: Opened, steps: list[StepBreakdown]) -> SideSummary:
         opened.label, ", ".join(map(str, layouts)) or ", ".join(kinds) or "trace",
         device_kind, devices, groups, sorted(per_number), [per_number[k] for k in
                                                            sorted(per_number)],
-        {g: int(np.median(v)) for g, v in sorted(per_group.items())})
+        {g: int(np.median(v)) for g, v in sorted(per_group.items())},
+        steps_window(index, steps))
 
 
 def _devices(index: TraceIndex) -> tuple[str, int]:
@@ -276,16 +285,20 @@ def _mean(steps: list[StepBreakdown], side: str, key: str) -> float | None:
     return float(np.mean(values)) if values else None
 
 
+def steps_window(index: TraceIndex, steps: list[StepBreakdown]) -> tuple[int, int]:
+    """From the first step's start to the last one's end, device windows included (the whole
+    trace without steps): the window whose ops are compared."""
+    if not steps:
+        return index.start_ns, index.end_ns
+    return min(b.extent()[0] for b in steps), max(b.extent()[1] for b in steps)
+
+
 def _ops(opened: Opened, steps: list[StepBreakdown], by: str, side: str,
          op_map: Sequence[tuple[re.Pattern, str]]) -> dict[str, tuple[float, float]]:
     """Per key: (total ns, count) per step kept (the whole trace as one step without any)."""
     index = opened.index
-    if steps:
-        lo = min(b.extent()[0] for b in steps)
-        hi = max(b.extent()[1] for b in steps)
-        n = len({b.iteration for b in steps})
-    else:
-        lo, hi, n = index.start_ns, index.end_ns, 1
+    lo, hi = steps_window(index, steps)
+    n = max(len({b.iteration for b in steps}), 1)
     types = op_types(index, opened.tables) if by == "type" else None
     names, totals, counts = op_totals(index, start_ns=lo, end_ns=hi, by=by, side=side,
                                       types=types, tables=opened.tables)
@@ -295,6 +308,20 @@ def _ops(opened: Opened, steps: list[StepBreakdown], by: str, side: str,
         t, c = out.get(key, (0.0, 0.0))
         out[key] = (t + total / n, c + count / n)
     return out
+
+
+def op_slices(opened: Opened, key: str, start_ns: int, end_ns: int, *, by: str = "name",
+              side: str = "all", op_map: Sequence[tuple[re.Pattern, str]] = ()) -> np.ndarray:
+    """The slices of one op of a comparison (its key as :func:`compare` matched it) that ran
+    in [start_ns, end_ns) on one side, ordered by start."""
+    index = opened.index
+    types = op_types(index, opened.tables) if by == "type" else None
+    sel, keys, labels = window_slices(index, start_ns=start_ns, end_ns=end_ns, by=by,
+                                      side=side, types=types, tables=opened.tables)
+    present = np.unique(keys)
+    match = [k for k in present.tolist()
+             if (normalise(str(labels[k]), op_map) if by == "name" else str(labels[k])) == key]
+    return by_start(index, sel[np.isin(keys, match)])
 
 
 def _overlap(b_ops: dict[str, tuple[float, float]], n_ops: dict[str, tuple[float, float]]
@@ -389,6 +416,16 @@ _TEXT_PARTS = ("compute_ns", "comm_exposed_ns", "overlapped_ns", "memcpy_exposed
 def diff_tables(diff: Diff, top: int | None = 20) -> list[tuple[str, Table]]:
     """The comparison as (title, table) pairs for printing: the step and its parts, then the
     ops that changed most."""
+    n_b, n_n = len(diff.base.step_ns), len(diff.new.step_ns)
+    side = "" if diff.side == "all" else f", {diff.side} side"
+    return [(f"step and breakdown: {n_b} base step(s), {n_n} new step(s) after the warm-up",
+             step_table(diff)),
+            (f"ops by {diff.by}{side}, per step, largest change first ({len(diff.ops)} in all)",
+             ops_table(diff, top))]
+
+
+def step_table(diff: Diff) -> Table:
+    """The median step and the means of its parts, base and new, with their change."""
     from proftui.core.report import rows_table
 
     def row(label: str, base: float | None, new: float | None) -> tuple:
@@ -400,16 +437,46 @@ def diff_tables(diff: Diff, top: int | None = 20) -> list[tuple[str, Table]]:
     rows = [row("step (median)", step["base_ns"], step["new_ns"])]
     rows += [row(f"  {key[:-3].replace('_', ' ')} (mean)", *diff.parts[key])
              for key in _TEXT_PARTS if diff.parts.get(key, (None, None)) != (None, None)]
-    n_b, n_n = len(diff.base.step_ns), len(diff.new.step_ns)
-    out = [(f"step and breakdown: {n_b} base step(s), {n_n} new step(s) after the warm-up",
-            rows_table(["Measure", "Base", "New", "Delta", "Delta(%)"],
-                       ["text", "ns", "ns", "ns", "%"], rows))]
-    ops = [(o.key, o.base_total_ns, o.new_total_ns, o.delta_ns, o.base_count, o.new_count,
-            o.status) for o in diff.ops[:top]]
-    side = "" if diff.side == "all" else f", {diff.side} side"
-    out.append((f"ops by {diff.by}{side}, per step, largest change first "
-                f"({len(diff.ops)} in all)",
-                rows_table([diff.by.capitalize(), "Base", "New", "Delta", "Count base",
-                            "Count new", "Status"],
-                           ["text", "ns", "ns", "ns", "", "", "text"], ops)))
-    return out
+    table = rows_table(["Measure", "Base", "New", "Delta", "Delta(%)"],
+                       ["text", "ns", "ns", "ns", "%"], rows)
+    return dataclasses.replace(table, additive=False)  # the parts overlap: no sum
+
+
+def ops_table(diff: Diff, top: int | None = None) -> Table:
+    """The op deltas per step, largest change first (the first `top`; all with None)."""
+    from proftui.core.report import rows_table
+
+    ops = [(o.key, o.base_total_ns, o.new_total_ns, o.delta_ns,
+            o.delta_ns / o.base_total_ns if o.base_total_ns else None, o.base_count,
+            o.new_count, o.status) for o in diff.ops[:top]]
+    return rows_table([diff.by.capitalize(), "Base", "New", "Delta", "Delta(%)", "Count base",
+                       "Count new", "Status"], ["text", "ns", "ns", "ns", "%", "", "", "text"],
+                      ops)
+
+
+def instances_table(diff: Diff, base: Opened, new: Opened, key: str,
+                    op_map: Sequence[tuple[re.Pattern, str]] = ()) -> Table:
+    """Both sides' instances of one op of the comparison in the windows compared, base's
+    first, each by start: Side, Iteration, Start in step (ns from its iteration's start),
+    Duration, Track and Slice (the slice's index on its side)."""
+    sides, iteration, into, dur, track, slices = [], [], [], [], [], []
+    for label, opened, summary in (("base", base, diff.base), ("new", new, diff.new)):
+        found = op_slices(opened, key, *summary.window_ns, by=diff.by, side=diff.side,
+                          op_map=op_map)
+        numbers, starts = iteration_at(opened.index, found, opened.iterations)
+        begin = opened.index.col("slices.start")[found]
+        sides += [label] * len(found)
+        iteration.append(numbers)
+        into.append(np.where(starts >= 0, begin - starts, np.nan))
+        dur.append(opened.index.col("slices.dur")[found].astype(np.float64))
+        track.append(track_titles(opened.index, opened.index.col("slices.track")[found]))
+        slices.append(found.astype(np.float64))
+    side_column = np.empty(len(sides), dtype=object)
+    side_column[:] = sides
+    columns = [Column("Side", "Side", "", "text", side_column),
+               Column("Iteration", "Iteration", "", "number", np.concatenate(iteration)),
+               Column("Start in step", "Start in step", "ns", "number", np.concatenate(into)),
+               Column("Duration", "Duration", "ns", "number", np.concatenate(dur)),
+               Column("Track", "Track", "", "text", np.concatenate(track)),
+               Column("Slice", "Slice", "", "number", np.concatenate(slices))]
+    return Table("instances", "", columns, len(sides))

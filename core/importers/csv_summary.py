@@ -60,6 +60,7 @@ class Table:
     n_rows: int
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     group: str = ""  # the rank or device of the profile it belongs to
+    additive: bool = True  # whether its rows add up (else no totals: parts of one whole)
 
     def find(self, *names: str) -> Column | None:
         """The first column called any of `names` (case and unit suffix ignored)."""

@@ -17,20 +17,32 @@ def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
     parser = new_parser("", "Open a trace in the terminal viewer (? in the viewer lists the "
                         "keys).",
                         "  proftui trace.json\n  proftui --theme light PROF_000001_...\n"
+                        "  proftui before.json after.json   (compare: base above, new below)\n"
                         "  NO_COLOR=1 proftui trace.json\n"
                         "  proftui info trace.json      (headless)")
+    parser.add_argument("new", nargs="?", help="a second profile: both open one above the "
+                        "other to compare (base first, then new; see also proftui diff)")
     parser.add_argument("--theme", choices=sorted(THEME_NAMES), default=None,
                         help="colour theme (default dark; T switches at run time)")
     args = parser.parse_args(argv)
-    from proftui.tui.app import ProftuiApp
+    from proftui.core.errors import ProftuiError
 
-    if not os.path.exists(args.path):
-        from proftui.core.errors import ProftuiError
-
-        raise ProftuiError(f"{args.path}: no such file or folder (commands: "
-                           f"{', '.join(commands)}; see proftui --help).")
+    for path in (args.path, args.new):
+        if path is not None and not os.path.exists(path):
+            raise ProftuiError(f"{path}: no such file or folder (commands: "
+                               f"{', '.join(commands)}; see proftui --help).")
     theme = THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME
-    app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run)
+    if args.new is not None:
+        if args.run is not None:
+            parser.error("--run opens one run of one profile; to compare, give each run's "
+                         "folder")
+        from proftui.tui.compare_app import CompareApp
+
+        app = CompareApp(args.path, args.new, use_cache=not args.no_cache, theme=theme)
+    else:
+        from proftui.tui.app import ProftuiApp
+
+        app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run)
     app.run()
     if app.error:  # shown in the app; said again where scripts and the shell see it
         sys.stderr.write(f"proftui: {safe(app.error)}\n")
