@@ -56,7 +56,6 @@ UNCHANGED_SHARE = 0.02  # a part that moved less than this share of the base ste
 _GENERATED = (
     (re.compile(r"\bobject at 0x[0-9a-fA-F]+"), "object at 0x"),
     (re.compile(r"0x[0-9a-fA-F]{6,}"), "0x"),
-    (re.compile(r"<.*>"), "<>"),  # template arguments (greedy: nested ones as one)
     (re.compile(r"(?<=[A-Za-z])_?[0-9a-f]{12,}\b"), ""),  # hashes glued to a name
     (re.compile(r"^(hcom_\w+?_)_\d+(?:_\d+)*$"), r"\1"),  # hcom_allReduce__586_0_1
     (re.compile(r"^(triton_\w+?)_\d+$"), r"\1"),  # triton_poi_fused_add_relu_0
@@ -64,6 +63,8 @@ _GENERATED = (
     # the loader's iterator class changes with num_workers: it is still the data loader
     (re.compile(r"^enumerate\(DataLoader\)#.*$"), "enumerate(DataLoader)"),
 )
+# template arguments after a name, once those inside them are "<>" (not "<built-in ...>")
+_TEMPLATE = re.compile(r"(?<=[\w:])<(?:[^<>]|<>)+>")
 PART_KEYS = (
     ("device", "compute_ns"), ("device", "comm_exposed_ns"), ("device", "overlapped_ns"),
     ("device", "memcpy_exposed_ns"), ("device", "idle_ns"), ("device", "host_bound_ns"),
@@ -90,7 +91,11 @@ def normalise(name: str, op_map: Sequence[tuple[re.Pattern, str]] = ()) -> str:
     key = op_name(name)
     for pattern, replacement in _GENERATED:
         key = pattern.sub(replacement, key)
-    return key
+    while True:  # template arguments, innermost first: kernel<4, F<float> > is kernel<>
+        shorter = _TEMPLATE.sub("<>", key)
+        if shorter == key:
+            return key
+        key = shorter
 
 
 def read_op_map(path: str) -> list[tuple[re.Pattern, str]]:

@@ -1,0 +1,135 @@
+"""`proftui BASE NEW`: two timelines aligned at an iteration, locked together, and the op
+deltas with their instances on both sides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from proftui.core.analysis.diff import normalise
+from proftui.tui.cli import main
+from proftui.tui.compare_app import CompareApp
+from proftui.tui.table import TableView
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+BEFORE = str(SAMPLES / "diff_before.pt.trace.json")
+AFTER = str(SAMPLES / "diff_after.pt.trace.json")
+
+
+async def _settle(app, pilot) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+def _offsets(app) -> list[tuple[int, int]]:
+    """Each timeline's window as offsets from its alignment origin."""
+    return [(t.view_start - t.origin_ns, t.view_end - t.origin_ns) for t in app.timelines()]
+
+
+def _iteration_start(side, number: int) -> int:
+    return min(it.start_ns for it in side.iterations.items if it.number == number)
+
+
+async def test_both_open_aligned_at_the_first_compared_iteration_with_the_verdict() -> None:
+    app = CompareApp(BEFORE, AFTER)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        assert app.error is None and app.found is not None
+        assert "step -54.8 %" in str(app.query_one("#verdict", Static).render())
+        assert app.align == 2  # iteration 1 is the warm-up diff leaves out
+        for side, timeline in zip(app.sides, app.timelines()):
+            assert timeline.origin_ns == _iteration_start(side, 2)
+        base, new = _offsets(app)
+        assert base == new and base[0] < 0 < base[1]
+        ops = app.query_one("#diff-ops", TableView).table
+        assert ops.n_rows == len(app.found.ops)
+        assert ops.columns[0].values[0] == "enumerate(DataLoader)"
+
+
+async def test_the_lock_moves_both_and_off_lets_each_go_its_own_way() -> None:
+    app = CompareApp(BEFORE, AFTER)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        base, new = app.timelines()
+        app.screen.set_focus(new)
+        await pilot.press("w", "w", "d")
+        await pilot.pause()
+        before = _offsets(app)
+        assert before[0] == before[1]
+        await pilot.press("l")
+        assert not app.locked
+        await pilot.press("d")
+        await pilot.pause()
+        moved = _offsets(app)
+        assert moved[1] != before[1] and moved[0] == before[0]  # the base stayed
+        await pilot.press("l")  # on again: the base catches up with the focused side
+        await pilot.pause()
+        caught = _offsets(app)
+        assert caught[0] == caught[1] == moved[1]
+
+
+async def test_g_aligns_both_at_another_iteration() -> None:
+    app = CompareApp(BEFORE, AFTER)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("g", "5", "enter")
+        await pilot.pause()
+        assert app.align == 5
+        for side, timeline in zip(app.sides, app.timelines()):
+            assert timeline.origin_ns == _iteration_start(side, 5)
+            assert timeline.view_start < timeline.origin_ns < timeline.view_end
+        await pilot.press("g", "9", "9", "enter")
+        await pilot.pause()
+        assert app.align == 5
+        assert "Iteration 99 has no time window" in str(app.query_one("#status").render())
+
+
+async def test_enter_on_an_op_shows_its_instances_on_both_sides() -> None:
+    app = CompareApp(BEFORE, AFTER)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("1", "enter")  # the top change: the data loader
+        await pilot.pause()
+        view = app.query_one("#diff-instances", TableView)
+        sides = view.table.find("Side").values.tolist()
+        assert sides.count("base") == sides.count("new") == 7  # 7 steps a side after warm-up
+        for side, timeline in zip(app.sides, app.timelines()):
+            name = timeline.index.slice_name(timeline.selected)
+            assert normalise(name) == "enumerate(DataLoader)"
+            start = int(timeline.index.arrays["slices.start"][timeline.selected])
+            assert start - _iteration_start(side, 2) < 1_000_000  # the one of iteration 2
+            assert timeline.view_start <= start < timeline.view_end
+        base, new = _offsets(app)
+        assert base == new  # one window holding both, still locked
+        # Enter on the new side's third instance shows it on the new timeline
+        order = view.order.tolist()
+        row = [r for r in order if sides[r] == "new"][2]
+        view.cursor = order.index(row)
+        await pilot.press("enter")
+        await pilot.pause()
+        wanted = int(view.table.find("Slice").values[row])
+        assert app.timelines()[1].selected == wanted
+
+
+async def test_an_unreadable_side_is_named_in_one_sentence(tmp_path) -> None:
+    notes = tmp_path / "notes.csv"
+    notes.write_text("a,b\n1,2\n")
+    app = CompareApp(BEFORE, str(notes))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        assert app.error is not None and app.error.startswith("the new profile: ")
+        assert "Cannot compare: the new profile" in str(app.query_one("#status").render())
+        assert notes.read_text() == "a,b\n1,2\n"
+
+
+def test_the_command_line_checks_both_paths_first(tmp_path, capsys) -> None:
+    assert main([BEFORE, str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert "missing.json: no such file or folder" in err and err.count("\n") == 1
+    with pytest.raises(SystemExit) as exit_:
+        main([BEFORE, AFTER, "--run", "1"])
+    assert exit_.value.code == 2
+    assert "--run opens one run of one profile" in capsys.readouterr().err
