@@ -31,6 +31,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "advise": cmd_advise, "diff": cmd_diff}
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
+       proftui BASE NEW               open two, one above the other, to compare them
        proftui info PATH [--json]     what it holds: tracks, iterations, tables, problems
        proftui summary PATH [--json]  one screen: step time, top op types, busy ratios
        proftui index PATH             build the cache (with a progress bar)
