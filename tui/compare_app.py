@@ -300,12 +300,11 @@ class CompareApp(App[None]):
     def _titles(self) -> None:
         if self.found is None:
             return
-        where = f"#{self.align}" if self.align is not None else "the trace start"
+        where = f"#{self.align} start" if self.align is not None else "trace start"
         for side, summary in zip(SIDES, (self.found.base, self.found.new)):
             median = summary.median_ns
             step = f"median step {fmt_duration(median)}" if median is not None else "no steps"
-            lock = f"   0 = start of {where}, lock {self._lock_text()} (l)" if side == "base" \
-                else ""
+            lock = f"   0 = {where}, lock {self._lock_text()}" if side == "base" else ""
             self.query_one(f"#{side}-title", Static).update(
                 f"{side:<4}  {safe(summary.label)}   {step}{lock}")
 
