@@ -16,6 +16,9 @@ scope and instance number of MindSpore's "Default/network/Conv2D-op12", the data
 iterator class) are one op; an op map
 (regex -> canonical name) merges the rest. Ops on one side only are "added" or "removed".
 
+Ranks: with several ranks (or devices) a side, each rank's median step against its partner's
+(:mod:`.rank_diff`), and the slowest rank of each side.
+
 Summary tables: each kind both sides have (op_statistic, kernel_details, ...) compared by its
 key over the whole capture (:mod:`.table_diff`).
 
@@ -38,6 +41,7 @@ import tomllib
 
 from proftui.core.aggregate import op_totals
 from proftui.core.analysis.breakdown import StepBreakdown, breakdown
+from proftui.core.analysis.rank_diff import RankComparison, compare_ranks, rank_table
 from proftui.core.analysis.table_diff import TableDelta, compare_tables, delta_tables
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import op_name, op_types
@@ -183,6 +187,7 @@ class Diff:
     side: str
     verdict: str = ""
     op_overlap: float = 1.0
+    ranks: RankComparison = RankComparison()
     tables: list[TableDelta] = field(default_factory=list)
 
     @property
@@ -203,6 +208,10 @@ class Diff:
                               "delta": (n - b) if b is not None and n is not None else None}
                           for k, (b, n) in self.parts.items()},
             "ops": [o.to_json() for o in self.ops[:top]],
+            "ranks": [r.to_json() for r in self.ranks.rows],
+            "ranks_matched_by": self.ranks.matched_by,
+            "slowest": {"base": self.ranks.slowest_base.to_json(),
+                        "new": self.ranks.slowest_new.to_json()},
             "tables": [t.to_json(top) for t in self.tables]}
 
 
@@ -225,10 +234,11 @@ def compare(base: Opened, new: Opened, *, by: str = "name", side: str = "all", s
     overlap = _overlap(b_ops, n_ops)
     warnings, comparable = _check(b_sum, n_sum, overlap)
     conclusive, reason = _conclusive(b_sum.step_ns, n_sum.step_ns)
+    ranks = compare_ranks(b_sum.groups, b_sum.per_group_ns, n_sum.groups, n_sum.per_group_ns)
     tables = compare_tables(base.tables, new.tables, lambda name: normalise(name, op_map))
     warnings += _capture_lengths(base, new, tables)
     diff = Diff(b_sum, n_sum, warnings, comparable, conclusive, reason, parts, ops, by, side,
-                op_overlap=overlap, tables=tables)
+                op_overlap=overlap, ranks=ranks, tables=tables)
     return Diff(**{**diff.__dict__, "verdict": verdict(diff)})
 
 
@@ -407,9 +417,9 @@ _TEXT_PARTS = ("compute_ns", "comm_exposed_ns", "overlapped_ns", "memcpy_exposed
 
 
 def diff_tables(diff: Diff, top: int | None = 20) -> list[tuple[str, Table]]:
-    """The comparison as (title, table) pairs for printing: the step and its parts, the ops
-    that changed most, then each kind of summary table compared and the kinds that were
-    not."""
+    """The comparison as (title, table) pairs for printing: the step and its parts, the ranks
+    (with several a side), the ops that changed most, then each kind of summary table
+    compared and the kinds that were not."""
     from proftui.core.report import rows_table
 
     def row(label: str, base: float | None, new: float | None) -> tuple:
@@ -433,4 +443,7 @@ def diff_tables(diff: Diff, top: int | None = 20) -> list[tuple[str, Table]]:
                 rows_table([diff.by.capitalize(), "Base", "New", "Delta", "Count base",
                             "Count new", "Status"],
                            ["text", "ns", "ns", "ns", "", "", "text"], ops)))
+    ranks = rank_table(diff.ranks)
+    if ranks is not None:
+        out.insert(1, ranks)
     return out + delta_tables(diff.tables, top)

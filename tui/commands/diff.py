@@ -76,6 +76,7 @@ def cmd_diff(argv: list[str]) -> int:
     if args.csv and os.path.exists(args.csv) and not args.force:
         raise ProftuiError(f"{args.csv} exists; --force overwrites it.")
     from proftui.core.analysis.diff import Opened, compare, diff_tables, read_op_map
+    from proftui.core.analysis.rank_diff import slowest_text
     from proftui.core.overview import read_overview
 
     op_map = read_op_map(args.op_map) if args.op_map else []
@@ -97,6 +98,8 @@ def cmd_diff(argv: list[str]) -> int:
         if not found.comparable:
             out.append("not comparable: the numbers below compare unlike profiles\n")
         out.append(f"{safe(found.verdict)}\n")
+        if found.ranks.rows and slowest_text(found.ranks):
+            out.append(f"{safe(slowest_text(found.ranks))}\n")
         sys.stdout.write("".join(out))
         for title, table in diff_tables(found, args.top):
             print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
