@@ -16,6 +16,12 @@ scope and instance number of MindSpore's "Default/network/Conv2D-op12", the data
 iterator class) are one op; an op map
 (regex -> canonical name) merges the rest. Ops on one side only are "added" or "removed".
 
+Ranks: with several ranks (or devices) a side, each rank's median step against its partner's
+(:mod:`.rank_diff`), and the slowest rank of each side.
+
+Summary tables: each kind both sides have (op_statistic, kernel_details, ...) compared by its
+key over the whole capture (:mod:`.table_diff`).
+
 Before any number, a comparability check: same kind of profile, same device kind and count,
 same ranks, op sets overlapping; each mismatch is a warning, and some make the profiles not
 comparable.
@@ -28,7 +34,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,6 +48,13 @@ from proftui.core.aggregate import (
     window_slices,
 )
 from proftui.core.analysis.breakdown import StepBreakdown, breakdown
+from proftui.core.analysis.rank_diff import RankComparison, compare_ranks, rank_table
+from proftui.core.analysis.table_diff import (
+    TableDelta,
+    compare_tables,
+    delta_status,
+    delta_tables,
+)
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import op_name, op_types
 from proftui.core.importers.csv_summary import Column, Table
@@ -137,11 +150,9 @@ class OpDelta:
 
     @property
     def status(self) -> str:
-        if not self.base_count:
-            return "added"
-        if not self.new_count:
-            return "removed"
-        return "changed"
+        return delta_status(bool(self.base_count), bool(self.new_count),
+                            (self.base_total_ns, self.base_count) == (self.new_total_ns,
+                                                                      self.new_count))
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "base_total_ns": self.base_total_ns,
@@ -192,6 +203,8 @@ class Diff:
     side: str
     verdict: str = ""
     op_overlap: float = 1.0
+    ranks: RankComparison = RankComparison()
+    tables: list[TableDelta] = field(default_factory=list)
 
     @property
     def step(self) -> dict[str, Any]:
@@ -210,7 +223,12 @@ class Diff:
             "breakdown": {k: {"base": b, "new": n,
                               "delta": (n - b) if b is not None and n is not None else None}
                           for k, (b, n) in self.parts.items()},
-            "ops": [o.to_json() for o in self.ops[:top]]}
+            "ops": [o.to_json() for o in self.ops[:top]],
+            "ranks": [r.to_json() for r in self.ranks.rows],
+            "ranks_matched_by": self.ranks.matched_by,
+            "slowest": {"base": self.ranks.slowest_base.to_json(),
+                        "new": self.ranks.slowest_new.to_json()},
+            "tables": [t.to_json(top) for t in self.tables]}
 
 
 def compare(base: Opened, new: Opened, *, by: str = "name", side: str = "all", skip: int = 1,
@@ -232,8 +250,11 @@ def compare(base: Opened, new: Opened, *, by: str = "name", side: str = "all", s
     overlap = _overlap(b_ops, n_ops)
     warnings, comparable = _check(b_sum, n_sum, overlap)
     conclusive, reason = _conclusive(b_sum.step_ns, n_sum.step_ns)
+    ranks = compare_ranks(b_sum.groups, b_sum.per_group_ns, n_sum.groups, n_sum.per_group_ns)
+    tables = compare_tables(base.tables, new.tables, lambda name: normalise(name, op_map))
+    warnings += _capture_lengths(base, new, tables)
     diff = Diff(b_sum, n_sum, warnings, comparable, conclusive, reason, parts, ops, by, side,
-                op_overlap=overlap)
+                op_overlap=overlap, ranks=ranks, tables=tables)
     return Diff(**{**diff.__dict__, "verdict": verdict(diff)})
 
 
@@ -366,6 +387,17 @@ def _check(b: SideSummary, n: SideSummary, overlap: float) -> tuple[list[str], b
     return warnings, comparable
 
 
+def _capture_lengths(base: Opened, new: Opened, tables: list[TableDelta]) -> list[str]:
+    """A warning when summary tables were compared over captures of different lengths."""
+    if not any(t.skipped is None for t in tables):
+        return []
+    b, n = ({it.number for it in o.iterations.items} for o in (base, new))
+    if not b or not n or len(b) == len(n):
+        return []
+    return [f"the sides captured {len(b)} and {len(n)} steps: the summary tables' "
+            "whole-capture totals differ by that too"]
+
+
 def _conclusive(base: list[int], new: list[int]) -> tuple[bool, str]:
     if base and base == new:  # the same steps: nothing changed, and that is certain
         return True, ""
@@ -405,7 +437,8 @@ def verdict(diff: Diff) -> str:
             abs(compute[1] - compute[0]) < UNCHANGED_SHARE * b:
         said.append("compute unchanged")
     if step["delta_ns"] == 0 and not any(o.delta_ns for o in diff.ops) and all(
-            b_part == n_part for b_part, n_part in diff.parts.values()):
+            b_part == n_part for b_part, n_part in diff.parts.values()) and not any(
+            r.delta_ns for t in diff.tables for r in t.rows):
         return "no change"
     pct = step["delta_pct"] or 0.0
     head = f"step {pct:+.1f} % ({duration_text(b)} -> {duration_text(step['new_ns'] or 0)})"
@@ -419,14 +452,19 @@ _TEXT_PARTS = ("compute_ns", "comm_exposed_ns", "overlapped_ns", "memcpy_exposed
 
 
 def diff_tables(diff: Diff, top: int | None = 20) -> list[tuple[str, Table]]:
-    """The comparison as (title, table) pairs for printing: the step and its parts, then the
-    ops that changed most."""
+    """The comparison as (title, table) pairs for printing: the step and its parts, the ranks
+    (with several a side), the ops that changed most, then each kind of summary table
+    compared and the kinds that were not."""
     n_b, n_n = len(diff.base.step_ns), len(diff.new.step_ns)
     side = "" if diff.side == "all" else f", {diff.side} side"
-    return [(f"step and breakdown: {n_b} base step(s), {n_n} new step(s) after the warm-up",
-             step_table(diff)),
-            (f"ops by {diff.by}{side}, per step, largest change first ({len(diff.ops)} in all)",
-             ops_table(diff, top))]
+    out = [(f"step and breakdown: {n_b} base step(s), {n_n} new step(s) after the warm-up",
+            step_table(diff)),
+           (f"ops by {diff.by}{side}, per step, largest change first ({len(diff.ops)} in all)",
+            ops_table(diff, top))]
+    ranks = rank_table(diff.ranks)
+    if ranks is not None:
+        out.insert(1, ranks)
+    return out + delta_tables(diff.tables, top)
 
 
 def step_table(diff: Diff) -> Table:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
-from proftui.core.analysis.diff import Opened, compare, normalise, read_op_map
+from proftui.core.analysis.diff import Opened, compare, diff_tables, normalise, read_op_map
+from proftui.core.analysis.rank_diff import compare_ranks
 from proftui.core.errors import ProftuiError
 from proftui.core.iterations import find_iterations
+from proftui.core.overview import read_overview
 
 from helpers import load, write_trace
 
@@ -86,7 +89,7 @@ def test_renamed_kernels_match_and_ops_on_one_side_are_added_or_removed(tmp_path
     new = opened(tmp_path, "b.json", run([500] * 4, kernel="triton_poi_fused_add_relu_1",
                                          extra=only_new))
     by_key = {o.key: o for o in compare(base, new).ops}
-    assert by_key["triton_poi_fused_add_relu"].status == "changed"
+    assert by_key["triton_poi_fused_add_relu"].status == "unchanged"  # renamed, same time
     assert by_key["triton_poi_fused_add_relu"].base_count == 1.0  # per step
     assert by_key["aten::to"].status == "removed" and by_key["aten::to"].new_count == 0
     assert by_key["aten::pin_memory"].status == "added"
@@ -178,3 +181,86 @@ def test_the_bundled_before_and_after_tell_the_loader_story():
     assert status["enumerate(DataLoader)"] == "changed"
     assert status["triton_poi_fused_add_relu"] == "changed"
     assert status["aten::to"] == "removed" and status["aten::pin_memory"] == "added"
+
+
+def npu_rank(root, rank, steps_us, op_statistic=None):
+    """A torch_npu rank dir: profiler_info_N.json, a trace_view.json of steps of the given
+    lengths (the first 300 µs, warm-up), and an op_statistic.csv when given."""
+    out = root / f"rank{rank}_ascend_pt"
+    (out / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
+    (out / f"profiler_info_{rank}.json").write_text(json.dumps({"rank_id": rank}))
+    events, at = [], 0
+    for n, length in enumerate([300, *steps_us], 1):
+        events.append(x(f"ProfilerStep#{n}", at, length, pid=7, tid=7, cat="user_annotation"))
+        at += length + 5
+    (out / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").write_text(json.dumps(events))
+    if op_statistic:
+        (out / "ASCEND_PROFILER_OUTPUT" / "op_statistic.csv").write_text(
+            "OP Type,Core Type,Count,Total Time(us)\n" + op_statistic)
+    return root
+
+
+def opened_dir(root):
+    index = load(root)
+    _, tables, iterations = read_overview(index)
+    return Opened(str(root), index, tables, iterations)
+
+
+def test_ranks_are_compared_by_name_with_each_sides_slowest(tmp_path):
+    for rank, b_steps, n_steps in ((0, [100, 102, 98], [110, 111, 109]),
+                                   (1, [120, 120, 121], [90, 90, 90])):
+        npu_rank(tmp_path / "a", rank, b_steps, f"MatMul,AI_CORE,2,{rank + 1}\n")
+        npu_rank(tmp_path / "b", rank, n_steps, "MatMul,AI_CORE,2,1\n")
+    found = compare(opened_dir(tmp_path / "a"), opened_dir(tmp_path / "b"))
+    assert found.ranks.matched_by == "name"
+    assert [(r.base_group, r.new_group, r.base_ns, r.new_ns, r.delta_ns) for r in
+            found.ranks.rows] == [("rank 0", "rank 0", 100_000, 110_000, 10_000),
+                                  ("rank 1", "rank 1", 120_000, 90_000, -30_000)]
+    assert found.ranks.rows[1].delta_pct == -25.0
+    data = found.to_json()
+    assert data["slowest"] == {"base": {"group": "rank 1", "step_ns": 120_000},
+                               "new": {"group": "rank 0", "step_ns": 110_000}}
+    assert data["ranks"][0] == {"base_group": "rank 0", "new_group": "rank 0",
+                                "base_ns": 100_000, "new_ns": 110_000, "delta_ns": 10_000,
+                                "delta_pct": 10.0}
+    [stat] = data["tables"]  # the two ranks' op_statistic summed on each side
+    assert stat["groups"] == {"base": ["rank 0", "rank 1"], "new": ["rank 0", "rank 1"]}
+    assert stat["rows"][0]["base_total_ns"] == 3_000 and stat["rows"][0]["new_total_ns"] == 2_000
+    titles = [title for title, _ in diff_tables(found)]
+    assert titles[1] == "ranks: median step per rank, matched by name"
+
+
+def test_ranks_named_differently_are_matched_in_natural_order(tmp_path):
+    for rank, steps in ((0, [100] * 3), (1, [120] * 3)):
+        npu_rank(tmp_path / "a", rank, steps)
+    for rank, steps in ((2, [110] * 3), (10, [90] * 3)):  # "rank 10" after "rank 2"
+        npu_rank(tmp_path / "b", rank, steps)
+    found = compare(opened_dir(tmp_path / "a"), opened_dir(tmp_path / "b"))
+    assert "the ranks are named differently: compared in order" in found.warnings
+    assert found.ranks.matched_by == "order"
+    assert [(r.base_group, r.new_group, r.delta_ns) for r in found.ranks.rows] == [
+        ("rank 0", "rank 2", 10_000), ("rank 1", "rank 10", -30_000)]
+    assert (found.ranks.slowest_new.group, found.ranks.slowest_new.step_ns) == (
+        "rank 2", 110_000)
+
+
+def test_one_rank_a_side_has_no_rank_table_but_a_slowest(tmp_path):
+    side = opened(tmp_path, "a.json", run([500, 510, 490, 505]))
+    found = compare(side, side)
+    data = found.to_json()
+    assert data["ranks"] == [] and data["ranks_matched_by"] is None
+    assert data["slowest"]["base"] == {"group": "", "step_ns": 505_000}
+    assert not any(title.startswith("ranks") for title, _ in diff_tables(found))
+
+
+def test_ranks_without_a_partner_or_steps_are_listed_alone():
+    ranks = compare_ranks(["rank 0", "rank 1", "rank 2"], {"rank 0": 5, "rank 2": 7},
+                          ["rank 0", "rank 1"], {"rank 0": 6, "rank 1": 9})
+    assert ranks.matched_by == "order"
+    assert [(r.base_group, r.new_group, r.base_ns, r.new_ns, r.delta_ns) for r in
+            ranks.rows] == [("rank 0", "rank 0", 5, 6, 1), ("rank 1", "rank 1", None, 9, None),
+                            ("rank 2", None, 7, None, None)]
+    assert (ranks.slowest_base.group, ranks.slowest_new.group) == ("rank 2", "rank 1")
+    empty = compare_ranks([], {}, [], {})
+    assert empty.rows == [] and empty.slowest_base.to_json() == {"group": None,
+                                                                 "step_ns": None}

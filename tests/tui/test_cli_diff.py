@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,40 @@ def test_an_unreadable_side_is_named_with_exit_2(capsys, tmp_path):
     with pytest.raises(SystemExit) as stop:  # bad usage: argparse's exit
         main(["diff", "--iterations", "5:2", base, base])
     assert stop.value.code == 2 and "ends before it starts" in capsys.readouterr().err
+
+
+def _npu_rank(root: Path, rank: int, step_us: int, matmul_us: int) -> str:
+    """A torch_npu rank dir: three steps (the first the warm-up) and an op_statistic.csv."""
+    out = root / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out.parent / f"profiler_info_{rank}.json").write_text(json.dumps({"rank_id": rank}))
+    (out / "trace_view.json").write_text(json.dumps([
+        {"ph": "X", "name": f"ProfilerStep#{n}", "ts": n * 1000, "dur": step_us, "pid": 7,
+         "tid": 7, "cat": "user_annotation"} for n in (1, 2, 3)]))
+    (out / "op_statistic.csv").write_text(
+        f"OP Type,Core Type,Count,Total Time(us)\nMatMul,AI_CORE,2,{matmul_us}\n")
+    return str(root)
+
+
+def test_ranks_slowest_and_summary_tables_in_json_and_text(capsys, tmp_path):
+    for rank in (0, 1):
+        base = _npu_rank(tmp_path / "base", rank, 500 + 100 * rank, 10)
+        new = _npu_rank(tmp_path / "new", rank, 400 + 300 * rank, 15)
+    code, out, _ = _run(capsys, "diff", "--json", base, new)
+    data = json.loads(out)
+    assert code == 0 and {"ranks", "slowest", "tables", "ops", "step"} <= set(data)
+    assert data["ranks"][1] == {"base_group": "rank 1", "new_group": "rank 1",
+                                "base_ns": 600_000, "new_ns": 700_000, "delta_ns": 100_000,
+                                "delta_pct": pytest.approx(100 / 6)}
+    assert data["slowest"]["new"] == {"group": "rank 1", "step_ns": 700_000}
+    [stat] = data["tables"]
+    assert (stat["kind"], stat["scope"], stat["skipped"]) == ("op_statistic", "whole capture",
+                                                              None)
+    assert stat["rows"] == [{"key": "MatMul (AI_CORE)", "base_total_ns": 20_000,
+                             "new_total_ns": 30_000, "delta_ns": 10_000, "base_count": 4,
+                             "new_count": 4, "status": "changed"}]
+    code, out, _ = _run(capsys, "diff", base, new)
+    assert "slowest rank: base rank 1 (600 us), new rank 1 (700 us)\n" in out
+    assert "ranks: median step per rank, matched by name\nRank" in out
+    assert re.search(r"\nrank 1 +600 us +700 us +100 us +16\.67%\n", out)
+    assert "op_statistic by OP Type (Core Type): whole capture, 2 ranks summed (1 in all)" in out

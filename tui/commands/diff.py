@@ -29,7 +29,9 @@ def _parser() -> _Parser:
         description="Compare a new profile with a base one: the median step (warm-up left "
         "out) and whether its change exceeds the step-to-step noise, the breakdown's parts, and "
         "the ops per step matched by name (generated parts of kernel names ignored), with the "
-        "ones added and removed. Mismatches (kind of profile, devices, ranks, ops) are warned "
+        "ones added and removed; with several ranks a side, rank against rank and the slowest "
+        "of each; and the summary tables both have (op_statistic, kernel_details, ...) by key "
+        "over the whole capture. Mismatches (kind of profile, devices, ranks, ops) are warned "
         "about first.",
         epilog="exit status: 0 done (with --gate: no regression beyond PCT, or no change), "
         "1 with --gate: the step regressed by more than PCT and the change is conclusive, "
@@ -45,7 +47,8 @@ def _parser() -> _Parser:
     parser.add_argument("--side", choices=("all", "device", "host"), default="all",
                         help="the ops of device tracks, host tracks, or all (default)")
     parser.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="K",
-                        help=f"ops shown (default {DEFAULT_TOP}; all in --csv)")
+                        help=f"ops, and rows of each summary table, shown (default "
+                             f"{DEFAULT_TOP}; every op in --csv)")
     parser.add_argument("--skip", type=int, default=1, metavar="N",
                         help="warm-up steps left out on each side (default 1)")
     parser.add_argument("--iterations", metavar="A:B",
@@ -76,6 +79,7 @@ def cmd_diff(argv: list[str]) -> int:
     if args.csv and os.path.exists(args.csv) and not args.force:
         raise ProftuiError(f"{args.csv} exists; --force overwrites it.")
     from proftui.core.analysis.diff import Opened, compare, diff_tables, read_op_map
+    from proftui.core.analysis.rank_diff import slowest_text
     from proftui.core.overview import read_overview
 
     op_map = read_op_map(args.op_map) if args.op_map else []
@@ -97,6 +101,8 @@ def cmd_diff(argv: list[str]) -> int:
         if not found.comparable:
             out.append("not comparable: the numbers below compare unlike profiles\n")
         out.append(f"{safe(found.verdict)}\n")
+        if found.ranks.rows and slowest_text(found.ranks):
+            out.append(f"{safe(slowest_text(found.ranks))}\n")
         sys.stdout.write("".join(out))
         for title, table in diff_tables(found, args.top):
             print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
