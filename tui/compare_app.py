@@ -134,7 +134,7 @@ class CompareApp(App[None]):
         with TabbedContent(id="panes", initial="pane-ops"):
             with TabPane("1 Ops", id="pane-ops"):
                 yield DiffOpsPane(id="ops")
-            with TabPane("2 Steps", id="pane-steps"):
+            with TabPane("2 Step & tables", id="pane-steps"):
                 yield TablesPane(id="steps")
             with TabPane("3 Instances", id="pane-instances"):
                 yield InstancesPane(id="instances")
@@ -480,7 +480,8 @@ COMPARE_KEYS_HELP = """proftui keys: comparing two profiles (base above, new bel
   Enter  Esc   select the slice at the cursor, clear it; arrows move between slices
   f  0         fit the selection, show everything
   u            utilisation lines on / off
-  1 2 3        panes: ops that changed, the step and its parts, an op's instances
+  1 2 3        panes: ops that changed; the step, its parts, the ranks and the summary
+               tables compared ([ ] switch); an op's instances
   + / -  m     taller / shorter panes, maximise the focused one
   T            next theme                           ?  this help    q  quit
 
