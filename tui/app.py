@@ -8,13 +8,12 @@ search (`/`, `n`, `N`) and going to an iteration (`g`).
 from __future__ import annotations
 
 import re
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
@@ -30,7 +29,8 @@ from proftui.core.rows import RowIndex, rows_for
 from proftui.core.runs import SeveralRunsError
 from proftui.core.search import find_slices, pattern_of
 from proftui.core.slice_info import SliceInfo, describe_slice
-from proftui.themes import DEFAULT_THEME, THEMES, palette_for
+from proftui.themes import DEFAULT_THEME, Palette
+from proftui.tui.base_app import BaseApp
 from proftui.tui.commands.info import info_lines
 from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from proftui.tui.export_dialog import ExportJob, ExportRequest
 
 
-class ProftuiApp(App[None]):
+class ProftuiApp(BaseApp):
     """proftui's terminal app for one trace or profile."""
 
     TITLE = "proftui"
@@ -75,9 +75,6 @@ class ProftuiApp(App[None]):
     #prompt { display: none; }
     """
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        # before the focused widget's own Esc, while loading only (see check_action)
-        Binding("escape", "cancel_load", "Cancel load", show=False, priority=True),
         Binding("slash", "search", "Search"),
         Binding("n", "next_match(1)", "Next match", show=False),
         Binding("N", "next_match(-1)", "Previous match", show=False),
@@ -87,19 +84,14 @@ class ProftuiApp(App[None]):
         Binding("3", "pane('tables')", "Tables", show=False),
         Binding("4", "pane('iterations')", "Iterations", show=False),
         Binding("5", "pane('insights')", "Insights", show=False),
-        Binding("plus", "resize_panes(2)", "Taller panes", show=False),
-        Binding("minus", "resize_panes(-2)", "Shorter panes", show=False),
-        Binding("m", "maximise", "Maximise", show=False),
         Binding("o", "toggle_overview", "Overview"),
         Binding("D", "toggle_diagnostics", "Diagnostics"),
-        Binding("T", "next_theme", "Theme", show=False),
         Binding("e", "export", "Export"),
         Binding("question_mark", "help", "Keys"),
     ]
 
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
                  run: int | None = None) -> None:
-        super().__init__()
         self.path = path
         self.run_number = run  # of a folder holding several runs; None until one is chosen
         self.use_cache = use_cache
@@ -109,17 +101,11 @@ class ProftuiApp(App[None]):
         self.iterations: list[Iteration] = []
         self.ops_window = "whole trace"
         self._status_text = ""
-        self.error: str | None = None
         self.first_paint_s: float | None = None
         self.match_count = 0
         self._prompt_mode = ""
-        self._cancel = threading.Event()
-        self._loading = True
         self._choosing_run = False
-        self._started = time.monotonic()
-        for textual_theme, _ in THEMES.values():
-            self.register_theme(textual_theme)
-        self.theme = theme
+        super().__init__(theme)
 
     def compose(self) -> ComposeResult:
         yield Static(f"Opening {safe(self.path)} ...", id="status", markup=False)
@@ -147,13 +133,7 @@ class ProftuiApp(App[None]):
         self.watch_theme(self.theme)
         self.load_index()
 
-    def watch_theme(self, theme: str) -> None:
-        if not self.screen_stack:  # set in __init__: on_mount applies it
-            return
-        dark = self.current_theme.dark if self.current_theme is not None else True
-        palette = palette_for(theme, dark)
-        for timeline in self.query(Timeline):
-            timeline.set_palette(palette)
+    def palette_changed(self, palette: Palette) -> None:
         for bars in self.query(IterationTable):  # the breakdown bars use the slice colours
             bars.palette = palette
             bars.refresh()
@@ -566,37 +546,15 @@ class ProftuiApp(App[None]):
     # -- panels, themes, help -------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_load":  # otherwise Esc goes on to the focused widget
-            return self._loading and not self._cancel.is_set()
-        if self._choosing_run:  # nothing is open yet: the chooser's keys only
+        if self._choosing_run and action != "cancel_load":  # the chooser's keys only
             return action in ("quit", "help", "command_palette")
-        return True
-
-    def action_cancel_load(self) -> None:
-        self._cancel.set()
+        return super().check_action(action, parameters)
 
     def action_pane(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"pane-{name}"
         pane = TABLE_PANES.get(name)
         if pane is not None:
             self.screen.set_focus(self.query_one(pane).table_view())
-
-    def action_resize_panes(self, step: int) -> None:
-        panes = self.query_one("#panes")
-        panes.styles.height = min(max(panes.size.height + step, 4), max(self.size.height - 8, 4))
-
-    def action_maximise(self) -> None:
-        """Give the whole screen to the panes or to the timeline (where the focus is)."""
-        panes = self.query_one("#panes")
-        main = self.query_one("#main")
-        if panes.has_class("maximised") or not main.display:
-            panes.remove_class("maximised")
-            main.display = panes.display = True
-        elif self.focused is not None and panes in self.focused.ancestors:
-            panes.add_class("maximised")
-            main.display = False
-        else:
-            panes.display = not panes.display
 
     def action_toggle_overview(self) -> None:
         overview_tree = self.query_one("#overview")
@@ -606,12 +564,6 @@ class ProftuiApp(App[None]):
 
     def action_toggle_diagnostics(self) -> None:
         self.query_one("#diagnostics").toggle_class("shown")
-
-    def action_next_theme(self) -> None:
-        names = list(THEMES)
-        current = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(current + 1) % len(names)]
-        self._status(f"theme {self.theme}")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

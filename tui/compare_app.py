@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import threading
 import time
 
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
@@ -31,8 +30,9 @@ from proftui.core.analysis.diff import (
 )
 from proftui.core.overview import read_overview
 from proftui.core.rows import RowIndex, rows_for
-from proftui.themes import DEFAULT_THEME, THEMES, palette_for
+from proftui.themes import DEFAULT_THEME
 from proftui.tui.app import Prompt
+from proftui.tui.base_app import BaseApp
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.help import HelpScreen
 from proftui.tui.panes import FilterBox, TablePane, TablesPane
@@ -70,7 +70,7 @@ class InstancesPane(TablePane):
         return self.query_one("#diff-instances", TableView)
 
 
-class CompareApp(App[None]):
+class CompareApp(BaseApp):
     """proftui's terminal app for two profiles: base and new."""
 
     TITLE = "proftui diff"
@@ -85,24 +85,17 @@ class CompareApp(App[None]):
     #prompt { display: none; }
     """
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("escape", "cancel_load", "Cancel load", show=False, priority=True),
         Binding("l", "toggle_lock", "Lock"),
         Binding("g", "align", "Align at iteration"),
         Binding("1", "pane('ops')", "Ops", show=False),
         Binding("2", "pane('steps')", "Steps", show=False),
         Binding("3", "pane('instances')", "Instances", show=False),
-        Binding("plus", "resize_panes(2)", "Taller panes", show=False),
-        Binding("minus", "resize_panes(-2)", "Shorter panes", show=False),
-        Binding("m", "maximise", "Maximise", show=False),
-        Binding("T", "next_theme", "Theme", show=False),
         Binding("question_mark", "help", "Keys"),
     ]
 
     def __init__(self, base: str, new: str, use_cache: bool = True,
                  theme: str = DEFAULT_THEME,
                  op_map: list[tuple[re.Pattern, str]] | None = None) -> None:
-        super().__init__()
         self.paths = (base, new)
         self.use_cache = use_cache
         self.op_map = op_map or []
@@ -112,14 +105,8 @@ class CompareApp(App[None]):
         self.align: int | None = None  # the iteration both rulers start at; None: trace starts
         self.origins: list[int] = [0, 0]
         self.instances_key: str | None = None
-        self.error: str | None = None
         self._pushed: dict[int, tuple[int, int]] = {}  # a window set here, per timeline
-        self._cancel = threading.Event()
-        self._loading = True
-        self._started = time.monotonic()
-        for textual_theme, _ in THEMES.values():
-            self.register_theme(textual_theme)
-        self.theme = theme
+        super().__init__(theme)
 
     def compose(self) -> ComposeResult:
         yield Static(f"Opening {safe(self.paths[0])} and {safe(self.paths[1])} ...",
@@ -145,13 +132,6 @@ class CompareApp(App[None]):
         self.sub_title = f"{safe(self.paths[0])} -> {safe(self.paths[1])}"
         self.watch_theme(self.theme)
         self.load_both()
-
-    def watch_theme(self, theme: str) -> None:
-        if not self.screen_stack:  # set in __init__: on_mount applies it
-            return
-        dark = self.current_theme.dark if self.current_theme is not None else True
-        for timeline in self.query(Timeline):
-            timeline.set_palette(palette_for(theme, dark))
 
     def timelines(self) -> list[Timeline]:
         return [self.query_one(f"#{side}", Timeline) for side in SIDES]
@@ -419,41 +399,10 @@ class CompareApp(App[None]):
 
     # -- panes, themes, help --------------------------------------------------------------------
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_load":  # otherwise Esc goes on to the focused widget
-            return self._loading and not self._cancel.is_set()
-        return True
-
-    def action_cancel_load(self) -> None:
-        self._cancel.set()
-
     def action_pane(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"pane-{name}"
         pane = {"ops": DiffOpsPane, "steps": TablesPane, "instances": InstancesPane}[name]
         self.screen.set_focus(self.query_one(pane).table_view())
-
-    def action_resize_panes(self, step: int) -> None:
-        panes = self.query_one("#panes")
-        panes.styles.height = min(max(panes.size.height + step, 4), max(self.size.height - 8, 4))
-
-    def action_maximise(self) -> None:
-        """Give the whole screen to the panes or to the timelines (where the focus is)."""
-        panes = self.query_one("#panes")
-        main = self.query_one("#main")
-        if panes.has_class("maximised") or not main.display:
-            panes.remove_class("maximised")
-            main.display = panes.display = True
-        elif self.focused is not None and panes in self.focused.ancestors:
-            panes.add_class("maximised")
-            main.display = False
-        else:
-            panes.display = not panes.display
-
-    def action_next_theme(self) -> None:
-        names = list(THEMES)
-        current = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(current + 1) % len(names)]
-        self._status(f"theme {self.theme}")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(COMPARE_KEYS_HELP))

@@ -1,0 +1,84 @@
+"""What proftui's two apps (one profile, two compared) share: the themes and the timelines'
+palette, the panes' size, and cancelling a load with Esc."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from textual.app import App
+from textual.binding import Binding
+
+from proftui.themes import THEMES, Palette, palette_for
+from proftui.tui.timeline import Timeline
+
+
+class BaseApp(App[None]):
+    """The shared keys and state; a subclass composes `#main` (the timelines) and `#panes`,
+    and says what its status line shows."""
+
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        # before the focused widget's own Esc, while loading only (see check_action)
+        Binding("escape", "cancel_load", "Cancel load", show=False, priority=True),
+        Binding("plus", "resize_panes(2)", "Taller panes", show=False),
+        Binding("minus", "resize_panes(-2)", "Shorter panes", show=False),
+        Binding("m", "maximise", "Maximise", show=False),
+        Binding("T", "next_theme", "Theme", show=False),
+    ]
+
+    def __init__(self, theme: str) -> None:
+        super().__init__()
+        self.error: str | None = None  # why it could not be opened, said again on exit
+        self._cancel = threading.Event()
+        self._loading = True
+        self._started = time.monotonic()
+        for textual_theme, _ in THEMES.values():
+            self.register_theme(textual_theme)
+        self.theme = theme
+
+    def _status(self, text: str) -> None:
+        raise NotImplementedError
+
+    def watch_theme(self, theme: str) -> None:
+        if not self.screen_stack:  # set in __init__: on_mount applies it
+            return
+        dark = self.current_theme.dark if self.current_theme is not None else True
+        palette = palette_for(theme, dark)
+        for timeline in self.query(Timeline):
+            timeline.set_palette(palette)
+        self.palette_changed(palette)
+
+    def palette_changed(self, palette: Palette) -> None:
+        """Hook: other widgets drawn in the slice colours."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_load":  # otherwise Esc goes on to the focused widget
+            return self._loading and not self._cancel.is_set()
+        return True
+
+    def action_cancel_load(self) -> None:
+        self._cancel.set()
+
+    def action_resize_panes(self, step: int) -> None:
+        panes = self.query_one("#panes")
+        panes.styles.height = min(max(panes.size.height + step, 4), max(self.size.height - 8, 4))
+
+    def action_maximise(self) -> None:
+        """Give the whole screen to the panes or to the timeline (where the focus is)."""
+        panes = self.query_one("#panes")
+        main = self.query_one("#main")
+        if panes.has_class("maximised") or not main.display:
+            panes.remove_class("maximised")
+            main.display = panes.display = True
+        elif self.focused is not None and panes in self.focused.ancestors:
+            panes.add_class("maximised")
+            main.display = False
+        else:
+            panes.display = not panes.display
+
+    def action_next_theme(self) -> None:
+        names = list(THEMES)
+        current = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(current + 1) % len(names)]
+        self._status(f"theme {self.theme}")
