@@ -50,9 +50,9 @@ from proftui.core.aggregate import (
 from proftui.core.analysis.breakdown import StepBreakdown, breakdown
 from proftui.core.analysis.rank_diff import RankComparison, compare_ranks, rank_table
 from proftui.core.analysis.table_diff import (
+    KeyDelta,
     TableDelta,
     compare_tables,
-    delta_status,
     delta_tables,
 )
 from proftui.core.errors import ProftuiError
@@ -135,33 +135,6 @@ def read_op_map(path: str) -> list[tuple[re.Pattern, str]]:
 
 
 @dataclass(frozen=True)
-class OpDelta:
-    """One op (by key) on both sides, per step."""
-
-    key: str
-    base_total_ns: int
-    new_total_ns: int
-    base_count: float
-    new_count: float
-
-    @property
-    def delta_ns(self) -> int:
-        return self.new_total_ns - self.base_total_ns
-
-    @property
-    def status(self) -> str:
-        return delta_status(bool(self.base_count), bool(self.new_count),
-                            (self.base_total_ns, self.base_count) == (self.new_total_ns,
-                                                                      self.new_count))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "base_total_ns": self.base_total_ns,
-                "new_total_ns": self.new_total_ns, "delta_ns": self.delta_ns,
-                "base_count": self.base_count, "new_count": self.new_count,
-                "status": self.status}
-
-
-@dataclass(frozen=True)
 class SideSummary:
     """What one side is: its kind, devices, ranks, the steps kept and their times."""
 
@@ -198,7 +171,7 @@ class Diff:
     conclusive: bool
     reason: str  # why inconclusive ("" when conclusive)
     parts: dict[str, tuple[float | None, float | None]]  # field -> (base, new) means
-    ops: list[OpDelta]
+    ops: list[KeyDelta]
     by: str
     side: str
     verdict: str = ""
@@ -243,7 +216,7 @@ def compare(base: Opened, new: Opened, *, by: str = "name", side: str = "all", s
     (b_sum, b_steps), (n_sum, n_steps) = sides
     parts = {key: (_mean(b_steps, s, key), _mean(n_steps, s, key)) for s, key in PART_KEYS}
     b_ops, n_ops = _ops(base, b_steps, by, side, op_map), _ops(new, n_steps, by, side, op_map)
-    ops = [OpDelta(k, int(round(b_ops.get(k, (0, 0))[0])), int(round(n_ops.get(k, (0, 0))[0])),
+    ops = [KeyDelta(k, int(round(b_ops.get(k, (0, 0))[0])), int(round(n_ops.get(k, (0, 0))[0])),
                    b_ops.get(k, (0, 0))[1], n_ops.get(k, (0, 0))[1])
            for k in set(b_ops) | set(n_ops)]
     ops.sort(key=lambda o: (-abs(o.delta_ns), o.key))

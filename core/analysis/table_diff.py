@@ -59,19 +59,30 @@ SPECS = (
 
 
 @dataclass(frozen=True)
-class TableRow:
-    """One key of a kind of table: its totals on both sides over the whole capture."""
+class KeyDelta:
+    """One key (an op, an op type, a kernel) on both sides of a comparison: its totals and
+    counts (a table's over the whole capture, the trace's ops per step)."""
 
     key: str
     base_total_ns: int
     new_total_ns: int
-    base_count: int
-    new_count: int
-    status: str  # see delta_status
+    base_count: float
+    new_count: float
 
     @property
     def delta_ns(self) -> int:
         return self.new_total_ns - self.base_total_ns
+
+    @property
+    def status(self) -> str:
+        """"added", "removed", "unchanged" (the same total and count on both sides) or
+        "changed"."""
+        if not self.base_count:
+            return "added"
+        if not self.new_count:
+            return "removed"
+        same = (self.base_total_ns, self.base_count) == (self.new_total_ns, self.new_count)
+        return "unchanged" if same else "changed"
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "base_total_ns": self.base_total_ns,
@@ -86,7 +97,7 @@ class TableDelta:
 
     kind: str
     key: str  # the key's columns, as text
-    rows: list[TableRow]
+    rows: list[KeyDelta]
     skipped: str | None  # why the kind was not compared (None when it was)
     base_groups: list[str]  # the ranks or devices whose tables were summed
     new_groups: list[str]
@@ -121,7 +132,8 @@ def compare_tables(base: Sequence[Table], new: Sequence[Table],
         if why:
             out.append(TableDelta(spec.kind, spec.key_text, [], why, *groups))
             continue
-        rows = [TableRow(k, *_pair(b_totals, n_totals, k)) for k in set(b_totals) | set(n_totals)]
+        rows = [_key_delta(k, b_totals.get(k, (0, 0)), n_totals.get(k, (0, 0)))
+                for k in set(b_totals) | set(n_totals)]
         rows.sort(key=lambda r: (-abs(r.delta_ns), r.key))
         out.append(TableDelta(spec.kind, spec.key_text, rows, None, *groups))
     return out
@@ -131,21 +143,9 @@ def _groups(tables: list[Table]) -> list[str]:
     return sorted({t.group for t in tables}, key=natural_key)
 
 
-def _pair(base: dict[str, tuple[int, int]], new: dict[str, tuple[int, int]], key: str
-          ) -> tuple[int, int, int, int, str]:
-    (b_ns, b_count), (n_ns, n_count) = base.get(key, (0, 0)), new.get(key, (0, 0))
-    status = delta_status(key in base, key in new, (b_ns, b_count) == (n_ns, n_count))
-    return b_ns, n_ns, b_count, n_count, status
-
-
-def delta_status(in_base: bool, in_new: bool, same: bool) -> str:
-    """An op's or a key's status in a comparison: "added", "removed", "unchanged" (the same
-    total and count on both sides) or "changed"."""
-    if not in_base:
-        return "added"
-    if not in_new:
-        return "removed"
-    return "unchanged" if same else "changed"
+def _key_delta(key: str, base: tuple[int, int], new: tuple[int, int]) -> KeyDelta:
+    """A key's delta from each side's (total ns, count)."""
+    return KeyDelta(key, base[0], new[0], base[1], new[1])
 
 
 def _totals(tables: list[Table], spec: TableSpec, key_of: Callable[[str], str]
