@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Static
+from tui_support import settle
 
 from proftui.core.analysis.diff import normalise
 from proftui.tui.cli import main
@@ -18,10 +19,6 @@ BEFORE = str(SAMPLES / "diff_before.pt.trace.json")
 AFTER = str(SAMPLES / "diff_after.pt.trace.json")
 
 
-async def _settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
 
 
 def _offsets(app) -> list[tuple[int, int]]:
@@ -36,7 +33,7 @@ def _iteration_start(side, number: int) -> int:
 async def test_both_open_aligned_at_the_first_compared_iteration_with_the_verdict() -> None:
     app = CompareApp(BEFORE, AFTER)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert app.error is None and app.found is not None
         assert "step -54.8 %" in str(app.query_one("#verdict", Static).render())
         assert app.align == 2  # iteration 1 is the warm-up diff leaves out
@@ -52,7 +49,7 @@ async def test_both_open_aligned_at_the_first_compared_iteration_with_the_verdic
 async def test_the_lock_moves_both_and_off_lets_each_go_its_own_way() -> None:
     app = CompareApp(BEFORE, AFTER)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         base, new = app.timelines()
         app.screen.set_focus(new)
         await pilot.press("w", "w", "d")
@@ -74,7 +71,7 @@ async def test_the_lock_moves_both_and_off_lets_each_go_its_own_way() -> None:
 async def test_g_aligns_both_at_another_iteration() -> None:
     app = CompareApp(BEFORE, AFTER)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("g", "5", "enter")
         await pilot.pause()
         assert app.align == 5
@@ -90,7 +87,7 @@ async def test_g_aligns_both_at_another_iteration() -> None:
 async def test_enter_on_an_op_shows_its_instances_on_both_sides() -> None:
     app = CompareApp(BEFORE, AFTER)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("1", "enter")  # the top change: the data loader
         await pilot.pause()
         view = app.query_one("#diff-instances", TableView)
@@ -119,7 +116,7 @@ async def test_an_unreadable_side_is_named_in_one_sentence(tmp_path) -> None:
     notes.write_text("a,b\n1,2\n")
     app = CompareApp(BEFORE, str(notes))
     async with app.run_test(size=(120, 40)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert app.error is not None and app.error.startswith("the new profile: ")
         assert "Cannot compare: the new profile" in str(app.query_one("#status").render())
         assert notes.read_text() == "a,b\n1,2\n"

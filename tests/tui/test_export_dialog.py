@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from textual.widgets import Input, RadioSet
+from tui_support import settle
 
 from proftui.core.query import slices_in_window
 from proftui.tui.app import ProftuiApp
@@ -25,9 +26,6 @@ def cache_dir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
-async def _settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def _read(path: Path) -> list[list[str]]:
@@ -47,13 +45,13 @@ async def _export(app, pilot, path: Path, what: str = "events") -> None:
     field = dialog.query_one("#export-path", Input)
     field.value = str(path)
     await pilot.click("#export-go")
-    await _settle(app, pilot)
+    await settle(app, pilot)
 
 
 async def test_events_of_the_range_are_written_and_reported(tmp_path) -> None:
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         timeline = app.query_one(Timeline)
         await pilot.press("enter", "r")  # the range of a ProfilerStep
         lo, hi = timeline.range
@@ -71,7 +69,7 @@ async def test_events_of_the_range_are_written_and_reported(tmp_path) -> None:
 async def test_an_existing_file_is_overwritten_only_when_confirmed(tmp_path) -> None:
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         target = tmp_path / "mine.csv"
         target.write_text("precious\n")
         await pilot.press("e")
@@ -85,7 +83,7 @@ async def test_an_existing_file_is_overwritten_only_when_confirmed(tmp_path) -> 
         assert target.read_text() == "precious\n"
         await pilot.pause(0.5)  # a button ignores a second press while it shows the first
         await pilot.click("#export-go")  # the second press confirms
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert not isinstance(app.screen, ExportDialog)
         assert target.read_text() != "precious\n"
         # No range: the whole trace, its slices and its instant events.
@@ -96,9 +94,9 @@ async def test_an_existing_file_is_overwritten_only_when_confirmed(tmp_path) -> 
 async def test_the_ops_pane_as_shown(tmp_path) -> None:
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("2")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("slash", *"Count>=16", "enter")
         view = app.query_one("#ops-table", TableView)
         target = tmp_path / "ops.csv"

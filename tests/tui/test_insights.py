@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from textual.widgets import Static, TabbedContent
+from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
 from proftui.tui.insights import InsightsPane
@@ -18,9 +19,6 @@ from proftui.tui.timeline import Timeline
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
-async def _settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def _rules(app: ProftuiApp) -> list[str]:
@@ -33,9 +31,9 @@ def _rules(app: ProftuiApp) -> list[str]:
 async def test_insights_pane_lists_the_findings(sample, rule) -> None:
     app = ProftuiApp(str(SAMPLES / sample))
     async with app.run_test(size=(120, 40)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("5")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert app.query_one(TabbedContent).active == "pane-insights"
         assert isinstance(app.focused, TableView) and app.focused.id == "insights-table"
         rules = _rules(app)
@@ -54,16 +52,16 @@ async def test_insights_pane_lists_the_findings(sample, rule) -> None:
 async def test_enter_shows_the_first_evidence_and_n_walks_to_the_next() -> None:
     app = ProftuiApp(str(SAMPLES / "torch_npu"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("5")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         finding = app.query_one(InsightsPane).findings[0]
         first, second = finding.evidence[:2]
         timeline = app.query_one(Timeline)
         assert not (timeline.view_start <= first.start_ns and timeline.view_end
                     <= first.end_ns * 2 - first.start_ns)  # the whole trace, not the range
         await pilot.press("enter")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert timeline.range == (first.start_ns, first.end_ns)
         assert timeline.view_start <= first.start_ns < first.end_ns <= timeline.view_end
         assert timeline.view_end - timeline.view_start < 2 * (first.end_ns - first.start_ns)
@@ -71,23 +69,23 @@ async def test_enter_shows_the_first_evidence_and_n_walks_to_the_next() -> None:
         title = str(app.query_one("#insights-title", Static).render())
         assert f"evidence 1 of {len(finding.evidence)}" in title
         await pilot.press("n")  # the pane's n, not the search's
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert timeline.range == (second.start_ns, second.end_ns)
         assert timeline.view_start <= second.start_ns < second.end_ns <= timeline.view_end
         assert "evidence 2 of" in str(app.query_one("#insights-title", Static).render())
         assert "evidence 2 of" in str(app.query_one("#status", Static).render())
         assert app.query_one("#ops").window.start_ns == second.start_ns  # Ops follow the range
         await pilot.press("N")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert timeline.range == (first.start_ns, first.end_ns)
 
 
 async def test_iterations_pane_shows_the_breakdown() -> None:
     app = ProftuiApp(str(SAMPLES / "torch_npu"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("4")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         view = app.query_one("#iterations-table", TableView)
         headers = [view.table.columns[i].header for i in view.shown_columns]
         for name in ("Compute", "Comm exposed", "Overlapped", "Memcpy exposed", "Idle",
@@ -111,9 +109,9 @@ async def test_no_iterations_nor_device_work_is_one_readable_line(tmp_path) -> N
                                  "ts": i * 10, "dur": 5} for i in range(5)]))
     app = ProftuiApp(str(path))
     async with app.run_test(size=(100, 30)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("5")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         pane = app.query_one(InsightsPane)
         assert pane.advice is not None and not pane.findings
         text = str(app.query_one("#insights-finding", Static).render())
@@ -121,5 +119,5 @@ async def test_no_iterations_nor_device_work_is_one_readable_line(tmp_path) -> N
         assert not app.query_one("#insights-table", TableView).display
         assert "skipped" in str(app.query_one("#insights-skipped", Static).render())
         await pilot.press("enter", "n")  # nothing to walk: no error
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert app.query_one(Timeline).range is None

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 from textual.widgets import TabbedContent
+from tui_support import settle
 
 from proftui.core.roles import op_slices
 from proftui.tui.app import ProftuiApp
@@ -18,9 +19,6 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"
 
 
-async def _settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def _column(view: TableView, name: str) -> np.ndarray:
@@ -32,9 +30,9 @@ def _column(view: TableView, name: str) -> np.ndarray:
 async def test_ops_pane_aggregates_sorts_filters_and_lists_instances() -> None:
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("2")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert app.query_one(TabbedContent).active == "pane-ops"
         view = app.query_one("#ops-table", TableView)
         index = app.index
@@ -72,18 +70,18 @@ async def test_ops_pane_aggregates_sorts_filters_and_lists_instances() -> None:
 async def test_ops_by_category_and_device_side() -> None:
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("2")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         pane = app.query_one(OpsPane)
         await pilot.press("b")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         view = app.query_one("#ops-table", TableView)
         assert pane.by == "category"
         cats = app.index.arrays["slices.cat"][op_slices(app.index)]
         assert view.table.n_rows == len(np.unique(cats))
         await pilot.press("v")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert pane.side == "device"
         cats = {app.index.strings[int(i)] for i in _column(view, "name_id")}
         assert "kernel" in cats and "cpu_op" not in cats
@@ -92,9 +90,9 @@ async def test_ops_by_category_and_device_side() -> None:
 async def test_iterations_pane_marks_and_scopes_the_ops() -> None:
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("4")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         view = app.query_one("#iterations-table", TableView)
         assert view.table.n_rows == 8
         marks = _column(view, "Mark")
@@ -107,14 +105,14 @@ async def test_iterations_pane_marks_and_scopes_the_ops() -> None:
         for _ in range(row):
             await pilot.press("down")
         await pilot.press("enter")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         step = next(it for it in app.iterations if it.number == 6)
         timeline = app.query_one(Timeline)
         assert timeline.view_start <= step.start_ns and timeline.view_end >= step.end_ns
         assert app.query_one(OpsPane).window.label == "iteration 6"
         assert "[ops: iteration 6]" in str(app.query_one("#status").render())
         await pilot.press("2")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         ops = app.query_one("#ops-table", TableView)
         total = _column(ops, "Total")
         assert total.max() <= step.dur_ns * 4  # clipped to the iteration's window
@@ -123,7 +121,7 @@ async def test_iterations_pane_marks_and_scopes_the_ops() -> None:
 async def test_tables_pane_sorts_by_the_usual_first_move() -> None:
     app = ProftuiApp(str(SAMPLES / "ascend_cann8"))
     async with app.run_test(size=(120, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("3")
         pane = app.query_one(TablesPane)
         assert pane.tables
@@ -142,14 +140,14 @@ async def test_tables_pane_sorts_by_the_usual_first_move() -> None:
 async def test_layout_keys_resize_and_maximise() -> None:
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         panes = app.query_one("#panes")
         height = panes.size.height
         await pilot.press("plus", "plus")
         await pilot.pause()
         assert panes.size.height == height + 4
         await pilot.press("2")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("m")
         await pilot.pause()
         assert not app.query_one("#main").display and panes.has_class("maximised")
@@ -162,13 +160,13 @@ async def test_layout_keys_resize_and_maximise() -> None:
 async def test_ascend_ops_are_grouped_by_type_like_op_statistic() -> None:
     app = ProftuiApp(str(SAMPLES / "ascend_cann8"))
     async with app.run_test(size=(120, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("2")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         pane = app.query_one(OpsPane)
         assert pane.by == "type"
         await pilot.press("v")  # device tracks
-        await _settle(app, pilot)
+        await settle(app, pilot)
         view = app.query_one("#ops-table", TableView)
         top = view.order[0]
         assert view.table.columns[0].values[top] == "DropOutDoMask"  # the AI CPU op dominates
@@ -182,7 +180,7 @@ async def test_ascend_ops_are_grouped_by_type_like_op_statistic() -> None:
 async def test_ops_of_the_pinned_tracks() -> None:
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         timeline = app.query_one(Timeline)
         await pilot.press("2", "t")
         assert "No track is pinned" in str(app.query_one("#status").render())
@@ -191,12 +189,12 @@ async def test_ops_of_the_pinned_tracks() -> None:
         timeline.focus_line = nccl
         timeline.action_toggle_pin()
         await pilot.press("2", "t")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         view = app.query_one("#ops-table", TableView)
         names = list(view.table.columns[0].values)
         assert names and all(name.startswith("nccl") for name in names)
         await pilot.press("t")  # all tracks again
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert view.table.n_rows > len(names)
 
 
@@ -207,7 +205,7 @@ async def test_iterations_known_only_by_their_parts_draw_without_failing(tmp_pat
         "2,75174.5,146614.0,0,146614.0,69910.0\n3,70000.0,100000.0,0,100000.0,50000.0\n")
     app = ProftuiApp(str(tmp_path))
     async with app.run_test(size=(150, 44)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         await pilot.press("4")
         await pilot.pause()
         view = app.query_one("#iterations-table", TableView)

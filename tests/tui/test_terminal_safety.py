@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input, Label, Static
-from textual.worker import WorkerCancelled
+from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
 from proftui.tui.cli import main
@@ -298,14 +298,6 @@ def test_safe_json_is_the_same_json() -> None:
 # -- the app -------------------------------------------------------------------------------------
 
 
-async def _settle(app, pilot) -> None:
-    for _ in range(10):  # an exclusive worker may be cancelled by the next one: wait again
-        try:
-            await app.workers.wait_for_complete()
-            break
-        except WorkerCancelled:
-            continue
-    await pilot.pause()
 
 
 def _screen_text(app, where: str, skip: tuple = ()) -> str:
@@ -336,65 +328,65 @@ async def test_every_pane_shows_hostile_text_escaped(hostile, which, tmp_path,
     monkeypatch.chdir(tmp_path)
     app = ProftuiApp(hostile[which])
     async with app.run_test(size=(140, 50)) as pilot:
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert app.index is not None and app.error is None
         assert "\\x1b" in _screen_text(app, "timeline")  # track names, escaped
         timeline = app.query_one(Timeline)
         for n in range(app.index.n_slices):
             timeline.select(n)
-            await _settle(app, pilot)
+            await settle(app, pilot)
             _screen_text(app, f"slice {n} selected")
         big = next(n for n in range(app.index.n_slices) if app.index.slice_name(n) == BIG)
         timeline.select(big)
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert len(str(app.query_one("#details", Static).render())) < 10_000
         hostile_slice = next(n for n in range(app.index.n_slices)
                              if app.index.slice_name(n) == "slice" + HOSTILE)
         timeline.select(hostile_slice)
-        await _settle(app, pilot)
+        await settle(app, pilot)
         details = str(app.query_one("#details", Static).render())
         assert "slice\\x1b[2J" in details and "key\\u001b[2J" in details  # name, args
         assert "[link=https://x.invalid]" in details  # shown, not run as markup
         _screen_text(app, "details")
 
         await pilot.press("2")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert "\\x1b[2J" in _screen_text(app, "ops pane")
         await pilot.press("enter")  # the instances of the first op, and their histogram
-        await _settle(app, pilot)
+        await settle(app, pilot)
         _screen_text(app, "op instances")
         await pilot.press("escape")
 
         await pilot.press("3")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         tables = app.query_one("#tables")
         for _ in range(len(tables.tables)):
             _screen_text(app, f"table {tables.current}")
             await pilot.press("right_square_bracket")
-            await _settle(app, pilot)
+            await settle(app, pilot)
 
         await pilot.press("4")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         _screen_text(app, "iterations pane")
         rows = len(app.iterations)
         for row in range(rows):  # each iteration (a hostile rank folder name in its label)
             await pilot.press("4", "home", *["down"] * row, "enter")
-            await _settle(app, pilot)
+            await settle(app, pilot)
             await pilot.press("2")
-            await _settle(app, pilot)
+            await settle(app, pilot)
             _screen_text(app, f"ops of iteration row {row}")
 
         await pilot.press("o")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert "[link=" in _screen_text(app, "overview")  # shown as text, not a hyperlink
         await pilot.press("o", "D")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert "E event without a matching B" in _screen_text(app, "diagnostics")
         await pilot.press("D")
 
         app.set_focus(timeline)
         await pilot.press("slash", *"evil", "enter")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert "\\u202eevil" in str(app.query_one("#status", Static).render())
         _screen_text(app, "search")
 
@@ -402,7 +394,7 @@ async def test_every_pane_shows_hostile_text_escaped(hostile, which, tmp_path,
         while tables.tables and not tables.tables[tables.current].kind.startswith("notes"):
             await pilot.press("right_square_bracket")  # a table named by a hostile file name
         await pilot.press("e")  # the dialog offers the pane's table by its name
-        await _settle(app, pilot)
+        await settle(app, pilot)
         assert isinstance(app.screen, ExportDialog)
         _screen_text(app, "export dialog")
         # A path the user types is theirs; the warning that quotes it is checked alone.
@@ -417,7 +409,7 @@ async def test_every_pane_shows_hostile_text_escaped(hostile, which, tmp_path,
         _screen_text(app, "export warning", skip=(field,))
         field.value = str(tmp_path / "out.csv")
         await pilot.press("enter")
-        await _settle(app, pilot)
+        await settle(app, pilot)
         status = str(app.query_one("#status", Static).render())
         assert "Wrote" in status, status
         _screen_text(app, "after the export")
