@@ -406,8 +406,9 @@ class ProftuiApp(BaseApp):
     def show_iteration(self, iteration: Iteration) -> None:
         """Zoom the timeline to an iteration and scope the ops pane to it."""
         margin = iteration.dur_ns // 50
-        self.query_one(Timeline).set_window(iteration.start_ns - margin,
-                                            iteration.end_ns + margin)
+        timeline = self.query_one(Timeline)
+        timeline.set_window(iteration.start_ns - margin, iteration.end_ns + margin)
+        timeline.cursor_ns = iteration.start_ns  # where zooming in starts from
         group = f" of {safe(iteration.group)}" if iteration.group else ""  # a folder name
         label = f"iteration {iteration.number}{group}"
         self.query_one(OpsPane).set_window(Window(label, iteration.start_ns, iteration.end_ns))
@@ -445,6 +446,27 @@ class ProftuiApp(BaseApp):
         panes.display = self.query_one("#main").display = True
         self.query_one("#overview").remove_class("shown")
         timeline.display = True
+
+    @on(OverviewTree.Chosen)
+    def _overview_chosen(self, message: OverviewTree.Chosen) -> None:
+        """An iteration, process or track chosen in the overview: shown on the timeline."""
+        what, value = message.what, message.value
+        if what == "iteration":
+            found = [it for it in self.iterations if (it.group, it.number) == value
+                     and it.start_ns >= 0 and it.dur_ns >= 0]
+            if not found:
+                self._status(f"Iteration {value[1]} has no time window.")
+                return
+            self._show_timeline()
+            self.show_iteration(found[0])
+        else:
+            self._show_timeline()
+            timeline = self.query_one(Timeline)
+            if what == "track":
+                timeline.show_track(value)
+            else:
+                timeline.show_process(value)
+        self.screen.set_focus(self.query_one(Timeline))
 
     @on(OpsPane.JumpTo)
     def _jump(self, message: OpsPane.JumpTo) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import ScrollableContainer
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -12,10 +13,12 @@ class HelpScreen(ModalScreen[None]):
     """The key map."""
 
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    AUTO_FOCUS = "ScrollableContainer"
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Static { width: auto; max-width: 90%; height: auto; max-height: 90%;
-                          border: round $primary; padding: 0 1; background: $surface; }
+    HelpScreen > ScrollableContainer { width: auto; max-width: 95%; height: auto; max-height: 95%;
+                                  border: round $primary; padding: 0 1; background: $surface; }
+    HelpScreen Static { width: auto; }
     """
 
     def __init__(self, text: str = "") -> None:
@@ -23,7 +26,9 @@ class HelpScreen(ModalScreen[None]):
         self.text = text or KEYS_HELP
 
     def compose(self) -> ComposeResult:
-        yield Static(self.text, markup=False)
+        # at 80x24 the keys do not fit: the arrows, PgUp / PgDn and the wheel scroll them
+        with ScrollableContainer():
+            yield Static(self.text, markup=False)
 
 
 KEYS_HELP = """proftui keys

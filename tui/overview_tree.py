@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Tree
 
 from proftui.tui.commands.info import track_contents
@@ -13,7 +15,26 @@ from proftui.tui.safe import safe
 
 
 class OverviewTree(Tree):
-    """Iterations (slowest marked), processes and their tracks, and the summary tables."""
+    """Iterations (slowest marked), processes and their tracks, and the summary tables; Enter
+    on an iteration, process or track shows it on the timeline, Esc closes."""
+
+    BINDINGS = [Binding("escape", "close", "Close", show=False)]
+
+    class Chosen(Message):
+        """Enter on an iteration (value: (group, number)), a process or a track (its id)."""
+
+        def __init__(self, what: str, value: Any) -> None:
+            super().__init__()
+            self.what = what
+            self.value = value
+
+    def action_close(self) -> None:
+        self.app.action_toggle_overview()  # type: ignore[attr-defined]
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
+        event.stop()
+        if event.node.data is not None:
+            self.post_message(self.Chosen(*event.node.data))
 
     def process_label(self, label: str | Text) -> Text:
         """A label as plain text: Tree would read a str as markup, and trace names hold
@@ -26,18 +47,20 @@ class OverviewTree(Tree):
         tree.clear()
         tree.root.set_label(safe(path))
         self._add_iterations(summary["iterations"])
-        for proc in summary["processes"]:
+        for p, proc in enumerate(summary["processes"]):
             label = f"{safe(proc['name']) or 'Process'} (pid {safe(proc['pid']) or '-'})"
             if proc["group"]:
                 label = f"{safe(proc['group'])}: {label}"
-            node = tree.root.add(label, expand=True)
+            node = tree.root.add(label, expand=True, data=("process", p))
             for track in proc["tracks"]:
-                node.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
+                node.add_leaf(f"{safe(track['name'])}  {track_contents(track)}",
+                              data=("track", track["track"]))
             if proc["n_tracks"] > len(proc["tracks"]):
                 node.add_leaf(f"... {fmt_count(proc['n_tracks'] - len(proc['tracks']))} "
                               "more tracks")
         for track in summary["other_tracks"]:
-            tree.root.add_leaf(f"{safe(track['name'])}  {track_contents(track)}")
+            tree.root.add_leaf(f"{safe(track['name'])}  {track_contents(track)}",
+                               data=("track", track["track"]))
         if summary["n_other_tracks"] > len(summary["other_tracks"]):
             more = summary["n_other_tracks"] - len(summary["other_tracks"])
             tree.root.add_leaf(f"... {fmt_count(more)} more tracks")
@@ -64,4 +87,5 @@ class OverviewTree(Tree):
             parts = ", ".join(f"{safe(name)} {fmt_duration(int(ns))}"
                               for name, ns in it["parts_ns"].items())
             mark = "  <- slowest" if it["dur_ns"] == slowest and len(timed) > 1 else ""
-            node.add_leaf(f"{group}#{it['number']}  {took}{'  ' + parts if parts else ''}{mark}")
+            node.add_leaf(f"{group}#{it['number']}  {took}{'  ' + parts if parts else ''}{mark}",
+                          data=("iteration", (it["group"], it["number"])))

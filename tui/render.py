@@ -221,8 +221,10 @@ def fmt_tick(ns: int, step_ns: int) -> str:
     return f"{sign}{text} {unit}"
 
 
-def ruler_text(start_ns: int, end_ns: int, width: int, origin_ns: int) -> tuple[str, str]:
-    """Two ruler lines: time labels (relative to `origin_ns`) and tick marks."""
+def ruler_text(start_ns: int, end_ns: int, width: int, origin_ns: int,
+               keep_clear: tuple[int, int] | None = None) -> tuple[str, str]:
+    """Two ruler lines: time labels (relative to `origin_ns`) and tick marks. No label is
+    written into the cells `keep_clear` (the range's label goes there)."""
     if width <= 0:
         return "", ""
     ns_per_cell = max(end_ns - start_ns, 1) / width
@@ -236,7 +238,9 @@ def ruler_text(start_ns: int, end_ns: int, width: int, origin_ns: int) -> tuple[
         if 0 <= cell < width:
             ticks[cell] = "┬"
             text = fmt_tick(t - origin_ns, step) if t != origin_ns else "0"
-            if all(c == " " for c in labels[cell: cell + len(text) + 1]):
+            clear = keep_clear is None or cell + len(text) < keep_clear[0] \
+                or cell > keep_clear[1]
+            if clear and all(c == " " for c in labels[cell: cell + len(text) + 1]):
                 labels[cell: cell + len(text)] = text[: max(0, width - cell)]
         t += step
     return "".join(labels)[:width], "".join(ticks)

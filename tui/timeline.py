@@ -310,15 +310,21 @@ class Timeline(Widget, can_focus=True):
         return int((t_ns - self.view_start) // self.ns_per_cell)
 
     def set_window(self, start_ns: int, end_ns: int) -> None:
-        """Show [start_ns, end_ns), kept to at least one ns per cell and near the trace."""
+        """Show [start_ns, end_ns), kept to at least one ns per cell and on the trace."""
         if self.index is None:
             return
         lo, hi = self.index.start_ns, max(self.index.end_ns, self.index.start_ns + 1)
         span = hi - lo
         width = max(int(end_ns) - int(start_ns), self.cells)
         width = min(width, 4 * span + self.cells)
+        # No further than a tenth of the window past either end of the trace; zoomed out
+        # beyond the trace, all of it stays in view.
+        slack = width // 10
         start = int(start_ns)
-        start = min(max(start, lo - span - width // 2), hi + span - width // 2)
+        if width >= span:
+            start = min(max(start, hi - width), lo)
+        else:
+            start = min(max(start, lo - slack), hi + slack - width)
         if (start, start + width) != (self.view_start, self.view_end):
             self.view_start, self.view_end = start, start + width
             self.post_message(self.WindowChanged(self, self.view_start, self.view_end))
@@ -482,6 +488,39 @@ class Timeline(Widget, can_focus=True):
         else:
             pinned.insert(0, track)
         self._rebuild_lines()
+        self.show_track(track)  # the cursor follows the track to its new place
+
+    def _reveal(self, track: int) -> None:
+        """Unhide a track and expand its process."""
+        assert self.index is not None
+        self.layout_state.hidden.discard(track)
+        self.layout_state.collapsed.discard(int(self.index.arrays["tracks.process"][track]))
+        self._rebuild_lines()
+
+    def show_process(self, process: int) -> None:
+        """Focus a process's header line (expanding it)."""
+        if self.index is None:
+            return
+        if process in self.layout_state.collapsed:
+            self.layout_state.collapsed.discard(process)
+            self._rebuild_lines()
+        line = self.lines.find(kind=PROCESS, process=process)
+        if line is not None:
+            self.focus_line = line
+            self._keep_focus_visible()
+
+    def show_track(self, track: int) -> None:
+        """Focus a track's first line, unhiding it and expanding its process if need be."""
+        if self.index is None:
+            return
+        line = self.lines.find(track=track)
+        if line is None:
+            self._reveal(track)
+            line = self.lines.find(track=track)
+        if line is not None:
+            self.focus_line = line
+            self._keep_focus_visible()
+            self.refresh()
 
     def action_hide_track(self) -> None:
         track = self.lines[self.focus_line].track if self.lines else -1
@@ -508,10 +547,7 @@ class Timeline(Widget, can_focus=True):
         row = row_of(self.rows, self.index, i)
         line = self._line_of_row(row)
         if line is None:  # hidden or collapsed: show it
-            track = int(self.index.arrays["slices.track"][i])
-            self.layout_state.hidden.discard(track)
-            self.layout_state.collapsed.discard(int(self.index.arrays["tracks.process"][track]))
-            self._rebuild_lines()
+            self._reveal(int(self.index.arrays["slices.track"][i]))
             line = self._line_of_row(row)
         if line is not None:
             self.focus_line = line
@@ -807,7 +843,13 @@ class Timeline(Widget, can_focus=True):
         is highlighted and its time, or the window's length, shown in the gutter."""
         assert self.index is not None
         origin = self.index.start_ns if self.origin_ns is None else self.origin_ns
-        labels, ticks = ruler_text(self.view_start, self.view_end, self.cells, origin)
+        span = self._range_cells()
+        label, at = "", 0
+        if span is not None and self.range is not None:
+            label = f"[{fmt_duration(self.range[1] - self.range[0])}]"
+            at = max(min(span[0], self.cells - len(label)), 0)
+        labels, ticks = ruler_text(self.view_start, self.view_end, self.cells, origin,
+                                   (at, at + len(label)) if label else None)
         if y == 0:
             head, chars = f" @ {fmt_duration(self.cursor_ns - origin)}", list(labels)
         else:
@@ -822,14 +864,11 @@ class Timeline(Widget, can_focus=True):
                 for k, ch in enumerate(f"┃#{it.number}"):
                     if 0 <= cell + k < self.cells:
                         chars[cell + k], styles[cell + k] = ch, mark
-        span = self._range_cells()
         if span is not None:
             band = self._styles(self.palette.text, self.palette.range)
             for cell in range(*span):
                 styles[cell] = band
-            if y == 0 and self.range is not None:
-                label = f"[{fmt_duration(self.range[1] - self.range[0])}]"
-                at = min(span[0], self.cells - len(label))
+            if y == 0 and label:
                 for k, ch in enumerate(label):
                     if 0 <= at + k < self.cells:
                         chars[at + k], styles[at + k] = ch, band

@@ -147,3 +147,56 @@ def test_the_app_exits_2_on_unreadable_input(tmp_path, monkeypatch, capsys) -> N
     err = capsys.readouterr().err
     assert err.startswith("proftui: ") and "is not a JSON trace" in err
     assert cli.main([str(SAMPLE)]) == 0
+
+
+async def test_overview_enter_shows_a_track_or_iteration_and_esc_closes_it() -> None:
+    from proftui.tui.timeline import Timeline
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        tree = app.query_one(Tree)
+        await pilot.press("o")
+        assert tree.has_class("shown")
+        app.screen.set_focus(tree)
+        await pilot.press("escape")
+        assert not tree.has_class("shown")
+        timeline = app.query_one(Timeline)
+        await pilot.press("o")
+        app.screen.set_focus(tree)
+        stream = next(n for n in _nodes(tree.root) if str(n.label).startswith("stream 7"))
+        tree.move_cursor(stream)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not tree.has_class("shown") and timeline.display and app.focused is timeline
+        assert timeline.lines[timeline.focus_line].track == stream.data[1]
+        await pilot.press("o")
+        app.screen.set_focus(tree)
+        third = next(n for n in _nodes(tree.root) if str(n.label).startswith("#3 "))
+        tree.move_cursor(third)
+        await pilot.press("enter")
+        await pilot.pause()
+        it = next(it for it in app.iterations if it.number == 3)
+        assert timeline.cursor_ns == it.start_ns
+
+
+async def test_help_scrolls_when_it_does_not_fit() -> None:
+    from textual.containers import ScrollableContainer
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        box = app.screen.query_one(ScrollableContainer)
+        assert box.max_scroll_y > 0 and app.focused is box
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert box.scroll_y > 0
+
+
+def _nodes(node):
+    yield node
+    for child in node.children:
+        yield from _nodes(child)

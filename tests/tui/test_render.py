@@ -99,6 +99,9 @@ def test_ruler_steps_and_labels() -> None:
     labels, _ = ruler_text(162_994_000_000, 162_995_000_000, 100, 0)
     assert "162.9942 s" in labels and "162.9944 s" in labels
     assert fmt_tick(1_500_000, 500_000) == "1.5 ms" and fmt_tick(40_000_000, 20_000_000) == "40 ms"
+    # A range's label keeps its cells: no tick label is cut by it ("300 m[141 ms]")
+    labels, _ = ruler_text(0, 100_000_000, 100, 0, keep_clear=(18, 30))
+    assert labels[18:30].strip() == "" and "20 ms" not in labels and "40 ms" in labels
 
 
 def test_palettes_keep_slice_colours_apart_and_labels_readable() -> None:

@@ -194,6 +194,8 @@ async def test_mouse_click_selects_and_wheel_zooms() -> None:
         await pilot.click(Timeline, offset=(x, y))
         owner = timeline._owner_at(line, x - timeline.gutter_width)
         assert owner >= 0 and timeline.selected == owner
+        for _ in range(3):  # zoomed in: the whole trace in view cannot pan
+            timeline.action_zoom_in()
         width = timeline.view_end - timeline.view_start
         start = timeline.view_start
         # Dragging 10 cells to the left pans 10 cells to the right (the pilot has no drag and
@@ -332,3 +334,45 @@ async def test_range_selection_keys_mouse_and_ops_following() -> None:
         assert (timeline.view_start, timeline.view_end) == view
         lo, hi = timeline.range
         assert lo == timeline.time_at(10) and hi == timeline.time_at(30)
+
+
+async def test_panning_stops_a_tenth_of_the_window_past_the_trace() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        index = app.index
+        for _ in range(40):  # zoomed out, the whole trace stays in view whatever the pan
+            timeline.action_pan_left()
+        assert timeline.view_start <= index.start_ns and timeline.view_end >= index.end_ns
+        for _ in range(4):
+            timeline.action_zoom_in()
+        width = timeline.view_end - timeline.view_start
+        for _ in range(40):
+            timeline.action_pan_left()
+        assert timeline.view_start == index.start_ns - width // 10
+        for _ in range(80):
+            timeline.action_pan_right()
+        assert timeline.view_end == index.end_ns + width // 10
+
+
+async def test_go_to_an_iteration_puts_the_cursor_at_its_start() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        await pilot.press("g", "3", "enter")
+        it = next(it for it in app.iterations if it.number == 3)
+        assert timeline.cursor_ns == it.start_ns
+        assert timeline.view_start <= timeline.cursor_ns < timeline.view_end
+
+
+async def test_pinning_a_track_moves_the_cursor_with_it() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        last = max(n for n, line in enumerate(timeline.lines) if line.kind == SLICES)
+        timeline.focus_line = last
+        track = timeline.lines[last].track
+        await pilot.press("p")
+        assert timeline.layout_state.pinned == [track]
+        assert timeline.lines[timeline.focus_line].track == track
+        assert timeline.focus_line == timeline.lines.find(track=track) < last
