@@ -9,6 +9,7 @@ import pytest
 from proftui.core.importers.csv_summary import read_table
 from proftui.core.summary_tables import stack
 from proftui.tui.cli import USAGE, main
+from proftui.tui.commands.common import share_widths
 from proftui.tui.commands.table import fit_columns
 
 OP_STATISTIC_0 = (
@@ -69,7 +70,7 @@ def test_list_tables(ranks, capsys) -> None:
     status, out, err = _run(capsys, "table", ranks)
     assert status == 0 and err == ""
     assert out.splitlines() == [
-        f"3 summary tables in {ranks} (proftui table PATH NAME prints one)",
+        f"3 summary tables in {ranks}",
         "Kind            Group   Rows  Columns  File",
         "kernel_details  rank 0     2        7  rank_0/kernel_details.csv",
         "op_statistic    rank 0     3        8  rank_0/op_statistic.csv",
@@ -297,3 +298,11 @@ def test_fit_columns_on_a_narrow_terminal(ranks) -> None:
 
 def test_usage_lists_table() -> None:
     assert "proftui table PATH [NAME]" in USAGE
+
+
+def test_text_columns_share_a_terminal_by_need() -> None:
+    # A narrow column keeps its width and leaves the rest to the wide ones (a long file path
+    # in the listing is not cut to a third of the terminal).
+    assert share_widths([16, 56, 6], 90) == [16, 56, 6]
+    assert share_widths([40, 40, 5], 50) == [22, 23, 5]
+    assert share_widths([30, 30], 4) == [8, 8]  # never below 8

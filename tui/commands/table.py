@@ -163,8 +163,7 @@ def _list(layout, as_json: bool) -> int:
                 Column("File", "File", "", "text", files)]
     listing = Table("tables", layout.root, columns, len(entries))
     print_table(listing, list(range(len(columns))), range(len(entries)),
-                f"{len(entries)} summary tables in {layout.root} (proftui table PATH NAME "
-                "prints one)")
+                f"{len(entries)} summary tables in {layout.root}")
     return EXIT_OK
 
 
