@@ -306,3 +306,13 @@ def test_text_columns_share_a_terminal_by_need() -> None:
     assert share_widths([16, 56, 6], 90) == [16, 56, 6]
     assert share_widths([40, 40, 5], 50) == [22, 23, 5]
     assert share_widths([30, 30], 4) == [8, 8]  # never below 8
+
+
+def test_problems_reading_a_table_are_noted_on_stderr(tmp_path, capsys) -> None:
+    (tmp_path / "op_statistic.csv").write_text(
+        "OP Type,Count,Ratio(%)\nAdd,1,40\nMul,2\nCast,x,60\n")
+    status, out, err = _run(capsys, "table", str(tmp_path), "op_statistic", "--json")
+    assert status == 0 and json.loads(out)["rows"] == [["Cast", "x", 60], ["Add", "1", 40],
+                                                        ["Mul", "2", None]]
+    assert err == ("proftui: note: op_statistic: 1 CSV row with more or fewer cells than its "
+                   "header (padded or cut): rows without 3 cells\n")

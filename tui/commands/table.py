@@ -279,4 +279,4 @@ def _note_problems(tables) -> None:
             where = f" [{table.group}]" if table.group else ""
             sys.stderr.write(f"proftui: note: {safe(table.kind)}{safe(where)}: "
                              f"{fmt_count(problem.count)} {safe(problem.message)}"
-                             + (f" ({safe(problem.detail)})" if problem.detail else "") + "\n")
+                             + (f": {safe(problem.detail)}" if problem.detail else "") + "\n")
