@@ -23,12 +23,13 @@ from proftui.tui.commands.iterations import cmd_iterations
 from proftui.tui.commands.open import cmd_open
 from proftui.tui.commands.ops import cmd_ops
 from proftui.tui.commands.summary import cmd_summary
+from proftui.tui.commands.table import cmd_table
 from proftui.tui.safe import safe, safe_lines
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations,
     "export": cmd_export, "summary": cmd_summary, "breakdown": cmd_breakdown,
-    "advise": cmd_advise, "diff": cmd_diff}
+    "advise": cmd_advise, "diff": cmd_diff, "table": cmd_table}
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
        proftui BASE NEW               open two, one above the other, to compare them
@@ -47,6 +48,10 @@ USAGE = f"""usage: proftui PATH                 open a trace or profile director
        proftui diff BASE NEW [--by name|category|type] [--side ...] [--top K]
                    [--skip N | --iterations A:B] [--op-map FILE] [--gate PCT] [--json]
                    [--csv FILE]           did the fix help: step, parts and ops compared
+       proftui table PATH [NAME] [--group G] [--where EXPR] [--sort COL] [--desc|--asc]
+                   [--columns A,B,...] [--top K] [--json | --csv [-o FILE] [--force]]
+                                      the summary tables (op_statistic ...): list, or one
+                                      filtered and sorted
        proftui export PATH (--range T0:T1 | --iteration N | --all) [--tracks PATTERN]
                    [--what events|ops] [--by name|category|type] [--args KEY,...]
                    [--unit ns|us|ms|s] [--raw] [--force] [-o FILE|-]

@@ -417,3 +417,55 @@ async def test_every_pane_shows_hostile_text_escaped(hostile, which, tmp_path,
         await pilot.press("question_mark")
         await pilot.pause()
         _screen_text(app, "help")
+
+
+# -- proftui table: the summary CSVs by name --------------------------------------------------
+
+TABLE_TEXT = [(), ("op_statistic",), ("kernel_details", "--where", "Name~kname"),
+              ("notes",), ("op_statistic", "--group", "w2\x1b]0;t\x07_ascend_pt")]
+
+
+@pytest.mark.parametrize("on_terminal", [False, True], ids=["piped", "terminal"])
+@pytest.mark.parametrize("argv", TABLE_TEXT, ids=lambda a: safe(" ".join(a)) or "list")
+def test_table_shows_cells_headers_and_names_escaped(hostile, capsys, monkeypatch, argv,
+                                                     on_terminal) -> None:
+    if on_terminal:
+        _terminal(monkeypatch)
+    status, out, err = _run(capsys, "table", hostile["profile"], *argv)
+    assert status == 0, err
+    _assert_clean(SGR.sub("", out), "stdout")
+    _assert_clean(err, "stderr")
+    assert "\\x1b" in out  # cells, headers, the file and folder names: shown, escaped
+
+
+@pytest.mark.parametrize("argv", [(), ("op_statistic",), ("notes",)],
+                         ids=lambda a: " ".join(a) or "list")
+def test_table_json_is_faithful_and_safe(hostile, capsys, argv) -> None:
+    status, out, err = _run(capsys, "table", hostile["profile"], *argv, "--json")
+    assert status == 0, err
+    _assert_clean(out, "stdout")
+    assert any(IN_NAMES in text for text in _strings(json.loads(out)))
+
+
+def test_table_csv_to_a_terminal_is_escaped(hostile, capsys, monkeypatch) -> None:
+    status, piped, err = _run(capsys, "table", hostile["profile"], "op_statistic", "--csv")
+    assert status == 0, err
+    assert IN_NAMES in piped  # data kept as it is (the Group column too)
+    _terminal(monkeypatch)
+    status, shown, err = _run(capsys, "table", hostile["profile"], "op_statistic", "--csv")
+    assert status == 0, err
+    _assert_clean(shown, "stdout")
+    assert SHOWN in shown and shown.count("\n") == piped.count("\r\n")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (("nope\x1b]0;owned\x07",), "No table"),
+    (("op_statistic", "--where", "\x1b]0;owned\x07>3"), "Unknown column"),
+    (("op_statistic", "--group", "\x1b]0;owned\x07"), "has no group"),
+])
+def test_table_error_sentences_are_escaped(hostile, capsys, argv, message) -> None:
+    status, out, err = _run(capsys, "table", hostile["profile"], *argv)
+    assert status == 2 and out == ""
+    assert message in err and err.count("\n") == 1
+    _assert_clean(err, "stderr")
+    assert "\\x1b]0;" in err

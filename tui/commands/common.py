@@ -221,7 +221,8 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
         compact = boxed // n_text - 3 < 12
         cost = 2 if compact else 3
         spare = console.width - 1 - sum(w + cost for w, r in zip(widths, right) if r)
-        text_width = max(spare // n_text - cost, 8)
+        text_widths = iter(share_widths([w for w, r in zip(widths, right) if not r],
+                                        spare - cost * n_text))
         view = (RichTable(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD,
                           pad_edge=False, show_edge=False, padding=(0, 1),
                           collapse_padding=True) if compact
@@ -229,7 +230,7 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
         for header, width, is_right in zip(headers, widths, right):
             view.add_column(Text(header), justify="right" if is_right else "left",
                             no_wrap=True, overflow="ellipsis", min_width=width if is_right
-                            else None, max_width=None if is_right else text_width)
+                            else None, max_width=None if is_right else next(text_widths))
         for row in cells:
             view.add_row(*(Text(x) for x in row))
         console.print(view)
@@ -241,6 +242,17 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
 
     out = [title, line(headers)] + [line(row) for row in cells]
     sys.stdout.write("\n".join(out) + "\n")
+
+
+def share_widths(needs: list[int], room: int, least: int = 8) -> list[int]:
+    """Widths of text columns that need `needs` characters sharing `room`: the narrow ones
+    get all they need, the others share what is left equally (at least `least` each)."""
+    out = [0] * len(needs)
+    left = room
+    for k, i in enumerate(sorted(range(len(needs)), key=needs.__getitem__)):
+        out[i] = min(needs[i], max(left // (len(needs) - k), least))
+        left -= out[i]
+    return out
 
 
 def json_key(column) -> str:

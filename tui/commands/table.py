@@ -1,0 +1,282 @@
+"""`proftui table`: list a profile's summary tables, or print one filtered and sorted."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from proftui.tui.commands.common import (
+    EXIT_OK,
+    TerminalText,
+    new_parser,
+    print_json,
+    print_table,
+)
+from proftui.tui.format import fmt_count
+from proftui.tui.safe import safe
+
+DEFAULT_TOP = 50  # rows printed as text unless --top says otherwise
+TEXT_WIDTH = 24  # a text column's share of a terminal when choosing the columns that fit
+
+DESCRIPTION = """\
+Without NAME, list the profile's summary CSVs: kind, rank or device, rows, columns, file.
+With NAME (a kind as proftui names them: op_summary, op_statistic, kernel_details, aicpu,
+step_trace_time, api_statistic, communication_statistic, operator_details ...; the file's
+base name; or a prefix of one kind), print that table as the app's Tables pane shows it:
+filtered by --where (the pane's filter language), first sorted as people usually start
+(op_summary by Task Duration, kernel_details by Duration, op_statistic by Ratio(%), aicpu by
+Total_time, all descending), the cells formatted alike. The tables of several ranks or
+devices are printed as one, a Group column first, unless --group picks one. The timelines
+are not indexed.
+
+--where terms (all must hold): conv (text anywhere), "two words", /^aten::/ (a regular
+expression), Name~conv or Name~/regex/ (in one column), Name=relu, Duration>100us,
+"Task Duration">=1ms, Count>=10, Ratio(%)<5, !term (not). Times take ns, us, ms or s; a
+bare number is in the column's unit. Columns are named by name or header; case, spaces,
+underscores and the unit suffix do not matter.
+
+--json prints {"kind", "groups", "columns": [{"name", "header", "unit", "kind"}], "rows":
+[[cell, ...]], "n_rows", "sort": {"column", "descending"} or null, "where"}: times
+(columns in us, ms, s, and timestamps) as integer ns rounded to the nearest, their unit
+"ns"; other numbers as they are; missing cells null; n_rows counts the rows matching
+--where, of which rows holds the first --top. --csv writes the rows and columns asked for
+with the file's own headers and units (timestamps exact). Without NAME, --json prints
+{"root", "tables": [{"kind", "group", "name", "path", "n_rows", "n_columns", "error"}]}."""
+
+EXAMPLES = """\
+  proftui table rank0_ascend_pt/
+  proftui table PROF_000001_... op_statistic
+  proftui table PROF_000001_... op_summary --top 20 --where 'Task Duration>1ms'
+  proftui table cluster/ kernel_details --group 'rank 1' --where Type~MatMul
+  proftui table run/ kernel_details --columns Name,Type,Duration --sort Name --asc
+  proftui table run/ op_stat --json | jq '.rows[0]'
+  proftui table run/ aicpu --csv -o aicpu.csv --force"""
+
+
+def cmd_table(argv: list[str]) -> int:
+    parser = new_parser("table", DESCRIPTION, EXAMPLES)
+    parser.add_argument("name", nargs="?", metavar="NAME",
+                        help="the table: its kind, file name or a unique prefix (list them "
+                             "without NAME)")
+    parser.add_argument("--group", metavar="G", help='only the table of this rank or device, '
+                        'e.g. "rank 1" (default: all, with a Group column)')
+    parser.add_argument("--where", metavar="EXPR", default="",
+                        help="keep the rows matching EXPR (see above)")
+    parser.add_argument("--sort", metavar="COL", help="sort by this column (numbers largest "
+                        "first, text A to Z; default: the kind's usual order)")
+    order = parser.add_mutually_exclusive_group()
+    order.add_argument("--desc", dest="descending", action="store_const", const=True,
+                       help="sort descending")
+    order.add_argument("--asc", dest="descending", action="store_const", const=False,
+                       help="sort ascending")
+    parser.add_argument("--columns", metavar="A,B,...", help="show these columns, in this "
+                        "order (a Group column stays first unless named)")
+    parser.add_argument("--top", type=int, metavar="K", help=f"the first K rows (default "
+                        f"{DEFAULT_TOP} as text, all as JSON or CSV; 0 for all)")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print JSON for machines")
+    output.add_argument("--csv", action="store_true", help="write CSV (to stdout, or -o FILE)")
+    parser.add_argument("-o", "--output", metavar="FILE", default="-",
+                        help="with --csv: where to write (default -, stdout)")
+    parser.add_argument("--force", action="store_true", help="with -o: overwrite a file")
+    parser.add_argument("--raw", action="store_true", help="with --csv: keep cells that "
+                        "look like formulas as they are (no leading ')")
+    args = parser.parse_args(argv)
+    if args.top is not None and args.top < 0:
+        parser.error("--top wants a count of 0 or more")
+    if not args.csv and (args.output != "-" or args.force or args.raw):
+        parser.error("-o, --force and --raw apply to --csv only")
+    names = [n.strip() for n in (args.columns or "").split(",") if n.strip()]
+    if args.columns is not None and not names:
+        parser.error("--columns wants one or more column names, e.g. --columns Name,Duration")
+    if args.name is None:
+        used = [o for o, given in (("--group", args.group), ("--where", args.where),
+                                   ("--sort", args.sort), ("--columns", args.columns),
+                                   ("--csv", args.csv), ("--top", args.top is not None),
+                                   ("--asc/--desc", args.descending is not None)) if given]
+        if used:
+            parser.error(f"{used[0]} needs a table NAME (list them without options)")
+    from proftui.core.runs import open_run
+
+    if args.csv and args.output != "-":  # refuse before reading (core checks again)
+        _check_output(args.output, args.force)
+    layout = open_run(args.path, args.run)
+    if args.name is None:
+        return _list(layout, args.json)
+    return _show(layout.tables, args, names)
+
+
+def _check_output(output: str, force: bool) -> None:
+    from proftui.core.export import ExportError, ExportExists
+
+    where = os.path.abspath(output)
+    if os.path.isdir(where):
+        raise ExportError(f"{where} is a directory; give a file name.")
+    if not force and os.path.lexists(where):
+        raise ExportExists(f"{where} already exists.")
+
+
+def _list(layout, as_json: bool) -> int:
+    """The profile's tables: kind, group, rows, columns and file of each."""
+    import numpy as np
+
+    from proftui.core.errors import ProftuiError
+    from proftui.core.importers.csv_summary import Column, Table, read_table
+    from proftui.core.summary_tables import file_name
+
+    entries: list[dict[str, Any]] = []
+    for file in layout.tables:
+        entry = {"kind": file.kind, "group": file.group, "name": file_name(file),
+                 "path": file.path, "n_rows": None, "n_columns": None, "error": None}
+        try:
+            table = read_table(file.path, file.kind, file.group)
+            entry["n_rows"], entry["n_columns"] = table.n_rows, len(table.columns)
+        except ProftuiError as exc:
+            entry["error"] = str(exc)
+        entries.append(entry)
+    if as_json:
+        print_json({"root": layout.root, "tables": entries})
+        return EXIT_OK
+    if not entries:
+        sys.stdout.write(f"{safe(layout.root)} holds no summary tables.\n")
+        return EXIT_OK
+
+    def text(key: str) -> Any:
+        values = np.empty(len(entries), dtype=object)
+        values[:] = [_relative(e[key], layout.root) if key == "path" else e[key]
+                     for e in entries]
+        return values
+
+    def number(key: str) -> Any:
+        return np.array([np.nan if e[key] is None else e[key] for e in entries], np.float64)
+
+    files = text("path")
+    for i, entry in enumerate(entries):
+        if entry["error"]:
+            files[i] = f"{files[i]} ({entry['error'].rstrip('.')})"
+    columns = [Column("Kind", "Kind", "", "text", text("kind"))]
+    if any(e["group"] for e in entries):
+        columns.append(Column("Group", "Group", "", "text", text("group")))
+    columns += [Column("Rows", "Rows", "", "number", number("n_rows")),
+                Column("Columns", "Columns", "", "number", number("n_columns")),
+                Column("File", "File", "", "text", files)]
+    listing = Table("tables", layout.root, columns, len(entries))
+    print_table(listing, list(range(len(columns))), range(len(entries)),
+                f"{len(entries)} summary tables in {layout.root}")
+    return EXIT_OK
+
+
+def _relative(path: str, root: str) -> str:
+    return path[len(root) + 1:] if root and path.startswith(root + os.sep) else path
+
+
+def _show(files, args, names: list[str]) -> int:
+    """One kind of table (several ranks stacked), as text, JSON or CSV."""
+    from proftui.core.errors import ProftuiError
+    from proftui.core.export import export_table
+    from proftui.core.summary_tables import (
+        ask,
+        choose,
+        plain_column,
+        plain_rows,
+        read_tables,
+        stack,
+    )
+    from proftui.core.table_query import default_sort
+
+    chosen = choose(files, args.name, args.group)
+    tables = read_tables(chosen)
+    table = stack(tables)
+    if args.sort is None and args.descending is not None and default_sort(table) is None:
+        raise ProftuiError(f"{table.kind} has no usual order to turn round: name a column "
+                           "with --sort.")
+    top = args.top if args.top is not None else (0 if args.json or args.csv else DEFAULT_TOP)
+    answer = ask(table, where=args.where, sort=args.sort, descending=args.descending,
+                 columns=names, top=top)
+    _note_problems(tables)
+    groups = [t.group for t in tables]
+    if args.json:
+        sort = None if answer.sort is None else {
+            "column": table.columns[answer.sort[0]].header, "descending": answer.sort[1]}
+        print_json({"kind": table.kind, "groups": groups,
+                    "columns": [plain_column(table.columns[c]) for c in answer.columns],
+                    "rows": plain_rows(table, answer.rows, answer.columns),
+                    "n_rows": answer.n_matching, "sort": sort, "where": answer.where or None})
+        return EXIT_OK
+    if args.csv:
+        target: Any = args.output
+        if target == "-" and sys.stdout.isatty():
+            target = TerminalText(sys.stdout)
+        result = export_table(table, target, rows=answer.rows, columns=answer.columns,
+                              neutralize=not args.raw, overwrite=args.force)
+        if result.path != "-":
+            sys.stderr.write(f"wrote {fmt_count(result.rows)} rows to {safe(result.path)}\n")
+        return EXIT_OK
+    columns = answer.columns
+    if not names and sys.stdout.isatty():
+        from rich.console import Console
+
+        columns = fit_columns(table, columns, answer.rows, Console().width, answer.sort)
+    print_table(table, columns, answer.rows, _title(table, groups, answer))
+    if len(columns) < len(answer.columns):
+        sys.stdout.write(f"{len(columns)} of {len(answer.columns)} columns: the others are "
+                         "empty here or too wide (--columns chooses; --csv, --json have all)\n")
+    if len(answer.rows) < answer.n_matching:
+        sys.stdout.write(f"... and {fmt_count(answer.n_matching - len(answer.rows))} more rows "
+                         "(--top 0 prints all)\n")
+    return EXIT_OK
+
+
+def fit_columns(table, columns: list[int], rows, width: int,
+                sort: tuple[int, bool] | None) -> list[int]:
+    """The columns that fit a terminal `width`, in their order: the Group column of stacked
+    ranks and the sorted column always, then from the left those that fit, text cut to
+    TEXT_WIDTH; columns without a value in `rows` are left out."""
+    from proftui.core.importers.csv_summary import MISSING
+    from proftui.core.summary_tables import group_column
+    from proftui.core.table_query import rows_text
+
+    cells = rows_text(table, rows, columns)
+    keep = {c for c in columns if c in (group_column(table), sort and sort[0])}
+    need: dict[int, int] = {}
+    for i, c in enumerate(columns):
+        texts = [row[i] for row in cells]
+        if c not in keep and not any(t.strip() not in MISSING for t in texts):
+            continue
+        column = table.columns[c]
+        wide = max([len(column.header), *map(len, texts)])
+        need[c] = (min(wide, TEXT_WIDTH) if column.kind == "text" else wide) + 3
+    budget = width - 1 - sum(need.get(c, 0) for c in keep)
+    chosen = set(keep)
+    for c in columns:
+        if c in need and c not in keep:
+            if need[c] <= budget:  # a wide one left out, narrower ones after it may fit
+                chosen.add(c)
+                budget -= need[c]
+    return [c for c in columns if c in chosen]
+
+
+def _title(table, groups: list[str], answer) -> str:
+    """What the rows are: kind, whose, how many, filter and order."""
+    whose = ""
+    if any(groups):
+        whose = f" of {', '.join(g or '(top)' for g in groups)}"
+    count = f"{fmt_count(table.n_rows)} rows"
+    if answer.where:
+        count += f", {fmt_count(answer.n_matching)} matching {answer.where}"
+    order = ""
+    if answer.sort is not None:
+        column = table.columns[answer.sort[0]]
+        order = f", by {column.header} {'descending' if answer.sort[1] else 'ascending'}"
+    return f"{table.kind}{whose}: {count}{order}"
+
+
+def _note_problems(tables) -> None:
+    """Problems met reading the CSVs, one line each on stderr (the rows are still shown)."""
+    for table in tables:
+        for problem in table.diagnostics:
+            where = f" [{table.group}]" if table.group else ""
+            sys.stderr.write(f"proftui: note: {safe(table.kind)}{safe(where)}: "
+                             f"{fmt_count(problem.count)} {safe(problem.message)}"
+                             + (f": {safe(problem.detail)}" if problem.detail else "") + "\n")
