@@ -155,10 +155,10 @@ def k(name, ts, dur, args=None):
     return event
 
 
-def kineto_rank(root, rank, events):
+def kineto_rank(root, rank, events, step=True):
     (root / f"rank{rank}").mkdir(parents=True)
-    write_trace(root / f"rank{rank}" / "worker.pt.trace.json",
-                [x("ProfilerStep#1", 0, 1000, 1, 1, "user_annotation"), *events],
+    marks = [x("ProfilerStep#1", 0, 1000, 1, 1, "user_annotation")] if step else []
+    write_trace(root / f"rank{rank}" / "worker.pt.trace.json", [*marks, *events],
                 distributedInfo={"rank": rank})
 
 
@@ -222,3 +222,17 @@ def test_one_rank_has_nothing_to_match(tmp_path):
     assert found.collectives.instances == [] and found.collectives.unmatched == []
     assert found.spread is None and found.slow_rank == []
     assert found.slowest == (found.ranks[0].rank, 1, 1000 * US)
+
+
+def test_ranks_without_steps_are_their_whole_capture_and_every_collective_counts(tmp_path):
+    kineto_rank(tmp_path, 0, [k("sgemm", 0, 100), k(NCCL, 100, 50)], step=False)
+    kineto_rank(tmp_path, 1, [k("sgemm", 0, 130), k(NCCL, 130, 20)], step=False)
+    found = opened(tmp_path)
+    assert [[(s.iteration, s.step_ns, s.compute_ns, s.warmup) for s in r.steps]
+            for r in found.ranks] == [[(None, 150 * US, 100 * US, False)],
+                                      [(None, 150 * US, 130 * US, False)]]
+    assert found.slowest == ("rank 0", None, 150 * US) and found.spread == 0.0
+    [inst] = found.collectives.instances
+    assert (inst.iteration, inst.warmup, inst.skew_ns) == (None, False, 30 * US)
+    assert found.last_arrivals == {"rank 0": 0, "rank 1": 1}
+    assert found.wait_ns == {"rank 0": 30 * US, "rank 1": 0}

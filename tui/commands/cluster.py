@@ -69,18 +69,18 @@ def print_cluster(found, top: int) -> None:
     if not found.ranks:
         sys.stdout.write("nothing to compare: no slices in this profile\n")
         return
-    source = f" from {safe(found.source)}" if found.source else " (no steps: the whole capture)"
+    steps = (f"steps from {safe(found.source)}" if found.source
+             else "no steps found: the whole capture")
     if len(found.ranks) == 1:
         rank = found.ranks[0]
         who = safe(rank.rank) if rank.rank else "the whole profile"
-        sys.stdout.write(f"one rank ({who}): nothing to compare across ranks; its steps"
-                         f"{source}:\n")
+        sys.stdout.write(f"one rank ({who}): nothing to compare across ranks; {steps}:\n")
         table = step_table(rank)
         warm = [s for s in rank.steps if s.warmup]
         print_table(table, list(range(len(table.columns))), range(table.n_rows),
                     "steps" + ("; warm-up is left out of medians" if warm else ""))
         return
-    sys.stdout.write(f"{len(found.ranks)} ranks, steps{source}\n")
+    sys.stdout.write(f"{len(found.ranks)} ranks, {steps}\n")
     table = rank_table(found)
     print_table(table, list(range(len(table.columns))), range(table.n_rows),
                 "ranks: medians over their steps, warm-up left out; Last: collectives it "
