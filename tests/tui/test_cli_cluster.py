@@ -147,3 +147,18 @@ def test_the_strip_fits_120_columns_however_many_iterations():
     assert rows[0].rstrip("\n").endswith(SLOWEST)  # iteration 500, in the last cell
     assert rows[1][26] == RAMP[0]  # the shortest step of all, at the bottom of the scale
     assert lines[1].startswith("iteration") and lines[1].split()[1:3] == ["1", "61"]
+
+
+def test_on_a_terminal_short_text_columns_leave_their_room_to_long_ones(capsys, tmp_path,
+                                                                          monkeypatch):
+    from proftui.tui.commands.common import _share
+
+    # a 23-character collective name beside three short columns, 60 columns to share
+    assert _share(60, [23, 3, 6, 6]) == [23, 8, 8, 8]
+    assert _share(30, [23, 3, 6, 6]) == [8, 8, 8, 8]  # too little: none under 8
+    assert _share(40, [30, 30]) == [20, 20]
+    path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "120")
+    code, out, _ = _run(capsys, "cluster", path)
+    assert code == 0 and "│ hcom_allReduce__7_0_1 │" in out  # whole, not cut

@@ -221,7 +221,8 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
         compact = boxed // n_text - 3 < 12
         cost = 2 if compact else 3
         spare = console.width - 1 - sum(w + cost for w, r in zip(widths, right) if r)
-        text_width = max(spare // n_text - cost, 8)
+        text_widths = _share(spare - cost * n_text, [w for w, r in zip(widths, right)
+                                                     if not r])
         view = (RichTable(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD,
                           pad_edge=False, show_edge=False, padding=(0, 1),
                           collapse_padding=True) if compact
@@ -229,7 +230,7 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
         for header, width, is_right in zip(headers, widths, right):
             view.add_column(Text(header), justify="right" if is_right else "left",
                             no_wrap=True, overflow="ellipsis", min_width=width if is_right
-                            else None, max_width=None if is_right else text_width)
+                            else None, max_width=None if is_right else text_widths.pop(0))
         for row in cells:
             view.add_row(*(Text(x) for x in row))
         console.print(view)
@@ -241,6 +242,19 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
 
     out = [title, line(headers)] + [line(row) for row in cells]
     sys.stdout.write("\n".join(out) + "\n")
+
+
+def _share(room: int, wanted: list[int], least: int = 8) -> list[int]:
+    """Widths for text columns sharing `room`: a column that wants less than an equal share
+    keeps what it wants and leaves the rest to the wider ones (a short rank name next to a
+    long kernel name); none narrower than `least`."""
+    out = [0] * len(wanted)
+    left, count = room, len(wanted)
+    for k in sorted(range(len(wanted)), key=lambda k: wanted[k]):
+        out[k] = max(min(wanted[k], left // max(count, 1)), least)
+        left -= out[k]
+        count -= 1
+    return out
 
 
 def json_key(column) -> str:
