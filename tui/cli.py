@@ -14,6 +14,7 @@ from typing import Any
 from proftui import __version__
 from proftui.tui.commands.advise import cmd_advise
 from proftui.tui.commands.breakdown import cmd_breakdown
+from proftui.tui.commands.cluster import cmd_cluster
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from proftui.tui.commands.diff import cmd_diff
 from proftui.tui.commands.export import cmd_export
@@ -29,7 +30,7 @@ from proftui.tui.safe import safe, safe_lines
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations,
     "export": cmd_export, "summary": cmd_summary, "breakdown": cmd_breakdown,
-    "advise": cmd_advise, "diff": cmd_diff, "table": cmd_table}
+    "advise": cmd_advise, "diff": cmd_diff, "table": cmd_table, "cluster": cmd_cluster}
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
        proftui BASE NEW               open two, one above the other, to compare them
@@ -52,6 +53,8 @@ USAGE = f"""usage: proftui PATH                 open a trace or profile director
                    [--columns A,B,...] [--top K] [--json | --csv [-o FILE] [--force]]
                                       the summary tables (op_statistic ...): list, or one
                                       filtered and sorted
+       proftui cluster PATH [--iteration N] [--top K] [--json]
+                                      ranks compared: the slow one, who waits for whom
        proftui export PATH (--range T0:T1 | --iteration N | --all) [--tracks PATTERN]
                    [--what events|ops] [--by name|category|type] [--args KEY,...]
                    [--unit ns|us|ms|s] [--raw] [--force] [-o FILE|-]

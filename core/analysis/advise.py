@@ -22,6 +22,7 @@ import numpy as np
 from proftui.core.analysis import activity as act
 from proftui.core.analysis.breakdown import (
     SMALL_KERNEL_NS,
+    Breakdown,
     StepBreakdown,
     breakdown,
     group_coverage,
@@ -477,21 +478,44 @@ def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, float]]:
     return out
 
 
+def warmup(n_steps: int) -> int:
+    """How many of a group's first steps are warm-up, left out of its averages and medians:
+    WARMUP_STEPS when it has three steps or more, else none."""
+    return WARMUP_STEPS if n_steps >= 3 else 0
+
+
+def steps_by_group(found: Breakdown) -> dict[str, list[StepBreakdown]]:
+    """Per group, all its steps in order; a group without steps is one window, its whole
+    capture (iteration None)."""
+    out: dict[str, list[StepBreakdown]] = {}
+    for b in found.steps:
+        out.setdefault(b.group, []).append(b)
+    for b in found.total:
+        out.setdefault(b.group, [replace(b, iteration=None)])
+    return out
+
+
+def considered(all_steps: dict[str, list[StepBreakdown]]) -> dict[str, list[StepBreakdown]]:
+    """Per group, the steps averages are taken over: the warm-up left out."""
+    return {g: s[warmup(len(s)):] for g, s in all_steps.items()}
+
+
 def advise(index: TraceIndex, iterations: Iterations, tables: Sequence[Table] = (),
            overrides: dict[str, dict[str, float]] | None = None) -> Advice:
     """Run every rule on every group of the profile."""
+    steps = considered(steps_by_group(breakdown(index, iterations, tables)))
+    return run_rules(index, tables, steps, RULES, overrides)
+
+
+def run_rules(index: TraceIndex, tables: Sequence[Table], steps: dict[str, list[StepBreakdown]],
+              rules: Sequence[Rule] = RULES,
+              overrides: dict[str, dict[str, float]] | None = None) -> Advice:
+    """Run `rules` on every group of `steps` (per group, the steps considered)."""
     overrides = overrides or {}
-    found = breakdown(index, iterations, tables)
-    all_steps: dict[str, list[StepBreakdown]] = {}
-    for b in found.steps:
-        all_steps.setdefault(b.group, []).append(b)
-    for b in found.total:  # a group without steps is one window: the whole capture
-        all_steps.setdefault(b.group, [replace(b, iteration=None)])
-    steps = {g: (s[WARMUP_STEPS:] if len(s) >= 3 else s) for g, s in all_steps.items()}
     ctx = Context(index, tables, steps)
     findings: list[Finding] = []
     skipped: dict[str, str] = {}
-    for rule in RULES:
+    for rule in rules:
         params = {**rule.params, **overrides.get(rule.id, {})}
         reasons = []
         for group in sorted(steps):

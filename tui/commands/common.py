@@ -172,7 +172,7 @@ def ops_window(args: argparse.Namespace, index) -> tuple[int, int, str]:
         hi = max(it.end_ns for it in timed)
         groups = f" of {len(timed)} groups" if len(timed) > 1 else ""
         label = f"iteration {args.iteration}{groups}"
-    elif args.range is not None:
+    elif getattr(args, "range", None) is not None:  # (commands without --range)
         first, sep, last = args.range.partition(":")
         if not sep:
             raise ProftuiError(f'--range wants T0:T1 (e.g. 12.5ms:20ms), not "{args.range}".')

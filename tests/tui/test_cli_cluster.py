@@ -1,0 +1,164 @@
+"""`proftui cluster` on inline folders of ranks: JSON schema and values, text, the strip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from proftui.core.analysis.cluster import Cluster, Collectives, RankStep, RankSummary
+from proftui.tui.cli import USAGE, main
+from proftui.tui.commands.cluster import RAMP, SLOWEST, step_strip
+
+US = 1000
+
+
+def x(name, ts, dur, pid, tid, cat=""):
+    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, "cat": cat}
+
+
+def meta(pid, process, tid, thread):
+    return [{"ph": "M", "name": "process_name", "pid": pid, "args": {"name": process}},
+            {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+             "args": {"name": thread}}]
+
+
+def ranks(root, arrivals_us, missing=()):
+    """torch_npu ranks with three 200 µs steps 1000 µs apart: a 100 µs matmul at 10 µs, then
+    all-reduce n of group 7 from the rank's arrival to 20 µs after the last one's; (rank, n)
+    in `missing` is left out."""
+    for rank, arrivals in enumerate(arrivals_us):
+        out = root / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+        out.mkdir(parents=True)
+        (out.parent / f"profiler_info_{rank}.json").write_text(json.dumps({"rank_id": rank}))
+        events = (meta(1, "Python", 1, "Thread 1") + meta(2, "Ascend Hardware", 3, "Stream 3")
+                  + meta(4, "HCCL", 5, "Group 0 Communication"))
+        for n, arrival in enumerate(arrivals):
+            at = 1000 * n
+            end = max(a[n] for a in arrivals_us) + 20
+            events += [x(f"ProfilerStep#{n + 1}", at, 200 + 10 * rank, 1, 1, "cpu_op"),
+                       x("MatMulV3", at + 10, 100, 2, 3)]
+            if (rank, n) not in missing:
+                events.append(x(f"hcom_allReduce__7_{n}_1", at + arrival, end - arrival, 4,
+                                5))
+        (out / "trace_view.json").write_text(json.dumps(events))
+    return str(root)
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse: bad usage
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_json_schema_and_values(capsys, tmp_path):
+    # step 1 (warm-up): rank 1 late by 50 µs; steps 2 and 3: rank 0 late by 30 and 10 µs
+    path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
+    code, out, err = _run(capsys, "cluster", "--json", "--top", "1", path)
+    assert code == 0, err
+    data = json.loads(out)
+    assert set(data) == {"ranks", "slowest", "spread", "collectives", "last_arrivals",
+                         "wait_ns", "waits_for", "slow_rank"}
+    r0, r1 = data["ranks"]
+    assert r0["rank"] == "rank 0" and [s["iteration"] for s in r0["steps"]] == [1, 2, 3]
+    assert [s["warmup"] for s in r0["steps"]] == [True, False, False]
+    assert set(r0["steps"][0]) == {"iteration", "step_ns", "compute_ns", "comm_exposed_ns",
+                                   "free_ns", "warmup"}
+    assert r0["median"]["step_ns"] == 200 * US and r1["median"]["step_ns"] == 210 * US
+    assert r0["median"]["compute_ns"] == 100 * US
+    assert data["slowest"] == {"rank": "rank 1", "iteration": 2, "step_ns": 210 * US}
+    assert data["spread"] == pytest.approx(10 / 205)
+    c = data["collectives"]
+    assert c["matched_by"] == "hccl_name" and c["matched"] == 3
+    assert c["unmatched"] == {"count": 0, "instances": []}
+    [top] = c["instances"]  # --top 1: the warm-up's 50 µs
+    assert (top["name"], top["group"], top["sequence"], top["skew_ns"], top["last_rank"],
+            top["warmup"]) == ("hcom_allReduce__7_0_1", "7", 0, 50 * US, "rank 1", True)
+    assert top["per_rank"]["rank 0"] == {"start_ns": 110 * US, "wait_ns": 50 * US,
+                                         "transfer_ns": 20 * US}
+    assert data["last_arrivals"] == {"rank 0": 2, "rank 1": 0}
+    assert data["wait_ns"] == {"rank 0": 0, "rank 1": 40 * US}
+    assert data["waits_for"] == {"rank 1": {"rank 0": 40 * US}}
+
+
+def test_text_tables_strip_and_who_waits(capsys, tmp_path):
+    path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]], missing={(1, 2)})
+    code, out, err = _run(capsys, "cluster", path)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "2 ranks, steps from ProfilerStep#N annotations"
+    header = lines.index(next(line for line in lines if line.startswith("Rank ")))
+    assert lines[header].split()[:3] == ["Rank", "Steps", "Step"]
+    assert lines[header + 1].split()[:4] == ["rank", "0", "3", "200"]
+    assert "slowest step: rank 1, iteration 2 (210 us)" in lines
+    assert "warm-up, left out of medians, the slowest and the waits: iteration 1" in lines
+    strip = lines.index("iteration  1") + 1
+    # rank 0's steps are all 200 µs, the bottom of the scale; rank 1's 210 µs, the slowest
+    assert lines[strip] == f"rank 0     {RAMP[0] * 3}"
+    assert lines[strip + 1] == f"rank 1     {RAMP[-1]}{SLOWEST}{RAMP[-1]}"
+    assert "collectives: 2 matched across ranks by HCCL op name" in out
+    assert "unmatched (missing on some rank of their group): 1" in out
+    assert "  hcom_allReduce__7_2_1: not on rank 1" in out
+    assert "  arrived last: rank 0 1 of 1" in out
+    assert "  rank 1 waited 30 us for rank 0" in out
+    assert max(len(line) for line in lines) <= 120
+
+
+def test_one_rank_is_one_sentence_and_its_steps(capsys, tmp_path):
+    path = ranks(tmp_path, [[110, 120, 130]])
+    code, out, _ = _run(capsys, "cluster", path)
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0].startswith("one rank (") and "nothing to compare across ranks" in lines[0]
+    assert lines[2].split() == ["Iteration", "Step", "Compute", "Comm", "exposed", "Free",
+                                "Note"]
+    assert lines[3].split()[-1] == "warm-up" and len(lines) == 6
+
+
+def test_one_iteration_and_usage_errors(capsys, tmp_path):
+    path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
+    code, out, _ = _run(capsys, "cluster", "--json", "--iteration", "3", path)
+    data = json.loads(out)
+    assert code == 0 and [s["iteration"] for s in data["ranks"][0]["steps"]] == [3]
+    assert [i["sequence"] for i in data["collectives"]["instances"]] == [2]
+    code, _, err = _run(capsys, "cluster", "--iteration", "9", path)
+    assert code == 2 and "Iteration 9 is not in this profile" in err
+    code, _, err = _run(capsys, "cluster", "--top", "0", path)
+    assert code == 2 and "--top wants 1 or more" in err
+    assert "proftui cluster PATH" in USAGE
+
+
+def test_the_strip_fits_120_columns_however_many_iterations():
+    def rank(name, base):
+        return RankSummary(name, [RankStep(n, base + n, None, None, None, n == 1)
+                                  for n in range(1, 501)], {})
+    found = Cluster([rank("rank 0", 1000), rank("a very long rank name indeed, longer", 0)],
+                    ("rank 0", 500, 1500), None, Collectives(), {}, {}, {}, [])
+    lines = step_strip(found)
+    assert all(len(line.rstrip("\n")) <= 120 for line in lines)
+    # the long name cut to 24 characters leaves 94 columns: 84 cells of 6 iterations
+    assert "(6 iterations a cell, their slowest)" in lines[0]
+    rows = [line for line in lines if line.startswith(("rank 0", "a very"))]
+    assert rows[1].startswith("a very long rank name i…  ")
+    assert [len(row.rstrip("\n")) for row in rows] == [26 + 84, 26 + 84]
+    assert rows[0].rstrip("\n").endswith(SLOWEST)  # iteration 500, in the last cell
+    assert rows[1][26] == RAMP[0]  # the shortest step of all, at the bottom of the scale
+    assert lines[1].startswith("iteration") and lines[1].split()[1:3] == ["1", "61"]
+
+
+def test_on_a_terminal_short_text_columns_leave_their_room_to_long_ones(capsys, tmp_path,
+                                                                          monkeypatch):
+    from proftui.tui.commands.common import _share
+
+    # a 23-character collective name beside three short columns, 60 columns to share
+    assert _share(60, [23, 3, 6, 6]) == [23, 8, 8, 8]
+    assert _share(30, [23, 3, 6, 6]) == [8, 8, 8, 8]  # too little: none under 8
+    assert _share(40, [30, 30]) == [20, 20]
+    path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "120")
+    code, out, _ = _run(capsys, "cluster", path)
+    assert code == 0 and "│ hcom_allReduce__7_0_1 │" in out  # whole, not cut

@@ -1,0 +1,224 @@
+"""`proftui cluster`: which rank is slow, and who waits for whom at the collectives."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from proftui.tui.commands.common import (
+    EXIT_OK,
+    load,
+    new_parser,
+    ops_window,
+    print_json,
+    print_table,
+)
+from proftui.tui.format import fmt_duration
+from proftui.tui.safe import safe
+
+RAMP = "▁▂▃▄▅▆▇█"  # step time, from the cluster's shortest to its longest
+SLOWEST = "◆"
+WIDTH = 120
+MAX_LABEL = 24
+RULE_TEXT = {
+    "hccl_name": "by HCCL op name (hcom_<op>__<group>_<index>_<n>)",
+    "nccl_args": "by process group and Seq in the NCCL args",
+    "order": "in order of appearance of each name"}
+
+
+def cmd_cluster(argv: list[str]) -> int:
+    parser = new_parser(
+        "cluster", "Compare the ranks of a profile (a folder of ranks, or devices): per rank "
+        "and step the step time and the device's compute, exposed communication and free "
+        "time (the breakdown's numbers), each rank's medians (warm-up left out), the spread "
+        "of the median steps and the slowest step; a strip of step time per rank and "
+        "iteration; each collective matched across the ranks of its group (by HCCL op name, "
+        "NCCL args, else order) with its arrival skew, the rank that came last and each "
+        "rank's wait; and who waits for whom.",
+        "  proftui cluster cluster_run/               # a folder of rank*_ascend_pt dirs\n"
+        "  proftui cluster --iteration 7 --top 20 cluster_run/\n"
+        "  proftui cluster --json cluster_run/ | jq '.last_arrivals'")
+    parser.add_argument("--iteration", type=int, metavar="N",
+                        help="only iteration N: its step on each rank and its collectives")
+    parser.add_argument("--top", type=int, default=10, metavar="K",
+                        help="the K collectives with the largest arrival skew (default 10)")
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON for machines (all times in integer ns)")
+    args = parser.parse_args(argv)
+    if args.top < 1:
+        parser.error("--top wants 1 or more")
+    from proftui.core.analysis.cluster import cluster
+    from proftui.core.overview import read_overview
+
+    index = load(args)
+    _, tables, iterations = read_overview(index)
+    if args.iteration is not None:
+        ops_window(args, index)  # the same sentence for an iteration that is not there
+    found = cluster(index, iterations, tables, number=args.iteration)
+    if args.json:
+        print_json(found.to_json(args.top))
+        return EXIT_OK
+    print_cluster(found, args.top)
+    return EXIT_OK
+
+
+def print_cluster(found, top: int) -> None:
+    """The answer as text: its tables rich on a terminal, plain when piped."""
+    from proftui.core.analysis.cluster import instance_table, rank_table, step_table
+
+    if not found.ranks:
+        sys.stdout.write("nothing to compare: no slices in this profile\n")
+        return
+    steps = (f"steps from {safe(found.source)}" if found.source
+             else "no steps found: the whole capture")
+    if len(found.ranks) == 1:
+        rank = found.ranks[0]
+        who = safe(rank.rank) if rank.rank else "the whole profile"
+        sys.stdout.write(f"one rank ({who}): nothing to compare across ranks; {steps}:\n")
+        table = step_table(rank)
+        warm = [s for s in rank.steps if s.warmup]
+        print_table(table, list(range(len(table.columns))), range(table.n_rows),
+                    "steps" + ("; warm-up is left out of medians" if warm else ""))
+        return
+    sys.stdout.write(f"{len(found.ranks)} ranks, {steps}\n")
+    table = rank_table(found)
+    print_table(table, list(range(len(table.columns))), range(table.n_rows),
+                "ranks: medians over their steps, warm-up left out; Last: collectives it "
+                "arrived last at; Wait: its waits at them")
+    out = _spread_lines(found)
+    out += step_strip(found)
+    sys.stdout.write("".join(out))
+    out = []
+    c = found.collectives
+    if c.matched_by is None:
+        out.append("collectives: none on the devices of these ranks\n")
+    else:
+        shown = c.instances[:top]
+        if shown:
+            table = instance_table(shown)
+            print_table(table, list(range(len(table.columns))), range(table.n_rows),
+                        f"collectives: {len(c.instances)} matched across ranks "
+                        f"{RULE_TEXT[c.matched_by]}; top {len(shown)} by arrival skew")
+        else:
+            out.append(f"collectives: none matched across ranks {RULE_TEXT[c.matched_by]}\n")
+        counts = ", ".join(f"{safe(r)} {n}" for r, n in c.count.items())
+        out.append(f"collectives per rank: {counts}; unmatched (missing on some rank of their "
+                   f"group): {len(c.unmatched)}\n")
+        for u in c.unmatched[:3]:
+            out.append(f"  {safe(u.name)}: not on {', '.join(safe(r) for r in u.missing)}\n")
+    out += who_waits_lines(found, top)
+    for f in found.slow_rank:
+        out.append(f"slow rank: {safe(f.title)} (compute, exposed copies, host-bound idle: "
+                   f"{fmt_duration(f.numbers['own_ns_per_step'])} against "
+                   f"{fmt_duration(f.numbers['others_median_ns_per_step'])} a step)\n")
+    sys.stdout.write("".join(out))
+
+
+def _spread_lines(found) -> list[str]:
+    """The spread of the median steps, the slowest step and the warm-up left out."""
+    out = []
+    if found.spread is not None:
+        out.append(f"spread of the median steps: {found.spread * 100:.1f} % "
+                   "((max - min) / mean)\n")
+    if found.slowest is not None:
+        rank, iteration, step_ns = found.slowest
+        at = f", iteration {iteration}" if iteration is not None else ""
+        out.append(f"slowest step: {safe(rank) or '(all)'}{at} ({fmt_duration(step_ns)})\n")
+    warm = sorted({s.iteration for r in found.ranks for s in r.steps
+                   if s.warmup and s.iteration is not None})
+    if warm:
+        listed = ", ".join(map(str, warm[:10])) + (" ..." if len(warm) > 10 else "")
+        out.append(f"warm-up, left out of medians, the slowest and the waits: iteration "
+                   f"{listed}\n")
+    return out
+
+
+def step_strip(found, width: int = WIDTH) -> list[str]:
+    """A rank x iteration strip of step time: one row per rank, one cell per iteration (or
+    per run of iterations, their slowest, when there are more than fit in `width`), shaded
+    from the cluster's shortest to its longest step (warm-up clipped to that scale), the
+    slowest marked; no line longer than `width`."""
+    numbers = sorted({s.iteration for r in found.ranks for s in r.steps
+                      if s.iteration is not None})
+    if not numbers:
+        return []
+    labels = [_cut(safe(r.rank) or "(all)", MAX_LABEL) for r in found.ranks]
+    label_width = max(len("iteration"), *(len(x) for x in labels))
+    room = max(width - label_width - 2, 1)
+    per_cell = math.ceil(len(numbers) / room)
+    n_cells = math.ceil(len(numbers) / per_cell)
+    cell_of = {n: k // per_cell for k, n in enumerate(numbers)}
+    kept = [s.step_ns for r in found.ranks for s in r.steps if not s.warmup]
+    lo, hi = (min(kept), max(kept)) if kept else (0, 0)
+    slowest = found.slowest
+    lines = [f"step time per rank and iteration: {RAMP[0]} {fmt_duration(lo)} .. {RAMP[-1]} "
+             f"{fmt_duration(hi)}" + (f" ({per_cell} iterations a cell, their slowest)"
+                                      if per_cell > 1 else "") + "\n"]
+    lines.append(_ruler(numbers, per_cell, n_cells, label_width, room) + "\n")
+    for label, rank in zip(labels, found.ranks):
+        worst: dict[int, int] = {}
+        marked = set()
+        for s in rank.steps:
+            if s.iteration is None:
+                continue
+            cell = cell_of[s.iteration]
+            worst[cell] = max(worst.get(cell, s.step_ns), s.step_ns)
+            if slowest is not None and (rank.rank, s.iteration) == slowest[:2]:
+                marked.add(cell)
+        cells = "".join(SLOWEST if k in marked else
+                        _shade(worst[k], lo, hi) if k in worst else " "
+                        for k in range(n_cells))
+        lines.append(f"{label.ljust(label_width)}  {cells}".rstrip() + "\n")
+    if slowest is not None:
+        lines.append(f"{SLOWEST} marks the slowest step\n")
+    return lines
+
+
+def _ruler(numbers: list[int], per_cell: int, n_cells: int, label_width: int,
+           room: int) -> str:
+    """Iteration numbers over the strip's cells, every tenth cell, where they fit in
+    `room`."""
+    line = [" "] * room
+    free_from = 0
+    for cell in range(0, n_cells, 10):
+        text = str(numbers[cell * per_cell])
+        if cell >= free_from and cell + len(text) <= room:
+            line[cell:cell + len(text)] = text
+            free_from = cell + len(text) + 1
+    return f"{'iteration'.ljust(label_width)}  {''.join(line)}".rstrip()
+
+
+def _shade(step_ns: int, lo: int, hi: int) -> str:
+    if hi <= lo:
+        return RAMP[len(RAMP) // 2]
+    share = min(max((step_ns - lo) / (hi - lo), 0.0), 1.0)
+    return RAMP[round(share * (len(RAMP) - 1))]
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def who_waits_lines(found, top: int) -> list[str]:
+    """Who arrived last how often, and who waited how long for whom (largest first)."""
+    matched = [i for i in found.collectives.instances if not i.warmup]
+    if not matched:
+        return []
+    out = ["who waits for whom (at the collectives matched, warm-up left out):\n"]
+    late = sorted(found.last_arrivals.items(), key=lambda kv: -kv[1])
+    out.append("  arrived last: " + ", ".join(f"{safe(r)} {n} of {len(matched)}"
+                                              for r, n in late if n) + "\n"
+               if any(n for _, n in late) else "  every rank arrived at once\n")
+    waited_for: dict[str, int] = {}
+    for mine in found.waits_for.values():
+        for other, ns in mine.items():
+            waited_for[other] = waited_for.get(other, 0) + ns
+    if waited_for:
+        rank, ns = max(waited_for.items(), key=lambda kv: kv[1])
+        out.append(f"  the rank the others wait for: {safe(rank)} ({fmt_duration(ns)} of "
+                   "their waits)\n")
+    pairs = sorted(((a, b, ns) for a, mine in found.waits_for.items()
+                    for b, ns in mine.items()), key=lambda p: -p[2])
+    for a, b, ns in pairs[:top]:
+        out.append(f"  {safe(a)} waited {fmt_duration(ns)} for {safe(b)}\n")
+    return out
