@@ -151,12 +151,12 @@ def test_the_strip_fits_120_columns_however_many_iterations():
 
 def test_on_a_terminal_short_text_columns_leave_their_room_to_long_ones(capsys, tmp_path,
                                                                           monkeypatch):
-    from proftui.tui.commands.common import _share
+    from proftui.tui.commands.common import share_widths
 
     # a 23-character collective name beside three short columns, 60 columns to share
-    assert _share(60, [23, 3, 6, 6]) == [23, 8, 8, 8]
-    assert _share(30, [23, 3, 6, 6]) == [8, 8, 8, 8]  # too little: none under 8
-    assert _share(40, [30, 30]) == [20, 20]
+    assert share_widths([23, 3, 6, 6], 60) == [23, 3, 6, 6]
+    assert share_widths([23, 3, 6, 6], 30) == [15, 3, 6, 6]  # the long one gets what is left
+    assert share_widths([30, 30], 40) == [20, 20]
     path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
     monkeypatch.setenv("COLUMNS", "120")
