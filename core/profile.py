@@ -243,7 +243,9 @@ def _classify_databases(paths: list[str], layout: ProfileLayout, kinds: set[str]
                                              "export beside it (trace_view.json), which is read"))
             else:
                 chosen.append(path)
-                kinds.add("torch_npu SQLite export (ASCEND_PROFILER_OUTPUT)")
+                # The same kind of profile as its text export (diff compares them as such);
+                # the format and each source say it is SQLite.
+                kinds.add("torch_npu (ASCEND_PROFILER_OUTPUT)")
         elif ascend_db.MSPROF_DB.match(name):
             msprof_by_dir.setdefault(here, []).append(path)
         elif name == "analysis.db":
@@ -265,7 +267,7 @@ def _classify_databases(paths: list[str], layout: ProfileLayout, kinds: set[str]
                                              "timeline"))
             else:
                 chosen.append(path)
-                kinds.add("msprof SQLite export (msprof_*.db)")
+                kinds.add("msprof (CANN 8 msprof_*.db)")
     for path in chosen:
         layout.timelines.append(TimelineFile(path, "", ascend_db.DB_KIND))
         layout.skipped += [(f"{path}: {what}", why) for what, why in

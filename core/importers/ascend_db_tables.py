@@ -199,6 +199,8 @@ def _kernel_details(db: DbFile, labels: _Labels) -> list[Column]:
 
     start = [exact_int(v) for v in col("startNs")]
     end = [exact_int(v) for v in col("endNs")]
+    _add_collectives(db, got, start, end)
+    n = len(start)
     steps = _step_of(db, start)
     out = [_column("Step Id", steps, "number")] if any(s is not None for s in steps) else []
     out += [_column("Model ID", col("modelId"), "number"),
@@ -207,7 +209,9 @@ def _kernel_details(db: DbFile, labels: _Labels) -> list[Column]:
             _column("Name", text("name"), "text"), _column("Type", text("opType"), "text")]
     if "opState" in got:
         out.append(_column("OP State", text("opState"), "text"))
-    out += [_column("Accelerator Core", text("taskType"), "text"),
+    core = [c if c is not None else t for c, t in zip(got.get("_core", [None] * n),
+                                                       text("taskType"))]
+    out += [_column("Accelerator Core", core, "text"),
             _column("Start Time(us)", start, "timestamp"),
             _column("Duration(us)", [None if a is None or b is None else (b - a) / 1000.0
                                      for a, b in zip(start, end)], "number")]
@@ -227,6 +231,37 @@ def _kernel_details(db: DbFile, labels: _Labels) -> list[Column]:
     out.append(_column("Context ID", [None if v == _NA else v for v in col("contextId")],
                        "number"))
     return out
+
+
+def _add_collectives(db: DbFile, got: dict[str, list], start: list, end: list) -> None:
+    """COMMUNICATION_OP's collectives as kernel_details rows (torch_npu lists them there:
+    Accelerator Core HCCL, no task or stream id), all rows then ordered by start."""
+    if not db.has("COMMUNICATION_OP", "opName", "startNs", "endNs"):
+        return
+    extra = ["opType", "waitNs"]
+    have = [c for c in extra if db.has("COMMUNICATION_OP", c)]
+    rows = db.fetch("SELECT opName, startNs, endNs" + "".join(f', "{c}"' for c in have)
+                    + " FROM COMMUNICATION_OP")
+    if not rows:
+        return
+    n_old = len(start)
+    start += [exact_int(r[1]) for r in rows]
+    end += [exact_int(r[2]) for r in rows]
+    values = {"name": [r[0] for r in rows], "modelId": [_NA] * len(rows),
+              "taskType": [None] * len(rows), "blockDim": [0] * len(rows)}
+    for k, c in enumerate(have):
+        values[c] = [r[3 + k] for r in rows]
+    for column in list(got):
+        got[column] += values.get(column, [None] * len(rows))
+    for column in ("name", "modelId", "taskType", "blockDim", *have):
+        if column not in got:
+            got[column] = [None] * n_old + values[column]
+    got["_core"] = [None] * n_old + ["HCCL"] * len(rows)
+    order = sorted(range(len(start)), key=lambda i: (start[i] is None, start[i] or 0))
+    for column in got:
+        got[column] = [got[column][i] for i in order]
+    start[:] = [start[i] for i in order]
+    end[:] = [end[i] for i in order]
 
 
 def _step_of(db: DbFile, starts: list) -> list:
