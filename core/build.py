@@ -390,9 +390,10 @@ class TraceBuilder:
 
     def thread_track_ids(self, pids: np.ndarray, tids: np.ndarray) -> np.ndarray:
         """The thread track of each (pid, tid) pair of two integer columns."""
-        pairs, inverse = np.unique(np.stack([pids, tids], axis=1), axis=0, return_inverse=True)
-        ids = np.array([self.tracks[(int(p), int(t))] for p, t in pairs.tolist()], np.int32)
-        return ids[inverse.reshape(-1)] if len(pairs) else np.zeros(0, np.int32)
+        codes, first = distinct_rows(pids, tids)
+        ids = np.array([self.tracks[(int(p), int(t))] for p, t in
+                        zip(pids[first].tolist(), tids[first].tolist())], np.int32)
+        return ids[codes] if len(first) else np.zeros(0, np.int32)
 
     def process_track_id(self, pid: Any) -> int:
         """The process-wide track of a process of the file being read (counters live there)."""
@@ -638,6 +639,23 @@ _CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
 # correlation ids, device timestamps), so that no trace flow of the same category and name
 # is chained to them.
 _DB_FLOW_IDS = 1 << 62
+
+
+def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of equally long columns: per row the number of its distinct row,
+    and a row of each in the order of those numbers (one 1-D unique per column: much faster
+    than a unique over a 2-D array)."""
+    n = len(columns[0])
+    code = np.zeros(n, np.int64)
+    for column in columns:
+        if n and column.min() == column.max():
+            continue  # one value (a pid, a device): nothing to tell apart
+        values, inverse = np.unique(column, return_inverse=True)
+        code = code * max(len(values), 1) + inverse.reshape(-1)
+        _, code = np.unique(code, return_inverse=True)  # renumbered: never overflows
+        code = code.reshape(-1)
+    _, first = np.unique(code, return_index=True)
+    return code, first
 
 
 def _counter_value(value: Any) -> float | None:

@@ -15,17 +15,22 @@ and `-wal` files beside it (the Ascend corpus shows both, left by a reader). So:
 Columns are read a rowid range at a time as one text per range (``group_concat`` of
 ``printf``), parsed by numpy: no Python object per row. Integers are read from their decimal
 text, exact to the last digit (timestamps stored as TEXT included); a value that is not an
-integer sends its range down a slower exact path, and is counted.
+integer sends its range down a slower exact path, and is counted. SQLite's work is most of
+a large read: :class:`Prefetch` has a second process read some tables meanwhile.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
+import pickle
 import shutil
 import sqlite3
 import struct
+import subprocess
+import sys
 import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
@@ -34,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from proftui.core.errors import NotATraceError, ProftuiError
+from proftui.core.memory import release_free_memory
 
 MAGIC = b"SQLite format 3\x00"
 NULL = -(2**62)  # a NULL cell of an integer column reads as this
@@ -41,7 +47,7 @@ _HEADER = 100
 _WAL_HEADER, _WAL_FRAME_HEADER = 32, 24
 _PENDING_BYTE = 0x40000000  # SQLite's lock bytes: PENDING, RESERVED, then the SHARED range
 _WAL_WRITE_LOCK = 120  # byte of the -shm file a WAL writer locks
-_CHUNK_ROWS = 1 << 19  # rows per rowid range read at once (bounds the text held)
+_CHUNK_ROWS = 1 << 16  # rows per rowid range read at once (bounds the text held)
 
 
 class DamagedDatabase(NotATraceError):
@@ -252,10 +258,13 @@ def read_ints(db: DbFile, table: str, columns: Sequence[str]) -> Columns:
                              for a in range(lo, hi + 1, _CHUNK_ROWS)] if n_rows else []
     except sqlite3.OperationalError:  # a table without rowids: one range
         lo = hi = None
+        n_rows = 0
         ranges = [""]
     except sqlite3.DatabaseError as exc:
         raise _damaged(db.path, exc) from None
-    parts: list[np.ndarray] = []
+    # Filled a range at a time: the columns and one range's text are all that is held.
+    out = np.empty((len(columns), n_rows), np.int64)
+    filled = 0
     inexact = 0
     for where in ranges:
         try:
@@ -267,15 +276,20 @@ def read_ints(db: DbFile, table: str, columns: Sequence[str]) -> Columns:
         if not n:
             continue
         block = _parse(text, n * len(columns))
+        del text
         if block is None:
             block, bad = _exact_rows(db, f'SELECT {plain} FROM "{table}"{where}')
             inexact += bad
-        parts.append(block.reshape(n, len(columns)))
-    block = np.concatenate(parts) if parts else np.zeros((0, len(columns)), np.int64)
-    first = (int(lo) if lo is not None and len(block) and int(hi) - int(lo) + 1 == len(block)
+        if filled + n > out.shape[1]:  # rows added since they were counted, or no rowids
+            out = np.concatenate([out, np.empty((len(columns), filled + n - out.shape[1]),
+                                                np.int64)], axis=1)
+        out[:, filled:filled + n] = block.reshape(n, len(columns)).T
+        filled += n
+    out = out[:, :filled]
+    release_free_memory()  # SQLite's and the texts' buffers, freed to the heap, go back
+    first = (int(lo) if lo is not None and filled and int(hi) - int(lo) + 1 == filled
              else None)
-    values = {c: np.ascontiguousarray(block[:, k]) for k, c in enumerate(columns)}
-    return Columns(values, len(block), first, inexact)
+    return Columns({c: out[k] for k, c in enumerate(columns)}, filled, first, inexact)
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -383,3 +397,55 @@ def _float(value: object) -> float:
         except ValueError:
             return float("nan")
     return float("nan")
+
+
+class Prefetch:
+    """Integer columns of some tables, read by a second process while this one reads others.
+
+    For a database read in place only (a private copy is this process's). Whatever goes
+    wrong there, :meth:`get` answers None and the caller reads the table itself.
+    """
+
+    def __init__(self, db: DbFile, wanted: dict[str, list[str]]) -> None:
+        self.wanted = wanted
+        self.got: dict[str, Columns] | None = None
+        # A fresh interpreter, not multiprocessing: nothing depends on the caller's main
+        # module or threads (the app indexes from a worker thread).
+        self.worker = subprocess.Popen(
+            [sys.executable, "-c", "from proftui.core.dbfile import _prefetch; _prefetch()",
+             db.path, json.dumps(wanted)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def get(self, table: str, columns: Sequence[str]) -> Columns | None:
+        """The table's columns as the worker read them, None if it did not (or differently)."""
+        if self.wanted.get(table) != list(columns):
+            return None
+        if self.got is None:
+            try:
+                got = pickle.loads(self.worker.communicate()[0])
+                self.got = got if self.worker.returncode == 0 and isinstance(got, dict) else {}
+            except (pickle.UnpicklingError, EOFError, ValueError, OSError):
+                self.got = {}
+        return self.got.get(table)
+
+    def close(self) -> None:
+        if self.worker.poll() is None:
+            self.worker.kill()
+        self.worker.wait()
+        if self.worker.stdout is not None:
+            self.worker.stdout.close()
+
+
+def _prefetch() -> None:
+    """Worker process of :class:`Prefetch`: arguments path and {table: columns} as JSON;
+    writes the pickled {table: Columns} to stdout."""
+    path, wanted = sys.argv[1], json.loads(sys.argv[2])
+    out: dict[str, Columns] = {}
+    try:
+        with open_db(path) as db:
+            if db.how == "immutable":
+                out = {table: read_ints(db, table, columns) for table, columns in wanted.items()}
+    except Exception:  # the parent reads the tables itself
+        out = {}
+    sys.stdout.buffer.write(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
+    sys.stdout.buffer.flush()

@@ -34,10 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from proftui.core.build import TraceBuilder
-from proftui.core.dbfile import NULL, Columns, DbFile, open_db, read_floats, read_ints
+from proftui.core.build import TraceBuilder, distinct_rows
+from proftui.core.dbfile import NULL, Columns, DbFile, Prefetch, open_db, read_ints
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import Cancelled, NotATraceError
+from proftui.core.importers.ascend_db_counters import read_counters
 
 DB_KIND = "ascend_db"  # the kind of timeline discovery names these files
 # File names of the exports (the rank, when there is one, is the number).
@@ -49,10 +50,9 @@ MSPROF_DB = re.compile(r"^msprof(_\d+)+\.db$")
 READ: dict[str, tuple[str, ...]] = {
     "STRING_IDS": ("id", "value"),
     "TASK": ("startNs", "endNs", "globalTaskId", "?deviceId", "?connectionId", "?taskType",
-             "?streamId", "?globalPid", "?taskId", "?contextId"),
-    "COMPUTE_TASK_INFO": ("globalTaskId", "name", "?opType", "?taskType"),
-    "COMMUNICATION_TASK_INFO": ("globalTaskId", "?name", "?taskType", "?planeId",
-                                "?groupName", "?opId"),
+             "?streamId"),
+    "COMPUTE_TASK_INFO": ("globalTaskId", "name"),
+    "COMMUNICATION_TASK_INFO": ("globalTaskId", "?taskType", "?planeId", "?groupName"),
     "COMMUNICATION_OP": ("startNs", "endNs", "opName", "?connectionId", "?groupName",
                          "?deviceId"),
     "PYTORCH_API": ("startNs", "endNs", "globalTid", "name", "?connectionId", "?type"),
@@ -77,6 +77,10 @@ READ: dict[str, tuple[str, ...]] = {
     "META_DATA": ("name", "value"),
     "HOST_INFO": ("?hostUid", "hostName"),
 }
+# Columns read apart from the bulk read: the capture's pid; TASK's ids when there are FFTS+
+# subtasks.
+_ALSO_READ = {"TASK": ("taskId", "contextId", "globalPid")}
+_ARGS_ONLY = "columns not used for the timeline (shown in an event's details, its args)"
 # Tables known and not read into the timeline, and why.
 NOT_READ: dict[str, str] = {
     "OP_MEMORY": "read as the operator_memory table",
@@ -111,7 +115,6 @@ _PYTORCH_CATS = {50001: "cpu_op", 50002: "enqueue", 50003: "python_function",
                  50004: "user_annotation"}
 _OVERLAP_THREADS = ("Computing", "Communication", "Communication(Not Overlapped)", "Free")
 _STEP = re.compile(r"^ProfilerStep#\d+")
-_MB = 1024.0 * 1024.0
 
 
 @dataclass
@@ -136,9 +139,42 @@ def import_db(path: str, builder: TraceBuilder, diagnostics: Diagnostics, *,
             raise NotATraceError(f"{os.path.basename(path)} holds none of the timeline tables "
                                  "of an Ascend export (TASK, PYTORCH_API, CANN_API, ...).")
         reader = _Reader(db, builder, diagnostics, progress, cancelled)
-        reader.run()
+        try:
+            reader.prefetch = _prefetch(reader)
+            reader.run()
+        finally:
+            if reader.prefetch is not None:
+                reader.prefetch.close()
         reader.done.opened = db.how
         return reader.done
+
+
+# The host tables a second process reads while this one reads the device tables, in a
+# database of at least this many rows in them (below, starting a second interpreter costs
+# more than it saves).
+_PREFETCHED = ("PYTORCH_API", "CANN_API", "CONNECTION_IDS")
+PREFETCH_MIN_ROWS = 400_000
+
+
+def _ffts_query(db: DbFile) -> str:
+    """The rowids of the FFTS+ parent tasks (see _Reader._ffts_parents)."""
+    keys = ", ".join(("deviceId", "streamId", "taskId") if db.has("TASK", "deviceId")
+                     else ("streamId", "taskId"))
+    return (f"SELECT rowid FROM TASK WHERE contextId = {_NO_CONTEXT} AND ({keys}) IN "
+            f"(SELECT {keys} FROM TASK WHERE contextId != {_NO_CONTEXT})")
+
+
+def _prefetch(reader: _Reader) -> Prefetch | None:
+    db = reader.db
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+    if cores < 2 or db.how != "immutable":
+        return None
+    wanted = {t: reader.present(t) for t in _PREFETCHED if reader.present(t)}
+    rows = sum(db.count(t) for t in wanted)
+    if rows < PREFETCH_MIN_ROWS or not db.has("TASK"):
+        return None
+    return Prefetch(db, wanted)
 
 
 def schema_notes(path: str) -> list[tuple[str, str]]:
@@ -152,10 +188,10 @@ def schema_notes(path: str) -> list[tuple[str, str]]:
     notes = []
     for table, columns in sorted(tables.items()):
         if table in READ:
-            wanted = {c.lstrip("?~") for c in READ[table]}
+            wanted = {c.lstrip("?~") for c in READ[table]} | set(_ALSO_READ.get(table, ()))
             extra = [c for c in columns if c not in wanted]
             if extra and table not in ("ENUM_API_TYPE", "ENUM_MODULE"):
-                notes.append((f"{table}: {', '.join(extra)}", "columns not read"))
+                notes.append((f"{table}: {', '.join(extra)}", _ARGS_ONLY))
         elif _ENUMS.match(table):
             continue  # labels: read where a table refers to them
         elif table in NOT_READ:
@@ -199,6 +235,7 @@ class _Reader:
         self.device_refs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # conn, ref, ok
         self.total_rows = sum(db.count(t) for t in ("TASK", "PYTORCH_API", "CANN_API")
                               if db.has(t))
+        self.prefetch: Prefetch | None = None
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -216,8 +253,10 @@ class _Reader:
         if lacking:
             self.diagnostics.add("db_missing_column", 1, None, f"{name} lacks {', '.join(lacking)}")
             return None
-        present = [c.lstrip("?") for c in wanted if c.lstrip("?") in have]
-        cols = read_ints(self.db, name, present)
+        present = self.present(name)
+        cols = self.prefetch.get(name, present) if self.prefetch is not None else None
+        if cols is None:
+            cols = read_ints(self.db, name, present)
         if cols.inexact:
             self.diagnostics.add("db_inexact_value", cols.inexact, None, name)
         for c in wanted:
@@ -233,6 +272,20 @@ class _Reader:
             self.progress(read, max(self.total_rows, 1), self.done.n_refs)
         return cols
 
+    def present(self, table: str) -> list[str]:
+        """The integer columns READ names of a table that it has (none if it lacks a needed
+        one)."""
+        have = self.db.tables.get(table, [])
+        wanted = [c for c in READ[table] if not c.startswith("~")]
+        if any(c not in have for c in wanted if not c.startswith("?")):
+            return []
+        return [c.lstrip("?") for c in wanted if c.lstrip("?") in have]
+
+    @staticmethod
+    def columns(table: str) -> tuple[str, ...]:
+        """The columns READ names of a table."""
+        return READ[table]
+
     def missing(self, name: str, what: str) -> None:
         self.diagnostics.add("db_missing_table", 1, None, f"{name} ({what})")
 
@@ -246,7 +299,7 @@ class _Reader:
         self._flows(tasks, torch, cann, mstx)
         self._overlap()
         self._steps(torch)
-        self._counters()
+        read_counters(self)
 
     # -- facts ----------------------------------------------------------------------------------
 
@@ -316,7 +369,6 @@ class _Reader:
         gid = task["globalTaskId"]
         name = task["taskType"].copy()  # the task type, unless an info table names it
         is_comm = np.zeros(task.n_rows, bool)
-        op_id = np.full(task.n_rows, NULL, np.int64)
         if compute is not None:
             at, found = _lookup(compute["globalTaskId"], gid)
             name[found] = compute["name"][at[found]]
@@ -325,12 +377,11 @@ class _Reader:
         if comm is not None:
             at, found = _lookup(comm["globalTaskId"], gid)
             is_comm = found
-            op_id[found] = comm["opId"][at[found]]
             no_type = found & (name == NULL)
             name[no_type] = comm["taskType"][at[no_type]]
         device = np.where(task["deviceId"] == NULL, self.devices[0], task["deviceId"])
         stream = np.where(task["streamId"] == NULL, 0, task["streamId"])
-        shown = _times_ok(self, task, "TASK") & ~_ffts_parents(task, device, stream)
+        shown = _times_ok(self, task, "TASK") & ~self._ffts_parents(task, device, stream)
         pids = np.zeros(task.n_rows, np.int64)
         for d in np.unique(device).tolist():
             pid = self.process(HARDWARE, int(d))
@@ -342,7 +393,33 @@ class _Reader:
         ok = shown
         self.b.add_slice_columns(task["startNs"][ok], task["endNs"][ok], tracks[ok],
                                  names[ok], np.zeros(int(ok.sum()), np.int32), task["_ref"][ok])
-        return _Tasks(task, ok, is_comm, op_id, device, comm)
+        return _Tasks(task, ok, is_comm, device, comm)
+
+    def _ffts_parents(self, task: Columns, device: np.ndarray,
+                      stream: np.ndarray) -> np.ndarray:
+        """Tasks whose FFTS+ subtasks (same device, stream and task id, a context id) are
+        there too: msprof shows the subtasks only (its timeline drops such a parent, which
+        spans them all, e.g. an HCCL collective's whole run on its stream). SQLite finds the
+        few parents; the ids are read in bulk only when the rowids have gaps."""
+        hidden = np.zeros(task.n_rows, bool)
+        if not self.db.has("TASK", "taskId", "contextId"):
+            return hidden
+        if task.rowid_first is not None:
+            rows = self.db.fetch(_ffts_query(self.db))
+            at = np.array([r[0] for r in rows], np.int64) - task.rowid_first
+            hidden[at[(at >= 0) & (at < task.n_rows)]] = True
+            return hidden
+        if self.db.scalar(f"SELECT 1 FROM TASK WHERE contextId != {_NO_CONTEXT} LIMIT 1") is None:
+            return hidden
+        ids = read_ints(self.db, "TASK", ["taskId", "contextId"])
+        if ids.n_rows != task.n_rows:  # the table changed in between: leave it be
+            return hidden
+        context = ids["contextId"]
+        sub = (context != _NO_CONTEXT) & (context != NULL)
+        codes, _ = distinct_rows(device, stream, ids["taskId"])
+        has_sub = np.zeros(int(codes.max()) + 1, bool)
+        has_sub[codes[sub]] = True
+        return ~sub & has_sub[codes]
 
     def _communication(self, tasks: _Tasks | None) -> None:
         """HCCL: the collectives on their group's thread, the tasks again on its planes."""
@@ -434,18 +511,16 @@ class _Reader:
         tid = api["globalTid"] & 0xFFFFFFFF
         pid = self.process(CANN, labels="CPU")
         tracks = self.b.thread_track_ids(np.full(api.n_rows, pid), tid)
-        levels = self._enum("ENUM_API_TYPE")
+        levels = self.enum("ENUM_API_TYPE")
         # "AscendCL@aclrtMemcpy": the level's name, "@", the API's name; once per pair.
-        pairs, inverse = np.unique(np.stack([api["type"], api["name"]], 1), axis=0,
-                                   return_inverse=True)
+        inverse, first = distinct_rows(api["type"], api["name"])
         texts = []
-        for level, sid in pairs.tolist():
+        for level, sid in zip(api["type"][first].tolist(), api["name"][first].tolist()):
             label = levels.get(level, "")
             prefix = _API_LEVELS.get(label, label.capitalize() if label else "")
             name = self.strings.text(sid)
             texts.append(f"{prefix}@{name}" if prefix else name)
-        names = self.b.intern_texts(texts)[inverse.reshape(-1)] if len(pairs) else np.zeros(
-            0, np.int32)
+        names = self.b.intern_texts(texts)[inverse] if len(first) else np.zeros(0, np.int32)
         ok = _times_ok(self, api, "CANN_API")
         self.b.add_slice_columns(api["startNs"][ok], api["endNs"][ok], tracks[ok], names[ok],
                                  np.zeros(int(ok.sum()), np.int32), api["_ref"][ok])
@@ -471,7 +546,7 @@ class _Reader:
         tx.values["_ok"] = ranges
         return tx
 
-    def _enum(self, table: str) -> dict[int, str]:
+    def enum(self, table: str) -> dict[int, str]:
         if not self.db.has(table, "id", "name"):
             return {}
         return {int(i): str(n) for i, n in self.db.fetch(f'SELECT id, name FROM "{table}"')
@@ -589,96 +664,11 @@ class _Reader:
                                  np.full(int(ok.sum()), self.b.strings["user_annotation"],
                                          np.int32), steps["_ref"][ok])
 
-    # -- counters -------------------------------------------------------------------------------
-
-    def _counters(self) -> None:
-        """Counter tables as the text export's counter series (same names and units)."""
-        for table, process, series in (
-                ("NPU_MEM", "NPU MEM", self._npu_mem), ("AICORE_FREQ", "AI Core Freq",
-                                                        self._freq),
-                ("HBM", "HBM", self._hbm), ("LLC", "LLC", self._llc),
-                ("MEMORY_RECORD", "Memory", self._memory_record),
-                ("NPU_MODULE_MEM", "NPU Module Memory", self._module_mem)):
-            cols = self.table(table)
-            if cols is None or not cols.n_rows:
-                continue
-            numbers = read_floats(self.db, table, [c[1:] for c in READ[table] if c[0] == "~"
-                                                   and c[1:] in self.db.tables[table]])
-            device = cols["deviceId"] if "deviceId" in cols.values else None
-            for d in (np.unique(device).tolist() if device is not None else [NULL]):
-                mine = device == d if device is not None else np.ones(cols.n_rows, bool)
-                dev = self.devices[0] if d == NULL else int(d)
-                pid = self.process(process, dev, "CPU" if process == "Memory" else "NPU")
-                track = self.b.process_track_id(pid)
-                for name, rows, values in series(cols, numbers, mine):
-                    ts = cols[_TIME_COLUMN.get(table, "timestampNs")][rows]
-                    keep = ts != NULL
-                    self.b.add_counter_columns(track, name, ts[keep], values[keep],
-                                               cols["_ref"][rows][keep])
-
-    def _npu_mem(self, cols: Columns, numbers: dict, mine: np.ndarray):
-        for kind in np.unique(cols["type"][mine]).tolist():
-            rows = np.flatnonzero(mine & (cols["type"] == kind))
-            label = self.strings.text(kind) if kind != NULL else "APP"
-            label = {"app": "APP", "device": "Device"}.get(label.lower(), label)
-            ddr = numbers.get("ddr", np.zeros(len(mine)))[rows] / 1024.0
-            hbm = numbers.get("hbm", np.zeros(len(mine)))[rows] / 1024.0
-            yield f"{label}/DDR KB", rows, ddr
-            yield f"{label}/HBM KB", rows, hbm
-            yield f"{label}/Memory KB", rows, ddr + hbm
-
-    def _freq(self, cols: Columns, numbers: dict, mine: np.ndarray):
-        rows = np.flatnonzero(mine)
-        yield "AI Core Freq MHz", rows, numbers["freq"][rows]
-
-    def _hbm(self, cols: Columns, numbers: dict, mine: np.ndarray):
-        for unit, kind in np.unique(np.stack([cols["hbmId"][mine], cols["type"][mine]], 1),
-                                    axis=0).tolist():
-            rows = np.flatnonzero(mine & (cols["hbmId"] == unit) & (cols["type"] == kind))
-            what = self.strings.text(kind).capitalize() if kind != NULL else "Bandwidth"
-            yield (f"HBM {max(unit, 0)}/{what} {what}(MB/s)", rows,
-                   numbers["bandwidth"][rows] / _MB)
-
-    def _llc(self, cols: Columns, numbers: dict, mine: np.ndarray):
-        for unit, kind in np.unique(np.stack([cols["llcId"][mine], cols["mode"][mine]], 1),
-                                    axis=0).tolist():
-            rows = np.flatnonzero(mine & (cols["llcId"] == unit) & (cols["mode"] == kind))
-            what = self.strings.text(kind).capitalize() if kind != NULL else "Read"
-            if "hitRate" in numbers:
-                yield (f"LLC {max(unit, 0)} {what}/Hit Rate Hit Rate(%)", rows,
-                       numbers["hitRate"][rows] * 100.0)
-            if "throughput" in numbers:
-                yield (f"LLC {max(unit, 0)} {what}/Throughput Throughput(MB/s)", rows,
-                       numbers["throughput"][rows] / _MB)
-
-    def _memory_record(self, cols: Columns, numbers: dict, mine: np.ndarray):
-        for component in np.unique(cols["component"][mine]).tolist():
-            rows = np.flatnonzero(mine & (cols["component"] == component))
-            label = self.strings.text(component) if component != NULL else "PTA"
-            for column, what in (("totalAllocated", "Allocated"), ("totalReserved", "Reserved"),
-                                 ("totalActive", "Active")):
-                if column in numbers:
-                    yield f"{label} Total {what}(MB)", rows, numbers[column][rows] / _MB
-
-    def _module_mem(self, cols: Columns, numbers: dict, mine: np.ndarray):
-        modules = self._enum("ENUM_MODULE")
-        for module in np.unique(cols["moduleId"][mine]).tolist():
-            rows = np.flatnonzero(mine & (cols["moduleId"] == module))
-            values = numbers["totalReserved"][rows]
-            if not np.nansum(values):
-                continue  # the many modules that never reserve anything
-            yield f"{modules.get(module, str(module))} Total Reserved(MB)", rows, values / _MB
-
-
-_TIME_COLUMN = {"MEMORY_RECORD": "timestamp"}
-
-
 @dataclass
 class _Tasks:
     task: Columns
     ok: np.ndarray  # usable times
     is_comm: np.ndarray  # HCCL's tasks (COMMUNICATION_TASK_INFO)
-    op_id: np.ndarray
     device: np.ndarray
     comm: Columns | None
 
@@ -716,22 +706,6 @@ class _Strings:
         uniq, inverse = np.unique(sids, return_inverse=True)
         mapped = self.reader.b.intern_texts([self.text(s) for s in uniq.tolist()])
         return mapped[inverse.reshape(-1)]
-
-
-def _ffts_parents(task: Columns, device: np.ndarray, stream: np.ndarray) -> np.ndarray:
-    """Tasks whose FFTS+ subtasks (same device, stream and task id, a context id) are there
-    too: msprof shows the subtasks only (its timeline drops such a parent, which spans them
-    all, e.g. an HCCL collective's whole run on its stream)."""
-    context = task["contextId"]
-    sub = (context != _NO_CONTEXT) & (context != NULL)
-    if not sub.any() or (task["taskId"] == NULL).all():
-        return np.zeros(task.n_rows, bool)
-    _, codes = np.unique(np.stack([device, stream, task["taskId"]], 1), axis=0,
-                         return_inverse=True)
-    codes = codes.reshape(-1)
-    has_sub = np.zeros(int(codes.max()) + 1, bool)
-    has_sub[codes[sub]] = True
-    return ~sub & has_sub[codes]
 
 
 _NO_CONTEXT = 4294967295  # UINT32_MAX: a task that is not an FFTS+ subtask

@@ -195,7 +195,8 @@ def test_unknown_tables_and_columns_are_listed_as_not_used(rank: Path) -> None:
     skipped = {os.path.relpath(p, rank): why for p, why in layout.skipped}
     db = "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
     assert skipped[f"{db}: FOO_UNKNOWN"] == "a table proftui does not know (not read)"
-    assert skipped[f"{db}: TASK: modelId, mystery"] == "columns not read"
+    assert skipped[f"{db}: TASK: modelId, mystery"].startswith("columns not used for the "
+                                                               "timeline")
     assert skipped[f"{db}: TASK_PMU_INFO"] == "per-task PMU metrics (not a timeline)"
     assert skipped["ASCEND_PROFILER_OUTPUT/analysis.db: CommAnalyzerTime"].startswith(
         "communication analysis")
@@ -368,3 +369,37 @@ def test_analysis_db_alone_is_a_step_table(tmp_path: Path) -> None:
     layout = discover(str(tmp_path))
     assert [(t.kind, t.source) for t in layout.tables] == [("step_trace_time", "StepTraceTime")]
     assert layout.timelines == []
+
+
+def test_host_tables_read_by_a_second_process_give_the_same_index(rank: Path,
+                                                                  monkeypatch) -> None:
+    from proftui.core.importers import ascend_db
+
+    alone = _load(rank)
+    monkeypatch.setattr(ascend_db, "PREFETCH_MIN_ROWS", 0)
+    delivered = []
+
+    class Spy(ascend_db.Prefetch):
+        def get(self, table, columns):
+            found = super().get(table, columns)
+            delivered.append((table, found is not None))
+            return found
+
+    monkeypatch.setattr(ascend_db, "Prefetch", Spy)
+    both = _load(rank)
+    assert sorted(delivered) == [("CANN_API", True), ("CONNECTION_IDS", True),
+                                 ("PYTORCH_API", True)]
+    for column in ("slices.start", "slices.dur", "slices.name", "slices.track", "slices.ref",
+                   "flows.src_slice", "flows.dst_slice"):
+        assert np.array_equal(alone.col(column), both.col(column)), column
+
+
+def test_ffts_parents_are_dropped_when_the_rowids_have_gaps(tmp_path: Path) -> None:
+    db = write_rank(tmp_path, analysis=False)
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM TASK WHERE globalTaskId = 2")  # a gap before the parent
+    conn.commit()
+    conn.close()
+    tracks = _by_track(_load(tmp_path))
+    assert tracks["Ascend Hardware / Stream 4"] == [("Notify Wait", 3100, 100)]
+    assert tracks["Ascend Hardware / Stream 2"] == [("aclnnMuls_MulAiCore_Mul", 1000, 500)]
