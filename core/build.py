@@ -120,10 +120,13 @@ class TraceBuilder:
         self._flows = _Chunks(ts=np.int64, track=np.int32, cat=np.int32, name=np.int32,
                               id_num=np.int64, id_str=np.int32, phase=np.int8,
                               enclosing=np.bool_, ref=np.int64)
+        # Flow ends bound to a slice by its ordinal: flow v2 (X events with bind_id; no
+        # category or name) and importers that know both ends (SQLite exports).
         self._bound = _Chunks(ref=np.int64, id_num=np.int64, id_str=np.int32,
-                              phase=np.int8)  # flow v2: X events with bind_id
+                              phase=np.int8, cat=np.int32, name=np.int32)
         self._counters = _Counters()
         self._async_events: list[tuple] = []
+        self._flow_count = 0  # flows added by add_flow_pairs (their ids)
 
     # -- ingest -------------------------------------------------------------------------------
 
@@ -263,7 +266,8 @@ class TraceBuilder:
         idx = np.array([r[0] for r in rows], np.int64)
         id_num, id_str = flow_ids([binds[i] for i in idx.tolist()], self._intern)
         self._bound.append(ref=refs[idx], id_num=id_num, id_str=id_str,
-                           phase=[r[1] for r in rows])
+                           phase=[r[1] for r in rows], cat=np.zeros(len(idx), np.int32),
+                           name=np.zeros(len(idx), np.int32))
 
     def _add_instants(self, evs: list[Event], refs: np.ndarray,
                       times: tuple[np.ndarray, np.ndarray]) -> None:
@@ -367,6 +371,105 @@ class TraceBuilder:
                                    self.strings[token(ev.cat)],
                                    self.strings[token(ev.name)], id_token(ident),
                                    token(ev.scope), offset))
+
+    # -- columns (importers that read tables, not events) --------------------------------------
+
+    def declare_process(self, pid: Any, name: str, labels: str | None = None,
+                        sort_index: int | None = None) -> None:
+        """Name a process of the file being read (as process_name, _labels, _sort_index do)."""
+        meta = self.processes.setdefault(self.tracks.pid(pid), Meta())
+        meta.name, meta.labels, meta.sort_index = name, labels, sort_index
+
+    def declare_thread(self, pid: Any, tid: Any, name: str,
+                       sort_index: int | None = None) -> int:
+        """Name a thread of the file being read; returns its track id."""
+        key = (self.tracks.pid(pid), norm_id(tid))
+        meta = self.threads.setdefault(key, Meta())
+        meta.name, meta.sort_index = name, sort_index
+        return self.tracks.of_full((THREAD, *key))
+
+    def thread_track_ids(self, pids: np.ndarray, tids: np.ndarray) -> np.ndarray:
+        """The thread track of each (pid, tid) pair of two integer columns."""
+        codes, first = distinct_rows(pids, tids)
+        ids = np.array([self.tracks[(int(p), int(t))] for p, t in
+                        zip(pids[first].tolist(), tids[first].tolist())], np.int32)
+        return ids[codes] if len(first) else np.zeros(0, np.int32)
+
+    def process_track_id(self, pid: Any) -> int:
+        """The process-wide track of a process of the file being read (counters live there)."""
+        return self.tracks[(PROCESS_TRACK, pid, None)]
+
+    def intern_texts(self, texts: list[str]) -> np.ndarray:
+        """String ids of `texts`."""
+        return np.fromiter(map(self.strings.__getitem__, texts), np.int32, len(texts))
+
+    def add_slice_columns(self, start: np.ndarray, end: np.ndarray, track: np.ndarray,
+                          name: np.ndarray, cat: np.ndarray, ref: np.ndarray) -> int:
+        """Complete slices given as columns (ns on the file's clock; interned names and
+        categories; track ids; ordinals). A slice without a usable start or end (`ok`
+        False: see :func:`usable_times`) is dropped and counted; one ending before it
+        starts is clamped to 0. Returns how many were kept."""
+        start = np.asarray(start, np.int64)
+        end = np.asarray(end, np.int64)
+        ts, ok = self._shift(start, np.ones(len(start), bool))
+        dur = end - start
+        negative = dur < 0
+        if negative.any():
+            self.diagnostics.add("negative_duration", int(negative.sum()))
+            dur = np.where(negative, 0, dur)
+        self.phase_counts["X"] += len(start)
+        self._slices.append(ok, start=ts, dur=dur, track=track, name=name, cat=cat, ref=ref,
+                            cname=np.zeros(len(start), np.int32))
+        return int(ok.sum())
+
+    def add_instant_columns(self, ts: np.ndarray, track: np.ndarray, name: np.ndarray,
+                            cat: np.ndarray, ref: np.ndarray) -> None:
+        """Thread-scoped instant events given as columns."""
+        ts, ok = self._shift(np.asarray(ts, np.int64), np.ones(len(ts), bool))
+        self.phase_counts["i"] += len(ts)
+        self._instants.append(ok, ts=ts, track=track, name=name, cat=cat, ref=ref,
+                              scope=np.full(len(ts), SCOPE_THREAD, np.int8))
+
+    def add_flow_pairs(self, src_ref: np.ndarray, dst_ref: np.ndarray, cat: str,
+                       name: str) -> None:
+        """Flows from the slice numbered `src_ref` to the one numbered `dst_ref`, one per
+        pair (each gets an id of its own)."""
+        n = len(src_ref)
+        if not n:
+            return
+        ids = _DB_FLOW_IDS + self._flow_count + np.arange(n, dtype=np.int64)
+        self._flow_count += n
+        self.phase_counts["s"] += n
+        self.phase_counts["f"] += n
+        cat_id, name_id = self.strings[cat], self.strings[name]
+        self._bound.append(ref=np.concatenate([src_ref, dst_ref]),
+                           id_num=np.concatenate([ids, ids]),
+                           id_str=np.zeros(2 * n, np.int32),
+                           phase=np.repeat(np.array([0, 2], np.int8), n),
+                           cat=np.full(2 * n, cat_id, np.int32),
+                           name=np.full(2 * n, name_id, np.int32))
+
+    def add_counter_columns(self, track: int, series_name: str, ts: np.ndarray,
+                            values: np.ndarray, ref: np.ndarray) -> None:
+        """Samples of one counter series (on a process-wide track), given as columns; NaN
+        values are left out and counted."""
+        ts, ok = self._shift(np.asarray(ts, np.int64), np.ones(len(ts), bool))
+        ok &= ~np.isnan(values)
+        if (~ok).any():
+            self.diagnostics.add("bad_counter", int((~ok).sum()), None, series_name[:40])
+        self.phase_counts["C"] += len(ts)
+        c = self._counters
+        skey = (track, series_name)
+        sid = c.series.get(skey)
+        if sid is None:
+            sid = c.series[skey] = len(c.series_track)
+            c.series_track.append(track)
+            c.series_name.append(self.strings[series_name])
+        kept = int(ok.sum())
+        c.sample_series += [sid] * kept
+        c.sample_ts += ts[ok].tolist()
+        c.sample_value += np.asarray(values, np.float64)[ok].tolist()
+        c.sample_ref += np.asarray(ref, np.int64)[ok].tolist()
 
     # -- parallel halves ----------------------------------------------------------------------
 
@@ -532,6 +635,27 @@ class TraceBuilder:
         }
 
 _CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
+# Ids of the flows importers add by pairs: far from the ids traces carry (connection ids,
+# correlation ids, device timestamps), so that no trace flow of the same category and name
+# is chained to them.
+_DB_FLOW_IDS = 1 << 62
+
+
+def distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of equally long columns: per row the number of its distinct row,
+    and a row of each in the order of those numbers (one 1-D unique per column: much faster
+    than a unique over a 2-D array)."""
+    n = len(columns[0])
+    code = np.zeros(n, np.int64)
+    for column in columns:
+        if n and column.min() == column.max():
+            continue  # one value (a pid, a device): nothing to tell apart
+        values, inverse = np.unique(column, return_inverse=True)
+        code = code * max(len(values), 1) + inverse.reshape(-1)
+        _, code = np.unique(code, return_inverse=True)  # renumbered: never overflows
+        code = code.reshape(-1)
+    _, first = np.unique(code, return_index=True)
+    return code, first
 
 
 def _counter_value(value: Any) -> float | None:

@@ -39,6 +39,14 @@ KINDS: dict[str, str] = {
     "wide_csv": "CSV columns beyond the 1024th (left out)",
     "bad_csv": "the CSV cannot be read on from here (a cell over 16 MB, a NUL byte); "
                "the rows before are kept",
+    "db_missing_table": "a table the SQLite export should have is missing (what it holds "
+                        "is not shown)",
+    "db_missing_column": "a table of the SQLite export lacks a column proftui needs (the "
+                         "table is not read)",
+    "db_inexact_value": "a SQLite cell that should hold an integer held a decimal or text "
+                        "(rounded, or left out when not a number)",
+    "db_unknown_string": "a string id of the SQLite export that STRING_IDS does not hold "
+                         "(shown as its number)",
 }
 
 

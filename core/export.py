@@ -228,6 +228,14 @@ def read_args(index: TraceIndex, refs: np.ndarray) -> list[Any]:
         mine = [b for b in members if b >= 0 and int(files[b]) == f]
         if not mine:
             continue
+        if source.get("sqlite"):  # rows of a SQLite export, read again
+            from proftui.core.importers.ascend_db_args import db_args
+
+            positions = np.concatenate([members[b] for b in mine])
+            for pos, value in zip(positions.tolist(), db_args(
+                    source["path"], source["sqlite"]["refs"], refs[positions].tolist())):
+                out[pos] = value
+            continue
         mine.sort(key=lambda b: int(index.col("batches.start")[b]))
         ranges = [(int(index.col("batches.start")[b]), int(index.col("batches.end")[b]))
                   for b in mine]

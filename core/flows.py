@@ -87,24 +87,29 @@ def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],
                diagnostics: Diagnostics) -> dict[str, np.ndarray]:
     """Bind flow points to slices and chain the points of each flow into edges.
 
-    `f` holds the s/t/f points (tracks in display order), `bound` the v2 flow ends carried
-    by X events (`bind_id`), `slices` the sorted slices and `parent` their parents.
+    `f` holds the s/t/f points (tracks in display order), `bound` the flow ends bound to a
+    slice by its ordinal (v2 flows carried by X events with `bind_id`, and the flows of
+    importers that know both ends), `slices` the sorted slices and `parent` their parents.
     """
     slice_of = layout.bind_points(slices["track"], slices["start"], slices["dur"], parent,
                                   f["track"], f["ts"], f["enclosing"])
     unbound = int((slice_of < 0).sum())
     if unbound:
         diagnostics.add("flow_unbound", unbound)
-    if len(bound["ref"]):
+    if len(bound["ref"]) and len(slices["ref"]):
         ref_order = np.argsort(slices["ref"])
         pos = np.searchsorted(slices["ref"], bound["ref"], sorter=ref_order)
         pos = ref_order[np.minimum(pos, len(ref_order) - 1)]
-        zeros = np.zeros(len(pos), np.int32)
-        for key, extra in (("cat", zeros), ("name", zeros), ("id_num", bound["id_num"]),
+        # An end whose slice was dropped (no usable time) binds to nothing.
+        missing = slices["ref"][pos] != bound["ref"]
+        if missing.any():
+            diagnostics.add("flow_unbound", int(missing.sum()))
+        for key, extra in (("cat", bound["cat"]), ("name", bound["name"]),
+                           ("id_num", bound["id_num"]),
                            ("id_str", bound["id_str"]), ("phase", bound["phase"]),
                            ("ts", slices["start"][pos])):
             f[key] = np.concatenate([f[key], extra])
-        slice_of = np.concatenate([slice_of, pos])
+        slice_of = np.concatenate([slice_of, np.where(missing, -1, pos)])
     # Points of one flow chain up: its s, then its t steps, then its f. Host and device
     # clocks can disagree, so a lone s links to its f even when the f is earlier; when an
     # id is reused (several s), the points chain in time order instead.

@@ -120,6 +120,11 @@ class TraceIndex:
         sources = self.meta.get("sources", [])
         if b < 0 or int(self.arrays["batches.file"][b]) >= len(sources):
             return None
+        source_meta = sources[int(self.arrays["batches.file"][b])]
+        if source_meta.get("sqlite"):  # a row of a SQLite export, read again
+            from proftui.core.importers.ascend_db_args import db_args
+
+            return db_args(source_meta["path"], source_meta["sqlite"]["refs"], [ref])[0]
         start, end = int(self.arrays["batches.start"][b]), int(self.arrays["batches.end"][b])
         source = ByteSource(sources[int(self.arrays["batches.file"][b])]["path"])
         piece = decode_piece(source.read_range(start, end), bool(self.arrays["batches.final"][b]))

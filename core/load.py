@@ -21,14 +21,16 @@ from proftui.core.clock import (
     first_ts_ns,
     offset_for,
 )
+from proftui.core.dbfile import sidecars
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import NotATraceError, ProftuiError
+from proftui.core.importers.ascend_db import DB_KIND, import_db
 from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
 from proftui.core.index import TraceIndex
 from proftui.core.memory import indexing
 from proftui.core.profile import ProfileLayout, TimelineFile
 from proftui.core.runs import open_run
-from proftui.core.sources import ByteSource
+from proftui.core.sources import ByteSource, FileIdentity
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
 
@@ -51,8 +53,10 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     :class:`~proftui.core.errors.Cancelled` when `cancelled` returns True during indexing.
     """
     layout = open_run(path, run)
+    # A SQLite export's -wal or -journal holds some of its content: part of its identity.
+    side = [p for t in layout.timelines if t.kind == DB_KIND for p in sidecars(t.path)]
     # Before the files are opened (their first bytes tell gzip from plain): see cache.settle.
-    read_start_ns = cache.settle([t.path for t in layout.timelines]) if use_cache else 0
+    read_start_ns = cache.settle([t.path for t in layout.timelines] + side) if use_cache else 0
     sources: list[ByteSource] = []
     used: list[TimelineFile] = []
     for timeline in layout.timelines:
@@ -65,7 +69,7 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
                 raise  # the one file asked for: its own sentence
     if layout.timelines and not sources:
         raise ProftuiError(f"{path}: none of its timelines can be read.")
-    identities = [s.identity for s in sources]
+    identities = [s.identity for s in sources] + _identities(side)
     clocks = [offset_for(t.path, t.kind, s) for t, s in zip(used, sources)]
     # The clocks are in the key: a start_info that changes re-indexes the profile.
     options = cache.json_bytes([[t.group, t.kind, c.offset_ns, c.describe()]
@@ -78,14 +82,14 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
             return index
         except cache.CacheMiss:
             pass
-    if len(sources) == 1:
+    if len(sources) == 1 and used[0].kind != DB_KIND:
         index = index_file(sources[0], progress=progress, cancelled=cancelled,
                            batch_bytes=batch_bytes, offset_ns=clocks[0].offset_ns)
     else:
         index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes)
     _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
     if len(sources) > 1:
-        _note_mixed_clocks(index, sources, clocks)
+        _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
     index.meta["profile"] = describe(layout)
     if use_cache and sources:
         try:
@@ -93,6 +97,17 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
         except cache.CacheNotWritten as exc:
             index.meta["cache_error"] = str(exc)
     return index
+
+
+def _identities(paths: list[str]) -> list[FileIdentity]:
+    """The identities of the files that still exist (a -wal may go as it is checkpointed)."""
+    out = []
+    for p in paths:
+        try:
+            out.append(FileIdentity.of(p))
+        except OSError:
+            pass
+    return out
 
 
 def describe(layout: ProfileLayout) -> dict[str, Any]:
@@ -103,7 +118,8 @@ def describe(layout: ProfileLayout) -> dict[str, Any]:
         "groups": layout.groups,
         "timelines": [{"path": t.path, "group": t.group, "kind": t.kind}
                       for t in layout.timelines],
-        "tables": [{"path": t.path, "group": t.group, "kind": t.kind} for t in layout.tables],
+        "tables": [{"path": t.path, "group": t.group, "kind": t.kind,
+                    **({"source": t.source} if t.source else {})} for t in layout.tables],
         "skipped": [{"path": p, "why": why} for p, why in layout.skipped],
         "run": layout.run,
     }
@@ -123,7 +139,7 @@ def _note_clocks(index: TraceIndex, clocks: list[ClockOffset], several_groups: b
 
 
 def _note_mixed_clocks(index: TraceIndex, sources: list[ByteSource],
-                       clocks: list[ClockOffset]) -> None:
+                       clocks: list[ClockOffset], timeline_kinds: list[str]) -> None:
     """Say so when some timelines are on the wall clock and others on their own (zero-based
     or monotonic): one axis then spans decades, and their times do not line up.
 
@@ -131,7 +147,9 @@ def _note_mixed_clocks(index: TraceIndex, sources: list[ByteSource],
     device lacking its start_info, a folder of unrelated traces). Sources already counted
     for a failed alignment are not counted twice.
     """
-    kinds = [clock_of(first_ts_ns(s, c.offset_ns)) for s, c in zip(sources, clocks)]
+    # A SQLite export's times are epoch ns by definition.
+    kinds = [WALL_CLOCK if kind == DB_KIND else clock_of(first_ts_ns(s, c.offset_ns))
+             for s, c, kind in zip(sources, clocks, timeline_kinds)]
     if WALL_CLOCK not in kinds or OWN_CLOCK not in kinds:
         return
     own = [(entry, clock) for entry, clock, kind in zip(index.meta.get("sources", []), clocks,
@@ -160,18 +178,36 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     batch_files: list[int] = []
     next_ordinal = 0
     metadata: dict[str, Any] = {}
+    databases: dict[int, dict[str, Any]] = {}  # file number -> how its database was read
     with indexing():
         for number, (source, timeline, clock) in enumerate(zip(sources, timelines, clocks)):
             builder.tracks.set_group(timeline.group if grouped else None)
             builder.time_offset_ns = clock.offset_ns
             builder.ref_base = next_ordinal  # events of all files number on
-            reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
 
             def step(done: int, _total: int, events: int, base: int = done_before) -> None:
                 if progress is not None:
                     progress(base + done, total, events)
 
             done_before += source.size
+            if timeline.kind == DB_KIND:
+                try:
+                    got = import_db(source.path, builder, diagnostics, cancelled=cancelled,
+                                    progress=lambda done, total, events, size=source.size,
+                                    step=step: step(size * done // max(total, 1), 0, events))
+                except NotATraceError as exc:
+                    if len(sources) == 1:
+                        raise  # the one timeline of the profile: its own sentence
+                    diagnostics.add("unreadable_file", 1, None, str(exc))
+                    continue
+                # One empty batch: its ordinals are rows of the database (see read_args).
+                batches.append(BatchRecord(0, 0, next_ordinal, True))
+                batch_files.append(number)
+                next_ordinal += got.n_refs
+                databases[number] = {"opened": got.opened, "refs": got.refs, **got.facts}
+                metadata.setdefault("format", "sqlite")
+                continue
+            reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
             try:
                 reader.read(builder.add_events, progress=step, cancelled=cancelled)
             except NotATraceError as exc:
@@ -182,10 +218,13 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
             next_ordinal += reader.n_events
             batch_files += [number] * len(reader.batches)
             for key, value in _metadata(reader, source).items():
+                if key == "format" and metadata.get(key) == "sqlite":
+                    metadata[key] = value  # the JSON's form says more
                 metadata.setdefault(key, value)
         metadata["sources"] = [{"path": s.identity.path, "size": s.size,
-                                "compressed": s.compressed, "group": t.group, "kind": t.kind}
-                               for s, t in zip(sources, timelines)]
+                                "compressed": s.compressed, "group": t.group, "kind": t.kind,
+                                **({"sqlite": databases[n]} if n in databases else {})}
+                               for n, (s, t) in enumerate(zip(sources, timelines))]
         table = _batch_table(batches)
         table["file"] = np.array(batch_files, np.int32)
         return builder.build(metadata, table)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from proftui.core.errors import ProftuiError
+from proftui.core.importers.ascend_db_tables import read_db_table
 from proftui.core.importers.csv_summary import Table, read_table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations, find_iterations
@@ -57,7 +58,11 @@ def _read_tables(summary: dict[str, Any]) -> list[Table]:
     tables = []
     for entry in (summary.get("profile") or {}).get("tables", []):
         try:
-            table = read_table(entry["path"], entry["kind"], entry.get("group", ""))
+            if entry.get("source"):  # a table of a SQLite export
+                table = read_db_table(entry["path"], entry["kind"], entry["source"],
+                                      entry.get("group", ""))
+            else:
+                table = read_table(entry["path"], entry["kind"], entry.get("group", ""))
         except ProftuiError as exc:
             entry["error"] = str(exc)
             continue

@@ -60,11 +60,13 @@ class TimelineFile:
 
 @dataclass
 class TableFile:
-    """A summary CSV: its kind (op_summary, op_statistic, ...) and rank or device."""
+    """A summary table: its kind (op_summary, op_statistic, ...) and rank or device. A CSV
+    file, or (`source` set) a table of a SQLite export made into the CSV it stands for."""
 
     path: str
     group: str
     kind: str
+    source: str = ""  # of a SQLite export: the table it is read from (see ascend_db_tables)
 
 
 @dataclass
@@ -129,6 +131,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
     msprof_dirs: dict[str, list[tuple[int, str]]] = {}  # dir -> (slice number, path)
     old_timeline_dirs: dict[str, list[str]] = {}
     seen_hashes: dict[str, str] = {}
+    databases: list[str] = []
     for path in files:
         name = os.path.basename(path)
         parent = os.path.basename(os.path.dirname(path))
@@ -143,7 +146,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
             continue
         if not (lower.endswith(".json") or lower.endswith(".json.gz") or lower.endswith(".gz")):
             if lower.endswith(".db"):
-                layout.skipped.append((path, "SQLite export (not read; the JSON and CSV are)"))
+                databases.append(path)
             continue
         if name in _NOT_TIMELINES:
             layout.skipped.append((path, _NOT_TIMELINES[name]))
@@ -215,9 +218,84 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
                 continue
             seen_hashes[digest] = path
             layout.timelines.append(TimelineFile(path, "", name.split("_")[0]))
+    _classify_databases(databases, layout, kinds)
     _name_by_rank(root, layout)
     _split_workers(layout)
     layout.layouts = sorted(kinds) or (["summary tables only"] if layout.tables else [])
+
+
+def _classify_databases(paths: list[str], layout: ProfileLayout, kinds: set[str]) -> None:
+    """SQLite exports: a run's timeline when its text export is not there (the text is
+    preferred: the established path, and both hold the same capture), analysis.db's step
+    table, and the summary tables a used export stands in for."""
+    from proftui.core.importers import ascend_db, ascend_db_tables
+
+    used_dirs = {os.path.dirname(t.path) for t in layout.timelines}
+    runs_used = {_run_of(t.path) for t in layout.timelines}
+    csv_kinds = {(os.path.dirname(t.path), t.kind) for t in layout.tables}
+    msprof_by_dir: dict[str, list[str]] = {}
+    chosen: list[str] = []
+    for path in paths:
+        name, here = os.path.basename(path), os.path.dirname(path)
+        if ascend_db.TIMELINE_DB.match(name):
+            if here in used_dirs:
+                layout.skipped.append((path, "SQLite export of the same capture as the text "
+                                             "export beside it (trace_view.json), which is read"))
+            else:
+                chosen.append(path)
+                # The same kind of profile as its text export (diff compares them as such);
+                # the format and each source say it is SQLite.
+                kinds.add("torch_npu (ASCEND_PROFILER_OUTPUT)")
+        elif ascend_db.MSPROF_DB.match(name):
+            msprof_by_dir.setdefault(here, []).append(path)
+        elif name == "analysis.db":
+            continue  # below, once the timelines are known
+        else:
+            layout.skipped.append((path, "SQLite file that is not an Ascend profiler export"))
+    runs_used |= {_run_of(p) for p in chosen}
+    for here, found in msprof_by_dir.items():
+        newest = sorted(found, key=natural_key)[-1]
+        for path in found:
+            if path != newest:
+                layout.skipped.append((path, "an older export of the same timeline"))
+            elif here in {os.path.dirname(os.path.dirname(t.path)) for t in layout.timelines
+                          if t.kind == "msprof"}:
+                layout.skipped.append((path, "SQLite export of the msprof_*.json timeline of "
+                                             "this PROF dir, which is read"))
+            elif _run_of(path) in runs_used and os.path.basename(here).startswith("PROF_"):
+                layout.skipped.append((path, "its run's torch_npu export holds the same "
+                                             "timeline"))
+            else:
+                chosen.append(path)
+                kinds.add("msprof (CANN 8 msprof_*.db)")
+    for path in chosen:
+        layout.timelines.append(TimelineFile(path, "", ascend_db.DB_KIND))
+        layout.skipped += [(f"{path}: {what}", why) for what, why in
+                           ascend_db.schema_notes(path)]
+        here = os.path.dirname(path)
+        for kind, source in ascend_db_tables.tables_of(path):
+            if (here, kind) in csv_kinds:
+                continue  # a CSV of the same kind beside it is read
+            layout.tables.append(TableFile(path, "", kind, source))
+    for path in paths:
+        if os.path.basename(path) != "analysis.db":
+            continue
+        here = os.path.dirname(path)
+        for kind, source, why in ascend_db_tables.analysis_tables(path):
+            if why:
+                layout.skipped.append((f"{path}: {source}" if source else path, why))
+            elif (here, kind) in csv_kinds:
+                layout.skipped.append((f"{path}: {source}", f"{kind}.csv beside it is read"))
+            else:
+                layout.tables.append(TableFile(path, "", kind, source))
+
+
+def _run_of(path: str) -> str:
+    """The capture folder (*_ascend_pt, *_ascend_ms) a file is in, else ""."""
+    for parent in Path(path).parents:
+        if parent.name.endswith(("_ascend_pt", "_ascend_ms")):
+            return str(parent)
+    return ""
 
 
 def _split_workers(layout: ProfileLayout) -> None:

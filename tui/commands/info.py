@@ -52,9 +52,12 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"trace      {safe(src['path'])} ({fmt_count(src['size'])} bytes{gz}){group}")
         if src.get("clock"):
             lines.append(f"  clock    {safe(src['clock'])}")
+        if src.get("sqlite"):
+            lines.append(f"  sqlite   {safe(_sqlite_line(src['sqlite']))}")
     if summary["sources"]:
-        lines.append(f"format     {safe(summary['format'])} form, display unit "
-                     f"{safe(summary['display_time_unit'])}")
+        form = ("SQLite tables" if summary["format"] == "sqlite"
+                else f"{safe(summary['format'])} form")
+        lines.append(f"format     {form}, display unit {safe(summary['display_time_unit'])}")
         lines += _timeline_lines(summary)
     if "iterations" in summary:
         lines += _iteration_lines(summary["iterations"])
@@ -82,6 +85,17 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
     else:
         lines.append("diagnostics none")
     return lines
+
+
+def _sqlite_line(db: dict[str, Any]) -> str:
+    """How a SQLite export was read and what it says of itself."""
+    opened = db.get("opened", "")
+    parts = ["read in place, unchanged" if opened == "immutable" else f"read through a "
+             f"{opened}" if opened else ""]
+    parts += [f"{label} {db[key]}" for key, label in (
+        ("schema_version", "schema"), ("chip", "chip"), ("host", "host"), ("rank", "rank"))
+        if db.get(key) not in (None, "")]
+    return "; ".join(p for p in parts if p)
 
 
 def _timeline_lines(summary: dict[str, Any]) -> list[str]:
