@@ -291,7 +291,8 @@ def _wal_copy(folder: Path) -> Path:
 
 @pytest.mark.parametrize("kind", ["rollback", "wal, empty -wal and -shm", "wal holding data"])
 def test_reading_changes_no_byte_and_no_time_stamp(tmp_path: Path, kind: str,
-                                                   cache_dir: Path) -> None:
+                                                   cache_dir: Path, monkeypatch) -> None:
+    monkeypatch.setattr(dbfile, "_COPIES", {})
     if kind == "wal holding data":
         db = _wal_copy(tmp_path)
         assert os.path.getsize(str(db) + "-wal") > 4096
@@ -315,6 +316,7 @@ def test_reading_changes_no_byte_and_no_time_stamp(tmp_path: Path, kind: str,
     assert _state(db.parent) == before
     if kind == "wal holding data":
         assert opened.startswith("private copy") and "MEMCPY_ASYNC" in names
+        assert len(dbfile._COPIES) == 1  # made once, for discovery, indexing and tables
         assert sum(n == "MEMCPY_ASYNC" for n in names) == 2  # the row only the -wal holds
     else:
         assert opened == "immutable"
