@@ -405,3 +405,34 @@ def test_ffts_parents_are_dropped_when_the_rowids_have_gaps(tmp_path: Path) -> N
     tracks = _by_track(_load(tmp_path))
     assert tracks["Ascend Hardware / Stream 4"] == [("Notify Wait", 3100, 100)]
     assert tracks["Ascend Hardware / Stream 2"] == [("aclnnMuls_MulAiCore_Mul", 1000, 500)]
+
+
+def test_several_devices_are_processes_of_their_own(tmp_path: Path) -> None:
+    tables = dict(TABLES)
+    tables["NPU_INFO"] = (TABLES["NPU_INFO"][0], [(0, "Ascend910B"), (1, "Ascend910B")])
+    tables["TASK"] = (TABLES["TASK"][0], TABLES["TASK"][1] + [
+        (T + 1200, T + 1300, 1, None, 5, PID, 1, NA, 2, 10, NA, 0),  # device 1, compute
+        (T + 3150, T + 3250, 1, 102, 6, PID, 6, 0, 4, 20, NA, 0)])  # device 1, HCCL task
+    tables["COMPUTE_TASK_INFO"] = (TABLES["COMPUTE_TASK_INFO"][0],
+                                   TABLES["COMPUTE_TASK_INFO"][1] + [(2, 5, 8, 0, 4, 3, None, 0)])
+    tables["COMMUNICATION_TASK_INFO"] = (TABLES["COMMUNICATION_TASK_INFO"][0],
+                                         TABLES["COMMUNICATION_TASK_INFO"][1] + [
+                                             (8, 6, 7, 3, 9, 1)])
+    write_rank(tmp_path, tables=tables, analysis=False)
+    index = _load(tmp_path)
+    s = index.strings
+    procs = sorted((s[n], s[lab]) for n, lab in zip(index.col("processes.name"),
+                                                    index.col("processes.labels"))
+                   if s[n] in ("Ascend Hardware", "HCCL"))
+    assert procs == [("Ascend Hardware", "NPU 0"), ("Ascend Hardware", "NPU 1"),
+                     ("HCCL", "NPU 0"), ("HCCL", "NPU 1")]
+    by_label = {}
+    for i in range(index.n_slices):
+        t = int(index.col("slices.track")[i])
+        p = int(index.col("tracks.process")[t])
+        key = (s[index.col("processes.labels")[p]], s[index.col("processes.name")[p]],
+               index.track_label(t))
+        by_label.setdefault(key, []).append(index.slice_name(i))
+    assert by_label[("NPU 1", "Ascend Hardware", "Stream 2")] == ["aclnnMuls_MulAiCore_Mul"]
+    assert by_label[("NPU 1", "HCCL", "Plane 3 (4)")] == ["Notify_Wait"]
+    assert by_label[("NPU 0", "HCCL", "Group 0 Communication")] == ["hcom_allReduce__1_0_1"]
