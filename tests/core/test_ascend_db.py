@@ -436,3 +436,27 @@ def test_several_devices_are_processes_of_their_own(tmp_path: Path) -> None:
     assert by_label[("NPU 1", "Ascend Hardware", "Stream 2")] == ["aclnnMuls_MulAiCore_Mul"]
     assert by_label[("NPU 1", "HCCL", "Plane 3 (4)")] == ["Notify_Wait"]
     assert by_label[("NPU 0", "HCCL", "Group 0 Communication")] == ["hcom_allReduce__1_0_1"]
+
+
+def test_an_msprof_db_in_a_prof_dir_opens_unless_its_json_is_there(tmp_path: Path) -> None:
+    prof = tmp_path / "PROF_000001_20250101120000000_ABCDEFGHIJKLMNOP"
+    device_side = {k: v for k, v in TABLES.items() if k not in (
+        "PYTORCH_API", "CONNECTION_IDS", "STEP_TIME", "MEMORY_RECORD", "OP_MEMORY")}
+    write_db(prof / "msprof_20250101120500.db", device_side)
+    write_db(prof / "msprof_20250101120400.db", device_side)  # an older export
+    layout = discover(str(tmp_path))
+    assert layout.layouts == ["msprof (CANN 8 msprof_*.db)"]
+    assert [os.path.basename(t.path) for t in layout.timelines] == ["msprof_20250101120500.db"]
+    assert dict(layout.skipped)[str(prof / "msprof_20250101120400.db")] == (
+        "an older export of the same timeline")
+    index = _load(tmp_path)
+    assert {index.slice_name(i) for i in range(index.n_slices)} >= {
+        "aclnnMuls_MulAiCore_Mul", "Node@launch", "hcom_allReduce__1_0_1"}
+    out = prof / "mindstudio_profiler_output"
+    out.mkdir()
+    (out / "msprof_20250101120500.json").write_text(
+        '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":"1700000000000000.000","dur":1}]')
+    layout = discover(str(tmp_path))
+    assert [os.path.basename(t.path) for t in layout.timelines] == ["msprof_20250101120500.json"]
+    assert "msprof_*.json timeline of this PROF dir" in dict(layout.skipped)[
+        str(prof / "msprof_20250101120500.db")]
