@@ -8,7 +8,8 @@ and `-wal` files beside it (the Ascend corpus shows both, left by a reader). So:
   ``immutable=1``: no lock, no side file, only the database file is read;
 - one whose `-wal` holds frames (committed data not yet in the database file) or with a hot
   `-journal` (a writer stopped mid-transaction) is copied with that file into a private
-  temporary directory, where SQLite may recover it as it likes;
+  temporary directory, where SQLite recovers it (once per version of the files; the copy is
+  kept until exit, as discovery, indexing, tables and args all open the database);
 - a database that a program is writing (a write lock held on it, or on its `-shm`) is refused
   with one sentence, as are an empty file, a file that is not SQLite and a truncated one.
 
@@ -105,16 +106,8 @@ def open_db(path: str) -> Iterator[DbFile]:
                               "when that program has finished.")
     with contextlib.ExitStack() as stack:
         if wal_frames or hot_journal:
-            side = path + ("-wal" if wal_frames else "-journal")
-            private = stack.enter_context(tempfile.TemporaryDirectory(prefix="proftui-db-"))
-            target = os.path.join(private, "copy.db")
-            try:
-                shutil.copyfile(path, target)
-                shutil.copyfile(side, target + side[len(path):])
-            except OSError as exc:
-                raise DamagedDatabase(f"{name}: its {side[len(path) + 1:]} file could not be "
-                                      f"copied to be read ({exc.strerror or exc}).") from None
-            uri, how = f"file:{_quote(target)}?mode=rw", (
+            target = _private_copy(path, path + ("-wal" if wal_frames else "-journal"))
+            uri, how = f"file:{_quote(target)}?mode=ro&immutable=1", (
                 "private copy (its write-ahead log holds data)" if wal_frames
                 else "private copy (a writer left a journal)")
         else:
@@ -133,6 +126,48 @@ def open_db(path: str) -> Iterator[DbFile]:
         except sqlite3.DatabaseError as exc:
             raise _damaged(path, exc) from None
         yield db
+
+
+# Private copies of databases whose -wal or -journal holds data, by the versions of both
+# files: made once (discovery, indexing, tables and args all open the database), removed at
+# exit; the oldest go when more are held.
+_COPIES: dict[tuple, tempfile.TemporaryDirectory] = {}
+_COPIES_HELD = 4
+
+
+def _private_copy(path: str, side: str) -> str:
+    """A consolidated copy of the database and its -wal or -journal: SQLite recovers it there
+    (commits the log's frames, rolls a hot journal back), in a directory of our own."""
+    name = os.path.basename(path)
+    try:
+        key = tuple((os.stat(p).st_size, os.stat(p).st_mtime_ns, os.stat(p).st_ino, p)
+                    for p in (os.path.realpath(path), side))
+    except OSError as exc:
+        raise DamagedDatabase(f"{name} cannot be read ({exc.strerror or exc}).") from None
+    held = _COPIES.get(key)
+    if held is not None and os.path.exists(os.path.join(held.name, "copy.db")):
+        return os.path.join(held.name, "copy.db")
+    private = tempfile.TemporaryDirectory(prefix="proftui-db-")
+    target = os.path.join(private.name, "copy.db")
+    try:
+        shutil.copyfile(path, target)
+        shutil.copyfile(side, target + side[len(path):])
+        conn = sqlite3.connect(target)
+        try:
+            conn.execute("PRAGMA journal_mode=DELETE")  # the log into the copy, then gone
+        finally:
+            conn.close()
+    except OSError as exc:
+        private.cleanup()
+        raise DamagedDatabase(f"{name}: its {side[len(path) + 1:]} file could not be copied "
+                              f"to be read ({exc.strerror or exc}).") from None
+    except sqlite3.Error as exc:
+        private.cleanup()
+        raise _damaged(path, exc) from None
+    _COPIES[key] = private
+    while len(_COPIES) > _COPIES_HELD:
+        _COPIES.pop(next(iter(_COPIES))).cleanup()
+    return target
 
 
 def _quote(path: str) -> str:

@@ -372,7 +372,7 @@ class _Reader:
         if compute is not None:
             at, found = _lookup(compute["globalTaskId"], gid)
             name[found] = compute["name"][at[found]]
-        elif self.db.has("TASK"):
+        elif not self.db.has("COMPUTE_TASK_INFO"):
             self.missing("COMPUTE_TASK_INFO", "names of compute tasks")
         if comm is not None:
             at, found = _lookup(comm["globalTaskId"], gid)
@@ -422,54 +422,61 @@ class _Reader:
         return ~sub & has_sub[codes]
 
     def _communication(self, tasks: _Tasks | None) -> None:
-        """HCCL: the collectives on their group's thread, the tasks again on its planes."""
+        """HCCL, one process per device: a thread per communication group (its collectives)
+        followed by one per plane (its tasks again), numbered as msprof numbers them."""
         op = self.table("COMMUNICATION_OP")
         comm = tasks.comm if tasks is not None else None
         if op is None and comm is None:
             return
-        groups: dict[int, list[int]] = {}  # group string id -> planes, in order of appearance
-        if comm is not None:
-            for g, p in zip(comm["groupName"].tolist(), comm["planeId"].tolist()):
-                planes = groups.setdefault(g, [])
-                if p not in planes:
-                    planes.append(p)
+        # Both kinds of rows as (device, group, plane): the tasks' device is their TASK's.
+        parts = []
+        if comm is not None and tasks is not None:
+            at, found = _lookup(tasks.task["globalTaskId"], comm["globalTaskId"])
+            found &= tasks.ok[np.where(found, at, 0)]
+            plane = comm["planeId"]
+            plane = np.where((plane >= 0) & (plane < 1 << 16), plane, 0)
+            parts.append((tasks.device[np.where(found, at, 0)], comm["groupName"], plane))
         if op is not None:
-            for g in op["groupName"].tolist():
-                groups.setdefault(g, [])
-        device = self.devices[0]
-        pid = self.process(HCCL, device)
-        start_tid: dict[int, int] = {}
-        tid = 0
-        for k, (g, planes) in enumerate(groups.items()):
-            start_tid[g] = tid
-            self.b.declare_thread(pid, tid, f"Group {k} Communication", tid)
-            valid = [p if 0 <= p < 1 << 16 else 0 for p in planes]
-            for p in sorted(set(valid)):
+            device = np.where(op["deviceId"] == NULL, self.devices[0], op["deviceId"])
+            parts.append((device, op["groupName"], np.full(op.n_rows, -1, np.int64)))
+        device, group, plane = (np.concatenate(c) for c in zip(*parts))
+        # Threads: per device, groups in order of first appearance, each followed by its
+        # planes (tid = the group's + plane + 1; the next group after its highest plane).
+        tid_of = {}  # (device, group) -> the group's tid
+        pids = {}
+        codes, first = distinct_rows(device, group)
+        for k in np.argsort(first, kind="stable").tolist():
+            d, g = int(device[first[k]]), int(group[first[k]])
+            if d not in pids:
+                pids[d] = (self.process(HCCL, d), 0, 0)
+            pid, tid, n_groups = pids[d]
+            tid_of[(d, g)] = tid
+            self.b.declare_thread(pid, tid, f"Group {n_groups} Communication", tid)
+            mine = plane[codes == k]
+            planes = np.unique(mine[mine >= 0]).tolist()
+            for p in planes:
                 self.b.declare_thread(pid, tid + p + 1, f"Plane {p}", tid + p + 1)
-            tid += max(valid, default=-1) + 2
+            pids[d] = (pid, tid + max(planes, default=-1) + 2, n_groups + 1)
+        base = np.array([tid_of[(int(device[first[k]]), int(group[first[k]]))]
+                         for k in range(len(first))], np.int64)
+        tids = base[codes] + np.where(plane >= 0, plane + 1, 0)
+        pid_rows = np.array([pids[int(d)][0] for d in device[first].tolist()], np.int64)[codes]
+        tracks = self.b.thread_track_ids(pid_rows, tids)
+        n_comm = len(parts[0][0]) if comm is not None and tasks is not None else 0
         if op is not None:
-            tids = np.array([start_tid[g] for g in op["groupName"].tolist()], np.int64)
-            tracks = self.b.thread_track_ids(np.full(op.n_rows, pid), tids)
             ok = _times_ok(self, op, "COMMUNICATION_OP")
             names = self.strings.interned(op["opName"])
-            self.b.add_slice_columns(op["startNs"][ok], op["endNs"][ok], tracks[ok],
+            self.b.add_slice_columns(op["startNs"][ok], op["endNs"][ok], tracks[n_comm:][ok],
                                      names[ok], np.zeros(int(ok.sum()), np.int32),
                                      op["_ref"][ok])
             self.collectives = (op["connectionId"], op["_ref"], ok)
         if comm is not None and tasks is not None:
             task = tasks.task
-            at, found = _lookup(task["globalTaskId"], comm["globalTaskId"])
-            found &= tasks.ok[np.where(found, at, 0)]
-            planes = np.where((comm["planeId"] >= 0) & (comm["planeId"] < 1 << 16),
-                              comm["planeId"], 0)
-            tids = np.array([start_tid[g] for g in comm["groupName"].tolist()], np.int64)
-            tids = tids + planes + 1
-            tracks = self.b.thread_track_ids(np.full(comm.n_rows, pid), tids)
-            names = self.strings.interned(comm["taskType"])
             rows = at[found]
-            self.b.add_slice_columns(task["startNs"][rows], task["endNs"][rows], tracks[found],
-                                     names[found], np.zeros(int(found.sum()), np.int32),
-                                     comm["_ref"][found])
+            names = self.strings.interned(comm["taskType"])
+            self.b.add_slice_columns(task["startNs"][rows], task["endNs"][rows],
+                                     tracks[:n_comm][found], names[found],
+                                     np.zeros(int(found.sum()), np.int32), comm["_ref"][found])
 
     collectives: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 

@@ -291,7 +291,8 @@ def _wal_copy(folder: Path) -> Path:
 
 @pytest.mark.parametrize("kind", ["rollback", "wal, empty -wal and -shm", "wal holding data"])
 def test_reading_changes_no_byte_and_no_time_stamp(tmp_path: Path, kind: str,
-                                                   cache_dir: Path) -> None:
+                                                   cache_dir: Path, monkeypatch) -> None:
+    monkeypatch.setattr(dbfile, "_COPIES", {})
     if kind == "wal holding data":
         db = _wal_copy(tmp_path)
         assert os.path.getsize(str(db) + "-wal") > 4096
@@ -315,6 +316,7 @@ def test_reading_changes_no_byte_and_no_time_stamp(tmp_path: Path, kind: str,
     assert _state(db.parent) == before
     if kind == "wal holding data":
         assert opened.startswith("private copy") and "MEMCPY_ASYNC" in names
+        assert len(dbfile._COPIES) == 1  # made once, for discovery, indexing and tables
         assert sum(n == "MEMCPY_ASYNC" for n in names) == 2  # the row only the -wal holds
     else:
         assert opened == "immutable"
@@ -403,3 +405,58 @@ def test_ffts_parents_are_dropped_when_the_rowids_have_gaps(tmp_path: Path) -> N
     tracks = _by_track(_load(tmp_path))
     assert tracks["Ascend Hardware / Stream 4"] == [("Notify Wait", 3100, 100)]
     assert tracks["Ascend Hardware / Stream 2"] == [("aclnnMuls_MulAiCore_Mul", 1000, 500)]
+
+
+def test_several_devices_are_processes_of_their_own(tmp_path: Path) -> None:
+    tables = dict(TABLES)
+    tables["NPU_INFO"] = (TABLES["NPU_INFO"][0], [(0, "Ascend910B"), (1, "Ascend910B")])
+    tables["TASK"] = (TABLES["TASK"][0], TABLES["TASK"][1] + [
+        (T + 1200, T + 1300, 1, None, 5, PID, 1, NA, 2, 10, NA, 0),  # device 1, compute
+        (T + 3150, T + 3250, 1, 102, 6, PID, 6, 0, 4, 20, NA, 0)])  # device 1, HCCL task
+    tables["COMPUTE_TASK_INFO"] = (TABLES["COMPUTE_TASK_INFO"][0],
+                                   TABLES["COMPUTE_TASK_INFO"][1] + [(2, 5, 8, 0, 4, 3, None, 0)])
+    tables["COMMUNICATION_TASK_INFO"] = (TABLES["COMMUNICATION_TASK_INFO"][0],
+                                         TABLES["COMMUNICATION_TASK_INFO"][1] + [
+                                             (8, 6, 7, 3, 9, 1)])
+    write_rank(tmp_path, tables=tables, analysis=False)
+    index = _load(tmp_path)
+    s = index.strings
+    procs = sorted((s[n], s[lab]) for n, lab in zip(index.col("processes.name"),
+                                                    index.col("processes.labels"))
+                   if s[n] in ("Ascend Hardware", "HCCL"))
+    assert procs == [("Ascend Hardware", "NPU 0"), ("Ascend Hardware", "NPU 1"),
+                     ("HCCL", "NPU 0"), ("HCCL", "NPU 1")]
+    by_label = {}
+    for i in range(index.n_slices):
+        t = int(index.col("slices.track")[i])
+        p = int(index.col("tracks.process")[t])
+        key = (s[index.col("processes.labels")[p]], s[index.col("processes.name")[p]],
+               index.track_label(t))
+        by_label.setdefault(key, []).append(index.slice_name(i))
+    assert by_label[("NPU 1", "Ascend Hardware", "Stream 2")] == ["aclnnMuls_MulAiCore_Mul"]
+    assert by_label[("NPU 1", "HCCL", "Plane 3 (4)")] == ["Notify_Wait"]
+    assert by_label[("NPU 0", "HCCL", "Group 0 Communication")] == ["hcom_allReduce__1_0_1"]
+
+
+def test_an_msprof_db_in_a_prof_dir_opens_unless_its_json_is_there(tmp_path: Path) -> None:
+    prof = tmp_path / "PROF_000001_20250101120000000_ABCDEFGHIJKLMNOP"
+    device_side = {k: v for k, v in TABLES.items() if k not in (
+        "PYTORCH_API", "CONNECTION_IDS", "STEP_TIME", "MEMORY_RECORD", "OP_MEMORY")}
+    write_db(prof / "msprof_20250101120500.db", device_side)
+    write_db(prof / "msprof_20250101120400.db", device_side)  # an older export
+    layout = discover(str(tmp_path))
+    assert layout.layouts == ["msprof (CANN 8 msprof_*.db)"]
+    assert [os.path.basename(t.path) for t in layout.timelines] == ["msprof_20250101120500.db"]
+    assert dict(layout.skipped)[str(prof / "msprof_20250101120400.db")] == (
+        "an older export of the same timeline")
+    index = _load(tmp_path)
+    assert {index.slice_name(i) for i in range(index.n_slices)} >= {
+        "aclnnMuls_MulAiCore_Mul", "Node@launch", "hcom_allReduce__1_0_1"}
+    out = prof / "mindstudio_profiler_output"
+    out.mkdir()
+    (out / "msprof_20250101120500.json").write_text(
+        '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":"1700000000000000.000","dur":1}]')
+    layout = discover(str(tmp_path))
+    assert [os.path.basename(t.path) for t in layout.timelines] == ["msprof_20250101120500.json"]
+    assert "msprof_*.json timeline of this PROF dir" in dict(layout.skipped)[
+        str(prof / "msprof_20250101120500.db")]

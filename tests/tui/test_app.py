@@ -200,3 +200,21 @@ def _nodes(node):
     yield node
     for child in node.children:
         yield from _nodes(child)
+
+
+async def test_a_sqlite_export_opens_like_its_text_export(tmp_path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+    from ascend_db_helpers import write_rank  # the tiny torch_npu db of the core tests
+
+    write_rank(tmp_path)
+    app = ProftuiApp(str(tmp_path))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.index is not None and app.error is None
+        labels = _labels(app.query_one(Tree))
+        assert "Stream 2  2 slices in 1 rows" in labels
+        assert "Iterations (1, from ProfilerStep#N annotations)" in labels
+        assert any(label.startswith("kernel_details  2 rows") for label in labels)
