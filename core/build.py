@@ -319,13 +319,7 @@ class TraceBuilder:
         for key, value in values:
             # by the key alone: a series keeps its name whatever else an event carries
             series_name = name if key in ("value", name) else f"{name} {key}"
-            skey = (track, series_name)
-            sid = c.series.get(skey)
-            if sid is None:
-                sid = c.series[skey] = len(c.series_track)
-                c.series_track.append(track)
-                c.series_name.append(self.strings[series_name])
-            c.sample_series.append(sid)
+            c.sample_series.append(self._series_id(track, series_name))
             c.sample_ts.append(ts)
             c.sample_value.append(value)
             c.sample_ref.append(ref)
@@ -449,6 +443,16 @@ class TraceBuilder:
                            cat=np.full(2 * n, cat_id, np.int32),
                            name=np.full(2 * n, name_id, np.int32))
 
+    def _series_id(self, track: int, series_name: str) -> int:
+        """The id of a counter series (a track and a name), made at its first sample."""
+        c = self._counters
+        sid = c.series.get((track, series_name))
+        if sid is None:
+            sid = c.series[(track, series_name)] = len(c.series_track)
+            c.series_track.append(track)
+            c.series_name.append(self.strings[series_name])
+        return sid
+
     def add_counter_columns(self, track: int, series_name: str, ts: np.ndarray,
                             values: np.ndarray, ref: np.ndarray) -> None:
         """Samples of one counter series (on a process-wide track), given as columns; NaN
@@ -459,12 +463,7 @@ class TraceBuilder:
             self.diagnostics.add("bad_counter", int((~ok).sum()), None, series_name[:40])
         self.phase_counts["C"] += len(ts)
         c = self._counters
-        skey = (track, series_name)
-        sid = c.series.get(skey)
-        if sid is None:
-            sid = c.series[skey] = len(c.series_track)
-            c.series_track.append(track)
-            c.series_name.append(self.strings[series_name])
+        sid = self._series_id(track, series_name)
         kept = int(ok.sum())
         c.sample_series += [sid] * kept
         c.sample_ts += ts[ok].tolist()
@@ -515,13 +514,7 @@ class TraceBuilder:
         c = self._counters
         new_ids = np.zeros(len(series), np.int64)
         for (track, series_name), sid in series.items():
-            key = (int(tmap[track]), series_name)
-            mine = c.series.get(key)
-            if mine is None:
-                mine = c.series[key] = len(c.series_track)
-                c.series_track.append(key[0])
-                c.series_name.append(self.strings[series_name])
-            new_ids[sid] = mine
+            new_ids[sid] = self._series_id(int(tmap[track]), series_name)
         c.sample_series += new_ids[np.asarray(sample_series, np.int64)].tolist()
         c.sample_ts += sample_ts
         c.sample_value += sample_value
