@@ -106,6 +106,7 @@ class CompareApp(BaseApp):
         self.origins: list[int] = [0, 0]
         self.instances_key: str | None = None
         self._pushed: dict[int, tuple[int, int]] = {}  # a window set here, per timeline
+        self._picked: dict[int, int] = {}  # a slice selected here (the status says both)
         super().__init__(theme)
 
     def compose(self) -> ComposeResult:
@@ -364,7 +365,8 @@ class CompareApp(BaseApp):
             margin = max((hi - lo) // 10, 1)
             self._set_both(lo - margin, hi + margin)
         for timeline, i in zip(timelines, picks):
-            if i is not None:
+            if i is not None and i != timeline.selected:
+                self._picked[id(timeline)] = i
                 timeline.select(i)
         said = [f"{s} {'none' if i is None else 'the first'}" for s, i in zip(SIDES, picks)]
         self._status(f"{safe(self.instances_key or '')}: {', '.join(said)} shown"
@@ -380,22 +382,25 @@ class CompareApp(BaseApp):
         i = int(table.find("Slice").values[event.row])  # type: ignore[union-attr]
         timeline = self.timelines()[SIDES.index(side)]
         timeline.select(i)
-        dur = int(timeline.index.arrays["slices.dur"][i])  # type: ignore[union-attr]
-        self._status(f"{side}: {safe(timeline.index.slice_name(i))}, "  # type: ignore
-                     f"{fmt_duration(dur)}")
+        self._say_selected(timeline, i)  # also when it was selected already (no message)
 
     @on(Timeline.SliceSelected)
     def _selected(self, message: Timeline.SliceSelected) -> None:
-        timeline = message.control if isinstance(message.control, Timeline) else None
-        if timeline is None or timeline.index is None or message.slice_index < 0:
-            return
-        i = message.slice_index
+        if self._picked.pop(id(message.timeline), None) == message.slice_index:
+            return  # both sides' first instances: the status says so already
+        if message.slice_index >= 0:
+            self._say_selected(message.timeline, message.slice_index)
+
+    def _say_selected(self, timeline: Timeline, i: int) -> None:
+        """The status line: the selected slice, its side, length and start from the
+        alignment."""
+        index = timeline.index
+        assert index is not None
         side = SIDES[self.timelines().index(timeline)]
-        start = int(timeline.index.arrays["slices.start"][i]) - timeline.origin_ns \
-            if timeline.origin_ns is not None else 0
-        self._status(f"{side}: {safe(timeline.index.slice_name(i))}, "
-                     f"{fmt_duration(int(timeline.index.arrays['slices.dur'][i]))} at "
-                     f"{fmt_duration(start)}")
+        origin = index.start_ns if timeline.origin_ns is None else timeline.origin_ns
+        self._status(f"{side}: {safe(index.slice_name(i))}, "
+                     f"{fmt_duration(int(index.arrays['slices.dur'][i]))} at "
+                     f"{fmt_duration(int(index.arrays['slices.start'][i]) - origin)}")
 
     # -- panes, themes, help --------------------------------------------------------------------
 

@@ -104,9 +104,14 @@ class Timeline(Widget, can_focus=True):
     class SliceSelected(Message):
         """The selection changed (`slice` is -1 when it was cleared)."""
 
-        def __init__(self, slice_index: int) -> None:
+        def __init__(self, timeline: Timeline, slice_index: int) -> None:
             super().__init__()
+            self.timeline = timeline
             self.slice_index = slice_index
+
+        @property
+        def control(self) -> Timeline:
+            return self.timeline
 
     class RangeChanged(Message):
         """The selected time range changed (None bounds: no range)."""
@@ -570,7 +575,7 @@ class Timeline(Widget, can_focus=True):
         if i != self.selected:
             self.selected = i
             self._update_marks()
-            self.post_message(self.SliceSelected(i))
+            self.post_message(self.SliceSelected(self, i))
         self.refresh()
 
     def _slice_near_cursor(self, row: int) -> int:

@@ -101,6 +101,8 @@ async def test_enter_on_an_op_shows_its_instances_on_both_sides() -> None:
             assert timeline.view_start <= start < timeline.view_end
         base, new = _offsets(app)
         assert base == new  # one window holding both, still locked
+        status = str(app.query_one("#status").render())
+        assert "enumerate(DataLoader): base the first, new the first shown" in status
         # Enter on the new side's third instance shows it on the new timeline
         order = view.order.tolist()
         row = [r for r in order if sides[r] == "new"][2]
@@ -109,6 +111,8 @@ async def test_enter_on_an_op_shows_its_instances_on_both_sides() -> None:
         await pilot.pause()
         wanted = int(view.table.find("Slice").values[row])
         assert app.timelines()[1].selected == wanted
+        status = str(app.query_one("#status").render())
+        assert status.strip().startswith("new: enumerate(DataLoader)") and " at " in status
 
 
 async def test_an_unreadable_side_is_named_in_one_sentence(tmp_path) -> None:
