@@ -22,8 +22,9 @@ from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, T
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.analysis.advise import Advice, advise
 from proftui.core.analysis.breakdown import Breakdown, breakdown
+from proftui.core.analysis.cluster import Cluster, cluster
 from proftui.core.importers.csv_summary import Table
-from proftui.core.iterations import Iteration
+from proftui.core.iterations import Iteration, Iterations
 from proftui.core.overview import read_overview
 from proftui.core.rows import RowIndex, rows_for
 from proftui.core.runs import SeveralRunsError
@@ -31,6 +32,7 @@ from proftui.core.search import find_slices, pattern_of
 from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, Palette
 from proftui.tui.base_app import BaseApp
+from proftui.tui.cluster_pane import ClusterPane, HeatStrip
 from proftui.tui.commands.info import info_lines
 from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration
@@ -51,7 +53,7 @@ from proftui.tui.timeline import IterationMark, Timeline
 
 # The panes that show a table, by the name their tab carries ("pane-<name>").
 TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane,
-               "insights": InsightsPane}
+               "insights": InsightsPane, "cluster": ClusterPane}
 
 if TYPE_CHECKING:
     from proftui.tui.export_dialog import ExportJob, ExportRequest
@@ -84,6 +86,7 @@ class ProftuiApp(BaseApp):
         Binding("3", "pane('tables')", "Tables", show=False),
         Binding("4", "pane('iterations')", "Iterations", show=False),
         Binding("5", "pane('insights')", "Insights", show=False),
+        Binding("7", "pane('cluster')", "Cluster", show=False),
         Binding("o", "toggle_overview", "Overview"),
         Binding("D", "toggle_diagnostics", "Diagnostics"),
         Binding("e", "export", "Export"),
@@ -124,6 +127,8 @@ class ProftuiApp(BaseApp):
                 yield IterationsPane(id="iterations")
             with TabPane("5 Insights", id="pane-insights"):
                 yield InsightsPane(id="insights")
+            with TabPane("7 Cluster", id="pane-cluster"):
+                yield ClusterPane(id="cluster")
         yield Static("", id="diagnostics", markup=False)
         yield Prompt(id="prompt")
         yield Footer()
@@ -237,28 +242,33 @@ class ProftuiApp(BaseApp):
                                                        summary["iterations"]["source"])
         self._show_details(None)
         self.query_one(InsightsPane).show_busy()
-        self.analyse(index, self.iterations, tables)
+        self.query_one(ClusterPane).show_busy()
+        self.analyse(index, self.iterations, tables, summary["iterations"]["source"])
 
     @work(thread=True, exclusive=True, group="analysis")
     def analyse(self, index: TraceIndex, iterations: list[Iteration],
-                tables: list[Table]) -> None:
-        """The steps' breakdown and the advisor's findings, off the UI thread."""
+                tables: list[Table], source: str | None) -> None:
+        """The steps' breakdown, the advisor's findings and the ranks compared, off the UI
+        thread."""
         try:
             found = breakdown(index, iterations, tables)
             advice = advise(index, iterations, tables)  # type: ignore[arg-type]
+            ranks = cluster(index, Iterations(source or "", iterations), tables, steps=found)
         except Exception as exc:  # noqa: BLE001 - the rest of the app stays usable
             self.call_from_thread(self._analysis_failed, f"{type(exc).__name__}: {exc}")
             return
-        self.call_from_thread(self._analysis_done, found, advice)
+        self.call_from_thread(self._analysis_done, found, advice, ranks)
 
-    def _analysis_done(self, found: Breakdown, advice: Advice) -> None:
+    def _analysis_done(self, found: Breakdown, advice: Advice, ranks: Cluster) -> None:
         self.query_one(IterationsPane).show_breakdown(found.steps)
         groups = {b.group for b in found.total} | {f.group for f in advice.findings}
         self.query_one(InsightsPane).show_advice(advice, several_groups=len(groups) > 1)
+        self.query_one(ClusterPane).show_cluster(ranks)
 
     def _analysis_failed(self, reason: str) -> None:
         self.query_one(IterationsPane).show_breakdown([])
         self.query_one(InsightsPane).show_failure(reason)
+        self.query_one(ClusterPane).show_failure(reason)
 
     def _painted(self) -> None:
         self.first_paint_s = time.monotonic() - self._started
@@ -447,6 +457,22 @@ class ProftuiApp(BaseApp):
         self.query_one("#overview").remove_class("shown")
         timeline.display = True
 
+    @on(HeatStrip.CellChosen)
+    def _cell_chosen(self, message: HeatStrip.CellChosen) -> None:
+        """A rank's step chosen in the Cluster pane: the timeline shows that rank's step."""
+        found = [it for it in self.iterations if (it.group, it.number) == (
+            message.rank, message.iteration) and it.start_ns >= 0 and it.dur_ns >= 0]
+        if not found:
+            self._status(f"{safe(message.rank) or 'The profile'} has no time window for "
+                         f"iteration {message.iteration}.")
+            return
+        self._show_timeline()
+        self.show_iteration(found[0])
+        timeline = self.query_one(Timeline)
+        process = timeline.first_process_of(message.rank)
+        if process is not None:
+            timeline.show_process(process, at_top=True)
+
     @on(OverviewTree.Chosen)
     def _overview_chosen(self, message: OverviewTree.Chosen) -> None:
         """An iteration, process or track chosen in the overview: shown on the timeline."""
@@ -576,7 +602,9 @@ class ProftuiApp(BaseApp):
         self.query_one(TabbedContent).active = f"pane-{name}"
         pane = TABLE_PANES.get(name)
         if pane is not None:
-            self.screen.set_focus(self.query_one(pane).table_view())
+            widget = self.query_one(pane)
+            first = getattr(widget, "first_focus", widget.table_view)
+            self.screen.set_focus(first())
 
     def action_toggle_overview(self) -> None:
         overview_tree = self.query_one("#overview")
@@ -607,6 +635,8 @@ class ProftuiApp(BaseApp):
                  lambda: self.action_pane("iterations")),
                 ("Insights", "What to fix first: findings and their evidence (5)",
                  lambda: self.action_pane("insights")),
+                ("Cluster", "The ranks compared: heat strip of steps, waits (7)",
+                 lambda: self.action_pane("cluster")),
                 ("Overview", "Iterations, processes and tables (o)",
                  self.action_toggle_overview),
                 ("Diagnostics", "Import problems (D)", self.action_toggle_diagnostics),

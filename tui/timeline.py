@@ -502,8 +502,9 @@ class Timeline(Widget, can_focus=True):
         self.layout_state.collapsed.discard(int(self.index.arrays["tracks.process"][track]))
         self._rebuild_lines()
 
-    def show_process(self, process: int) -> None:
-        """Focus a process's header line (expanding it)."""
+    def show_process(self, process: int, at_top: bool = False) -> None:
+        """Focus a process's header line (expanding it); `at_top` scrolls it to the top of
+        the tracks (as far as the tracks below it allow)."""
         if self.index is None:
             return
         if process in self.layout_state.collapsed:
@@ -512,7 +513,20 @@ class Timeline(Widget, can_focus=True):
         line = self.lines.find(kind=PROCESS, process=process)
         if line is not None:
             self.focus_line = line
+            if at_top:
+                self.top_line = max(min(line, len(self.lines) - self.body_height), 0)
             self._keep_focus_visible()
+
+    def first_process_of(self, group: str) -> int | None:
+        """The first process (in display order) of a group (rank or device); None for the
+        unnamed group of a one-group profile, or a group without processes."""
+        if self.index is None or not group:
+            return None
+        group_id = self.index.strings.find(group)
+        if group_id < 0:
+            return None
+        found = np.flatnonzero(self.index.arrays["processes.group"] == group_id)
+        return int(found[0]) if len(found) else None
 
     def show_track(self, track: int) -> None:
         """Focus a track's first line, unhiding it and expanding its process if need be."""

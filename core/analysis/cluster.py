@@ -56,7 +56,7 @@ from proftui.core.analysis.advise import (
     steps_by_group,
     warmup,
 )
-from proftui.core.analysis.breakdown import StepBreakdown, breakdown
+from proftui.core.analysis.breakdown import Breakdown, StepBreakdown, breakdown
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration, Iterations
@@ -197,10 +197,12 @@ class Cluster:
 
 
 def cluster(index: TraceIndex, iterations: Iterations | Sequence[Iteration],
-            tables: Sequence[Table] = (), *, number: int | None = None) -> Cluster:
+            tables: Sequence[Table] = (), *, number: int | None = None,
+            steps: Breakdown | None = None) -> Cluster:
     """Compare the ranks of a profile (or, with `number`, that one iteration alone, warm-up
-    or not) and match their collectives."""
-    found = breakdown(index, iterations, tables)
+    or not) and match their collectives. `steps`: the breakdown of `iterations`, when the
+    caller has it already."""
+    found = steps if steps is not None else breakdown(index, iterations, tables)
     all_steps = steps_by_group(found)
     kept = considered(all_steps)
     if number is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from cluster_inputs import meta, x
 
 from proftui.core.analysis.cluster import HCCL_NAME, cluster, match_collectives
 from proftui.core.overview import read_overview
@@ -19,16 +20,6 @@ COMPUTE = {0: [100, 100, 100], 1: [500, 150, 130], 2: [100, 100, 100]}
 GAP = {0: [0, 10, 10], 1: [0, 0, 0], 2: [0, 5, 5]}
 TAIL = {0: 0, 1: 0, 2: 30}
 TRANSFER = 20
-
-
-def x(name, ts, dur, pid, tid, cat=""):
-    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, "cat": cat}
-
-
-def meta(pid, process, tid, thread):
-    return [{"ph": "M", "name": "process_name", "pid": pid, "args": {"name": process}},
-            {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
-             "args": {"name": thread}}]
 
 
 def npu_rank(root, rank, steps, drop=()):

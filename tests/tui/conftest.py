@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
+
+# The inline inputs the core tests build (tiny databases, folders of ranks) serve here too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
 
 
 @pytest.fixture(autouse=True)

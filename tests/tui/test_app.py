@@ -203,9 +203,6 @@ def _nodes(node):
 
 
 async def test_a_sqlite_export_opens_like_its_text_export(tmp_path) -> None:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
     from ascend_db_helpers import write_rank  # the tiny torch_npu db of the core tests
 
     write_rank(tmp_path)

@@ -5,44 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from cluster_inputs import rank_folders as ranks
 
 from proftui.core.analysis.cluster import Cluster, Collectives, RankStep, RankSummary
 from proftui.tui.cli import USAGE, main
 from proftui.tui.commands.cluster import RAMP, SLOWEST, step_strip
 
 US = 1000
-
-
-def x(name, ts, dur, pid, tid, cat=""):
-    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, "cat": cat}
-
-
-def meta(pid, process, tid, thread):
-    return [{"ph": "M", "name": "process_name", "pid": pid, "args": {"name": process}},
-            {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
-             "args": {"name": thread}}]
-
-
-def ranks(root, arrivals_us, missing=()):
-    """torch_npu ranks with three 200 µs steps 1000 µs apart: a 100 µs matmul at 10 µs, then
-    all-reduce n of group 7 from the rank's arrival to 20 µs after the last one's; (rank, n)
-    in `missing` is left out."""
-    for rank, arrivals in enumerate(arrivals_us):
-        out = root / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
-        out.mkdir(parents=True)
-        (out.parent / f"profiler_info_{rank}.json").write_text(json.dumps({"rank_id": rank}))
-        events = (meta(1, "Python", 1, "Thread 1") + meta(2, "Ascend Hardware", 3, "Stream 3")
-                  + meta(4, "HCCL", 5, "Group 0 Communication"))
-        for n, arrival in enumerate(arrivals):
-            at = 1000 * n
-            end = max(a[n] for a in arrivals_us) + 20
-            events += [x(f"ProfilerStep#{n + 1}", at, 200 + 10 * rank, 1, 1, "cpu_op"),
-                       x("MatMulV3", at + 10, 100, 2, 3)]
-            if (rank, n) not in missing:
-                events.append(x(f"hcom_allReduce__7_{n}_1", at + arrival, end - arrival, 4,
-                                5))
-        (out / "trace_view.json").write_text(json.dumps(events))
-    return str(root)
 
 
 def _run(capsys, *argv) -> tuple[int, str, str]:
@@ -162,3 +131,14 @@ def test_on_a_terminal_short_text_columns_leave_their_room_to_long_ones(capsys, 
     monkeypatch.setenv("COLUMNS", "120")
     code, out, _ = _run(capsys, "cluster", path)
     assert code == 0 and "│ hcom_allReduce__7_0_1 │" in out  # whole, not cut
+
+
+def test_strip_shades_the_part_asked_for(capsys, tmp_path):
+    path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
+    code, out, _ = _run(capsys, "cluster", "--strip", "comm", path)
+    assert code == 0
+    line = next(line for line in out.splitlines() if "per rank and iteration" in line)
+    assert line.startswith("exposed communication per rank and iteration: ")
+    assert f"{SLOWEST} marks the largest exposed communication" in out
+    code, _, err = _run(capsys, "cluster", "--strip", "idle", path)
+    assert code == 2 and "invalid choice" in err

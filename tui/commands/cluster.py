@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import sys
 
+import numpy as np
+
 from proftui.tui.commands.common import (
     EXIT_OK,
     load,
@@ -20,6 +22,8 @@ RAMP = "▁▂▃▄▅▆▇█"  # step time, from the cluster's shortest to i
 SLOWEST = "◆"
 WIDTH = 120
 MAX_LABEL = 24
+STRIPS = {"step": "step_ns", "compute": "compute_ns", "comm": "comm_exposed_ns",
+          "free": "free_ns"}
 RULE_TEXT = {
     "hccl_name": "by HCCL op name (hcom_<op>__<group>_<index>_<n>)",
     "nccl_args": "by process group and Seq in the NCCL args",
@@ -42,6 +46,9 @@ def cmd_cluster(argv: list[str]) -> int:
                         help="only iteration N: its step on each rank and its collectives")
     parser.add_argument("--top", type=int, default=10, metavar="K",
                         help="the K collectives with the largest arrival skew (default 10)")
+    parser.add_argument("--strip", choices=("step", "compute", "comm", "free"), default="step",
+                        help="what the rank x iteration strip shades: step time (default), "
+                        "compute, exposed communication or free time")
     parser.add_argument("--json", action="store_true",
                         help="print JSON for machines (all times in integer ns)")
     args = parser.parse_args(argv)
@@ -58,11 +65,11 @@ def cmd_cluster(argv: list[str]) -> int:
     if args.json:
         print_json(found.to_json(args.top))
         return EXIT_OK
-    print_cluster(found, args.top)
+    print_cluster(found, args.top, STRIPS[args.strip])
     return EXIT_OK
 
 
-def print_cluster(found, top: int) -> None:
+def print_cluster(found, top: int, strip: str = "step_ns") -> None:
     """The answer as text: its tables rich on a terminal, plain when piped."""
     from proftui.core.analysis.cluster import instance_table, rank_table, step_table
 
@@ -86,7 +93,7 @@ def print_cluster(found, top: int) -> None:
                 "ranks: medians over their steps, warm-up left out; Last: collectives it "
                 "arrived last at; Wait: its waits at them")
     out = _spread_lines(found)
-    out += step_strip(found)
+    out += step_strip(found, metric=strip)
     sys.stdout.write("".join(out))
     out = []
     c = found.collectives
@@ -133,44 +140,45 @@ def _spread_lines(found) -> list[str]:
     return out
 
 
-def step_strip(found, width: int = WIDTH) -> list[str]:
-    """A rank x iteration strip of step time: one row per rank, one cell per iteration (or
-    per run of iterations, their slowest, when there are more than fit in `width`), shaded
-    from the cluster's shortest to its longest step (warm-up clipped to that scale), the
-    slowest marked; no line longer than `width`."""
-    numbers = sorted({s.iteration for r in found.ranks for s in r.steps
-                      if s.iteration is not None})
+def step_strip(found, width: int = WIDTH, metric: str = "step_ns") -> list[str]:
+    """A rank x iteration strip of `metric` (step time by default; see
+    :data:`~proftui.core.analysis.heat.METRICS`): one row per rank, one cell per iteration (or
+    per run of iterations, their largest, when there are more than fit in `width`), shaded from
+    the cluster's smallest to its largest value (warm-up clipped to that scale), the worst
+    marked; no line longer than `width`. The Cluster pane draws the same grid."""
+    from proftui.core.analysis.heat import METRICS, heat_grid
+
+    grid = heat_grid(found, metric)
+    numbers = grid.iterations
     if not numbers:
         return []
-    labels = [_cut(safe(r.rank) or "(all)", MAX_LABEL) for r in found.ranks]
+    labels = [_cut(safe(r) or "(all)", MAX_LABEL) for r in grid.ranks]
     label_width = max(len("iteration"), *(len(x) for x in labels))
     room = max(width - label_width - 2, 1)
     per_cell = math.ceil(len(numbers) / room)
     n_cells = math.ceil(len(numbers) / per_cell)
-    cell_of = {n: k // per_cell for k, n in enumerate(numbers)}
-    kept = [s.step_ns for r in found.ranks for s in r.steps if not s.warmup]
-    lo, hi = (min(kept), max(kept)) if kept else (0, 0)
-    slowest = found.slowest
-    lines = [f"step time per rank and iteration: {RAMP[0]} {fmt_duration(lo)} .. {RAMP[-1]} "
-             f"{fmt_duration(hi)}" + (f" ({per_cell} iterations a cell, their slowest)"
-                                      if per_cell > 1 else "") + "\n"]
+    what = METRICS[metric]
+    lines = [f"{what} per rank and iteration: {RAMP[0]} {fmt_duration(grid.lo_ns)} .. "
+             f"{RAMP[-1]} {fmt_duration(grid.hi_ns)}" + (
+                 f" ({per_cell} iterations a cell, their "
+                 f"{'slowest' if metric == 'step_ns' else 'largest'})" if per_cell > 1 else "")
+             + "\n"]
     lines.append(_ruler(numbers, per_cell, n_cells, label_width, room) + "\n")
-    for label, rank in zip(labels, found.ranks):
-        worst: dict[int, int] = {}
-        marked = set()
-        for s in rank.steps:
-            if s.iteration is None:
-                continue
-            cell = cell_of[s.iteration]
-            worst[cell] = max(worst.get(cell, s.step_ns), s.step_ns)
-            if slowest is not None and (rank.rank, s.iteration) == slowest[:2]:
-                marked.add(cell)
-        cells = "".join(SLOWEST if k in marked else
-                        _shade(worst[k], lo, hi) if k in worst else " "
-                        for k in range(n_cells))
-        lines.append(f"{label.ljust(label_width)}  {cells}".rstrip() + "\n")
-    if slowest is not None:
-        lines.append(f"{SLOWEST} marks the slowest step\n")
+    for row, label in enumerate(labels):
+        cells = []
+        for k in range(n_cells):
+            block = grid.values[row, k * per_cell:(k + 1) * per_cell]
+            if grid.worst is not None and grid.worst[0] == row and (
+                    k * per_cell <= grid.worst[1] < (k + 1) * per_cell):
+                cells.append(SLOWEST)
+            elif np.isfinite(block).any():
+                cells.append(_shade(float(np.nanmax(block)), grid.lo_ns, grid.hi_ns))
+            else:
+                cells.append(" ")
+        lines.append(f"{label.ljust(label_width)}  {''.join(cells)}".rstrip() + "\n")
+    if grid.worst is not None:
+        lines.append(f"{SLOWEST} marks the " + ("slowest step" if metric == "step_ns" else
+                                                 f"largest {what}") + "\n")
     return lines
 
 
@@ -188,10 +196,10 @@ def _ruler(numbers: list[int], per_cell: int, n_cells: int, label_width: int,
     return f"{'iteration'.ljust(label_width)}  {''.join(line)}".rstrip()
 
 
-def _shade(step_ns: int, lo: int, hi: int) -> str:
+def _shade(value_ns: float, lo: int, hi: int) -> str:
     if hi <= lo:
         return RAMP[len(RAMP) // 2]
-    share = min(max((step_ns - lo) / (hi - lo), 0.0), 1.0)
+    share = min(max((value_ns - lo) / (hi - lo), 0.0), 1.0)
     return RAMP[round(share * (len(RAMP) - 1))]
 
 

@@ -1,0 +1,104 @@
+"""The Cluster pane: the heat strip of a folder of ranks, its metrics, and Enter opening a
+rank's step on the timeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cluster_inputs import rank_folders
+from textual.widgets import Static, TabbedContent
+from tui_support import settle
+
+from proftui.core.analysis.heat import heat_grid
+from proftui.tui.app import ProftuiApp
+from proftui.tui.cluster_pane import RAMP, WORST, ClusterPane, HeatStrip
+from proftui.tui.table import TableView
+from proftui.tui.timeline import Timeline
+
+US = 1000
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def _line(strip: HeatStrip, y: int) -> str:
+    return "".join(segment.text for segment in strip.render_line(y))
+
+
+def _cell(app: ProftuiApp) -> str:
+    return str(app.query_one("#cluster-cell", Static).render())
+
+
+async def test_the_strip_marks_the_slowest_step_and_enter_opens_it(tmp_path) -> None:
+    # Rank 0's steps last 200 µs, rank 1's 210 µs; step 1 is warm-up (left off the scale), so
+    # the slowest is rank 1's step 2 (its step 3 ties, the first one counts).
+    path = rank_folders(tmp_path, [[110, 140, 120], [160, 110, 110]])
+    app = ProftuiApp(path)
+    async with app.run_test(size=(120, 32)) as pilot:  # the tracks do not all fit
+        await settle(app, pilot)
+        await pilot.press("7")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "pane-cluster"
+        strip = app.query_one(HeatStrip)
+        assert app.focused is strip
+        grid = strip.grid
+        assert grid.ranks == ["rank 0", "rank 1"] and grid.iterations == [1, 2, 3]
+        assert (grid.lo_ns, grid.hi_ns) == (200 * US, 210 * US)
+        assert strip.cursor == grid.worst == (1, 1)
+        assert _line(strip, 0).split()[:2] == ["iteration", "1"]
+        rank0, rank1 = _line(strip, 1), _line(strip, 2)
+        # after the labels (as wide as "iteration", and two spaces), two characters a step
+        assert rank0.startswith("rank 0") and rank0[11:].rstrip() == RAMP[0] * 6
+        # warm-up step 1 clipped to the top of the scale, the slowest marked
+        assert rank1[11:].rstrip() == RAMP[-1] * 2 + WORST + " " + RAMP[-1] * 2
+        title = str(app.query_one("#cluster-title", Static).render())
+        assert title.startswith("2 ranks; spread 4.9 %; slowest: rank 1 step 2 (210 us)")
+        assert _cell(app).startswith("rank 1, iteration 2: step 210 us")
+        await pilot.press("left")
+        assert "iteration 1 (warm-up)" in _cell(app)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        timeline = app.query_one(Timeline)
+        # rank 1's step 1 runs from 0 to 210 µs; the window adds a fiftieth either side
+        assert timeline.view_start <= 0 and timeline.view_end >= 210 * US
+        assert timeline.view_end - timeline.view_start < 300 * US
+        assert "iteration 1 of rank 1" in app._status_text
+        header = timeline.lines[timeline.focus_line]
+        assert header.process == timeline.first_process_of("rank 1")
+        # its tracks at the top, as far as the lines below let them
+        assert timeline.top_line == min(timeline.focus_line,
+                                        len(timeline.lines) - timeline.body_height) > 0
+
+
+async def test_v_switches_the_metric_and_enter_on_a_rank_opens_its_worst_step(tmp_path):
+    path = rank_folders(tmp_path, [[110, 140, 120], [160, 110, 110]])
+    app = ProftuiApp(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("7")
+        await settle(app, pilot)
+        strip = app.query_one(HeatStrip)
+        await pilot.press("v")
+        assert strip.metric == "compute_ns" and strip.cursor == (1, 1)  # the same cell
+        assert "strip: compute" in str(app.query_one("#cluster-title", Static).render())
+        expected = heat_grid(app.query_one(ClusterPane).found, "compute_ns")
+        assert (strip.grid.values == expected.values).all()
+        await pilot.press("v", "v", "v")
+        assert strip.metric == "step_ns"
+        await pilot.press("tab")
+        assert isinstance(app.focused, TableView) and app.focused.id == "cluster-ranks"
+        await pilot.press("enter")  # rank 0: its steps 2 and 3 tie at 200 µs; the first
+        await settle(app, pilot)
+        assert "iteration 2 of rank 0" in app._status_text
+        assert app.query_one(Timeline).view_start < 1000 * US < app.query_one(
+            Timeline).view_end
+
+
+async def test_one_rank_says_there_is_nothing_to_compare() -> None:
+    app = ProftuiApp(str(SAMPLES / "kineto_demo.pt.trace.json"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("7")
+        await settle(app, pilot)
+        title = str(app.query_one("#cluster-title", Static).render())
+        assert title.startswith("one rank: nothing to compare across ranks")
+        strip = app.query_one(HeatStrip)
+        assert len(strip.grid.ranks) == 1 and strip.grid.iterations
