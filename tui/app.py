@@ -22,7 +22,7 @@ from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, T
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.analysis.advise import Advice, advise
 from proftui.core.analysis.breakdown import Breakdown, breakdown
-from proftui.core.analysis.cluster import Cluster, cluster
+from proftui.core.analysis.cluster import cluster
 from proftui.core.importers.csv_summary import Table
 from proftui.core.iterations import Iteration, Iterations
 from proftui.core.overview import read_overview
@@ -253,17 +253,22 @@ class ProftuiApp(BaseApp):
         try:
             found = breakdown(index, iterations, tables)
             advice = advise(index, iterations, tables)  # type: ignore[arg-type]
-            ranks = cluster(index, Iterations(source or "", iterations), tables, steps=found)
         except Exception as exc:  # noqa: BLE001 - the rest of the app stays usable
             self.call_from_thread(self._analysis_failed, f"{type(exc).__name__}: {exc}")
             return
-        self.call_from_thread(self._analysis_done, found, advice, ranks)
+        self.call_from_thread(self._analysis_done, found, advice)
+        try:  # the collectives are matched after the insights are shown
+            ranks = cluster(index, Iterations(source or "", iterations), tables, steps=found)
+        except Exception as exc:  # noqa: BLE001
+            self.call_from_thread(self.query_one(ClusterPane).show_failure,
+                                  f"{type(exc).__name__}: {exc}")
+            return
+        self.call_from_thread(self.query_one(ClusterPane).show_cluster, ranks)
 
-    def _analysis_done(self, found: Breakdown, advice: Advice, ranks: Cluster) -> None:
+    def _analysis_done(self, found: Breakdown, advice: Advice) -> None:
         self.query_one(IterationsPane).show_breakdown(found.steps)
         groups = {b.group for b in found.total} | {f.group for f in advice.findings}
         self.query_one(InsightsPane).show_advice(advice, several_groups=len(groups) > 1)
-        self.query_one(ClusterPane).show_cluster(ranks)
 
     def _analysis_failed(self, reason: str) -> None:
         self.query_one(IterationsPane).show_breakdown([])
