@@ -24,6 +24,7 @@ from proftui.core.clock import (
 from proftui.core.dbfile import sidecars
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import NotATraceError, ProftuiError
+from proftui.core.file_pool import POOL_MIN_BYTES, FileJob, FilePool, worker_count
 from proftui.core.importers.ascend_db import DB_KIND, import_db
 from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
 from proftui.core.index import TraceIndex
@@ -179,55 +180,97 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     next_ordinal = 0
     metadata: dict[str, Any] = {}
     databases: dict[int, dict[str, Any]] = {}  # file number -> how its database was read
-    with indexing():
-        for number, (source, timeline, clock) in enumerate(zip(sources, timelines, clocks)):
-            builder.tracks.set_group(timeline.group if grouped else None)
-            builder.time_offset_ns = clock.offset_ns
-            builder.ref_base = next_ordinal  # events of all files number on
+    pool = _pool(sources, timelines, clocks, grouped, batch_bytes)
+    pooled = pool.results(cancelled) if pool is not None else None
+    try:
+        with indexing():
+            for number, (source, timeline, clock) in enumerate(zip(sources, timelines, clocks)):
+                builder.tracks.set_group(timeline.group if grouped else None)
+                builder.time_offset_ns = clock.offset_ns
+                builder.ref_base = next_ordinal  # events of all files number on
 
-            def step(done: int, _total: int, events: int, base: int = done_before) -> None:
-                if progress is not None:
-                    progress(base + done, total, events)
+                def step(done: int, _total: int, events: int,
+                         base: int = done_before) -> None:
+                    if progress is not None:
+                        progress(base + done, total, events)
 
-            done_before += source.size
-            if timeline.kind == DB_KIND:
-                try:
-                    got = import_db(source.path, builder, diagnostics, cancelled=cancelled,
-                                    progress=lambda done, total, events, size=source.size,
-                                    step=step: step(size * done // max(total, 1), 0, events))
-                except NotATraceError as exc:
-                    if len(sources) == 1:
-                        raise  # the one timeline of the profile: its own sentence
-                    diagnostics.add("unreadable_file", 1, None, str(exc))
+                done_before += source.size
+                if timeline.kind == DB_KIND:
+                    try:
+                        got = import_db(
+                            source.path, builder, diagnostics, cancelled=cancelled,
+                            progress=lambda done, total, events, size=source.size,
+                            step=step: step(size * done // max(total, 1), 0, events))
+                    except NotATraceError as exc:
+                        if len(sources) == 1:
+                            raise  # the one timeline of the profile: its own sentence
+                        diagnostics.add("unreadable_file", 1, None, str(exc))
+                        continue
+                    # One empty batch: its ordinals are rows of the database (see read_args).
+                    batches.append(BatchRecord(0, 0, next_ordinal, True))
+                    batch_files.append(number)
+                    next_ordinal += got.n_refs
+                    databases[number] = {"opened": got.opened, "refs": got.refs, **got.facts}
+                    metadata.setdefault("format", "sqlite")
                     continue
-                # One empty batch: its ordinals are rows of the database (see read_args).
-                batches.append(BatchRecord(0, 0, next_ordinal, True))
-                batch_files.append(number)
-                next_ordinal += got.n_refs
-                databases[number] = {"opened": got.opened, "refs": got.refs, **got.facts}
-                metadata.setdefault("format", "sqlite")
-                continue
-            reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
-            try:
-                reader.read(builder.add_events, progress=step, cancelled=cancelled)
-            except NotATraceError as exc:
-                diagnostics.add("unreadable_file", 1, None, str(exc))
-                continue
-            batches += [BatchRecord(b.start, b.end, b.first_ordinal + next_ordinal, b.final)
-                        for b in reader.batches]
-            next_ordinal += reader.n_events
-            batch_files += [number] * len(reader.batches)
-            for key, value in _metadata(reader, source).items():
-                if key == "format" and metadata.get(key) == "sqlite":
-                    metadata[key] = value  # the JSON's form says more
-                metadata.setdefault(key, value)
-        metadata["sources"] = [{"path": s.identity.path, "size": s.size,
-                                "compressed": s.compressed, "group": t.group, "kind": t.kind,
-                                **({"sqlite": databases[n]} if n in databases else {})}
-                               for n, (s, t) in enumerate(zip(sources, timelines))]
-        table = _batch_table(batches)
-        table["file"] = np.array(batch_files, np.int32)
+                reader = _read_json(source, builder, batch_bytes, step, cancelled,
+                                    next(pooled) if pooled is not None else None)
+                if reader is None:
+                    continue
+                batches += [BatchRecord(b.start, b.end, b.first_ordinal + next_ordinal,
+                                        b.final) for b in reader.batches]
+                next_ordinal += reader.n_events
+                batch_files += [number] * len(reader.batches)
+                for key, value in _metadata(reader, source).items():
+                    if key == "format" and metadata.get(key) == "sqlite":
+                        metadata[key] = value  # the JSON's form says more
+                    metadata.setdefault(key, value)
+    finally:
+        if pool is not None:
+            pool.close()
+    metadata["sources"] = [{"path": s.identity.path, "size": s.size,
+                            "compressed": s.compressed, "group": t.group, "kind": t.kind,
+                            **({"sqlite": databases[n]} if n in databases else {})}
+                           for n, (s, t) in enumerate(zip(sources, timelines))]
+    table = _batch_table(batches)
+    table["file"] = np.array(batch_files, np.int32)
+    with indexing():
         return builder.build(metadata, table)
+
+
+def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
+          clocks: list[ClockOffset], grouped: bool, batch_bytes: int) -> FilePool | None:
+    """Worker processes for the trace files of a profile, when there are several and enough
+    bytes to be worth starting them; None to read them all here."""
+    jobs = [FileJob(n, s.path, t.group if grouped else None, c.offset_ns, batch_bytes)
+            for n, (s, t, c) in enumerate(zip(sources, timelines, clocks))
+            if t.kind != DB_KIND]
+    workers = worker_count(len(jobs))
+    if workers < 2 or sum(sources[j.number].size for j in jobs) < POOL_MIN_BYTES:
+        return None
+    return FilePool(jobs, workers)
+
+
+def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
+               progress: Progress, cancelled: Callable[[], bool] | None,
+               pooled: tuple[FileJob, dict[str, Any]] | None) -> ChromeJsonReader | None:
+    """One trace file into `builder`: merged from what a worker read, else read here (also
+    when the worker failed: its problems are then counted here). None when it is not a
+    trace (counted as an unreadable file)."""
+    reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes)
+    if pooled is not None and "error" not in pooled[1]:
+        got = pooled[1]
+        builder.merge(got["state"], builder.ref_base)
+        reader.batches, reader.n_events = got["batches"], got["n_events"]
+        reader.metadata.update(got["metadata"])
+        progress(source.size, 0, builder.ref_base + reader.n_events)
+        return reader
+    try:
+        reader.read(builder.add_events, progress=progress, cancelled=cancelled)
+    except NotATraceError as exc:
+        builder.diagnostics.add("unreadable_file", 1, None, str(exc))
+        return None
+    return reader
 
 
 def index_file(source: ByteSource, *, progress: Progress | None = None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from proftui.core.load import _index_parallel, index_file
+from proftui.core.load import _index_parallel, index_file, load_trace
 from proftui.core.sources import ByteSource
 
 from helpers import columns_equal, problems, write_trace
@@ -52,3 +52,62 @@ def test_two_halves_equal_one_pass(tmp_path) -> None:
     assert parallel.slice_args(last) == serial.slice_args(last)
     labels = {parallel.track_label(t) for t in range(parallel.n_tracks)}
     assert {"main (7)", "stream 3"} <= labels
+
+
+def _rank_folder(root, damaged: int | None = None):
+    """Four torch_npu ranks of the events above (rank k's clock 1 ms later than rank k-1's);
+    rank `damaged`'s trace is cut in the middle of an event."""
+    import json
+
+    for rank in range(4):
+        out = root / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+        out.mkdir(parents=True)
+        (out.parent / f"profiler_info_{rank}.json").write_text(json.dumps({"rank_id": rank}))
+        events = [dict(e, ts=_shift(e["ts"], 1000 * rank)) if "ts" in e else e
+                  for e in _events()]
+        path = write_trace(out / "trace_view.json", events[:len(events) // (rank + 1)])
+        if rank == damaged:
+            data = path.read_bytes()
+            path.write_bytes(data[:len(data) // 2])
+    return root
+
+
+def _shift(ts, by):
+    return f"{float(ts) + by:.3f}" if isinstance(ts, str) else ts + by
+
+
+def _both(root, monkeypatch):
+    from proftui.core import load as loading
+
+    made = []
+    real = loading.FilePool
+    monkeypatch.setattr(loading, "FilePool",
+                        lambda jobs, workers: made.append(len(jobs)) or real(jobs, workers))
+    monkeypatch.setattr(loading, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    pooled = load_trace(str(root), use_cache=False, batch_bytes=4096)
+    assert made == [4]  # the four ranks went to the workers
+    monkeypatch.setattr(loading, "worker_count", lambda n: 1)
+    serial = load_trace(str(root), use_cache=False, batch_bytes=4096)
+    assert made == [4]
+    return pooled, serial
+
+
+def test_ranks_read_by_worker_processes_equal_one_process(tmp_path, monkeypatch) -> None:
+    pooled, serial = _both(_rank_folder(tmp_path), monkeypatch)
+    assert columns_equal(serial, pooled)
+    assert pooled.meta["phase_counts"] == serial.meta["phase_counts"]
+    assert problems(pooled) == problems(serial)
+    assert pooled.n_slices == serial.n_slices > 4000
+    groups = {pooled.strings[g] for g in pooled.arrays["processes.group"].tolist()}
+    assert groups == {"rank 0", "rank 1", "rank 2", "rank 3"}
+    for k in (0, pooled.n_slices // 2, pooled.n_slices - 1):  # args read back from each file
+        assert pooled.slice_args(k) == serial.slice_args(k)
+
+
+def test_a_damaged_rank_is_counted_and_the_others_still_open(tmp_path, monkeypatch) -> None:
+    pooled, serial = _both(_rank_folder(tmp_path, damaged=1), monkeypatch)
+    assert columns_equal(serial, pooled)
+    assert problems(pooled) == problems(serial) and problems(pooled)  # the cut is counted
+    groups = {pooled.strings[g] for g in pooled.arrays["processes.group"].tolist()}
+    assert groups == {"rank 0", "rank 1", "rank 2", "rank 3"}  # rank 1's first half kept
