@@ -111,3 +111,20 @@ def test_a_damaged_rank_is_counted_and_the_others_still_open(tmp_path, monkeypat
     assert problems(pooled) == problems(serial) and problems(pooled)  # the cut is counted
     groups = {pooled.strings[g] for g in pooled.arrays["processes.group"].tolist()}
     assert groups == {"rank 0", "rank 1", "rank 2", "rank 3"}  # rank 1's first half kept
+
+
+def test_cancelling_stops_the_workers(tmp_path, monkeypatch) -> None:
+    import pytest
+
+    from proftui.core import load as loading
+    from proftui.core.errors import Cancelled
+
+    pools = []
+    real = loading.FilePool
+    monkeypatch.setattr(loading, "FilePool",
+                        lambda jobs, workers: pools.append(real(jobs, workers)) or pools[-1])
+    monkeypatch.setattr(loading, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    with pytest.raises(Cancelled):
+        load_trace(str(_rank_folder(tmp_path)), use_cache=False, cancelled=lambda: True)
+    assert pools and all(p.poll() is not None for p in pools[0]._procs)
