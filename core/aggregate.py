@@ -11,7 +11,8 @@ duration less its children's; parents from :mod:`proftui.core.parents`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,18 +55,59 @@ def _window(index: TraceIndex, start_ns: int | None, end_ns: int | None) -> tupl
     return lo, hi
 
 
-def _selection(index: TraceIndex, lo: int, hi: int, keep_track: np.ndarray | None
+GroupWindows = Mapping[str, tuple[int, int]]  # group (rank or device) -> its own [lo, hi)
+Bound = Any  # np.int64, or an int64 array of one bound per slice of the index
+
+
+def group_bounds(index: TraceIndex, windows: GroupWindows
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each group's own window as bounds per track (lo, hi; int64 ns) and the tracks of the
+    groups named (bool per track; the others are left out)."""
+    a = index.arrays
+    proc = a["tracks.process"].astype(np.int64)
+    groups = a["processes.group"].astype(np.int64)
+    track_group = np.where(proc >= 0, groups[np.maximum(proc, 0)] if len(groups) else -1, -1)
+    track_lo = np.zeros(index.n_tracks, np.int64)
+    track_hi = np.zeros(index.n_tracks, np.int64)
+    keep = np.zeros(index.n_tracks, bool)
+    for name, (lo, hi) in windows.items():
+        if hi < lo:
+            raise ProftuiError(f"The window of {name} ends ({hi} ns) before it starts ({lo} ns).")
+        sid = index.strings.find(name)
+        mine = track_group == sid if sid >= 0 else np.zeros(index.n_tracks, bool)
+        track_lo[mine], track_hi[mine] = lo, hi
+        keep |= mine
+    return track_lo, track_hi, keep
+
+
+def _bounds(index: TraceIndex, lo: int, hi: int, groups: GroupWindows | None
+            ) -> tuple[Bound, Bound, np.ndarray | None, np.ndarray | None]:
+    """The window's bounds (the scalars, or with `groups` one per slice), the tracks they
+    keep (None: all) and each track's window length (None: hi - lo for all)."""
+    if groups is None:
+        return lo, hi, None, None
+    track_lo, track_hi, keep = group_bounds(index, groups)
+    track = index.col("slices.track")
+    return track_lo[track], track_hi[track], keep, track_hi - track_lo
+
+
+def _at(bound: Bound, rows: np.ndarray) -> Bound:
+    """A bound for the slices `rows`: the scalar itself, or their entries."""
+    return bound[rows] if np.ndim(bound) else np.int64(bound)
+
+
+def _selection(index: TraceIndex, lo: Bound, hi: Bound, keep_track: np.ndarray | None
                ) -> np.ndarray:
     """Indices of the operator slices (see :mod:`proftui.core.roles`) overlapping [lo, hi)
-    on the kept tracks.
+    on the kept tracks (bounds: scalars, or one per slice of the index).
 
     A slice overlaps when it starts before `hi` and ends after `lo`; a zero-length slice
     when it lies in [lo, hi) (as :func:`proftui.core.query.slices_in_window`)."""
     start = index.col("slices.start")
     mask = roles(index).op.copy()
-    if not (lo <= index.start_ns and hi >= index.end_ns):
+    if np.ndim(lo) or not (lo <= index.start_ns and hi >= index.end_ns):
         dur = index.col("slices.dur")
-        low, high = np.int64(lo), np.int64(hi)
+        low, high = _at(lo, slice(None)), _at(hi, slice(None))
         end = start + dur
         mask &= (start < high) & ((end > low) | ((dur == 0) & (start >= low)))
     if keep_track is not None:
@@ -79,8 +121,10 @@ def _selection(index: TraceIndex, lo: int, hi: int, keep_track: np.ndarray | Non
 def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
                   tracks: Sequence[int] | np.ndarray | None = None, by: str = "name",
                   side: str = "all", types: OpTypes | None = None,
-                  tables: Sequence[Table] = ()) -> Table:
-    """The operators overlapping the window [start_ns, end_ns), grouped.
+                  tables: Sequence[Table] = (), groups: GroupWindows | None = None) -> Table:
+    """The operators overlapping the window [start_ns, end_ns), grouped; with `groups`, those
+    of each group named there inside that group's own window instead (a folder of ranks'
+    iteration N: each rank's own step, as their clocks and steps do not line up).
 
     Operators are the slices :mod:`proftui.core.roles` calls so (no step markers, derived
     tracks or repeated communication tasks). None for a bound means the trace's start or end.
@@ -103,7 +147,8 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     all_keys, key_labels = slice_keys(index, by, types, tables)
     key_header = GROUP_BY[by]
     lo, hi = _window(index, start_ns, end_ns)
-    sel, clipped_start, clipped_end = _clipped(index, lo, hi, tracks, side)
+    lo_at, hi_at, keep, track_span = _bounds(index, lo, hi, groups)
+    sel, clipped_start, clipped_end = _clipped(index, lo_at, hi_at, tracks, side, keep)
     dur = index.col("slices.dur")[sel]
     keys = all_keys[sel]
     n_keys = len(key_labels)
@@ -116,17 +161,16 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     np.maximum.at(high, keys, dur)
     # Self: the time each slice owns in the window (see proftui.core.self_time).
     owned = np.zeros(n_keys, np.int64)
-    whole_trace = lo <= index.start_ns and hi >= index.end_ns
+    whole_trace = groups is None and lo <= index.start_ns and hi >= index.end_ns
     np.add.at(owned, keys, self_times(index)[sel] if whole_trace
-              else window_self(index, sel, lo, hi))
+              else window_self(index, sel, lo_at, hi_at))
     present = np.flatnonzero(count)
     present = present[np.argsort(-total[present], kind="stable")]
-    span = hi - lo
     cnt = count[present]
     tot = total[present]
     self_ns = owned[present]
-    occupied, n_tracks = _occupancy(keys, index.col("slices.track")[sel], clipped_start,
-                                    clipped_end, n_keys)
+    occupied, spans = _occupancy(keys, index.col("slices.track")[sel], clipped_start,
+                                 clipped_end, n_keys, hi - lo, track_span)
     self_sum = float(self_ns.sum())
     labels = np.empty(len(present), dtype=object)
     labels[:] = [key_labels[k] for k in present.tolist()]
@@ -139,8 +183,8 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
         Column("Min", "Min", "ns", "number", low[present].astype(np.float64)),
         Column("Max", "Max", "ns", "number", high[present].astype(np.float64)),
         Column("Window(%)", "Window", "%", "number",
-               occupied[present] / (span * np.maximum(n_tracks[present], 1)) * 100.0
-               if span > 0 else np.full(len(present), np.nan)),
+               np.divide(occupied[present] * 100.0, spans[present],
+                         out=np.full(len(present), np.nan), where=spans[present] > 0)),
         Column("Busy(%)", "Busy", "%", "number",
                self_ns / self_sum * 100.0 if self_sum > 0 else np.full(len(present), np.nan)),
         Column("name_id", "name_id", "", "number", present.astype(np.float64)),
@@ -164,15 +208,19 @@ def op_totals(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | N
     return [labels[int(k)] for k in present], totals[present], counts[present]
 
 
-def _clipped(index: TraceIndex, lo: int, hi: int, tracks: Sequence[int] | np.ndarray | None,
-             side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The operator slices overlapping [lo, hi) on the tracks asked for, and their starts and
-    ends clipped to the window."""
-    sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
+def _clipped(index: TraceIndex, lo: Bound, hi: Bound,
+             tracks: Sequence[int] | np.ndarray | None, side: str,
+             keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The operator slices overlapping [lo, hi) on the tracks asked for (and `keep`), and
+    their starts and ends clipped to the window."""
+    keep_track = _track_filter(index, tracks, side)
+    if keep is not None:
+        keep_track = keep if keep_track is None else keep_track & keep
+    sel = _selection(index, lo, hi, keep_track)
     start = index.col("slices.start")[sel]
     end = start + index.col("slices.dur")[sel]
-    clipped_start = np.maximum(start, np.int64(lo))
-    return sel, clipped_start, np.maximum(np.minimum(end, np.int64(hi)), clipped_start)
+    clipped_start = np.maximum(start, _at(lo, sel))
+    return sel, clipped_start, np.maximum(np.minimum(end, _at(hi, sel)), clipped_start)
 
 
 def _count_total(keys: np.ndarray, clipped: np.ndarray, n_keys: int
@@ -185,18 +233,20 @@ def _count_total(keys: np.ndarray, clipped: np.ndarray, n_keys: int
 
 
 def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.ndarray,
-               n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+               n_keys: int, span: int, track_span: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Per key, the summed union of its intervals on each track (nested or overlapping
-    instances of one op on one track count once), and the number of tracks it ran on.
+    instances of one op on one track count once), and the summed window length of the tracks
+    it ran on (`span` each, or each track's own `track_span`).
 
     One pass over all (key, track) pairs: each pair's intervals are shifted onto a range of
     their own, past the previous pair's, so that one running maximum of the ends finds the
     stretches of every pair at once. The intervals must come ordered by track, then start.
     """
     occupied = np.zeros(n_keys, np.int64)
-    n_tracks = np.zeros(n_keys, np.int64)
+    spans = np.zeros(n_keys, np.int64)
     if not len(keys):
-        return occupied, n_tracks
+        return occupied, spans
     # The slices come in index order (by track, then start): a stable sort by key keeps each
     # (key, track) pair's slices together and by start.
     order = _stable_order(keys)
@@ -217,8 +267,8 @@ def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.n
         begins = np.flatnonzero(np.concatenate([[True], s2[1:] > reach[:-1]]))
         finish = reach[np.concatenate([begins[1:] - 1, [len(s2) - 1]])]
         np.add.at(occupied, k[begins], finish - s2[begins])
-    np.add.at(n_tracks, k[firsts], 1)
-    return occupied, n_tracks
+    np.add.at(spans, k[firsts], span if track_span is None else track_span[t[firsts]])
+    return occupied, spans
 
 
 def _stable_order(keys: np.ndarray) -> np.ndarray:
@@ -249,23 +299,26 @@ def union_ns(start: np.ndarray, end: np.ndarray) -> int:
 def op_instances(index: TraceIndex, key_id: int, *, by: str = "name",
                  start_ns: int | None = None, end_ns: int | None = None,
                  tracks: Sequence[int] | np.ndarray | None = None, side: str = "all",
-                 types: OpTypes | None = None, tables: Sequence[Table] = ()) -> np.ndarray:
+                 types: OpTypes | None = None, tables: Sequence[Table] = (),
+                 groups: GroupWindows | None = None) -> np.ndarray:
     """Indices of the slices of one op (its "name_id" in :func:`aggregate_ops`) counted for
     the same window and tracks, ordered by start (then index)."""
     sel, keys, _ = window_slices(index, start_ns=start_ns, end_ns=end_ns, by=by, tracks=tracks,
-                                 side=side, types=types, tables=tables)
+                                 side=side, types=types, tables=tables, groups=groups)
     return by_start(index, sel[keys == key_id])
 
 
 def window_slices(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
                   by: str = "name", tracks: Sequence[int] | np.ndarray | None = None,
-                  side: str = "all", types: OpTypes | None = None, tables: Sequence[Table] = ()
+                  side: str = "all", types: OpTypes | None = None, tables: Sequence[Table] = (),
+                  groups: GroupWindows | None = None
                   ) -> tuple[np.ndarray, np.ndarray, Sequence[str]]:
-    """The operator slices :func:`aggregate_ops` counts for a window and tracks, each one's
-    group number, and the groups' labels."""
+    """The operator slices :func:`aggregate_ops` counts for a window (or `groups`' windows)
+    and tracks, each one's group number, and the groups' labels."""
     keys, labels = slice_keys(index, by, types, tables)
     lo, hi = _window(index, start_ns, end_ns)
-    sel = _selection(index, lo, hi, _track_filter(index, tracks, side))
+    lo_at, hi_at, keep, _ = _bounds(index, lo, hi, groups)
+    sel, _, _ = _clipped(index, lo_at, hi_at, tracks, side, keep)
     return sel, keys[sel], labels
 
 

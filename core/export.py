@@ -32,6 +32,7 @@ from typing import IO, Any
 import numpy as np
 import orjson
 
+from proftui.core.aggregate import GroupWindows, group_bounds
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
@@ -177,9 +178,10 @@ def track_title(index: TraceIndex, t: int) -> str:
 
 
 def _window_events(index: TraceIndex, start_ns: int | None, end_ns: int | None,
-                   tracks: Sequence[int] | np.ndarray | None, instants: bool
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """(slice indices, instant indices) in the window on the tracks; a None bound is open."""
+                   tracks: Sequence[int] | np.ndarray | None, instants: bool,
+                   groups: GroupWindows | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(slice indices, instant indices) in the window on the tracks; a None bound is open.
+    With `groups`, each group named there in its own window (the others left out)."""
     keep = None
     if tracks is not None:
         keep = np.zeros(index.n_tracks, bool)
@@ -188,16 +190,27 @@ def _window_events(index: TraceIndex, start_ns: int | None, end_ns: int | None,
     hi = np.int64(np.iinfo(np.int64).max if end_ns is None else end_ns)
     if hi < lo:
         raise ProftuiError(f"The window ends ({hi} ns) before it starts ({lo} ns).")
+    track_lo = track_hi = None
+    if groups is not None:
+        track_lo, track_hi, mine = group_bounds(index, groups)
+        keep = mine if keep is None else keep & mine
     start, dur = index.col("slices.start"), index.col("slices.dur")
+    track = index.col("slices.track")
+    if track_lo is not None:
+        lo, hi = track_lo[track], track_hi[track]
     # As core.query.slices_in_window: overlapping [lo, hi), a zero-length slice inside it.
     mask = (start < hi) & ((start + dur > lo) | ((start >= lo) & (dur == 0)))
     if keep is not None:
-        mask &= keep[index.col("slices.track")]
+        mask &= keep[track]
     slices = np.flatnonzero(mask)
     if not instants:
         return slices, np.zeros(0, np.int64)
     ts = index.col("instants.ts")
-    imask = (ts >= lo) & (ts < hi) if end_ns is not None else ts >= lo
+    if track_lo is not None:
+        at = index.col("instants.track")
+        imask = (ts >= track_lo[at]) & (ts < track_hi[at])
+    else:
+        imask = (ts >= lo) & (ts < hi) if end_ns is not None else ts >= lo
     if keep is not None:
         imask &= keep[index.col("instants.track")]
     return slices, np.flatnonzero(imask)
@@ -284,7 +297,8 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
                   end_ns: int | None = None, tracks: Sequence[int] | np.ndarray | None = None,
                   args_keys: Sequence[str] = (), unit: str = "us", neutralize: bool = True,
                   overwrite: bool = False, instants: bool = True, bom: bool = False,
-                  progress: Progress | None = None) -> ExportResult:
+                  progress: Progress | None = None,
+                  groups: GroupWindows | None = None) -> ExportResult:
     """Write the events overlapping [start_ns, end_ns) (absolute ns; None leaves that side
     open) on `tracks` (track ids; None for all) as CSV to `target` (a path, "-" for stdout,
     or a writable text stream).
@@ -295,12 +309,13 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
     the unit, e.g. ``start(us)``), depth (row in the track; empty for instants), kind
     ("slice" or "instant"), then ``args.KEY`` per key of `args_keys` (text as it is, numbers
     and booleans as JSON, objects and arrays as JSON text; empty when absent).
-    `progress(rows_done, rows_total)` is called after each chunk; an exception raised in it
-    (e.g. Cancelled) stops the export and leaves no file.
+    With `groups`, each group (rank or device) named there in its own window and the
+    others left out. `progress(rows_done, rows_total)` is called after each chunk; an
+    exception raised in it (e.g. Cancelled) stops the export and leaves no file.
     """
     if unit not in UNITS:
         raise ProftuiError(f'Unknown time unit "{unit}": use ns, us, ms or s.')
-    slices, points = _window_events(index, start_ns, end_ns, tracks, instants)
+    slices, points = _window_events(index, start_ns, end_ns, tracks, instants, groups)
     n_slices = len(slices)
     start = np.concatenate([index.col("slices.start")[slices], index.col("instants.ts")[points]])
     dur = np.concatenate([index.col("slices.dur")[slices], np.zeros(len(points), np.int64)])

@@ -16,6 +16,7 @@ nest (vectorised); a sweep in start order with a stack is the fallback.
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -69,15 +70,20 @@ def compute_self_times(index: TraceIndex) -> np.ndarray:
                        int(end.max(initial=0)))
 
 
-def window_self(index: TraceIndex, slices: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    """Per slice of `slices` (indices, ascending), the self time it owns inside [lo, hi)."""
+def window_self(index: TraceIndex, slices: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
+    """Per slice of `slices` (indices, ascending), the self time it owns inside [lo, hi):
+    the bounds are scalars, or arrays of one bound per slice of the index (a window per
+    track; a parent and its children share a track, so the time they share is one window's)."""
     start_all = index.col("slices.start")
     dur_all = index.col("slices.dur")
-    low, high = np.int64(lo), np.int64(hi)
+    low = lo if np.ndim(lo) else np.int64(lo)
+    high = hi if np.ndim(hi) else np.int64(hi)
     # Every slice overlapping the window takes its time from its parent, whether asked for
     # or not: a child that is no operator still owns its time.
     end_all = start_all + dur_all
     inside = np.flatnonzero((start_all < high) & (end_all > low))
+    if np.ndim(low):
+        low, high = low[inside], high[inside]
     clipped = np.maximum(np.minimum(end_all[inside], high) - np.maximum(start_all[inside], low),
                          0)
     parents = slice_parents(index)[inside].astype(np.int64)
@@ -92,6 +98,9 @@ def window_self(index: TraceIndex, slices: np.ndarray, lo: int, hi: int) -> np.n
     # first on equal starts): no pass over all slices per broken track.
     sweep = sweep[np.argsort(index.col("slices.track")[sweep], kind="stable")]
     sweep_track = index.col("slices.track")[sweep]
+    if np.ndim(low):  # sweep holds slices of `inside`: their bounds by position there
+        where = np.searchsorted(inside, sweep)
+        low, high = low[where], high[where]
     sweep_start = np.maximum(start_all[sweep], low)
     sweep_end = np.minimum(end_all[sweep], high)
     found = owned_by_track(sweep_track, sweep_start, sweep_end)

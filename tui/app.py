@@ -416,17 +416,40 @@ class ProftuiApp(BaseApp):
         if not found:
             self._status(f"No iteration {number} with a time window in this profile.")
             return
-        self.show_iteration(found[0])
+        groups = {it.group for it in found}
+        if len(groups) < 2:
+            self.show_iteration(found[0])
+            return
+        # Every rank's own step N: the timeline shows them all, the ops count each rank's
+        # slices in its own step (their steps do not line up, nor across hosts their clocks).
+        windows = {g: (min(it.start_ns for it in found if it.group == g),
+                       max(it.end_ns for it in found if it.group == g)) for g in groups}
+        lo, hi = min(w[0] for w in windows.values()), max(w[1] for w in windows.values())
+        label = f"iteration {number} of {len(groups)} ranks, each its own"
+        self._zoom_to(lo, hi)
+        self.query_one(OpsPane).set_window(Window(label, lo, hi, windows))
+        longest = max(it.dur_ns for it in found)
+        self._status(f"{safe(label)}: {fmt_duration(min(it.dur_ns for it in found))} to "
+                     f"{fmt_duration(longest)}")
+
+    def _zoom_to(self, start_ns: int, end_ns: int) -> None:
+        """The timeline shows [start_ns, end_ns) with a little room, its cursor at the start."""
+        margin = (end_ns - start_ns) // 50
+        timeline = self.query_one(Timeline)
+        timeline.set_window(start_ns - margin, end_ns + margin)
+        timeline.cursor_ns = start_ns  # where zooming in starts from
 
     def show_iteration(self, iteration: Iteration) -> None:
-        """Zoom the timeline to an iteration and scope the ops pane to it."""
-        margin = iteration.dur_ns // 50
-        timeline = self.query_one(Timeline)
-        timeline.set_window(iteration.start_ns - margin, iteration.end_ns + margin)
-        timeline.cursor_ns = iteration.start_ns  # where zooming in starts from
+        """Zoom the timeline to an iteration and scope the ops pane to it (to its rank's
+        tracks, when it is one rank's of several)."""
+        self._zoom_to(iteration.start_ns, iteration.end_ns)
         group = f" of {safe(iteration.group)}" if iteration.group else ""  # a folder name
         label = f"iteration {iteration.number}{group}"
-        self.query_one(OpsPane).set_window(Window(label, iteration.start_ns, iteration.end_ns))
+        several = len({it.group for it in self.iterations}) > 1
+        groups = ({iteration.group: (iteration.start_ns, iteration.end_ns)}
+                  if iteration.group and several else None)
+        self.query_one(OpsPane).set_window(Window(label, iteration.start_ns, iteration.end_ns,
+                                                  groups))
         self._status(f"{safe(label)}: {fmt_duration(iteration.dur_ns)}")
 
     @on(IterationsPane.Chosen)

@@ -44,11 +44,14 @@ _SPARK = "▁▂▃▄▅▆▇█"
 
 @dataclass(frozen=True)
 class Window:
-    """The time window the ops numbers describe (None bounds: the whole trace)."""
+    """The time window the ops numbers describe (None bounds: the whole trace); with
+    `groups`, each group (rank or device) named there in its own window, the others left
+    out (see :func:`proftui.core.aggregate.aggregate_ops`)."""
 
     label: str
     start_ns: int | None = None
     end_ns: int | None = None
+    groups: dict[str, tuple[int, int]] | None = None
 
 
 WHOLE_TRACE = Window("whole trace")
@@ -211,7 +214,8 @@ class OpsPane(TablePane):
             self.types = op_types(self.index, self.tables)
         table = aggregate_ops(self.index, start_ns=self.window.start_ns,
                               end_ns=self.window.end_ns, tracks=self.tracks, by=self.by,
-                              side=self.side, types=self.types, tables=self.tables)
+                              side=self.side, types=self.types, tables=self.tables,
+                              groups=self.window.groups)
         self.app.call_from_thread(self._show_ops, table)
 
     def _show_ops(self, table: Table) -> None:
@@ -256,7 +260,7 @@ class OpsPane(TablePane):
                                       start_ns=self.window.start_ns,
                                       end_ns=self.window.end_ns, tracks=self.tracks,
                                       side=self.side, types=self.types,
-                                      tables=self.tables)
+                                      tables=self.tables, groups=self.window.groups)
         table = instances_table(self.index, self.instances, self.iterations)
         view = self.query_one("#ops-instances", TableView)
         view.show(table)

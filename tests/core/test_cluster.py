@@ -4,9 +4,10 @@ out by hand (µs in the traces, ns in the answers)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
-from cluster_inputs import meta, x
+from cluster_inputs import meta, rank_folders, x
 
 from proftui.core.analysis.cluster import HCCL_NAME, cluster, match_collectives
 from proftui.core.overview import read_overview
@@ -227,3 +228,37 @@ def test_ranks_without_steps_are_their_whole_capture_and_every_collective_counts
     assert (inst.iteration, inst.warmup, inst.skew_ns) == (None, False, 30 * US)
     assert found.last_arrivals == {"rank 0": 0, "rank 1": 1}
     assert found.wait_ns == {"rank 0": 30 * US, "rank 1": 0}
+
+
+def test_ops_of_each_ranks_own_window_add_up_to_each_rank_alone(tmp_path):
+    """aggregate_ops with a window per rank equals each rank's ops in its own window."""
+    from proftui.core.aggregate import aggregate_ops
+
+    index = load(Path(rank_folders(tmp_path, [[110, 140, 120], [160, 110, 110]])))
+    tracks = {g: [t for t in range(index.n_tracks)
+                  if index.strings[index.arrays["processes.group"][
+                      index.arrays["tracks.process"][t]]] == g] for g in ("rank 0", "rank 1")}
+    t0 = int(index.start_ns)
+    # rank 0: its step 2 (1000 to 1200 µs); rank 1: from 1050 µs into its step 2
+    windows = {"rank 0": (t0 + 1_000_000, t0 + 1_200_000),
+               "rank 1": (t0 + 1_050_000, t0 + 1_210_000)}
+    both = aggregate_ops(index, groups=windows)
+    alone = [aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks[g])
+             for g, (lo, hi) in windows.items()]
+
+    def rows(table):
+        cols = [table.find(c).values for c in ("Name", "Count", "Total", "Self")]
+        return {n: (c, t, s) for n, c, t, s in zip(*cols)}
+
+    a, b = rows(alone[0]), rows(alone[1])
+    expected = {n: tuple(x + y for x, y in zip(a.get(n, (0, 0, 0)), b.get(n, (0, 0, 0))))
+                for n in a.keys() | b.keys()}
+    assert rows(both) == expected
+    # MatMulV3 (100 µs at 10 µs into the step): whole on rank 0; on rank 1 it ran 1010 to
+    # 1110 µs, so 60 µs of it are inside its window
+    assert expected["MatMulV3"] == (2, 160_000, 160_000)
+    window = dict(zip(both.find("Name").values, both.find("Window(%)").values))
+    assert window["MatMulV3"] == pytest.approx(160 / (200 + 160) * 100)
+    # a group no window names is left out; the scalar window is then ignored
+    only = aggregate_ops(index, groups={"rank 1": windows["rank 1"]})
+    assert rows(only) == b

@@ -142,3 +142,20 @@ def test_strip_shades_the_part_asked_for(capsys, tmp_path):
     assert f"{SLOWEST} marks the largest exposed communication" in out
     code, _, err = _run(capsys, "cluster", "--strip", "idle", path)
     assert code == 2 and "invalid choice" in err
+
+
+def test_ops_and_export_of_an_iteration_take_each_ranks_own_window(capsys, tmp_path):
+    path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
+    code, out, _ = _run(capsys, "ops", "--iteration", "2", "--json", path)
+    window = json.loads(out)["window"]
+    # ProfilerStep#2 runs from 1000 µs for 200 µs on rank 0, 210 µs on rank 1
+    assert window["groups"] == {"rank 0": {"start_ns": 1_000_000, "end_ns": 1_200_000},
+                                "rank 1": {"start_ns": 1_000_000, "end_ns": 1_210_000}}
+    assert (window["start_ns"], window["end_ns"]) == (1_000_000, 1_210_000)
+    code, out, _ = _run(capsys, "ops", "--iteration", "2", path)
+    assert code == 0 and out.startswith("ops of iteration 2 of 2 groups, each in its own window")
+    out_file = tmp_path / "events.csv"
+    code, _, _ = _run(capsys, "export", "--iteration", "2", "-o", str(out_file), path)
+    rows = out_file.read_text().splitlines()[1:]
+    steps = sorted(r.split(",")[0] for r in rows if r.startswith("ProfilerStep"))
+    assert code == 0 and steps == ["ProfilerStep#2", "ProfilerStep#2"]

@@ -102,3 +102,29 @@ async def test_one_rank_says_there_is_nothing_to_compare() -> None:
         assert title.startswith("one rank: nothing to compare across ranks")
         strip = app.query_one(HeatStrip)
         assert len(strip.grid.ranks) == 1 and strip.grid.iterations
+
+
+async def test_g_scopes_the_ops_to_each_ranks_own_step(tmp_path) -> None:
+    from proftui.core.aggregate import aggregate_ops
+    from proftui.tui.panes import OpsPane
+
+    path = rank_folders(tmp_path, [[110, 140, 120], [160, 110, 110]])
+    app = ProftuiApp(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("g", "2", "enter")
+        await settle(app, pilot)
+        ops = app.query_one(OpsPane)
+        assert ops.window.groups == {"rank 0": (1_000 * US, 1_200 * US),
+                                     "rank 1": (1_000 * US, 1_210 * US)}
+        assert app._status_text.startswith("iteration 2 of 2 ranks, each its own: 200 us to "
+                                           "210 us")
+        await pilot.press("2")
+        await settle(app, pilot)
+        expected = aggregate_ops(app.index, groups=ops.window.groups)
+        assert ops.ops is not None
+        assert list(ops.ops.find("Count").values) == list(expected.find("Count").values)
+        # one rank's iteration (as the Iterations pane or the Cluster pane open it): its own
+        found = [it for it in app.iterations if (it.group, it.number) == ("rank 1", 3)]
+        app.show_iteration(found[0])
+        assert ops.window.groups == {"rank 1": (2_000 * US, 2_210 * US)}

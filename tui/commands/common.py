@@ -186,6 +186,20 @@ def ops_window(args: argparse.Namespace, index) -> tuple[int, int, str]:
     return lo, hi, label
 
 
+def group_windows(args: argparse.Namespace, index) -> dict[str, tuple[int, int]] | None:
+    """With --iteration N on a profile of several groups (ranks or devices): each group's own
+    window of step N, as their steps do not line up (nor, across hosts, their clocks); None
+    otherwise (one window serves, from ops_window)."""
+    if getattr(args, "iteration", None) is None:
+        return None
+    found: dict[str, tuple[int, int]] = {}
+    for it in profile_iterations(index).items:
+        if it.number == args.iteration and it.start_ns >= 0 <= it.end_ns:
+            lo, hi = found.get(it.group, (it.start_ns, it.end_ns))
+            found[it.group] = (min(lo, it.start_ns), max(hi, it.end_ns))
+    return found if len(found) > 1 else None
+
+
 def window_text(label: str, lo: int, hi: int, origin: int) -> str:
     """Which window numbers describe, e.g. "iteration 3 (12.5 ms to 25 ms from the trace
     start, 12.5 ms)"."""

@@ -12,6 +12,7 @@ from proftui.tui.commands.common import (
     GROUPINGS,
     TerminalText,
     add_window_options,
+    group_windows,
     grouping_tables,
     load,
     new_parser,
@@ -86,6 +87,7 @@ def cmd_export(argv: list[str]) -> int:
             raise ExportExists(f"{where} already exists.")
     index = load(args)
     lo, hi, _label = ops_window(args, index)
+    groups = group_windows(args, index)
     tracks = None
     if args.tracks is not None:
         tracks = select_tracks(index, args.tracks)
@@ -104,10 +106,10 @@ def cmd_export(argv: list[str]) -> int:
     if args.what == "events":
         window = {} if args.all else {"start_ns": lo, "end_ns": hi}
         result = export_events(index, target, tracks=tracks, args_keys=keys,
-                               unit=args.unit or "us", **window, **common)
+                               unit=args.unit or "us", groups=groups, **window, **common)
     else:
         table = aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks, by=args.by,
-                              tables=grouping_tables(index, args.by))
+                              tables=grouping_tables(index, args.by), groups=groups)
         shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
         result = export_table(table, target, columns=shown, unit=args.unit or "ns",
                               **common)

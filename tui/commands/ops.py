@@ -8,6 +8,7 @@ from proftui.tui.commands.common import (
     EXIT_OK,
     GROUPINGS,
     add_window_options,
+    group_windows,
     grouping_tables,
     json_key,
     json_value,
@@ -18,7 +19,7 @@ from proftui.tui.commands.common import (
     print_table,
     window_text,
 )
-from proftui.tui.format import fmt_count
+from proftui.tui.format import fmt_count, fmt_duration
 
 DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
 
@@ -57,8 +58,9 @@ def cmd_ops(argv: list[str]) -> int:
 
     index = load(args)
     lo, hi, label = ops_window(args, index)
+    groups = group_windows(args, index)
     table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side,
-                          tables=grouping_tables(index, args.by))
+                          tables=grouping_tables(index, args.by), groups=groups)
     rows = list(range(table.n_rows))
     if args.sort:
         c = column_index(table, args.sort)
@@ -70,13 +72,18 @@ def cmd_ops(argv: list[str]) -> int:
     if args.json:
         result = {
             "window": {"label": label, "start_ns": lo, "end_ns": hi,
-                       "from_trace_start_ns": [lo - index.start_ns, hi - index.start_ns]},
+                       "from_trace_start_ns": [lo - index.start_ns, hi - index.start_ns],
+                       "groups": None if groups is None else {
+                           g: {"start_ns": a, "end_ns": b} for g, (a, b) in groups.items()}},
             "by": args.by, "side": args.side, "ops": table.n_rows, "slices": n_slices,
             "rows": [{json_key(c): json_value(c, c.values[r]) for c in table.columns}
                      for r in shown]}
         print_json(result)
         return EXIT_OK
-    title = (f"ops of {window_text(label, lo, hi, index.start_ns)}, by {args.by}, "
+    where = (window_text(label, lo, hi, index.start_ns) if groups is None else
+             f"{label}, each in its own window ({fmt_duration(lo - index.start_ns)} to "
+             f"{fmt_duration(hi - index.start_ns)} from the trace start in all)")
+    title = (f"ops of {where}, by {args.by}, "
              f"{args.side} tracks: {fmt_count(table.n_rows)} ops, {fmt_count(n_slices)} slices")
     columns = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
     print_table(table, columns, shown, title, blank="(none)")
