@@ -123,6 +123,7 @@ def describe(layout: ProfileLayout) -> dict[str, Any]:
                     **({"source": t.source} if t.source else {})} for t in layout.tables],
         "skipped": [{"path": p, "why": why} for p, why in layout.skipped],
         "run": layout.run,
+        "ranks": layout.ranks,
     }
 
 

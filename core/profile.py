@@ -80,6 +80,7 @@ class ProfileLayout:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     run_info: list[str] = field(default_factory=list)  # profiler_info, start_info, end_info
     run: dict | None = None  # which run of several this is (see core.runs)
+    ranks: dict[str, list[int]] = field(default_factory=dict)  # see rank_gaps
 
     @property
     def groups(self) -> list[str]:
@@ -107,6 +108,7 @@ def discover(path: str, keep: Callable[[str], bool] | None = None) -> ProfileLay
         raise NotATraceError(
             f"{path} holds no trace or profiler output proftui recognises "
             f"({len(files)} file{'' if len(files) == 1 else 's'} looked at).")
+    layout.ranks = rank_gaps(layout)  # before the labels lose the parts all groups share
     _name_groups(layout)
     # Stable: within a group the walk's order stays (msprof slices are stitched in it).
     layout.timelines.sort(key=lambda t: natural_key(t.group))
@@ -423,6 +425,30 @@ def group_of(root: str, path: str, ranks: dict[str, str] | None = None) -> str:
     if m and not any(label.startswith("rank ") for label in labels):
         labels.append(f"rank {m.group(2)}")
     return " / ".join(labels)
+
+
+_RANK_LABEL = re.compile(r"(?:^| / )rank (\d+)(?:$| / )")
+
+
+def rank_gaps(layout: ProfileLayout) -> dict[str, list[int]]:
+    """The ranks a folder of ranks names (by folder, file or profiler_info_N.json) but holds
+    no timeline of ("without_timeline": a rank folder whose trace is absent or unreadable),
+    and the rank numbers between 0 and the highest named that nothing names ("missing").
+    Both empty with fewer than two ranks named."""
+    def rank(label: str) -> int | None:
+        m = _RANK_LABEL.search(label)
+        return int(m.group(1)) if m else None
+
+    with_timeline = {r for t in layout.timelines if (r := rank(t.group)) is not None}
+    named = with_timeline | {r for t in layout.tables if (r := rank(t.group)) is not None}
+    for path in [*layout.run_info, *(p for p, _ in layout.skipped)]:
+        m = _PROFILER_INFO.match(os.path.basename(path))
+        if m:
+            named.add(int(m.group(1)))
+    if len(named) < 2:
+        return {"without_timeline": [], "missing": [], "highest": max(named, default=-1)}
+    return {"without_timeline": sorted(named - with_timeline),
+            "missing": sorted(set(range(max(named) + 1)) - named), "highest": max(named)}
 
 
 def _name_groups(layout: ProfileLayout) -> None:

@@ -30,7 +30,8 @@ def test_json_schema_and_values(capsys, tmp_path):
     assert code == 0, err
     data = json.loads(out)
     assert set(data) == {"ranks", "slowest", "spread", "collectives", "last_arrivals",
-                         "wait_ns", "waits_for", "slow_rank"}
+                         "wait_ns", "waits_for", "slow_rank", "ranks_without_timeline",
+                         "missing_ranks"}
     r0, r1 = data["ranks"]
     assert r0["rank"] == "rank 0" and [s["iteration"] for s in r0["steps"]] == [1, 2, 3]
     assert [s["warmup"] for s in r0["steps"]] == [True, False, False]
@@ -159,3 +160,25 @@ def test_ops_and_export_of_an_iteration_take_each_ranks_own_window(capsys, tmp_p
     rows = out_file.read_text().splitlines()[1:]
     steps = sorted(r.split(",")[0] for r in rows if r.startswith("ProfilerStep"))
     assert code == 0 and steps == ["ProfilerStep#2", "ProfilerStep#2"]
+
+
+def test_absent_ranks_and_rank_folders_without_a_trace_are_reported(capsys, tmp_path):
+    import shutil
+
+    path = ranks(tmp_path, [[110, 140, 120]] * 4)
+    shutil.rmtree(tmp_path / "rank1_ascend_pt")  # rank 1 absent
+    (tmp_path / "rank2_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").unlink()
+    code, out, _ = _run(capsys, "cluster", "--json", path)
+    data = json.loads(out)
+    assert code == 0 and [r["rank"] for r in data["ranks"]] == ["rank 0", "rank 3"]
+    assert (data["ranks_without_timeline"], data["missing_ranks"]) == ([2], [1])
+    code, out, _ = _run(capsys, "cluster", path)
+    assert out.splitlines()[:2] == [
+        "warning: no timeline for rank 2 (its folder holds no readable trace)",
+        "warning: rank 1 absent (the others are numbered 0 to 3)"]
+    code, out, _ = _run(capsys, "info", path)
+    assert "warning    rank 1 absent (the others are numbered 0 to 3)" in out
+    code, out, _ = _run(capsys, "cluster", "--json",
+                        ranks(tmp_path / "whole", [[110, 140, 120]] * 2))
+    assert (json.loads(out)["ranks_without_timeline"], json.loads(out)["missing_ranks"]) == (
+        [], [])

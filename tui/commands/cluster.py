@@ -15,6 +15,7 @@ from proftui.tui.commands.common import (
     print_json,
     print_table,
 )
+from proftui.tui.commands.info import rank_gap_lines
 from proftui.tui.format import fmt_duration
 from proftui.tui.safe import safe
 
@@ -62,9 +63,14 @@ def cmd_cluster(argv: list[str]) -> int:
     if args.iteration is not None:
         ops_window(args, index)  # the same sentence for an iteration that is not there
     found = cluster(index, iterations, tables, number=args.iteration)
+    gaps = (index.meta.get("profile") or {}).get("ranks") or {}
     if args.json:
-        print_json(found.to_json(args.top))
+        print_json({**found.to_json(args.top),
+                    "ranks_without_timeline": gaps.get("without_timeline", []),
+                    "missing_ranks": gaps.get("missing", [])})
         return EXIT_OK
+    for line in rank_gap_lines({"ranks": gaps}):
+        sys.stdout.write("warning: " + line.removeprefix("warning").strip() + "\n")
     print_cluster(found, args.top, STRIPS[args.strip])
     return EXIT_OK
 

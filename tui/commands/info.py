@@ -31,6 +31,19 @@ def cmd_info(argv: list[str]) -> int:
     return EXIT_OK
 
 
+def rank_gap_lines(profile: dict[str, Any]) -> list[str]:
+    """What a folder of ranks lacks: ranks without a timeline, rank numbers absent."""
+    gaps = profile.get("ranks") or {}
+    lines = []
+    if gaps.get("without_timeline"):
+        lines.append("warning    no timeline for rank " + ", ".join(
+            map(str, gaps["without_timeline"])) + " (its folder holds no readable trace)")
+    if gaps.get("missing"):
+        lines.append(f"warning    rank {', '.join(map(str, gaps['missing']))} absent (the "
+                     f"others are numbered 0 to {gaps['highest']})")
+    return lines
+
+
 def info_lines(summary: dict[str, Any]) -> list[str]:
     """The `info` report as plain lines (all trace text escaped)."""
     lines = []
@@ -43,6 +56,7 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"found      {safe(', '.join(profile['layouts'])) or 'nothing recognised'}")
         if profile["groups"] and profile["groups"] != [""]:
             lines.append(f"groups     {', '.join(safe(g) or '(top)' for g in profile['groups'])}")
+        lines += rank_gap_lines(profile)
     for n, src in enumerate(summary["sources"]):
         if n == MAX_FILES_SHOWN:
             lines.append(f"           ... and {len(summary['sources']) - n} more (see --json)")
