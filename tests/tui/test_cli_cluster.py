@@ -182,3 +182,31 @@ def test_absent_ranks_and_rank_folders_without_a_trace_are_reported(capsys, tmp_
                         ranks(tmp_path / "whole", [[110, 140, 120]] * 2))
     assert (json.loads(out)["ranks_without_timeline"], json.loads(out)["missing_ranks"]) == (
         [], [])
+
+
+def test_export_parquet_from_the_command_line(capsys, tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    path = ranks(tmp_path / "in", [[110, 140, 120], [160, 110, 110]])
+    out = tmp_path / "pq"
+    code, _, err = _run(capsys, "export", "--iteration", "2", "--format", "parquet", "-o",
+                        str(out), path)
+    assert code == 0 and "steps in 2 rank partitions" in err
+    assert sorted(p.name for p in (out / "steps").iterdir()) == ["rank=0", "rank=1"]
+    code, _, err = _run(capsys, "export", "--all", "--format", "parquet", path)
+    assert code == 2 and "name it with -o DIR" in err
+    code, _, err = _run(capsys, "export", "--all", "--format", "parquet", "-o", str(out), path)
+    assert code == 1 and "already exists; --force" in err
+    import builtins
+
+    real = builtins.__import__
+
+    def no_pyarrow(name, *args, **kwargs):
+        if name.startswith("pyarrow"):
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    code, _, err = _run(capsys, "export", "--all", "--format", "parquet", "-o",
+                        str(tmp_path / "other"), path)
+    assert code == 2 and err == ("proftui: Parquet export needs pyarrow: pip install "
+                                 "'proftui[parquet]'.\n")

@@ -56,6 +56,10 @@ def cmd_export(argv: list[str]) -> int:
                         help="time unit of the columns (events: default us; ops: default ns)")
     parser.add_argument("--raw", action="store_true", help="keep cells that look like "
                         "formulas as they are (no leading ')")
+    parser.add_argument("--format", choices=("csv", "parquet"), default="csv",
+                        help="csv (default), or parquet: the window's slices and the steps' "
+                        "breakdown as Parquet datasets under the directory -o names, "
+                        "partitioned by rank (needs pip install 'proftui[parquet]')")
     parser.add_argument("--bom", action="store_true",
                         help="start the file with a UTF-8 byte-order mark (for Excel)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing file")
@@ -79,7 +83,16 @@ def cmd_export(argv: list[str]) -> int:
     )
     from proftui.core.roles import device_tracks
 
-    if args.output != "-":  # refuse before indexing a large trace (core checks again)
+    if args.format == "parquet":
+        if args.output == "-":
+            parser.error("--format parquet writes a directory: name it with -o DIR")
+        if args.what != "events" or args.args is not None or args.unit or args.bom:
+            parser.error("--format parquet writes the slices and steps: --what, --args, "
+                         "--unit and --bom do not apply")
+        from proftui.core.export_parquet import require_pyarrow
+
+        require_pyarrow()  # before indexing: say at once that pyarrow is missing
+    elif args.output != "-":  # refuse before indexing a large trace (core checks again)
         where = os.path.abspath(args.output)
         if os.path.isdir(where):
             raise ExportError(f"{where} is a directory; give a file name.")
@@ -99,6 +112,8 @@ def cmd_export(argv: list[str]) -> int:
         device = device_tracks(index)
         side = np.flatnonzero(device if args.side == "device" else ~device)
         tracks = side if tracks is None else np.intersect1d(tracks, side)
+    if args.format == "parquet":
+        return _parquet(args, index, tracks, None if args.all else (lo, hi), groups)
     common = {"neutralize": not args.raw, "overwrite": args.force, "bom": args.bom}
     target: Any = args.output
     if target == "-" and sys.stdout.isatty():
@@ -115,4 +130,26 @@ def cmd_export(argv: list[str]) -> int:
                               **common)
     if result.path != "-":
         sys.stderr.write(f"wrote {fmt_count(result.rows)} rows to {safe(result.path)}\n")
+    return EXIT_OK
+
+
+def _parquet(args, index, tracks, window: tuple[int, int] | None,
+             groups: dict[str, tuple[int, int]] | None) -> int:
+    """The window's slices and the breakdown of the steps it holds, as Parquet datasets."""
+    from proftui.core.analysis.breakdown import breakdown
+    from proftui.core.export_parquet import export_parquet
+    from proftui.core.overview import read_overview
+
+    _, tables, iterations = read_overview(index)
+    steps = breakdown(index, iterations, tables).steps
+    if args.iteration is not None:
+        steps = [s for s in steps if s.iteration == args.iteration]
+    elif window is not None:
+        steps = [s for s in steps if s.start_ns < window[1] and s.end_ns > window[0]]
+    lo, hi = window if window is not None else (None, None)
+    result = export_parquet(index, args.output, iterations=iterations.items, steps=steps,
+                            start_ns=lo, end_ns=hi, tracks=tracks, groups=groups,
+                            overwrite=args.force)
+    sys.stderr.write(f"wrote {fmt_count(result.slices)} slices and {fmt_count(result.steps)} "
+                     f"steps in {result.partitions} rank partitions to {safe(result.path)}\n")
     return EXIT_OK
