@@ -128,3 +128,4 @@ async def test_g_scopes_the_ops_to_each_ranks_own_step(tmp_path) -> None:
         found = [it for it in app.iterations if (it.group, it.number) == ("rank 1", 3)]
         app.show_iteration(found[0])
         assert ops.window.groups == {"rank 1": (2_000 * US, 2_210 * US)}
+        await settle(app, pilot)  # its recount done before the app closes
