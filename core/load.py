@@ -89,7 +89,7 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     if len(sources) == 1 and used[0].kind != DB_KIND and set(memory) <= {used[0].group}:
         index = index_file(sources[0], progress=progress, cancelled=cancelled,
                            batch_bytes=batch_bytes, offset_ns=clocks[0].offset_ns,
-                           memory_csvs=memory.get(used[0].group, ()))
+                           memory_files=memory.get(used[0].group, ()))
     else:
         index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes, memory)
     _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
@@ -247,9 +247,9 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
 def index_file(source: ByteSource, *, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None,
                batch_bytes: int = BATCH_BYTES, workers: int | None = None,
-               offset_ns: int = 0, memory_csvs: Sequence[str] = ()) -> TraceIndex:
+               offset_ns: int = 0, memory_files: Sequence[str] = ()) -> TraceIndex:
     """Index one trace file, without the cache; `offset_ns` is added to every timestamp;
-    the counters of `memory_csvs` (its rank's memory CSVs) join it.
+    the counters of `memory_files` (its rank's memory CSVs) join it.
 
     A large uncompressed file is split near its middle at a proven event boundary and its
     second half is indexed by a second process, when the machine has a second core.
@@ -260,7 +260,7 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
     with indexing():
         if workers > 1 and not source.compressed and source.size >= PARALLEL_MIN_BYTES:
             index = _index_parallel(source, progress, cancelled, batch_bytes, offset_ns,
-                                    memory_csvs)
+                                    memory_files)
             if index is not None:
                 return index
         diagnostics = Diagnostics()
@@ -268,7 +268,7 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
         builder = TraceBuilder(diagnostics)
         builder.time_offset_ns = offset_ns
         reader.read(builder.add_events, progress=progress, cancelled=cancelled)
-        add_memory_csvs(builder, memory_csvs, diagnostics)
+        add_memory_csvs(builder, memory_files, diagnostics)
         return builder.build(_metadata(reader, source), _batch_table(reader.batches))
 
 
@@ -277,7 +277,7 @@ PARALLEL_MIN_BYTES = 192 << 20  # below this, starting a second interpreter cost
 
 def _index_parallel(source: ByteSource, progress: Progress | None,
                     cancelled: Callable[[], bool] | None, batch_bytes: int,
-                    offset_ns: int = 0, memory_csvs: Sequence[str] = ()) -> TraceIndex | None:
+                    offset_ns: int = 0, memory_files: Sequence[str] = ()) -> TraceIndex | None:
     """Index the halves of a plain file in two processes; None if it cannot be split."""
     diagnostics = Diagnostics()
     reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
@@ -317,7 +317,7 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
             BatchRecord(b.start, b.end, b.first_ordinal + offset, b.final)
             for b in result["batches"]]
         reader.n_events += result["n_events"]
-        add_memory_csvs(builder, memory_csvs, diagnostics)
+        add_memory_csvs(builder, memory_files, diagnostics)
         if progress is not None:
             progress(source.size, source.size, reader.n_events)
         return builder.build(_metadata(reader, source), _batch_table(batches))

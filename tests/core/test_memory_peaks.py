@@ -264,3 +264,23 @@ def test_db_export_peaks_and_top_ops(tmp_path) -> None:
     assert (reserved.measure, reserved.bytes) == ("reserved", 2 * MB)
     assert alloc.host_op.name == "ProfilerStep#7"  # a marker: taken when nothing else runs
     assert [(o.name, o.count, o.total_bytes) for o in found.top_ops] == [("aten::mul", 1, 2048)]
+
+
+def test_memory_csvs_join_a_file_indexed_in_two_halves(tmp_path) -> None:
+    from memory_helpers import trace_view, x
+
+    from proftui.core.load import _index_parallel, index_file
+    from proftui.core.sources import ByteSource
+
+    run = write_text_rank(tmp_path)
+    out = run / "ASCEND_PROFILER_OUTPUT"
+    many = trace_view() + [x(f"aten::op{i % 7}", 1000 + i, 0.5, PID, PID, "cpu_op")
+                           for i in range(3000)]
+    (out / "trace_view.json").write_text(json.dumps(many))
+    files = [str(out / "memory_record.csv"), str(out / "npu_module_mem.csv")]
+    source = str(out / "trace_view.json")
+    serial = index_file(ByteSource(source), workers=1, batch_bytes=4096, memory_files=files)
+    parallel = _index_parallel(ByteSource(source), None, None, 4096, 0, files)
+    assert parallel is not None  # the split was found and the worker answered
+    assert series(parallel) == series(serial)
+    assert series(serial)[("", "Memory", "PTA Total Allocated(MB)")][1] == (T + 200_500, 3.5)
