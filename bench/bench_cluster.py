@@ -19,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 GEN = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_trace.py"

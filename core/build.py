@@ -19,6 +19,7 @@ from proftui.core import layout
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.flows import flow_edges, flow_ids
 from proftui.core.importers.chrome_json import Event, event_args
+from proftui.core.importers.kineto_memory import MEMORY_EVENT, memory_samples
 from proftui.core.index import TraceIndex
 from proftui.core.memory import release_free_memory
 from proftui.core.pairing import pair_async, pair_begin_end
@@ -284,6 +285,24 @@ class TraceBuilder:
                               name=self._intern([e.name for e in evs]),
                               cat=self._intern([e.cat for e in evs]), ref=refs,
                               scope=scopes)
+        memory = [i for i, e in enumerate(evs) if e.name == MEMORY_EVENT and ok[i]]
+        if memory:  # PyTorch's allocator events: also the memory counters they carry
+            self._add_memory_samples([evs[i] for i in memory], ts[memory], refs[memory])
+
+    def _add_memory_samples(self, evs: list[Event], ts: np.ndarray, refs: np.ndarray) -> None:
+        """The allocator totals of Kineto ``[memory]`` events as counter samples on their
+        process (see :mod:`proftui.core.importers.kineto_memory`)."""
+        c = self._counters
+        for ev, t, ref in zip(evs, ts.tolist(), refs.tolist()):
+            samples = memory_samples(event_args(ev))
+            if not samples:
+                continue
+            track = self.tracks[(PROCESS_TRACK, token(ev.pid), None)]
+            for series_name, value in samples:
+                c.sample_series.append(self._series_id(track, series_name))
+                c.sample_ts.append(t)
+                c.sample_value.append(value)
+                c.sample_ref.append(ref)
 
     def _add_flows(self, evs: list[Event], refs: np.ndarray,
                    times: tuple[np.ndarray, np.ndarray]) -> None:

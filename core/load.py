@@ -6,7 +6,7 @@ import os
 import pickle
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,7 @@ from proftui.core.errors import NotATraceError, ProftuiError
 from proftui.core.file_pool import POOL_MIN_BYTES, FileJob, FilePool, worker_count
 from proftui.core.importers.ascend_db import DB_KIND, import_db
 from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
+from proftui.core.importers.memory_csv import add_memory_csvs, memory_csvs
 from proftui.core.index import TraceIndex
 from proftui.core.memory import indexing
 from proftui.core.profile import ProfileLayout, TimelineFile
@@ -54,8 +55,11 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     :class:`~proftui.core.errors.Cancelled` when `cancelled` returns True during indexing.
     """
     layout = open_run(path, run)
-    # A SQLite export's -wal or -journal holds some of its content: part of its identity.
+    # A SQLite export's -wal or -journal holds some of its content: part of its identity; so
+    # do the memory CSVs whose counters join their rank's timeline.
     side = [p for t in layout.timelines if t.kind == DB_KIND for p in sidecars(t.path)]
+    memory = memory_csvs(layout)
+    side += [p for paths in memory.values() for p in paths]
     # Before the files are opened (their first bytes tell gzip from plain): see cache.settle.
     read_start_ns = cache.settle([t.path for t in layout.timelines] + side) if use_cache else 0
     sources: list[ByteSource] = []
@@ -75,7 +79,7 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     # The clocks are in the key: a start_info that changes re-indexes the profile.
     options = cache.json_bytes([[t.group, t.kind, c.offset_ns, c.describe()]
                                 for t, c in zip(used, clocks)]).decode()
-    if use_cache and sources:
+    if use_cache and (sources or memory):
         try:
             index = cache.load(identities, options)
             index.meta["from_cache"] = True
@@ -83,16 +87,17 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
             return index
         except cache.CacheMiss:
             pass
-    if len(sources) == 1 and used[0].kind != DB_KIND:
+    if len(sources) == 1 and used[0].kind != DB_KIND and set(memory) <= {used[0].group}:
         index = index_file(sources[0], progress=progress, cancelled=cancelled,
-                           batch_bytes=batch_bytes, offset_ns=clocks[0].offset_ns)
+                           batch_bytes=batch_bytes, offset_ns=clocks[0].offset_ns,
+                           memory_files=memory.get(used[0].group, ()))
     else:
-        index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes)
+        index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes, memory)
     _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
     if len(sources) > 1:
         _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
     index.meta["profile"] = describe(layout)
-    if use_cache and sources:
+    if use_cache and (sources or memory):
         try:
             cache.store(index, identities, options, read_start_ns)
         except cache.CacheNotWritten as exc:
@@ -169,11 +174,14 @@ def _note_mixed_clocks(index: TraceIndex, sources: list[ByteSource],
 
 def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                  clocks: list[ClockOffset], progress: Progress | None,
-                 cancelled: Callable[[], bool] | None, batch_bytes: int) -> TraceIndex:
-    """Index several files into one index (tracks of each file qualified by its group)."""
+                 cancelled: Callable[[], bool] | None, batch_bytes: int,
+                 memory: dict[str, list[str]] | None = None) -> TraceIndex:
+    """Index several files into one index (tracks of each file qualified by its group), with
+    the counters of each group's memory CSVs (see core.importers.memory_csv)."""
     diagnostics = Diagnostics()
     builder = TraceBuilder(diagnostics)
-    grouped = len({t.group for t in timelines}) > 1
+    memory = memory or {}
+    grouped = len({t.group for t in timelines} | set(memory)) > 1
     total = sum(s.size for s in sources)
     done_before = 0
     batches: list[BatchRecord] = []
@@ -226,6 +234,12 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                     if key == "format" and metadata.get(key) == "sqlite":
                         metadata[key] = value  # the JSON's form says more
                     metadata.setdefault(key, value)
+            for group, paths in memory.items():
+                builder.tracks.set_group(group if grouped else None)
+                # On the clock of the group's timeline (torch_npu and msprof 8 write the same).
+                builder.time_offset_ns = next((c.offset_ns for t, c in zip(timelines, clocks)
+                                               if t.group == group), 0)
+                add_memory_csvs(builder, paths, diagnostics)
     finally:
         if pool is not None:
             pool.close()
@@ -277,8 +291,9 @@ def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
 def index_file(source: ByteSource, *, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None,
                batch_bytes: int = BATCH_BYTES, workers: int | None = None,
-               offset_ns: int = 0) -> TraceIndex:
-    """Index one trace file, without the cache; `offset_ns` is added to every timestamp.
+               offset_ns: int = 0, memory_files: Sequence[str] = ()) -> TraceIndex:
+    """Index one trace file, without the cache; `offset_ns` is added to every timestamp;
+    the counters of `memory_files` (its rank's memory CSVs) join it.
 
     A large uncompressed file is split near its middle at a proven event boundary and its
     second half is indexed by a second process, when the machine has a second core.
@@ -288,7 +303,8 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
                       else (os.cpu_count() or 1))
     with indexing():
         if workers > 1 and not source.compressed and source.size >= PARALLEL_MIN_BYTES:
-            index = _index_parallel(source, progress, cancelled, batch_bytes, offset_ns)
+            index = _index_parallel(source, progress, cancelled, batch_bytes, offset_ns,
+                                    memory_files)
             if index is not None:
                 return index
         diagnostics = Diagnostics()
@@ -296,6 +312,7 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
         builder = TraceBuilder(diagnostics)
         builder.time_offset_ns = offset_ns
         reader.read(builder.add_events, progress=progress, cancelled=cancelled)
+        add_memory_csvs(builder, memory_files, diagnostics)
         return builder.build(_metadata(reader, source), _batch_table(reader.batches))
 
 
@@ -304,7 +321,7 @@ PARALLEL_MIN_BYTES = 192 << 20  # below this, starting a second interpreter cost
 
 def _index_parallel(source: ByteSource, progress: Progress | None,
                     cancelled: Callable[[], bool] | None, batch_bytes: int,
-                    offset_ns: int = 0) -> TraceIndex | None:
+                    offset_ns: int = 0, memory_files: Sequence[str] = ()) -> TraceIndex | None:
     """Index the halves of a plain file in two processes; None if it cannot be split."""
     diagnostics = Diagnostics()
     reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
@@ -344,6 +361,7 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
             BatchRecord(b.start, b.end, b.first_ordinal + offset, b.final)
             for b in result["batches"]]
         reader.n_events += result["n_events"]
+        add_memory_csvs(builder, memory_files, diagnostics)
         if progress is not None:
             progress(source.size, source.size, reader.n_events)
         return builder.build(_metadata(reader, source), _batch_table(batches))

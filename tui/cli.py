@@ -21,6 +21,7 @@ from proftui.tui.commands.export import cmd_export
 from proftui.tui.commands.index import cmd_index
 from proftui.tui.commands.info import cmd_info
 from proftui.tui.commands.iterations import cmd_iterations
+from proftui.tui.commands.memory import cmd_memory
 from proftui.tui.commands.open import cmd_open
 from proftui.tui.commands.ops import cmd_ops
 from proftui.tui.commands.summary import cmd_summary
@@ -30,7 +31,8 @@ from proftui.tui.safe import safe, safe_lines
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations,
     "export": cmd_export, "summary": cmd_summary, "breakdown": cmd_breakdown,
-    "advise": cmd_advise, "diff": cmd_diff, "table": cmd_table, "cluster": cmd_cluster}
+    "advise": cmd_advise, "diff": cmd_diff, "table": cmd_table, "cluster": cmd_cluster,
+    "memory": cmd_memory}
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
        proftui BASE NEW               open two, one above the other, to compare them
@@ -55,6 +57,9 @@ USAGE = f"""usage: proftui PATH                 open a trace or profile director
                                       filtered and sorted
        proftui cluster PATH [--iteration N] [--top K] [--json]
                                       ranks compared: the slow one, who waits for whom
+       proftui memory PATH [--iteration N | --range T0:T1] [--top K] [--json]
+                                      peak memory per rank, when, the op running then,
+                                      and the top allocating operators
        proftui export PATH (--range T0:T1 | --iteration N | --all) [--tracks PATTERN]
                    [--what events|ops] [--by name|category|type] [--args KEY,...]
                    [--unit ns|us|ms|s] [--raw] [--force] [-o FILE|-]

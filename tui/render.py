@@ -139,16 +139,25 @@ def _label(name: str, width: int) -> str:
     return f" {text[: width - 2]}…"
 
 
+PEAK = "▲"  # a memory series' peak on its counter line
+
+
 def paint_counter(values: np.ndarray, low: float, high: float, palette: Palette,
-                  styles: StyleCache) -> Strip:
-    """A counter as a sparkline: per cell the highest value (NaN where no sample applies)."""
+                  styles: StyleCache, peak_cell: int = -1) -> Strip:
+    """A counter as a sparkline: per cell the highest value (NaN where no sample applies);
+    `peak_cell`, when on screen, is marked with PEAK (a memory series' highest sample)."""
     width = len(values)
     span = high - low if high > low else 1.0
     level = np.clip(((values - low) / span * (len(_SPARK) - 1)).round(), 0, len(_SPARK) - 1)
     chars = np.array(list(_SPARK))[np.nan_to_num(level, nan=0).astype(np.int64)]
     chars[np.isnan(values)] = " "
     text = "".join(chars.tolist())
-    return Strip([Segment(text, styles(palette.counter, palette.background))], width)
+    style = styles(palette.counter, palette.background)
+    if not 0 <= peak_cell < width:
+        return Strip([Segment(text, style)], width)
+    peak = styles(palette.match, palette.background, bold=True)
+    return Strip([Segment(text[:peak_cell], style), Segment(PEAK, peak),
+                  Segment(text[peak_cell + 1:], style)], width)
 
 
 _RAMP = " ▁▂▃▄▅▆▇█"

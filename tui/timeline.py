@@ -24,6 +24,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from proftui.core.analysis.memory import memory_series, series_peak
 from proftui.core.analysis.utilisation import SERIES, Utilisation, utilisation
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
@@ -158,6 +159,7 @@ class Timeline(Widget, can_focus=True):
         self._cells_key: tuple | None = None
         self._cells: dict[int, tuple] = {}
         self._counter_range: dict[int, tuple[float, float]] = {}
+        self._peaks: dict[int, int] | None = None  # memory series -> time of its peak
         self._drag_x: int | None = None
         self._geometry = self._measure(80, 24)
         self.tables: tuple[Table, ...] = ()
@@ -180,6 +182,7 @@ class Timeline(Widget, can_focus=True):
         self.tables = tuple(tables)
         self._colour_of_name.clear()
         self._counter_range.clear()
+        self._peaks = None
         self.util_lines = []
         self._util_key = None
         self._rebuild_lines()
@@ -727,7 +730,8 @@ class Timeline(Widget, can_focus=True):
         for n in visible:
             line = self.lines[n]
             if line.kind == COUNTER:
-                self._cells[n] = (COUNTER, self._counter_cells(line.item, edges))
+                self._cells[n] = (COUNTER, self._counter_cells(line.item, edges),
+                                  self._peak_cell(line.item, edges))
             elif line.kind == INSTANTS:
                 self._cells[n] = (INSTANTS, self._instant_cells(line.item, edges))
 
@@ -756,6 +760,18 @@ class Timeline(Widget, can_focus=True):
             self._counter_range[series] = ((float(finite.min()), float(finite.max()))
                                            if len(finite) else (0.0, 1.0))
         return out
+
+    def _peak_cell(self, series: int, edges: np.ndarray) -> int:
+        """The cell holding a memory series' peak (core.analysis.memory), -1 if none is on
+        screen or the series is not an allocator's."""
+        if self._peaks is None:
+            assert self.index is not None
+            self._peaks = {m.series: found[0] for m in memory_series(self.index)
+                           if (found := series_peak(self.index, m.series)) is not None}
+        at = self._peaks.get(series)
+        if at is None or not edges[0] <= at < edges[-1]:
+            return -1
+        return int(np.searchsorted(edges, at, side="right")) - 1
 
     def _instant_cells(self, track: int, edges: np.ndarray) -> np.ndarray:
         a = self.index.arrays  # type: ignore[union-attr]
@@ -831,7 +847,8 @@ class Timeline(Widget, can_focus=True):
                                 range_cells=self._range_cells())
         if data[0] == COUNTER:
             low, high = self._counter_range.get(line.item, (0.0, 1.0))
-            return paint_counter(data[1], low, high, self.palette, self._styles)
+            return paint_counter(data[1], low, high, self.palette, self._styles,
+                                 peak_cell=data[2])
         return paint_instants(data[1], self.palette, self._styles)
 
     def _utilisation_line(self, line: UtilLine) -> Strip:

@@ -91,7 +91,8 @@ def _memory_record(reader: Any, cols: Columns, numbers: dict, mine: np.ndarray) 
         label = reader.strings.text(component) if component != NULL else "PTA"
         for column, what in (("totalAllocated", "Allocated"), ("totalReserved", "Reserved"),
                              ("totalActive", "Active")):
-            if column in numbers:
+            # torch_npu writes GE's Total Active as 0 (the text export leaves it empty)
+            if column in numbers and np.any(np.nan_to_num(numbers[column][rows])):
                 yield f"{label} Total {what}(MB)", rows, numbers[column][rows] / _MB
 
 

@@ -283,7 +283,8 @@ PROFILES = [
     ("ascend/torch_npu_trace_view", [""],
      {"Python", "CANN", "Ascend Hardware", "Overlap Analysis"}, {("kernel_details", ""): 29},
      {"": 1}),
-    ("ascend/torch_npu_rank_0", [], set(),
+    # no timeline: its memory CSVs alone give counters
+    ("ascend/torch_npu_rank_0", [], {"Memory", "NPU Module Memory"},
      {("kernel_details", ""): 21, ("memory_record", ""): 11, ("npu_module_mem", ""): 78,
       ("operator_details", ""): 2, ("operator_memory", ""): 28, ("step_trace_time", ""): 1},
      {"": 1}),

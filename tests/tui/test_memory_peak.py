@@ -1,0 +1,59 @@
+"""The timeline marks a memory series' peak on its counter line, where `proftui memory` puts it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+
+from memory_helpers import T, write_text_rank  # noqa: E402
+
+from proftui.core.analysis.memory import memory_series  # noqa: E402
+from proftui.core.rows import cell_boundaries  # noqa: E402
+from proftui.tui.app import ProftuiApp  # noqa: E402
+from proftui.tui.lines import COUNTER  # noqa: E402
+from proftui.tui.render import PEAK  # noqa: E402
+from proftui.tui.timeline import Timeline  # noqa: E402
+
+
+def _counter_text(timeline: Timeline, series: int) -> str:
+    """The body of a counter series' line, scrolled to the top of the timeline."""
+    n = timeline.lines.find(kind=COUNTER, item=series)
+    assert n is not None
+    timeline.top_line = n
+    timeline.refresh()
+    return timeline.render_line(timeline.body_top).text[timeline.gutter_width:]
+
+
+async def test_peak_of_a_memory_series_is_marked_at_its_cell(tmp_path) -> None:
+    app = ProftuiApp(str(write_text_rank(tmp_path)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        timeline = app.query_one(Timeline)
+        by_name = {(m.component, m.measure): m.series for m in memory_series(app.index)}
+        pta = by_name[("PTA", "allocated")]
+        text = _counter_text(timeline, pta)
+        edges = cell_boundaries(timeline.view_start, timeline.view_end, timeline.cells)
+        peak_cell = int(np.searchsorted(edges, T + 200_500, side="right")) - 1  # 3.5 MB
+        assert text.count(PEAK) == 1 and text.index(PEAK) == peak_cell
+        # the series' other samples are drawn as before, the peak is not a sample of them
+        assert text[peak_cell - 1] != PEAK and text.strip(" ").replace(PEAK, "")
+        # a counter that is not an allocator's gets no mark
+        modules = app.index.strings.find("HCCL Total Reserved(MB)")
+        hccl = int(np.flatnonzero(app.index.arrays["counters.series_name"] == modules)[0])
+        assert PEAK not in _counter_text(timeline, hccl)
+        # zoomed to a window after the peak: no mark on screen
+        timeline.set_window(T + 250_000, T + 400_000)
+        await pilot.pause()
+        assert PEAK not in _counter_text(timeline, pta)
+        # back to everything: the mark again, where the window now puts it
+        await pilot.press("0")
+        await pilot.pause()
+        edges = cell_boundaries(timeline.view_start, timeline.view_end, timeline.cells)
+        assert _counter_text(timeline, pta).index(PEAK) == int(
+            np.searchsorted(edges, T + 200_500, side="right")) - 1

@@ -1,0 +1,81 @@
+"""`proftui memory`: the peak memory of each rank or device, when, during which op, and the
+operators that allocated most."""
+
+from __future__ import annotations
+
+import sys
+
+from proftui.tui.commands.common import (
+    EXIT_OK,
+    add_window_options,
+    load,
+    new_parser,
+    ops_window,
+    print_json,
+    print_table,
+    window_text,
+)
+from proftui.tui.safe import safe
+
+NO_DATA = ("no memory data in this profile: no allocator counters (memory_record.csv, "
+           "MEMORY_RECORD, PyTorch [memory] events with totals) and no operator_memory table "
+           "(capture with profile_memory=True)\n")
+
+
+def cmd_memory(argv: list[str]) -> int:
+    parser = new_parser(
+        "memory", "The peak of the memory allocated and reserved, per rank or device and "
+        "allocator component (torch_npu's PTA, GE, PTA+GE; PyTorch's per device), when it "
+        "happened, the host op and the device op running then, and the operators that "
+        "allocated most (operator_memory.csv or the SQLite export's OP_MEMORY: allocations "
+        "by operator name, sizes summed). A profile without memory data says so and exits 0.",
+        "  proftui memory rank0_ascend_pt/\n"
+        "  proftui memory --iteration 50 --top 5 cluster_run/\n"
+        "  proftui memory --json run.pt.trace.json | jq '.peaks[0]'")
+    add_window_options(parser)
+    parser.add_argument("--top", type=int, default=10, metavar="K",
+                        help="the K operators of each rank that allocated most (default 10)")
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON for machines (bytes and times as integers)")
+    args = parser.parse_args(argv)
+    if args.top < 1:
+        parser.error("--top wants 1 or more")
+    from proftui.core.analysis.memory import memory
+    from proftui.core.overview import read_overview
+
+    index = load(args)
+    _, tables, _ = read_overview(index)
+    lo, hi, label = ops_window(args, index)
+    found = memory(index, tables, lo, hi)
+    if args.json:
+        print_json({"window": label, **found.to_json(args.top)})
+        return EXIT_OK
+    if not found.has_data:
+        sys.stdout.write(NO_DATA)
+        return EXIT_OK
+    print_memory(found, args.top, window_text(label, lo, hi, index.start_ns), index.start_ns)
+    return EXIT_OK
+
+
+def print_memory(found, top: int, window: str, origin_ns: int) -> None:
+    """The answer as text: the peaks, then the top allocating operators."""
+    from proftui.core.analysis.memory import peak_table, top_table
+
+    sys.stdout.write(f"memory in the {safe(window)}\n")
+    if found.peaks:
+        table = peak_table(found, origin_ns)
+        print_table(table, list(range(len(table.columns))), range(table.n_rows),
+                    "peaks: the highest sample of each allocator series (At: from the trace "
+                    "start; the innermost host op and device op running then)")
+    else:
+        sys.stdout.write("peaks: no allocator counters in this window\n")
+    ops = found.top(top)
+    if ops:
+        table = top_table(ops)
+        print_table(table, list(range(len(table.columns))), range(table.n_rows),
+                    f"top {top} allocating operators per rank (operator_memory: allocations in "
+                    "the window by operator name, sizes summed)")
+    elif found.op_tables:
+        sys.stdout.write("allocating operators: none in this window\n")
+    else:
+        sys.stdout.write("allocating operators: no operator_memory table in this profile\n")
