@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,22 +199,29 @@ def series_peak(index: TraceIndex, series: int, start_ns: int | None = None,
 
 
 def memory(index: TraceIndex, tables: Sequence[Table] = (), start_ns: int | None = None,
-           end_ns: int | None = None) -> MemoryReport:
+           end_ns: int | None = None,
+           groups: Mapping[str, tuple[int, int]] | None = None) -> MemoryReport:
     """Peaks, what ran at them, and the top allocating operators, within [start_ns, end_ns]
-    (the whole profile by default)."""
+    (the whole profile by default); with `groups`, each group (rank) named there within its
+    own window and the others left out (a folder of ranks' iteration N)."""
     lo = index.start_ns if start_ns is None else start_ns
     hi = index.end_ns if end_ns is None else end_ns
+
+    def window(group: str) -> tuple[int, int] | None:
+        return (lo, hi) if groups is None else groups.get(group)
+
     finder = _OpFinder(index)
     peaks = []
     for ms in memory_series(index):
-        if ms.measure not in MEASURES:
+        mine = window(ms.group)
+        if ms.measure not in MEASURES or mine is None:
             continue
-        found = series_peak(index, ms.series, lo, hi)
+        found = series_peak(index, ms.series, *mine)
         if found is None:
             continue
         at, value, position = found
         ts, _, _ = _samples(index, ms.series)
-        n = int(np.searchsorted(ts, hi, "right") - np.searchsorted(ts, lo, "left"))
+        n = int(np.searchsorted(ts, mine[1], "right") - np.searchsorted(ts, mine[0], "left"))
         thread = finder.thread_of(int(index.arrays["counters.sample_ref"][position]))
         peaks.append(Peak(ms.group, ms.process, ms.component, ms.measure,
                           int(round(value * _MB)), at, n, ms.series,
@@ -223,7 +230,7 @@ def memory(index: TraceIndex, tables: Sequence[Table] = (), start_ns: int | None
                               MEASURES.index(p.measure)))
     op_tables = [t for t in tables if t.kind == "operator_memory"]
     top = [op for t in sorted(op_tables, key=lambda t: natural_key(t.group))
-           for op in _top_ops(t, lo, hi)]
+           if (mine := window(t.group)) is not None for op in _top_ops(t, *mine)]
     return MemoryReport(lo, hi, tuple(peaks), tuple(top), len(op_tables))
 
 

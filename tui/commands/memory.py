@@ -8,6 +8,7 @@ import sys
 from proftui.tui.commands.common import (
     EXIT_OK,
     add_window_options,
+    group_windows,
     load,
     new_parser,
     ops_window,
@@ -46,7 +47,8 @@ def cmd_memory(argv: list[str]) -> int:
     index = load(args)
     _, tables, _ = read_overview(index)
     lo, hi, label = ops_window(args, index)
-    found = memory(index, tables, lo, hi)
+    groups = group_windows(args, index)  # a folder of ranks: each rank's own step
+    found = memory(index, tables, lo, hi, groups)
     if args.json:
         print_json({"window": label, **found.to_json(args.top)})
         return EXIT_OK
