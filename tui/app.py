@@ -137,6 +137,7 @@ class ProftuiApp(BaseApp):
         for bars in self.query(IterationTable):  # the breakdown bars use the slice colours
             bars.palette = palette
             bars.refresh()
+        self.query_one(IterationsPane).palette_changed()  # and so does their legend
 
     # -- loading --------------------------------------------------------------------------------
 
