@@ -31,7 +31,8 @@ TOP_FINDINGS = 3
 
 def summary_report(index: TraceIndex) -> dict[str, Any]:
     """Plain data: source files and tables, span, iterations per group, top device op types
-    and host ops, busy ratios per group and side, import diagnostics counted by kind."""
+    and host ops, busy ratios per group and side, import diagnostics counted by kind (all of
+    them; and apart, the damage and the notes)."""
     from proftui.core.overview import read_overview
 
     summary, tables, found = read_overview(index)
@@ -59,6 +60,8 @@ def summary_report(index: TraceIndex) -> dict[str, Any]:
         "busy": busy_ratios(index, work, device),
         "findings": _top_findings(index, found, tables),
         "diagnostics": {p.kind: p.count for p in index.diagnostics},
+        "damage": {p.kind: p.count for p in index.diagnostics if p.severity == "damage"},
+        "notes": {p.kind: p.count for p in index.diagnostics if p.severity == "note"},
     }
 
 

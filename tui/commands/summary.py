@@ -56,5 +56,6 @@ def cmd_summary(argv: list[str]) -> int:
         sys.stdout.write("top findings (proftui advise for all, with evidence):\n"
                          + "".join(finding_text(f, report["start_ns"])
                                    for f in report["findings"]))
-    sys.stdout.write("\n".join(diagnostic_lines(report["diagnostics"])) + "\n")
+    sys.stdout.write("\n".join(diagnostic_lines(
+        [{"kind": kind, "count": n} for kind, n in report["diagnostics"].items()])) + "\n")
     return EXIT_OK
