@@ -538,7 +538,7 @@ class IterationTable(TableView):
             colour = self._colour(k, name)
             out.append(f" {k + 1} ", Style(bgcolor=colour,
                                            color=self.palette.label_colour(colour)))
-            out.append(f" {safe(name)}  ")
+            out.append(f" {safe(name)} ")
         if any(b is not None and b.over_ns for b in self.bars):
             out.append("┃", Style(bold=True))
             out.append(" the step's end (device work ran on after it)  ")
