@@ -552,8 +552,10 @@ class Timeline(Widget, can_focus=True):
             return
         hidden = self.layout_state.hidden
         hidden.add(track)
-        label = self.index.track_label(track)
         process = self.index.arrays["tracks.process"]
+        label = self.index.track_label(track)
+        if process[track] >= 0:  # which process (and rank): thread names repeat
+            label = f"{label} of {self.index.process_label(int(process[track]))}"
         if process[track] >= 0 and all(
                 t in hidden for t in np.flatnonzero(process == process[track]).tolist()):
             label += " (its process's last track: the process is hidden too)"
