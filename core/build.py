@@ -183,7 +183,7 @@ class TraceBuilder:
 
     def _add_group(self, group: int, evs: list[Event], refs: np.ndarray, offset: int,
                    times: tuple[np.ndarray, np.ndarray]) -> None:
-        if group in (X, B, E, INSTANT, FLOW):
+        if group in (X, B, E, INSTANT, FLOW, UNKNOWN):
             bad = len(evs) - int(np.count_nonzero(times[1]))
             if bad:
                 self.diagnostics.add("bad_timestamp", bad, offset)
@@ -208,9 +208,11 @@ class TraceBuilder:
         elif group in (ASYNC, LEGACY_ASYNC):
             for ev, ref in zip(evs, refs.tolist()):
                 self._add_async(ev, ref, offset)
-        elif group == UNKNOWN:
+        elif group == UNKNOWN:  # kept, as instants: a later version of the format's, or a
+            # tool's own; what it is for is unknown, where and when it happened is not
             for ev in evs:
                 self.diagnostics.add("unknown_phase", 1, offset, json_text(ev.ph)[:40])
+            self._add_instants(evs, refs, times)
         elif group == MISSING:
             for ev in evs:
                 if ev.name is None and ev.ts is None and ev.pid is None:

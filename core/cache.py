@@ -35,7 +35,7 @@ from proftui.core.index import TraceIndex
 from proftui.core.sources import FileIdentity
 from proftui.core.strings import StringTable
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: events of unknown phases are kept as instants
 MAGIC = b"PROFTUI-IDX\x00"
 _ALIGN = 64
 _FREE_RESERVE_BYTES = 64 << 20  # a cache never takes the last of the disk from the training job

@@ -1,4 +1,12 @@
-"""Counted import problems: what was wrong in a file, how often, and where first."""
+"""Counted import problems: what was wrong in a file, how often, and where first.
+
+Each kind is *damage* (something of the input could not be read or used as written: bytes
+skipped, events dropped, values clamped or guessed, tables or columns not read, clocks that do
+not line up) or a *note* (what these profilers write in normal output, kept as the format
+allows: a flow whose other end is outside the capture, a begin the capture ended before its
+end, an event of a phase this reader does not know, kept as an instant). Only damage is
+alarming; notes are listed for those who look.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,7 @@ KINDS: dict[str, str] = {
     "oversized": "an entry of more than 32 MB without an end that can be found was skipped",
     "too_deep": "an event nested more than 100 levels deep (the deeper levels read as null)",
     "missing_phase": "event without a phase (ph)",
-    "unknown_phase": "event with an unknown phase",
+    "unknown_phase": "event with an unknown phase (kept as an instant)",
     "bad_field": "a name, category, pid or tid of an unexpected JSON type (shown as text)",
     "bad_timestamp": "event without a usable timestamp (dropped)",
     "bad_duration": "complete (X) event with a missing or unusable duration (taken as 0)",
@@ -24,7 +32,7 @@ KINDS: dict[str, str] = {
     "unmatched_async_end": "async end without a matching begin (dropped)",
     "unclosed_async": "async begin never ended (ended at the trace's end)",
     "flow_unbound": "flow point with no slice to bind to",
-    "flow_orphan": "flow with a single point (no partner)",
+    "flow_orphan": "flow with a single point (no partner in the capture)",
     "bad_counter": "counter event without numeric values",
     "bad_metadata": "metadata (M) event with unusable arguments",
     "clock_outlier": "timestamp beyond int64 nanoseconds (dropped)",
@@ -49,6 +57,16 @@ KINDS: dict[str, str] = {
                          "(shown as its number)",
 }
 
+# The kinds that are notes (see the module docstring); every other kind is damage.
+NOTES: frozenset[str] = frozenset({
+    "unknown_phase", "unclosed_begin", "end_name_mismatch", "unclosed_async", "flow_unbound",
+    "flow_orphan"})
+
+
+def severity(kind: str) -> str:
+    """"damage" or "note" (a kind not known here is damage: it is not known to be normal)."""
+    return "note" if kind in NOTES else "damage"
+
 
 @dataclass
 class Problem:
@@ -62,6 +80,11 @@ class Problem:
     @property
     def message(self) -> str:
         return KINDS.get(self.kind, self.kind)
+
+    @property
+    def severity(self) -> str:
+        """"damage" or "note"."""
+        return severity(self.kind)
 
 
 class Diagnostics:
@@ -94,12 +117,23 @@ class Diagnostics:
 
     @property
     def total(self) -> int:
+        """Problems of every kind, notes included."""
         return sum(p.count for p in self._problems.values())
+
+    @property
+    def damage(self) -> int:
+        """Problems that are damage (see the module docstring)."""
+        return sum(p.count for p in self._problems.values() if p.severity == "damage")
+
+    @property
+    def notes(self) -> int:
+        """Problems that are notes."""
+        return self.total - self.damage
 
     def to_list(self) -> list[dict]:
         return [
             {"kind": p.kind, "count": p.count, "first_offset": p.first_offset,
-             "message": p.message, "detail": p.detail}
+             "message": p.message, "detail": p.detail, "severity": p.severity}
             for p in self
         ]
 

@@ -31,7 +31,8 @@ TOP_FINDINGS = 3
 
 def summary_report(index: TraceIndex) -> dict[str, Any]:
     """Plain data: source files and tables, span, iterations per group, top device op types
-    and host ops, busy ratios per group and side, import diagnostics counted by kind."""
+    and host ops, busy ratios per group and side, import diagnostics counted by kind (all of
+    them; and apart, the damage and the notes)."""
     from proftui.core.overview import read_overview
 
     summary, tables, found = read_overview(index)
@@ -39,6 +40,8 @@ def summary_report(index: TraceIndex) -> dict[str, Any]:
     device = roles(index).device
     has_device = bool(np.any(device[index.col("slices.track")[work]]))
     top_device = _top_ops(index, "device", "type", tables, "Total") if has_device else None
+    if top_device is None and not summary["sources"]:  # tables only: what they say
+        top_device = table_top_types(tables)
     top_host = _top_ops(index, "host" if has_device else "all", "name", (), "Self")
     profile = summary.get("profile") or {}
     return {
@@ -59,6 +62,8 @@ def summary_report(index: TraceIndex) -> dict[str, Any]:
         "busy": busy_ratios(index, work, device),
         "findings": _top_findings(index, found, tables),
         "diagnostics": {p.kind: p.count for p in index.diagnostics},
+        "damage": {p.kind: p.count for p in index.diagnostics if p.severity == "damage"},
+        "notes": {p.kind: p.count for p in index.diagnostics if p.severity == "note"},
     }
 
 
@@ -74,24 +79,38 @@ def _top_findings(index: TraceIndex, found: Iterations, tables: Any) -> list[dic
 
 def iteration_summary(found: Iterations) -> dict[str, Any] | None:
     """Per group: count, median, mean and slowest step time, and the mean of each breakdown
-    part with its share of the step time (over the iterations that have the part)."""
+    part with its share of the step time (over the iterations that have the part).
+
+    A step known only by its parts (a step CSV without a timeline) is as long as its
+    disjoint parts (:func:`~proftui.core.analysis.step_parts.step_parts`: for torch_npu
+    preparing + computing + communication(not overlapped) + free); `length_from` says
+    "window" (the timeline's step), "parts" or "window and parts"."""
+    from proftui.core.analysis.step_parts import step_parts
+
     if not found.items:
         return None
     groups = []
     for group in dict.fromkeys(it.group for it in found.items):
         mine = [it for it in found.items if it.group == group]
         timed = [it for it in mine if it.dur_ns >= 0]
+        lengths = {id(it): it.dur_ns for it in timed}
+        for it in mine:
+            if it.dur_ns < 0 and (parts_of := step_parts(it)) is not None:
+                lengths[id(it)] = parts_of.step_ns
+        known = [it for it in mine if id(it) in lengths]
         entry: dict[str, Any] = {"group": group, "count": len(mine), "timed": len(timed)}
-        if timed:
-            durations = np.array([it.dur_ns for it in timed], np.int64)
-            slowest = timed[int(np.argmax(durations))]
+        if known:
+            durations = np.array([lengths[id(it)] for it in known], np.int64)
+            slowest = known[int(np.argmax(durations))]
             entry.update(median_ns=float(np.median(durations)),
                          mean_ns=float(durations.mean()),
-                         slowest={"number": slowest.number, "dur_ns": slowest.dur_ns})
+                         slowest={"number": slowest.number, "dur_ns": lengths[id(slowest)]},
+                         length_from=("window" if len(timed) == len(known) else "parts"
+                                      if not timed else "window and parts"))
             parts: dict[str, list[tuple[float, int]]] = {}
-            for it in timed:
+            for it in known:
                 for part, ns in it.parts.items():
-                    parts.setdefault(part, []).append((float(ns), it.dur_ns))
+                    parts.setdefault(part, []).append((float(ns), lengths[id(it)]))
             entry["parts"] = [{
                 "name": part, "iterations": len(pairs),
                 "mean_ns": sum(p for p, _ in pairs) / len(pairs),
@@ -122,6 +141,53 @@ def _top_ops(index: TraceIndex, side: str, by: str, tables: Any, rank_by: str
             for k in order[:TOP_OPS].tolist()]
     return {"side": side, "by": by, "ranked_by": rank_by.lower(), "groups": table.n_rows,
             "time_ns": int(value.sum()), "rows": rows}
+
+
+# (kind, type column, core column, count column or None, time column): the summary tables
+# that say which op types take the device's time, the aggregate first.
+_TYPE_TABLES = (("op_statistic", "OP Type", "Core Type", "Count", "Total Time"),
+                ("kernel_details", "Type", "Accelerator Core", None, "Duration"),
+                ("op_summary", "OP Type", "Task Type", None, "Task Duration"))
+
+
+def table_top_types(tables: Any) -> dict[str, Any] | None:
+    """For a profile of tables only: the TOP_OPS op types by total device time, from its
+    op_statistic (its rows of every rank or device added up), else its kernel_details or
+    op_summary (one row a task); "MatMul (AI_CORE)" as `proftui diff` names them, `ratio`
+    their share of all the rows' time (op_statistic's Ratio(%) for one rank). In the shape
+    of the timeline's top device op types, with `table` saying which kind it came from."""
+    from proftui.core.table_query import TIME_UNITS
+
+    for kind, type_name, core_name, count_name, time_name in _TYPE_TABLES:
+        found = [t for t in tables if t.kind == kind]
+        totals: dict[str, list[float]] = {}
+        for table in found:
+            kinds, cores = table.find(type_name), table.find(core_name)
+            times = table.find(time_name)
+            counts = table.find(count_name) if count_name else None
+            if kinds is None or times is None or times.unit not in TIME_UNITS:
+                continue
+            scale = TIME_UNITS[times.unit]
+            for row in range(table.n_rows):
+                ns = float(times.values[row]) * scale
+                if not ns == ns:  # a missing time (N/A) counts for nothing
+                    continue
+                core = str(cores.values[row]).strip() if cores is not None else ""
+                name = str(kinds.values[row]) + (f" ({core})" if core else "")
+                n = float(counts.values[row]) if counts is not None else 1.0
+                total = totals.setdefault(name, [0.0, 0.0])
+                total[0] += n if n == n else 0.0
+                total[1] += ns
+        if not totals:
+            continue
+        all_ns = sum(t[1] for t in totals.values())
+        order = sorted(totals, key=lambda k: -totals[k][1])
+        rows = [{"name": name, "count": int(totals[name][0]), "time_ns": int(round(
+            totals[name][1])), "ratio": totals[name][1] / all_ns if all_ns > 0 else None}
+            for name in order[:TOP_OPS]]
+        return {"side": "device", "by": "type", "ranked_by": "total", "groups": len(totals),
+                "time_ns": int(round(all_ns)), "rows": rows, "table": kind}
+    return None
 
 
 # -- busy ---------------------------------------------------------------------------------------
@@ -164,8 +230,10 @@ def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
         for g in iterations["groups"]:
             title = (f"iterations{' of ' + g['group'] if several and g['group'] else ''}: "
                      f"{g['count']} from {iterations['source']}")
-            if not g["timed"]:
+            if "median_ns" not in g:
                 continue
+            if g["length_from"] != "window":
+                title += " (a step without a window: the sum of its disjoint parts)"
             rows = [("step time (median)", g["median_ns"], None),
                     ("step time (mean)", g["mean_ns"], 1.0),
                     (f"slowest (#{g['slowest']['number']})", g["slowest"]["dur_ns"], None)]
@@ -180,9 +248,12 @@ def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
             what = "total" if ops["ranked_by"] == "total" else "self time"
             side = "" if ops["side"] == "all" else f" ({ops['side']} side)"
             rows = [(r["name"], r["count"], r["time_ns"], r["ratio"]) for r in ops["rows"]]
-            out.append((f"{title}{side} by {what}, of {ops['groups']}",
+            source = f" (from {ops['table']})" if ops.get("table") else ""
+            out.append((f"{title}{side} by {what}, of {ops['groups']}{source}",
                         rows_table([header, "Count", what.capitalize(), "Ratio(%)"],
                                ["text", "", "ns", "%"], rows)))
+    if not report["files"]:  # no timeline: no busy time to tell
+        return out
     rows = [(b["group"] or "(all)", b["host_busy_ns"], b["host_ratio"], b["device_busy_ns"],
              b["device_ratio"]) for b in report["busy"]]
     out.append(("busy time over the trace span",

@@ -65,6 +65,8 @@ class ProftuiApp(BaseApp):
     TITLE = "proftui"
     CSS = """
     #status { height: 1; padding: 0 1; background: $panel; }
+    /* an error is read whole, on as many lines as it takes (and again under D) */
+    #status.error { height: auto; max-height: 8; background: $error 35%; }
     #progress { padding: 0 1; }
     #main { height: 1fr; }
     #panes { height: 40%; min-height: 7; }
@@ -72,7 +74,8 @@ class ProftuiApp(BaseApp):
     #details { padding: 0 1; }
     #overview { height: 1fr; display: none; }
     #overview.shown { display: block; }
-    #diagnostics { height: auto; max-height: 50%; padding: 0 1; display: none; }
+    #diagnostics { height: auto; max-height: 50%; padding: 0 1; display: none;
+                   overflow-y: auto; }
     #diagnostics.shown { display: block; }
     #prompt { display: none; }
     """
@@ -104,6 +107,9 @@ class ProftuiApp(BaseApp):
         self.iterations: list[Iteration] = []
         self.ops_window = "whole trace"
         self._status_text = ""
+        self.errors: list[str] = []  # said on the status line, and kept under D
+        self.hidden_tracks = 0  # said first on the status line while there are any
+        self._diagnostics_text = ""
         self.first_paint_s: float | None = None
         self.match_count = 0
         self._prompt_mode = ""
@@ -142,6 +148,7 @@ class ProftuiApp(BaseApp):
         for bars in self.query(IterationTable):  # the breakdown bars use the slice colours
             bars.palette = palette
             bars.refresh()
+        self.query_one(IterationsPane).palette_changed()  # and so does their legend
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -203,7 +210,24 @@ class ProftuiApp(BaseApp):
         """The status line: a message, then which window the ops numbers describe."""
         self._status_text = text
         suffix = f"   [ops: {safe(self.ops_window)}]" if self.index is not None else ""
-        self.query_one("#status", Static).update(text + suffix)
+        # first, so that a narrow screen does not cut it off
+        prefix = f"[{self.hidden_tracks} hidden: H shows] " if self.hidden_tracks else ""
+        status = self.query_one("#status", Static)
+        status.remove_class("error")
+        status.update(prefix + text + suffix)
+
+    def _error(self, text: str) -> None:
+        """An error on the status line, wrapped to be read whole at any width, and kept in
+        the diagnostics panel (D) with the others of this session."""
+        self._status(text)
+        self.query_one("#status", Static).add_class("error")
+        self.errors.append(text)
+        self._show_diagnostics()
+
+    def _show_diagnostics(self) -> None:
+        lines = [f"error: {e}" for e in self.errors]
+        self.query_one("#diagnostics", Static).update(
+            "\n".join(lines + ([self._diagnostics_text] if self._diagnostics_text else [])))
 
     def _show_status(self, message: str) -> None:
         self.query_one(ProgressBar).display = False
@@ -212,7 +236,7 @@ class ProftuiApp(BaseApp):
     def _show_error(self, message: str) -> None:
         self.error = message
         self.query_one(ProgressBar).display = False
-        self._status(f"Cannot open this trace: {safe(message)}")
+        self._error(f"Cannot open this trace: {safe(message)}")
 
     def _show_index(self, index: TraceIndex, rows: RowIndex, summary: dict[str, Any],
                     tables: list[Table], iterations: list[Iteration]) -> None:
@@ -223,7 +247,8 @@ class ProftuiApp(BaseApp):
         self.query_one(OverviewTree).show_summary(summary, self.path)
         diag = [line for line in info_lines(summary) if line.startswith(("diagnostics", "  "))]
         start = next((i for i, line in enumerate(diag) if line.startswith("diagnostics")), 0)
-        self.query_one("#diagnostics", Static).update("\n".join(diag[start:]))
+        self._diagnostics_text = "\n".join(diag[start:])
+        self._show_diagnostics()
         timeline = self.query_one(Timeline)
         if summary["sources"]:
             marks = [IterationMark(it.number, it.start_ns, it.end_ns)
@@ -280,7 +305,8 @@ class ProftuiApp(BaseApp):
 
     def _overview_status(self) -> str:
         summary = self.summary or {}
-        n_problems = self.index.diagnostics.total if self.index is not None else 0
+        # Damage only: notes (flows without a partner ...) are normal output, listed under D.
+        n_problems = self.index.diagnostics.damage if self.index is not None else 0
         problems = (f"; {_count(n_problems, 'import problem', 'import problems')} (D)"
                     if n_problems else "; no import problems")
         tables = (summary.get("profile") or {}).get("tables", [])
@@ -359,7 +385,7 @@ class ProftuiApp(BaseApp):
             try:
                 pattern = pattern_of(text)
             except ProftuiError as exc:
-                self._status(f"Search: {safe(exc)}")
+                self._error(f"Search: {safe(exc)}")
                 return
             self._status(f"Searching for {safe(text)} ...")
             self.run_search(pattern)
@@ -522,6 +548,16 @@ class ProftuiApp(BaseApp):
                 timeline.show_process(value)
         self.screen.set_focus(self.query_one(Timeline))
 
+    @on(Timeline.HiddenChanged)
+    def _hidden_changed(self, message: Timeline.HiddenChanged) -> None:
+        self.hidden_tracks = message.hidden
+        if message.label:
+            self._status(f"Hid {safe(message.label)} (H shows every hidden track).")
+        elif message.all_shown:
+            self._status("Every hidden track is shown again.")
+        else:  # a search result or a jump on a hidden track showed it: the count changes
+            self._status(self._status_text)
+
     @on(OpsPane.JumpTo)
     def _jump(self, message: OpsPane.JumpTo) -> None:
         self.query_one(Timeline).select(message.slice_index)
@@ -614,7 +650,7 @@ class ProftuiApp(BaseApp):
         try:
             result = job.run(self.index)
         except ProftuiError as exc:
-            self.call_from_thread(self._status, f"Export failed: {safe(exc)}")
+            self.call_from_thread(self._error, f"Export failed: {safe(exc)}")
             return
         self.call_from_thread(self._status, f"Wrote {fmt_count(result.rows)} rows "
                                             f"({safe(job.label)}) to {safe(result.path)}")

@@ -88,7 +88,8 @@ class ExportDialog(ModalScreen["ExportRequest | None"]):
                 yield Button("Cancel", id="export-cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#export-path", Input).focus()
+        # The choice first: arrows meant for it must not go to (and replace) the file name.
+        self.query_one("#export-what", RadioSet).focus()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

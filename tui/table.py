@@ -262,7 +262,6 @@ class TableView(Widget, can_focus=True):
                    header: bool = False) -> Strip:
         segments = []
         used = 0
-        bar = Style(bgcolor="#3a5a80")
         for n, ((text, column, value), cell_width) in enumerate(zip(cells, self._widths)):
             text = safe(text)
             if len(text) > cell_width - 1:
@@ -272,17 +271,23 @@ class TableView(Widget, can_focus=True):
                 cell_width - 1)
             cell_style = style + Style(underline=True) if (
                 header and n == self.column) else style
-            if column.unit == "%" and value is not None and not cell_style.reverse:
-                filled = self._bar_cells(value, cell_width - 1)
-                segments.append(Segment(body[:filled], cell_style + bar))
-                segments.append(Segment(body[filled:] + " ", cell_style))
-            else:
-                segments.append(Segment(body + " ", cell_style))
+            segments += self.cell_segments(body, column, None if header else value, cell_style)
             used += cell_width
             if used >= width:
                 break
         strip = Strip(segments)
         return strip.crop(0, width).extend_cell_length(width, style)
+
+    def cell_segments(self, body: str, column: Column, value: object,
+                      style: Style) -> list[Segment]:
+        """One cell (`body`: its text padded to the cell's width less the space after it;
+        `value` None in the header): ratio columns get a bar of their value. A subclass may
+        paint some columns its own way."""
+        if column.unit == "%" and value is not None and not style.reverse:
+            filled = self._bar_cells(value, len(body))
+            return [Segment(body[:filled], style + Style(bgcolor="#3a5a80")),
+                    Segment(body[filled:] + " ", style)]
+        return [Segment(body + " ", style)]
 
     @staticmethod
     def _bar_cells(value: object, width: int) -> int:

@@ -122,6 +122,22 @@ class Timeline(Widget, can_focus=True):
             self.start_ns = start_ns
             self.end_ns = end_ns
 
+    class HiddenChanged(Message):
+        """Tracks were hidden or shown again: `hidden` are hidden now; `label` names the one
+        just hidden ("" when tracks were shown); `all_shown`: H showed every one."""
+
+        def __init__(self, timeline: Timeline, hidden: int, label: str = "",
+                     all_shown: bool = False) -> None:
+            super().__init__()
+            self.timeline = timeline
+            self.hidden = hidden
+            self.label = label
+            self.all_shown = all_shown
+
+        @property
+        def control(self) -> Timeline:
+            return self.timeline
+
     class WindowChanged(Message):
         """The visible time window changed."""
 
@@ -501,7 +517,10 @@ class Timeline(Widget, can_focus=True):
     def _reveal(self, track: int) -> None:
         """Unhide a track and expand its process."""
         assert self.index is not None
-        self.layout_state.hidden.discard(track)
+        hidden = self.layout_state.hidden
+        if track in hidden:
+            hidden.discard(track)
+            self.post_message(self.HiddenChanged(self, len(hidden)))
         self.layout_state.collapsed.discard(int(self.index.arrays["tracks.process"][track]))
         self._rebuild_lines()
 
@@ -546,13 +565,32 @@ class Timeline(Widget, can_focus=True):
 
     def action_hide_track(self) -> None:
         track = self.lines[self.focus_line].track if self.lines else -1
-        if track >= 0:
-            self.layout_state.hidden.add(track)
-            self._rebuild_lines()
+        if track < 0 or self.index is None:
+            return
+        hidden = self.layout_state.hidden
+        hidden.add(track)
+        process = self.index.arrays["tracks.process"]
+        label = self.index.track_label(track)
+        if process[track] >= 0:  # which process (and rank): thread names repeat
+            label = f"{label} of {self.index.process_label(int(process[track]))}"
+        if process[track] >= 0 and all(
+                t in hidden for t in np.flatnonzero(process == process[track]).tolist()):
+            label += " (its process's last track: the process is hidden too)"
+        self._rebuild_lines()
+        self.post_message(self.HiddenChanged(self, len(hidden), label))
 
     def action_show_hidden(self) -> None:
-        self.layout_state.hidden.clear()
+        if self.layout_state.hidden:
+            self.layout_state.hidden.clear()
+            self.post_message(self.HiddenChanged(self, 0, all_shown=True))
         self._rebuild_lines()
+
+    def hidden_in(self, process: int) -> int:
+        """How many tracks of `process` are hidden."""
+        if self.index is None or not self.layout_state.hidden:
+            return 0
+        owner = self.index.arrays["tracks.process"]
+        return sum(1 for t in self.layout_state.hidden if owner[t] == process)
 
     def action_follow_flow(self, direction: int) -> None:
         """Jump to the first flow partner of the selected slice (out with 1, in with -1)."""
@@ -815,7 +853,10 @@ class Timeline(Widget, can_focus=True):
         bg = self.palette.focus if n == self.focus_line else self.palette.gutter
         if line.kind == PROCESS:
             mark = "▶" if line.process in self.layout_state.collapsed else "▼"
-            text = f"{mark} {safe(line.label)}"
+            hidden = self.hidden_in(line.process)
+            # the count is kept whole; the name gives way where the gutter is narrow
+            note = f" +{hidden} hidden" if hidden else ""
+            text = f"{mark} {safe(line.label)}"[: max(width - 1 - len(note), 2)] + note
             style = self._styles(self.palette.text, bg, bold=True, underline=focused)
         else:
             pin = "⚲ " if line.track in self.layout_state.pinned and line.label else ""

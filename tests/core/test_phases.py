@@ -183,6 +183,10 @@ def test_other_phases_are_counted_not_fatal(tmp_path, batch) -> None:
     assert index.meta["phase_counts"] == {"D": 1, "N": 1, "O": 1, "P": 1, "Q": 1, "X": 1}
     assert [s[0] for s in slices(index)] == ["kept"]
     assert problems(index) == {"unknown_phase": 1}
+    # The event of an unknown phase is kept where and when it happened, as an instant.
+    a = index.arrays
+    assert [(index.strings[a["instants.name"][i]], int(a["instants.ts"][i]))
+            for i in range(len(a["instants.ts"]))] == [("what", 5000)]
 
 
 def test_args_are_read_lazily(tmp_path, batch) -> None:

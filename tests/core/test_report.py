@@ -3,6 +3,7 @@ and their breakdown, on inline traces and the bundled samples."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -118,3 +119,23 @@ def test_the_ascend_sample() -> None:
     assert {t["kind"] for t in report["tables"]} == {"aicpu", "op_statistic", "op_summary",
                                                      "step_trace"}
     assert len(report["files"]) == 2
+
+
+def test_damage_and_notes_are_counted_apart(tmp_path) -> None:
+    """A flow without a partner is a note; an end without a begin (dropped) is damage; the
+    report keeps every kind in `diagnostics` and splits them in `damage` and `notes`."""
+    from proftui.core.diagnostics import severity
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([
+        {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5},
+        {"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": 1, "cat": "ac2g", "name": "f"},
+        {"ph": "E", "pid": 1, "tid": 1, "ts": 9}]))
+    index = load_trace(str(path), use_cache=False)
+    report = summary_report(index)
+    assert report["diagnostics"] == {"unmatched_end": 1, "flow_orphan": 1}
+    assert report["damage"] == {"unmatched_end": 1} and report["notes"] == {"flow_orphan": 1}
+    assert (index.diagnostics.damage, index.diagnostics.notes) == (1, 1)
+    assert {d["kind"]: d["severity"] for d in index.diagnostics.to_list()} == {
+        "unmatched_end": "damage", "flow_orphan": "note"}
+    assert severity("a kind not known") == "damage"

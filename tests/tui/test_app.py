@@ -215,3 +215,50 @@ async def test_a_sqlite_export_opens_like_its_text_export(tmp_path) -> None:
         assert "Stream 2  2 slices in 1 rows" in labels
         assert "Iterations (1, from ProfilerStep#N annotations)" in labels
         assert any(label.startswith("kernel_details  2 rows") for label in labels)
+
+
+async def test_an_error_is_read_whole_at_any_width(tmp_path) -> None:
+    """A path the app cannot open, longer than the screen is wide: the status line wraps to
+    show the whole sentence, and the diagnostics panel (D) keeps it."""
+    folder = tmp_path / ("a_folder_name_long_enough_to_pass_the_right_edge_of_the_screen_" * 2)
+    folder.mkdir()
+    path = folder / "notes.csv"
+    path.write_text("a,b\n1,2\n")
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=(60, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        sentence = f"Cannot open this trace: {app.error}"
+        assert len(sentence) > 2 * 60
+        status = app.query_one("#status", Static)
+        shown = "".join(status.render_line(y).text for y in range(status.size.height))
+        assert status.size.height >= 3
+        assert "".join(shown.split()) == "".join(sentence.split())  # all of it, wrapped
+        await pilot.press("D")
+        await pilot.pause()
+        panel = app.query_one("#diagnostics", Static)
+        assert panel.has_class("shown") and "".join(sentence.split()) in "".join(
+            str(panel.render()).split())
+
+
+async def test_the_status_line_counts_damage_not_notes(tmp_path) -> None:
+    """Flows without a partner are normal Kineto output: a note, listed under D, not an
+    import problem on the status line; a dropped event is."""
+    events = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5},
+              {"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": 1, "cat": "ac2g", "name": "f"},
+              {"ph": "s", "id": 2, "pid": 1, "tid": 1, "ts": 2, "cat": "ac2g", "name": "f"}]
+    notes = tmp_path / "notes.json"
+    notes.write_text(json.dumps(events))
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text(json.dumps(events + [{"ph": "E", "pid": 1, "tid": 1, "ts": 9}]))
+    for path, said in ((notes, "; no import problems"), (damaged, "; 1 import problem (D)")):
+        app = ProftuiApp(str(path))
+        async with app.run_test(size=(120, 30)) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert said in str(app.query_one("#status", Static).render())
+            await pilot.press("D")
+            panel = str(app.query_one("#diagnostics", Static).render())
+            assert "flow with a single point" in panel.split("notes (")[1]
+            damage = "damage 1" if path == damaged else "damage 0"
+            assert f"diagnostics {damage}, notes 2" in panel

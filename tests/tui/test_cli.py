@@ -48,6 +48,7 @@ def test_info_json(trace, capsys) -> None:
     assert data["phase_counts"] == {"M": 2, "X": 2, "E": 1}
     assert data["processes"][0]["name"] == "trainer\x1b[31m"  # JSON escapes it itself
     assert [d["kind"] for d in data["diagnostics"]] == ["unmatched_end"]
+    assert data["diagnostics"][0]["severity"] == "damage"  # an event dropped
 
 
 def test_index_then_info_uses_the_cache(trace, cache_dir, capsys) -> None:

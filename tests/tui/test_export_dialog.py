@@ -109,6 +109,33 @@ async def test_the_ops_pane_as_shown(tmp_path) -> None:
         assert (counts >= 16).all()
 
 
+async def test_the_dialog_opens_on_the_choice_and_arrows_leave_the_file_name(tmp_path) -> None:
+    """The dialog opens with the focus on what to export: arrows and Enter choose there, the
+    file name stays as it was; Tab reaches the file name."""
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")  # a pane with a table: three choices
+        await settle(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ExportDialog)
+        radios = dialog.query_one("#export-what", RadioSet)
+        path = dialog.query_one("#export-path", Input)
+        name = path.value
+        assert app.focused is radios and name
+        await pilot.press("down", "down", "enter", "up")
+        await pilot.pause()
+        assert radios.pressed_button is not None and radios.pressed_button.name == "pane"
+        assert path.value == name and app.focused is radios
+        for _ in range(6):  # Tab goes on through the fields to the file name
+            if app.focused is path:
+                break
+            await pilot.press("tab")
+        assert app.focused is path and path.value == name
+
+
 def test_free_name_never_picks_an_existing_file(tmp_path) -> None:
     (tmp_path / "proftui-export.csv").write_text("")
     (tmp_path / "proftui-export-1.csv").write_text("")

@@ -6,12 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
+from rich.color import Color
 from textual.widgets import TabbedContent
 from tui_support import settle
 
 from proftui.core.roles import op_slices
+from proftui.core.table_query import format_cell
 from proftui.tui.app import ProftuiApp
-from proftui.tui.panes import IterationsPane, OpsPane, TablesPane
+from proftui.tui.panes import BAR_COLUMN, IterationsPane, IterationTable, OpsPane, TablesPane
+from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 from proftui.tui.timeline import Timeline
 
@@ -210,5 +214,73 @@ async def test_iterations_known_only_by_their_parts_draw_without_failing(tmp_pat
         await pilot.pause()
         view = app.query_one("#iterations-table", TableView)
         assert view.table.n_rows == 2
-        lines = [view.render_line(y).text for y in range(1, 3)]
-        assert all("1" in line[-30:] and "2" in line[-30:] for line in lines)  # the bars
+        # Stacked: computing, communication(not overlapped), free; not Communication
+        assert view.names == ["computing", "communication(not overlapped)", "free"]
+        for y in (1, 2):
+            assert [number for number, _, _ in _bar_cells(view, y)] == [1, 2, 3]
+
+
+def _bar_cells(view: IterationTable, y: int) -> list[tuple[int | None, int, int]]:
+    """The bar's segments on line `y`: (the number in its first cell or None, first x, end x),
+    found by their colours (those of the legend's parts)."""
+    colours = {Color.parse(view._colour(k, name)): k + 1 for k, name in enumerate(view.names)}
+    out, x = [], 0
+    for segment in view.render_line(y):
+        bg = segment.style.bgcolor if segment.style else None
+        if bg in colours:
+            first = segment.text[:1]
+            number = int(first) if first.isdigit() else None
+            assert number in (None, colours[bg])  # the number is its colour's in the legend
+            out.append((colours[bg], x, x + len(segment.text)))
+        x += len(segment.text)
+    return out
+
+
+@pytest.mark.parametrize("size", [(80, 24), (250, 60)])
+@pytest.mark.parametrize("sample", ["torch_npu", "kineto_demo.pt.trace.json"])
+async def test_iteration_bars_fit_beside_the_columns_and_follow_the_legend(size, sample):
+    """At 80 and 250 columns: every column but the bar's reads as it would without a bar;
+    the bar's colours stay inside its column, which takes what the others leave (at least a
+    fifth of the pane, 12 to 40 cells); its parts appear in the legend's order, numbered and
+    coloured as the legend says, one scale for all rows."""
+    app = ProftuiApp(str(SAMPLES / sample))
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4", "m")
+        await settle(app, pilot)
+        view = app.query_one(IterationTable)
+        assert view.names[:2] == ["Prepare", "Compute"] and view.names[-1] == "other"
+        table, width = view.table, view.size.width
+        x, cells = 0, []
+        for n, i in enumerate(view.shown_columns):
+            cells.append((x, view._widths[n], table.columns[i]))
+            x += view._widths[n]
+        (bar_x, bar_w), = [(x, w) for x, w, c in cells if c.name == BAR_COLUMN]
+        assert bar_w == max(width - (x - bar_w), min(max(width // 5, 12), 40, width - bar_x))
+        assert bar_x + bar_w <= width
+        legend = view.legend().plain
+        at = [legend.index(f" {k + 1}  {name}") for k, name in enumerate(view.names)]
+        assert at == sorted(at)
+        title = str(app.query_one("#iterations-title").render())
+        assert legend.split("  ")[0] in title
+        longest = max(b.total_ns for b in view.bars if b is not None)
+        for y in range(1, min(len(view.order), view.size.height - 2) + 1):
+            row = int(view.order[view.top + y - 1])
+            line = view.render_line(y).text
+            for x, w, column in cells:
+                if column.name == BAR_COLUMN or x >= width:
+                    continue
+                text = safe(format_cell(column, column.values[row]))
+                text = text if len(text) <= w - 1 else text[:w - 2] + "…"
+                text = text.rjust(w - 1) if column.kind != "text" else text.ljust(w - 1)
+                assert line[x:x + w - 1] == text[:width - x], (column.name, line)
+            segments = _bar_cells(view, y)
+            assert segments and all(bar_x <= a < b <= bar_x + bar_w - 1 for _, a, b in segments)
+            numbers = [k for k, _, _ in segments]
+            assert numbers == sorted(numbers)  # in the legend's order, left to right
+            names = [name for name, _ in view.bars[row].parts]
+            assert [view.names[k - 1] for k in numbers] == [
+                n for n in names if view.names.index(n) + 1 in numbers]
+            # one scale: the bar's cells stand for the row's parts over the longest row's
+            drawn = segments[-1][2] - bar_x
+            assert drawn == round(view.bars[row].total_ns / longest * (bar_w - 1))

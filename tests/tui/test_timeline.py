@@ -376,3 +376,57 @@ async def test_pinning_a_track_moves_the_cursor_with_it() -> None:
         assert timeline.layout_state.pinned == [track]
         assert timeline.lines[timeline.focus_line].track == track
         assert timeline.focus_line == timeline.lines.find(track=track) < last
+
+
+async def test_hidden_tracks_are_counted_where_they_were_and_on_the_status_line(
+        tmp_path) -> None:
+    """h hides a track: its process's header counts it; hiding the only thread of a process
+    hides the process, and the status line, which begins with how many are hidden (whatever
+    the width), says so. H shows them all and the counts go."""
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "trainer"}},
+        {"ph": "M", "name": "process_name", "pid": 2, "args": {"name": "loader"}},
+        {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+        {"ph": "X", "name": "b", "pid": 1, "tid": 2, "ts": 0, "dur": 10},
+        {"ph": "X", "name": "c", "pid": 2, "tid": 3, "ts": 0, "dur": 10},
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(events))
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = await _open(pilot, app)
+
+        def status() -> str:
+            return str(app.query_one("#status").render())
+
+        def headers() -> list[str]:
+            return [timeline._gutter(n).text.strip() for n, line in enumerate(timeline.lines)
+                    if line.kind == PROCESS]
+
+        assert not any("hidden" in h for h in headers()) and "hidden" not in status()
+        timeline.focus_line = next(n for n, line in enumerate(timeline.lines)
+                                   if line.label.startswith("Thread 2"))
+        await pilot.press("h")
+        await pilot.pause()
+        assert status().startswith("[1 hidden: H shows] Hid Thread 2")
+        assert any(h.startswith("▼ trainer") and h.endswith("+1 hidden") for h in headers())
+        timeline.focus_line = next(n for n, line in enumerate(timeline.lines)
+                                   if line.label.startswith("Thread 3"))
+        await pilot.press("h")
+        await pilot.pause()
+        assert status().startswith("[2 hidden: H shows] Hid Thread 3")
+        assert "the process is hidden too" in status()
+        assert not any("loader" in h for h in headers())
+        await pilot.press("right")  # other keys leave the count on the status line
+        await pilot.pause()
+        assert status().startswith("[2 hidden: H shows]")
+        # Selecting a slice of a hidden track (a search, a jump) shows the track: one less.
+        timeline.select(next(i for i in range(app.index.n_slices)
+                             if app.index.slice_name(i) == "b"))
+        await pilot.pause()
+        assert status().startswith("[1 hidden: H shows]")
+        await pilot.press("H")
+        await pilot.pause()
+        assert status().startswith("Every hidden track is shown again.")
+        assert not any("hidden" in h for h in headers())
+        assert len([h for h in headers() if "loader" in h]) == 1

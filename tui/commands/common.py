@@ -300,11 +300,26 @@ class TerminalText:
         self.stream.flush()
 
 
-def diagnostic_lines(counts: dict[str, int]) -> list[str]:
-    """Import problems counted by kind, one line each (or "diagnostics none")."""
-    from proftui.core.diagnostics import KINDS
+def diagnostic_lines(items: list[dict[str, Any]]) -> list[str]:
+    """Import problems, damage apart from notes (see :mod:`proftui.core.diagnostics`), one
+    line per kind: `items` as ``Diagnostics.to_list`` gives them (or "diagnostics none")."""
+    from proftui.core.diagnostics import KINDS, severity
 
-    if not counts:
+    if not items:
         return ["diagnostics none"]
-    return ["diagnostics"] + [f"  {fmt_count(n):>10}  {KINDS.get(kind, kind)}"
-                              for kind, n in counts.items()]
+    damage = [d for d in items if severity(d["kind"]) == "damage"]
+    notes = [d for d in items if severity(d["kind"]) == "note"]
+    n_damage, n_notes = (sum(d["count"] for d in part) for part in (damage, notes))
+    lines = [f"diagnostics damage {fmt_count(n_damage)}, notes {fmt_count(n_notes)}"]
+    for title, part in (("damage (input that could not be read, or not used as written)",
+                         damage),
+                        ("notes (normal in profilers' output; nothing was lost)", notes)):
+        if part:
+            lines.append(f"  {title}")
+        for d in part:
+            where = (f" (first at byte {d['first_offset']})"
+                     if d.get("first_offset") is not None else "")
+            detail = f": {safe(d['detail'])}" if d.get("detail") else ""
+            message = d.get("message") or KINDS.get(d["kind"], d["kind"])
+            lines.append(f"  {fmt_count(d['count']):>10}  {safe(message)}{where}{detail}")
+    return lines

@@ -5,7 +5,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from proftui.tui.commands.common import EXIT_OK, load, new_parser, print_json
+from proftui.tui.commands.common import (
+    EXIT_OK,
+    diagnostic_lines,
+    load,
+    new_parser,
+    print_json,
+)
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.safe import safe
 
@@ -90,14 +96,7 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"not used   {len(profile['skipped'])}")
         for item in profile["skipped"]:
             lines.append(f"  {safe(_short(item['path'], profile))}: {safe(item['why'])}")
-    if summary["diagnostics"]:
-        lines.append("diagnostics")
-        for d in summary["diagnostics"]:
-            where = f" (first at byte {d['first_offset']})" if d["first_offset"] is not None else ""
-            detail = f": {safe(d['detail'])}" if d["detail"] else ""
-            lines.append(f"  {fmt_count(d['count']):>10}  {safe(d['message'])}{where}{detail}")
-    else:
-        lines.append("diagnostics none")
+    lines += diagnostic_lines(summary["diagnostics"])
     return lines
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from proftui.tui.commands.common import (
     EXIT_OK,
@@ -12,18 +15,46 @@ from proftui.tui.commands.common import (
     print_json,
     print_table,
 )
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, shorten_apart
 from proftui.tui.safe import safe
 
+if TYPE_CHECKING:
+    from proftui.core.importers.csv_summary import Table
 
-def finding_text(finding: dict, origin_ns: int) -> str:
-    """One finding of the report's JSON as two lines: what, what it costs, where first."""
+
+def finding_text(finding: dict, origin_ns: int | None) -> str:
+    """One finding of the report's JSON as two lines: what, what it costs, where first (from
+    the trace start; not said without a timeline, `origin_ns` None)."""
     group = f" [{safe(finding['group'])}]" if finding["group"] else ""
     first = finding["evidence"][0] if finding["evidence"] else None
-    where = (f", first at {fmt_duration(first['start_ns'] - origin_ns)}" if first else "")
+    where = (f", first at {fmt_duration(first['start_ns'] - origin_ns)}"
+             if first and origin_ns is not None else "")
     return (f"  {finding['severity'].upper()} {finding['rule']}{group}: "
             f"{safe(finding['title'])}\n    loses {fmt_duration(finding['time_lost_ns'])} "
             f"per step ({finding['share'] * 100:.1f} % of the median step){where}\n")
+
+
+def fit_names(table: Table, width: int, boxed: bool = False) -> Table:
+    """`table` with its first column (names) shortened in the middle so that its rows fit
+    `width` characters beside the other columns (as printed: two spaces between columns, or
+    a rich table's rules on a terminal); at least 24 characters of a name are kept."""
+    import numpy as np
+
+    from proftui.core.importers.csv_summary import Table
+    from proftui.core.table_query import rows_text
+
+    cells = rows_text(table, range(table.n_rows), range(len(table.columns)))
+    others = sum(max([len(table.columns[c].header), *(len(r[c]) for r in cells)])
+                 for c in range(1, len(table.columns)))
+    room = width - others - (3 * len(table.columns) + 1 if boxed
+                             else 2 * (len(table.columns) - 1))
+    first = table.columns[0]
+    if first.kind != "text" or not any(len(r[0]) > max(room, 24) for r in cells):
+        return table
+    names = np.empty(table.n_rows, dtype=object)
+    names[:] = shorten_apart([r[0] for r in cells], max(room, 24))
+    return Table(table.kind, table.path, [replace(first, values=names), *table.columns[1:]],
+                 table.n_rows)
 
 
 def cmd_summary(argv: list[str]) -> int:
@@ -43,18 +74,21 @@ def cmd_summary(argv: list[str]) -> int:
         return EXIT_OK
     files = report["files"]
     tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
-    sys.stdout.write(f"summary of {safe(report['path'])}\n"
-                     f"span {fmt_duration(report['span_ns'])}, "
-                     f"{fmt_count(report['slices'])} slices from {len(files)} "
-                     f"timeline{'s' if len(files) != 1 else ''}"
+    what = (f"span {fmt_duration(report['span_ns'])}, {fmt_count(report['slices'])} slices "
+            f"from {len(files)} timeline{'s' if len(files) != 1 else ''}" if files
+            else "no timeline: summarised from its tables")
+    sys.stdout.write(f"summary of {safe(report['path'])}\n{what}"
                      + (f"; tables: {tables}" if tables else "") + "\n")
     if report["iterations"] is None:
         sys.stdout.write("iterations none found\n")
+    width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
     for title, table in report_tables(report):
+        table = fit_names(table, width, boxed=sys.stdout.isatty())
         print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
     if report["findings"]:
         sys.stdout.write("top findings (proftui advise for all, with evidence):\n"
-                         + "".join(finding_text(f, report["start_ns"])
+                         + "".join(finding_text(f, report["start_ns"] if files else None)
                                    for f in report["findings"]))
-    sys.stdout.write("\n".join(diagnostic_lines(report["diagnostics"])) + "\n")
+    sys.stdout.write("\n".join(diagnostic_lines(
+        [{"kind": kind, "count": n} for kind, n in report["diagnostics"].items()])) + "\n")
     return EXIT_OK
