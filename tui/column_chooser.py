@@ -14,8 +14,8 @@ from textual.widgets import Static
 
 from proftui.tui.safe import safe
 
-HINT = ("Space show/hide   shift+↑/↓ or k/j move   r default   Enter apply   Esc cancel\n"
-        "The first column stays on screen when the table scrolls sideways.")
+HINT = ("Space show/hide   shift+↑↓ or k/j move   r default\n"
+        "Enter apply   Esc cancel   (the first column stays on screen)")
 
 
 class ColumnList(Widget, can_focus=True):

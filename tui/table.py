@@ -94,6 +94,7 @@ class TableView(Widget, can_focus=True):
         self._order: list[int] = []  # the columns a person may see, in order
         self._shown: list[int] = []  # those not hidden by the column chooser
         self._settings: ColumnSettings | None = None
+        self._sums: list = []  # the totals of the rows shown, per column
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -191,7 +192,9 @@ class TableView(Widget, can_focus=True):
         table = self.table
         assert table is not None
         sample = self.order[:SAMPLE_ROWS]
-        sums = totals(table, self.order)
+        # Kept for the totals line: summing millions of rows at every paint would make
+        # each scroll step wait for it.
+        self._sums = sums = totals(table, self.order)
         needs = []
         for n, i in enumerate(self._shown):
             column = table.columns[i]
@@ -205,9 +208,10 @@ class TableView(Widget, can_focus=True):
         self._widths = fit_widths(needs, numeric, self.size.width)
 
     def on_resize(self) -> None:
-        if self.table is not None:
+        if self.table is not None:  # (the pane may have been hidden when it was shown)
             self._size_columns()
             self._keep_column_visible()
+            self.refresh()
 
     def _header(self, i: int) -> str:
         column = self.table.columns[i]  # type: ignore[union-attr]
@@ -238,10 +242,11 @@ class TableView(Widget, can_focus=True):
         always, then from `left` on while there is room (the last may be cut)."""
         if not self._widths:
             return []
+        width = self.size.width
         out = [(0, 0, self._widths[0])]
         x = self._widths[0]
         for n in range(self.left, len(self._widths)):
-            if x >= self.size.width:
+            if x >= width:
                 break
             out.append((n, x, self._widths[n]))
             x += self._widths[n]
@@ -249,7 +254,8 @@ class TableView(Widget, can_focus=True):
 
     def _whole(self, n: int) -> bool:
         """Whether shown column `n` is drawn whole."""
-        return any(k == n and x + w <= self.size.width for k, x, w in self.visible_columns())
+        width = self.size.width
+        return any(k == n and x + w <= width for k, x, w in self.visible_columns())
 
     @property
     def last_left(self) -> int:
@@ -414,7 +420,7 @@ class TableView(Widget, can_focus=True):
             if self.message:  # a filter that could not be used says why where totals go
                 text = safe(f"filter not applied: {self.message}")[:width].ljust(width)
                 return Strip([Segment(text, base + Style(bold=True, color="red"))], width)
-            sums = totals(table, self.order)
+            sums = self._sums
             cells = []
             for n, _, _ in drawn:
                 i = self._shown[n]
