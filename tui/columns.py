@@ -25,6 +25,7 @@ NAME_COLUMNS = {
     "communication_statistic": "OP Type",
     "operator_details": "Name",
     "operator_memory": "Name",
+    "step_trace": "Iteration ID",
 }
 VERSION = 1
 

@@ -177,6 +177,10 @@ async def test_the_mouse_wheel_scrolls_sideways_with_shift_or_the_horizontal_whe
         await pilot.pause()
         assert view.left == 2 and view.cursor == 3  # the plain wheel moves the rows
         assert view.render_line(1).text.startswith("kernel_")
+        # A click on a header scrolled into view sorts by that column.
+        n, x, _ = view.visible_columns()[2]
+        await pilot.click(TableView, offset=(x + 1, 0))
+        assert n == 3 and view.sort == (view.shown_columns[n], True) and view.column == n
 
 
 async def test_columns_share_the_width_there_is() -> None:
