@@ -452,7 +452,8 @@ class TableView(Widget, can_focus=True):
         for (text, i, value), (n, _, cell_width) in zip(cells, drawn):
             column = self.table.columns[i]  # type: ignore[union-attr]
             numeric = column.kind != "text"
-            text = cut(safe(text), cell_width - 1, middle=not header and not numeric)
+            # Names (the first column) differ at their ends: cut in the middle; prose at its end.
+            text = cut(safe(text), cell_width - 1, middle=n == 0 and not header and not numeric)
             body = text.rjust(cell_width - 1) if numeric and not header else text.ljust(
                 cell_width - 1)
             # The first column stays while the others scroll: a rule says where.

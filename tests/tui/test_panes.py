@@ -14,7 +14,7 @@ from proftui.core.roles import op_slices
 from proftui.tui.app import ProftuiApp
 from proftui.tui.column_chooser import ColumnList
 from proftui.tui.panes import IterationsPane, OpsPane, TablesPane
-from proftui.tui.table import TableView
+from proftui.tui.table import TableView, cut
 from proftui.tui.timeline import Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -307,6 +307,11 @@ async def test_ops_columns_share_the_width_and_scroll_to_min_and_max() -> None:
                 assert not view.scrolls and view._widths[0] == longest + 1
                 continue
             assert view.scrolls and "Max" not in view.render_line(0).text.split()
+            # Long names are cut in the middle, to the width of the column.
+            name = str(view.table.columns[0].values[view.order[0]])
+            assert len(name) >= view._widths[0]
+            assert view.render_line(1).text.startswith(
+                cut(name, view._widths[0] - 1, middle=True) + "│")
             while _headers(view)[view.column] != "Max":
                 await pilot.press("right")
             assert "Max" in view.render_line(0).text.split()
