@@ -25,7 +25,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import Table
+from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.table_query import default_sort, filter_mask, format_cell, sort_order, totals
 from proftui.tui.columns import (
     ColumnSettings,
@@ -446,8 +446,7 @@ class TableView(Widget, can_focus=True):
                    drawn: list[tuple[int, int, int]], style: Style, width: int,
                    header: bool = False) -> Strip:
         """One line of `cells` (text, column index, value) at the places of `drawn`."""
-        segments = []
-        bar = Style(bgcolor="#3a5a80")
+        segments: list[Segment] = []
         scrolls = self.scrolls
         for (text, i, value), (n, _, cell_width) in zip(cells, drawn):
             column = self.table.columns[i]  # type: ignore[union-attr]
@@ -462,13 +461,11 @@ class TableView(Widget, can_focus=True):
                 edge = "«"  # columns hidden on the left
             cell_style = style + Style(underline=True) if (
                 header and n == self.column) else style
-            if column.unit == "%" and value is not None and not cell_style.reverse:
-                filled = self._bar_cells(value, cell_width - 1)
-                segments.append(Segment(body[:filled], cell_style + bar))
-                segments.append(Segment(body[filled:], cell_style))
-            else:
-                segments.append(Segment(body, cell_style))
-            segments.append(Segment(edge, style if n == 0 else cell_style))
+            cell = self.cell_segments(body, column, None if header else value, cell_style)
+            if edge != " ":  # the cell's last space becomes the rule
+                last = cell[-1]
+                cell[-1:] = [Segment(last.text[:-1], last.style), Segment(edge, style)]
+            segments += cell
         strip = Strip(segments).crop(0, width).extend_cell_length(width, style)
         if header and drawn and width > 1:
             last, x, cell_width = drawn[-1]
@@ -476,6 +473,17 @@ class TableView(Widget, can_focus=True):
                 # columns hidden (or cut) on the right
                 strip = Strip.join([strip.crop(0, width - 1), Strip([Segment("»", style)], 1)])
         return strip
+
+    def cell_segments(self, body: str, column: Column, value: object,
+                      style: Style) -> list[Segment]:
+        """One cell (`body`: its text padded to the cell's width less the space after it;
+        `value` None in the header): ratio columns get a bar of their value. A subclass may
+        paint some columns its own way."""
+        if column.unit == "%" and value is not None and not style.reverse:
+            filled = self._bar_cells(value, len(body))
+            return [Segment(body[:filled], style + Style(bgcolor="#3a5a80")),
+                    Segment(body[filled:] + " ", style)]
+        return [Segment(body + " ", style)]
 
     @staticmethod
     def _bar_cells(value: object, width: int) -> int:
