@@ -57,6 +57,8 @@ KEYS_HELP = """proftui keys
 
 In a table: arrows move, s sorts by the current column (again: the other way), a click on a
 header sorts by it, / filters (text, /regex/, Column~text, Total>1ms, Count>=10), Enter opens.
+A wide table scrolls sideways with left/right (shift+left/right or < > a page; shift+wheel),
+its first column kept on screen; C chooses the columns and their order (remembered per kind).
 Ops pane: b by name, category or type, v all / device / host tracks, t only the pinned
 tracks, a whole trace; Enter on an op lists its instances, Enter on an instance shows it on
 the timeline, Esc goes back.

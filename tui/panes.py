@@ -41,6 +41,8 @@ from proftui.tui.table import TableView
 
 SIDES = ("all", "device", "host")
 GROUPINGS = tuple(GROUP_BY)
+# As `proftui ops`: one name is one row everywhere (b groups otherwise, keeping the sort).
+DEFAULT_GROUPING = "name"
 _SPARK = "▁▂▃▄▅▆▇█"
 # The bar's least width: a fifth of the pane, within these bounds; more when the columns
 # leave more room.
@@ -174,11 +176,10 @@ class OpsPane(TablePane):
 
     def show_trace(self, index: TraceIndex, iterations: list[Iteration],
                    tables: list[Table] = ()) -> None:  # type: ignore[assignment]
-        """A new trace; where its op tables name the ops' types (Ascend), group by type."""
+        """A new trace, its ops grouped by the default (by name, as `proftui ops`)."""
         self.index, self.iterations, self.tables = index, iterations, list(tables)
         self.types = None
-        self.by = "type" if any(t.kind in ("op_summary", "kernel_details")
-                                for t in self.tables) else "name"
+        self.by = DEFAULT_GROUPING
         self.set_window(WHOLE_TRACE)
 
     def set_window(self, window: Window) -> None:
@@ -198,15 +199,14 @@ class OpsPane(TablePane):
             self.recompute()
 
     def _title(self, busy: bool = False) -> None:
-        view = f"by {self.by}"
+        view = f"by {self.by}" + (" (the default)" if self.by == DEFAULT_GROUPING else "")
         if self.tracks is not None:
             view += f", {len(self.tracks)} pinned tracks"
         rows = f"{fmt_count(self.ops.n_rows)} ops" if self.ops is not None else ""
         state = "computing ..." if busy else rows
         text = (f"Ops of {safe(self.window.label)}, {view}, {self.side} tracks: {state}   "
                 "b name/category/type/engine  v all/device/host  t pinned tracks  a whole trace  "
-                "/ filter  s sort  "
-                "Enter instances")
+                "/ filter  s sort  Enter instances")
         self.query_one("#ops-title", Static).update(text)
 
     @work(thread=True, exclusive=True, group="ops")
@@ -230,8 +230,8 @@ class OpsPane(TablePane):
         self._title()
 
     def action_toggle_by(self) -> None:
+        """Group otherwise; the table keeps its sort (the first column: the new key)."""
         self.by = GROUPINGS[(GROUPINGS.index(self.by) + 1) % len(GROUPINGS)]
-        self.query_one("#ops-table", TableView).table = None  # columns change: start afresh
         self.recompute()
 
     def action_cycle_side(self) -> None:
@@ -353,11 +353,25 @@ class TablesPane(TablePane):
     def _show(self) -> None:
         table = self.tables[self.current]
         self.table_view().show(table)
-        names = "  ".join(f"[{safe(t.kind)}{' ' + safe(t.group) if t.group else ''}]"
-                          if n == self.current else safe(t.kind)
-                          for n, t in enumerate(self.tables))
-        self.query_one("#tables-title", Static).update(
-            f"{names}   ({fmt_count(table.n_rows)} rows; [ ] switch, / filter, s sort)")
+        self.query_one("#tables-title", Static).update(tables_title(self.tables, self.current))
+
+
+def table_name(table: Table, ranked: bool) -> str:
+    """A table's tab label: its kind, and its rank or device where the profile has several
+    (`op_summary rank 1`)."""
+    return f"{table.kind} {table.group}" if ranked and table.group else table.kind
+
+
+def tables_title(tables: list[Table], current: int) -> str:
+    """The Tables pane's title: the table shown (with its rank where there are several), its
+    place among the others and the tables that `]` brings next (the footer has the keys)."""
+    ranked = len({t.group for t in tables}) > 1
+    table = tables[current]
+    after = [table_name(tables[(current + k) % len(tables)], ranked)
+             for k in range(1, len(tables))]
+    return (f"[{safe(table_name(table, True))}] {current + 1}/{len(tables)}, "
+            f"{fmt_count(table.n_rows)} rows" + (f"   ] next: {safe(', '.join(after))}"
+                                                 if after else ""))
 
 
 # The step breakdown's columns in the iterations table, as `proftui breakdown` prints them:
@@ -573,11 +587,6 @@ class IterationTable(TableView):
         least = min(max(width // 5, MIN_BAR), MAX_LEAST_BAR,
                     max(width - sum(self._widths[:slot]), MIN_BAR // 2))
         self._widths[slot] = max(room, least)
-
-    def on_resize(self) -> None:
-        if self.table is not None:
-            self._size_columns()
-            self.refresh()
 
     def render_line(self, y: int) -> Strip:
         n = self.top + y - 1

@@ -7,6 +7,10 @@ Sorting and filtering are :mod:`proftui.core.table_query` calls, so the headless
 the same answers. Numbers are right-aligned and human-formatted, headers carry their units and
 the sort arrow, the last line holds the totals of the rows shown, and ratio columns (unit %)
 get a bar in the cell.
+
+Columns share the width there is (:func:`proftui.tui.widths.fit_widths`); a table wider than
+that scrolls sideways a column at a time, its first column kept on screen. `C` chooses the
+columns and their order, remembered per kind of table (:mod:`proftui.tui.columns`).
 """
 
 from __future__ import annotations
@@ -23,10 +27,20 @@ from textual.widget import Widget
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.table_query import default_sort, filter_mask, format_cell, sort_order, totals
+from proftui.tui.columns import (
+    ColumnSettings,
+    arrange,
+    column_keys,
+    default_order,
+    layout_of,
+    shown_columns,
+)
 from proftui.tui.safe import safe
+from proftui.tui.widths import fit_widths
 
-MAX_TEXT_WIDTH = 48
 SAMPLE_ROWS = 200  # rows looked at to size the columns
+MAX_NEED = 1000  # a column's width never grows past this (one huge cell in a sample)
+_NOTED: set[str] = set()  # settings files whose problem was told (once a session)
 
 
 class TableView(Widget, can_focus=True):
@@ -44,7 +58,11 @@ class TableView(Widget, can_focus=True):
         Binding("end", "move(1000000000)", "Last", show=False),
         Binding("left", "column(-1)", "Column left", show=False),
         Binding("right", "column(1)", "Column right", show=False),
+        Binding("shift+left,less_than_sign", "page_columns(-1)", "Columns left", show=False),
+        Binding("shift+right,greater_than_sign", "page_columns(1)", "Columns right",
+                show=False),
         Binding("s", "sort", "Sort"),
+        Binding("C", "choose_columns", "Columns"),
         Binding("enter", "choose", "Open", show=False),
     ]
 
@@ -69,27 +87,61 @@ class TableView(Widget, can_focus=True):
         self.filter_text = ""
         self.cursor = 0
         self.top = 0
-        self.column = 0
+        self.column = 0  # the column cursor: a position in the shown columns
+        self.left = 1  # the first shown column drawn after the first (which stays)
         self.message = ""
-        self._widths: list[int] = []
-        self._shown: list[int] = []
+        self._widths: list[int] = []  # of the shown columns, separator included
+        self._order: list[int] = []  # the columns a person may see, in order
+        self._shown: list[int] = []  # those not hidden by the column chooser
+        self._settings: ColumnSettings | None = None
+        self._sums: list = []  # the totals of the rows shown, per column
 
     # -- data -----------------------------------------------------------------------------------
 
     def show(self, table: Table, keep_position: bool = False) -> None:
-        """Show `table`, sorted by its usual first move unless a sort is kept."""
-        same = self.table is not None and [c.header for c in self.table.columns] == [
-            c.header for c in table.columns]
+        """Show `table`, sorted by its usual first move unless a sort is kept: with
+        `keep_position` the same columns keep everything, other columns (an ops table
+        grouped otherwise) keep the sort by a column of the same header."""
+        old = self.table
+        same = old is not None and column_keys(old) == column_keys(table)
+        kept_sort = self._same_column(old, table, self.sort[0]) if (
+            keep_position and not same and self.sort is not None) else None
         self.table = table
-        self._shown = [i for i, c in enumerate(table.columns) if c.name not in self.hidden]
+        layout = self.column_settings().get(table.kind)
+        self._order = arrange(table, self.hidden, layout)
+        self._shown = shown_columns(table, self._order, layout)
         if not (keep_position and same):
-            self.sort = default_sort(table)
+            self.sort = default_sort(table) if kept_sort is None else (
+                kept_sort, self.sort[1])  # type: ignore[index]
             self.filter_text = ""
             self.cursor = self.top = 0
+            self.left = 1
             # The column cursor starts on the sorted column: `s` then turns the order round.
             sorted_column = self.sort[0] if self.sort is not None else -1
             self.column = self._shown.index(sorted_column) if sorted_column in self._shown else 0
+        self.column = min(self.column, max(len(self._shown) - 1, 0))
         self._apply()
+
+    @staticmethod
+    def _same_column(old: Table | None, new: Table, column: int) -> int | None:
+        """The column of `new` standing for `column` of `old`: the same header, or the
+        first column for the first (the key of a grouping)."""
+        if old is None or column >= len(old.columns):
+            return None
+        if column == 0:
+            return 0 if new.columns else None
+        header = old.columns[column].header
+        return next((i for i, c in enumerate(new.columns) if c.header == header), None)
+
+    def column_settings(self) -> ColumnSettings:
+        """The remembered column choices (read once per table; a problem told once)."""
+        if self._settings is None:
+            self._settings = ColumnSettings.load()
+            note = self._settings.note
+            if note and str(self._settings.path) not in _NOTED and self.is_attached:
+                _NOTED.add(str(self._settings.path))
+                self.app.notify(note, severity="warning", timeout=10)
+        return self._settings
 
     def set_filter(self, text: str) -> None:
         """Keep the rows matching `text` (see :func:`proftui.core.table_query.filter_mask`);
@@ -121,6 +173,7 @@ class TableView(Widget, can_focus=True):
         self.cursor = min(self.cursor, max(len(rows) - 1, 0))
         self._size_columns()
         self._keep_cursor_visible()
+        self._keep_column_visible()
         self.refresh()
 
     @property
@@ -139,8 +192,10 @@ class TableView(Widget, can_focus=True):
         table = self.table
         assert table is not None
         sample = self.order[:SAMPLE_ROWS]
-        sums = totals(table, self.order)
-        widths = []
+        # Kept for the totals line: summing millions of rows at every paint would make
+        # each scroll step wait for it.
+        self._sums = sums = totals(table, self.order)
+        needs = []
         for n, i in enumerate(self._shown):
             column = table.columns[i]
             cells = [format_cell(column, column.values[r]) for r in sample.tolist()]
@@ -148,8 +203,15 @@ class TableView(Widget, can_focus=True):
             cells.append(f"{len(self.order):,} rows" if n == 0 else (
                 "" if sums[i] is None else format_cell(column, sums[i])))
             width = max([len(self._header(i)), *map(len, cells)], default=4)
-            widths.append(min(width, MAX_TEXT_WIDTH) + 1)
-        self._widths = widths
+            needs.append(min(width, MAX_NEED) + 1)
+        numeric = [table.columns[i].kind != "text" for i in self._shown]
+        self._widths = fit_widths(needs, numeric, self.size.width)
+
+    def on_resize(self) -> None:
+        if self.table is not None:  # (the pane may have been hidden when it was shown)
+            self._size_columns()
+            self._keep_column_visible()
+            self.refresh()
 
     def _header(self, i: int) -> str:
         column = self.table.columns[i]  # type: ignore[union-attr]
@@ -168,6 +230,66 @@ class TableView(Widget, can_focus=True):
         elif self.cursor >= self.top + self.body_height:
             self.top = self.cursor - self.body_height + 1
 
+    # -- sideways ---------------------------------------------------------------------------------
+
+    @property
+    def scrolls(self) -> bool:
+        """Whether the shown columns are wider than the widget (then it scrolls sideways)."""
+        return sum(self._widths) > self.size.width
+
+    def visible_columns(self) -> list[tuple[int, int, int]]:
+        """(position in the shown columns, x, width) of each column drawn, the first
+        always, then from `left` on while there is room (the last may be cut)."""
+        if not self._widths:
+            return []
+        width = self.size.width
+        out = [(0, 0, self._widths[0])]
+        x = self._widths[0]
+        for n in range(self.left, len(self._widths)):
+            if x >= width:
+                break
+            out.append((n, x, self._widths[n]))
+            x += self._widths[n]
+        return out
+
+    def _whole(self, n: int) -> bool:
+        """Whether shown column `n` is drawn whole."""
+        width = self.size.width
+        return any(k == n and x + w <= width for k, x, w in self.visible_columns())
+
+    @property
+    def last_left(self) -> int:
+        """The largest `left` worth scrolling to: from there the last column is drawn."""
+        room = self.size.width - (self._widths[0] if self._widths else 0)
+        left = len(self._widths)
+        while left > 1 and room - self._widths[left - 1] >= 0:
+            room -= self._widths[left - 1]
+            left -= 1
+        return max(min(left, len(self._widths) - 1), 1)
+
+    def _keep_column_visible(self) -> None:
+        """Scroll so that the column cursor is drawn whole (or as far left as it goes)."""
+        if self.size.width <= 0:  # not laid out yet: scrolled when it is (on_resize)
+            return
+        self.left = min(max(self.left, 1), self.last_left)
+        if self.column == 0:
+            return
+        if self.column < self.left:
+            self.left = self.column
+        while self.left < self.column and not self._whole(self.column):
+            self.left += 1
+
+    def scroll_columns(self, step: int) -> None:
+        """Scroll `step` columns sideways; the column cursor stays on a column drawn."""
+        if not self._widths:
+            return
+        self.left = min(max(self.left + step, 1), self.last_left)
+        drawn = [n for n, _, _ in self.visible_columns() if n == 0 or self._whole(n)]
+        if self.column not in drawn:
+            scrolled = [n for n in drawn if n] or drawn
+            self.column = min(scrolled, key=lambda n: abs(n - self.column))
+        self.refresh()
+
     # -- actions --------------------------------------------------------------------------------
 
     def action_move(self, step: int) -> None:
@@ -183,7 +305,48 @@ class TableView(Widget, can_focus=True):
     def action_column(self, step: int) -> None:
         if self._shown:
             self.column = min(max(self.column + step, 0), len(self._shown) - 1)
+            self._keep_column_visible()
             self.refresh()
+
+    def action_page_columns(self, step: int) -> None:
+        """A screenful of columns sideways (shift+arrows, < and >)."""
+        page = max(sum(1 for n, _, _ in self.visible_columns() if n and self._whole(n)), 1)
+        before = self.left
+        self.scroll_columns(step * page)
+        if self.left == before and self._shown:  # at an end: the cursor goes there
+            self.column = len(self._shown) - 1 if step > 0 else (1 if self.column > 1 else 0)
+            self._keep_column_visible()
+            self.refresh()
+
+    def action_choose_columns(self) -> None:
+        """The column chooser: show, hide and order this kind of table's columns."""
+        table = self.table
+        if table is None:
+            return
+        from proftui.tui.column_chooser import ColumnChooser  # loaded when used
+
+        headers = [c.header for c in table.columns]
+        hidden = set(self._order) - set(self._shown)
+        title = f"Columns of {table.kind} (remembered for every {table.kind} table)"
+        self.app.push_screen(ColumnChooser(title, headers, self._order, hidden,
+                                           default_order(table, self.hidden)),
+                             self._columns_chosen)
+
+    def _columns_chosen(self, chosen: tuple[list[int], set[int]] | None) -> None:
+        table = self.table
+        if chosen is None or table is None:
+            return
+        order, hidden = chosen
+        layout = layout_of(table, order, hidden, self.hidden)
+        problem = self.column_settings().put(table.kind, layout)
+        if problem:
+            self.app.notify(problem, severity="warning", timeout=10)
+        current = self._shown[self.column] if self._shown else -1
+        self._order = list(order)
+        self._shown = shown_columns(table, self._order, layout)
+        self.column = self._shown.index(current) if current in self._shown else 0
+        self.left = 1
+        self._apply()
 
     def action_sort(self) -> None:
         """Sort by the current column: descending first for numbers, then the other way."""
@@ -204,13 +367,12 @@ class TableView(Widget, can_focus=True):
         if self.table is None:
             return
         if event.y == 0:  # a header: sort by it
-            x = 0
-            for n, width in enumerate(self._widths):
+            for n, x, width in self.visible_columns():
                 if x <= event.x < x + width:
                     self.column = n
+                    self._keep_column_visible()
                     self.action_sort()
                     return
-                x += width
         elif 1 <= event.y <= self.body_height:
             row = self.top + event.y - 1
             if row < len(self.order):
@@ -220,11 +382,25 @@ class TableView(Widget, can_focus=True):
                     self.action_choose()
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        self.action_move(3)
+        if event.shift or event.ctrl:  # as Textual's scrolling widgets: sideways
+            self.scroll_columns(1)
+        else:
+            self.action_move(3)
         event.stop()
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        self.action_move(-3)
+        if event.shift or event.ctrl:
+            self.scroll_columns(-1)
+        else:
+            self.action_move(-3)
+        event.stop()
+
+    def on_mouse_scroll_right(self, event: events.MouseScrollRight) -> None:
+        self.scroll_columns(1)
+        event.stop()
+
+    def on_mouse_scroll_left(self, event: events.MouseScrollLeft) -> None:
+        self.scroll_columns(-1)
         event.stop()
 
     # -- painting -------------------------------------------------------------------------------
@@ -232,51 +408,71 @@ class TableView(Widget, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         base = self.rich_style
-        if self.table is None:
+        table = self.table
+        if table is None:
             return Strip([Segment(" " * width, base)], width)
+        drawn = self.visible_columns()
         header_style = base + Style(bold=True, reverse=False, underline=True)
         if y == 0:
-            cells = [(self._header(i), self.table.columns[i], None) for i in self._shown]
-            return self._row_strip(cells, header_style, width, header=True)
+            cells = [(self._header(self._shown[n]), self._shown[n], None) for n, _, _ in drawn]
+            return self._row_strip(cells, drawn, header_style, width, header=True)
         if y == self.size.height - 1:
             if self.message:  # a filter that could not be used says why where totals go
                 text = safe(f"filter not applied: {self.message}")[:width].ljust(width)
                 return Strip([Segment(text, base + Style(bold=True, color="red"))], width)
-            sums = totals(self.table, self.order)
-            cells = [(("" if sums[i] is None else format_cell(self.table.columns[i], sums[i]))
-                      if n else f"{len(self.order):,} rows", self.table.columns[i], None)
-                     for n, i in enumerate(self._shown)]
-            return self._row_strip(cells, base + Style(bold=True), width)
-        n = self.top + y - 1
-        if n >= len(self.order):
+            sums = self._sums
+            cells = []
+            for n, _, _ in drawn:
+                i = self._shown[n]
+                text = f"{len(self.order):,} rows" if n == 0 else (
+                    "" if sums[i] is None else format_cell(table.columns[i], sums[i]))
+                cells.append((text, i, None))
+            return self._row_strip(cells, drawn, base + Style(bold=True), width)
+        k = self.top + y - 1
+        if k >= len(self.order):
             text = "(no rows match the filter)" if y == 1 and self.filter_text else ""
             return Strip([Segment(text[:width].ljust(width), base)], width)
-        row = int(self.order[n])
-        cells = [(format_cell(column, column.values[row]), column, column.values[row])
-                 for column in (self.table.columns[i] for i in self._shown)]
-        style = base + Style(reverse=True) if n == self.cursor and self.has_focus else (
-            base + Style(bold=True) if n == self.cursor else base)
-        return self._row_strip(cells, style, width)
+        row = int(self.order[k])
+        cells = []
+        for n, _, _ in drawn:  # only the cells on screen are formatted
+            i = self._shown[n]
+            value = table.columns[i].values[row]
+            cells.append((format_cell(table.columns[i], value), i, value))
+        style = base + Style(reverse=True) if k == self.cursor and self.has_focus else (
+            base + Style(bold=True) if k == self.cursor else base)
+        return self._row_strip(cells, drawn, style, width)
 
-    def _row_strip(self, cells: list[tuple[str, Column, object]], style: Style, width: int,
+    def _row_strip(self, cells: list[tuple[str, int, object]],
+                   drawn: list[tuple[int, int, int]], style: Style, width: int,
                    header: bool = False) -> Strip:
-        segments = []
-        used = 0
-        for n, ((text, column, value), cell_width) in enumerate(zip(cells, self._widths)):
-            text = safe(text)
-            if len(text) > cell_width - 1:
-                text = text[: cell_width - 2] + "…"
+        """One line of `cells` (text, column index, value) at the places of `drawn`."""
+        segments: list[Segment] = []
+        scrolls = self.scrolls
+        for (text, i, value), (n, _, cell_width) in zip(cells, drawn):
+            column = self.table.columns[i]  # type: ignore[union-attr]
             numeric = column.kind != "text"
+            # Names (the first column) differ at their ends: cut in the middle; prose at its end.
+            text = cut(safe(text), cell_width - 1, middle=n == 0 and not header and not numeric)
             body = text.rjust(cell_width - 1) if numeric and not header else text.ljust(
                 cell_width - 1)
+            # The first column stays while the others scroll: a rule says where.
+            edge = "│" if n == 0 and scrolls else " "
+            if header and n == 0 and scrolls and self.left > 1:
+                edge = "«"  # columns hidden on the left
             cell_style = style + Style(underline=True) if (
                 header and n == self.column) else style
-            segments += self.cell_segments(body, column, None if header else value, cell_style)
-            used += cell_width
-            if used >= width:
-                break
-        strip = Strip(segments)
-        return strip.crop(0, width).extend_cell_length(width, style)
+            cell = self.cell_segments(body, column, None if header else value, cell_style)
+            if edge != " ":  # the cell's last space becomes the rule
+                last = cell[-1]
+                cell[-1:] = [Segment(last.text[:-1], last.style), Segment(edge, style)]
+            segments += cell
+        strip = Strip(segments).crop(0, width).extend_cell_length(width, style)
+        if header and drawn and width > 1:
+            last, x, cell_width = drawn[-1]
+            if last < len(self._widths) - 1 or x + cell_width - 1 > width:
+                # columns hidden (or cut) on the right
+                strip = Strip.join([strip.crop(0, width - 1), Strip([Segment("»", style)], 1)])
+        return strip
 
     def cell_segments(self, body: str, column: Column, value: object,
                       style: Style) -> list[Segment]:
@@ -299,3 +495,16 @@ class TableView(Widget, can_focus=True):
         if ratio != ratio:  # NaN: no bar
             return 0
         return int(round(min(max(ratio, 0.0), 100.0) / 100.0 * width))
+
+
+def cut(text: str, width: int, middle: bool = False) -> str:
+    """`text` in at most `width` cells, an ellipsis where it was cut: at the end, or in the
+    middle (names that differ only at the end, `Default/net…Mask-op152`, stay apart)."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    if not middle:
+        return text[: width - 1] + "…"
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]

@@ -16,3 +16,10 @@ def cache_dir(tmp_path, monkeypatch):
     """Every test indexes into a cache of its own (and never the user's)."""
     monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "cache"
+
+
+@pytest.fixture(autouse=True)
+def config_dir(tmp_path, monkeypatch):
+    """Every test remembers column choices in a config folder of its own (never the user's)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    return tmp_path / "config"

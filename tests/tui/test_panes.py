@@ -3,6 +3,7 @@ iterations; sorting, filtering, jumping to the timeline, layout keys."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -14,9 +15,10 @@ from tui_support import settle
 from proftui.core.roles import op_slices
 from proftui.core.table_query import format_cell
 from proftui.tui.app import ProftuiApp
+from proftui.tui.column_chooser import ColumnList
 from proftui.tui.panes import BAR_COLUMN, IterationsPane, IterationTable, OpsPane, TablesPane
 from proftui.tui.safe import safe
-from proftui.tui.table import TableView
+from proftui.tui.table import TableView, cut
 from proftui.tui.timeline import Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -168,7 +170,13 @@ async def test_ascend_ops_are_grouped_by_type_like_op_statistic() -> None:
         await pilot.press("2")
         await settle(app, pilot)
         pane = app.query_one(OpsPane)
+        # One default everywhere, as `proftui ops`: by name, and the header says so.
+        assert pane.by == "name"
+        assert "by name (the default)" in str(app.query_one("#ops-title").render())
+        await pilot.press("b", "b")
+        await settle(app, pilot)
         assert pane.by == "type"
+        assert "by type," in str(app.query_one("#ops-title").render())
         await pilot.press("v")  # device tracks
         await settle(app, pilot)
         view = app.query_one("#ops-table", TableView)
@@ -284,3 +292,148 @@ async def test_iteration_bars_fit_beside_the_columns_and_follow_the_legend(size,
             # one scale: the bar's cells stand for the row's parts over the longest row's
             drawn = segments[-1][2] - bar_x
             assert drawn == round(view.bars[row].total_ns / longest * (bar_w - 1))
+        lines = [view.render_line(y).text for y in range(1, 3)]
+        numbers = [str(k + 1) for k in range(len(view.names))]
+        assert all(any(n in line[bar_x:bar_x + bar_w] for n in numbers)
+                   for line in lines)  # the bars, numbered
+
+
+async def _op_summary(app, pilot) -> TableView:
+    await settle(app, pilot)
+    await pilot.press("3")
+    pane = app.query_one(TablesPane)
+    while pane.tables[pane.current].kind != "op_summary":
+        await pilot.press("right_square_bracket")
+    await pilot.pause()
+    return pane.table_view()
+
+
+def _headers(view: TableView) -> list[str]:
+    return [view.table.columns[i].header for i in view.shown_columns]
+
+
+async def test_column_chooser_hides_reorders_and_is_remembered(config_dir) -> None:
+    app = ProftuiApp(str(SAMPLES / "ascend_cann8"))
+    async with app.run_test(size=(120, 44)) as pilot:
+        view = await _op_summary(app, pilot)
+        default = _headers(view)
+        assert default[:3] == ["Op Name", "Device_id", "Model ID"]  # the name first
+        await pilot.press("C")
+        await pilot.pause()
+        chooser = app.screen.query_one(ColumnList)
+        # Hide Device_id (second), then move Task Duration up to second place.
+        await pilot.press("down", "space")
+        at = default.index("Task Duration(us)")
+        for _ in range(at - 1):
+            await pilot.press("down")
+        for _ in range(at - 1):
+            await pilot.press("shift+up")
+        assert chooser.order[1] == view.table.columns.index(
+            view.table.find("Task Duration"))
+        await pilot.press("enter")
+        await pilot.pause()
+        chosen = _headers(view)
+        assert chosen[:2] == ["Op Name", "Task Duration(us)"] and "Device_id" not in chosen
+        header = view.render_line(0).text
+        assert header.startswith("Op Name") and header.split("│")[1].startswith(
+            "Task Duration(us) ▼")
+        saved = json.loads((config_dir / "proftui" / "columns.json").read_text())
+        assert saved["tables"]["op_summary"]["hidden"] == ["Device_id"]
+        # Esc in the chooser changes nothing.
+        await pilot.press("C", "space", "escape")
+        await pilot.pause()
+        assert _headers(view) == chosen
+    # Another session with the same settings file: the same columns.
+    app = ProftuiApp(str(SAMPLES / "ascend_cann8"))
+    async with app.run_test(size=(120, 44)) as pilot:
+        view = await _op_summary(app, pilot)
+        assert _headers(view) == chosen
+        # r in the chooser goes back to the default, and the file forgets the kind.
+        await pilot.press("C", "r", "enter")
+        await pilot.pause()
+        assert _headers(view) == default
+        saved = json.loads((config_dir / "proftui" / "columns.json").read_text())
+        assert "op_summary" not in saved["tables"]
+
+
+async def test_a_damaged_column_settings_file_is_ignored_with_a_note(config_dir) -> None:
+    (config_dir / "proftui").mkdir(parents=True)
+    (config_dir / "proftui" / "columns.json").write_text('{"tables": [')
+    app = ProftuiApp(str(SAMPLES / "ascend_cann8"))
+    notes: list[str] = []
+    app.notify = lambda message, **kw: notes.append(message)  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 44)) as pilot:
+        view = await _op_summary(app, pilot)
+        assert _headers(view)[:2] == ["Op Name", "Device_id"]
+        assert len([n for n in notes if "are damaged" in n]) == 1
+
+
+async def test_ops_columns_share_the_width_and_scroll_to_min_and_max() -> None:
+    widths = {}
+    for size in ((80, 24), (250, 60)):
+        app = ProftuiApp(str(SAMPLE))
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot)
+            await pilot.press("2")
+            await settle(app, pilot)
+            view = app.query_one("#ops-table", TableView)
+            widths[size[0]] = view._widths[0]
+            if size[0] == 250:  # all in view, the longest name whole
+                longest = max(len(n) for n in view.table.columns[0].values)
+                assert not view.scrolls and view._widths[0] == longest + 1
+                continue
+            assert view.scrolls and "Max" not in view.render_line(0).text.split()
+            # Long names are cut in the middle, to the width of the column.
+            name = str(view.table.columns[0].values[view.order[0]])
+            assert len(name) >= view._widths[0]
+            assert view.render_line(1).text.startswith(
+                cut(name, view._widths[0] - 1, middle=True) + "│")
+            while _headers(view)[view.column] != "Max":
+                await pilot.press("right")
+            assert "Max" in view.render_line(0).text.split()
+            assert view.render_line(0).text.startswith("Name")
+            await pilot.press("s")
+            maxima = _column(view, "Max")[view.order]
+            assert (np.diff(maxima) <= 0).all()
+            assert not (np.diff(_column(view, "Total")[view.order]) <= 0).all()
+    assert widths[250] > widths[80]
+
+
+async def test_grouping_otherwise_keeps_the_sort() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        view = app.query_one("#ops-table", TableView)
+        while _headers(view)[view.column] != "Count":
+            await pilot.press("left")
+        await pilot.press("s", "s")  # by count, ascending
+        assert view.sort == (view.table.columns.index(view.table.find("Count")), False)
+        await pilot.press("b")
+        await settle(app, pilot)
+        assert app.query_one(OpsPane).by == "category"
+        assert view.table.columns[view.sort[0]].header == "Count" and view.sort[1] is False
+        counts = _column(view, "Count")[view.order]
+        assert len(counts) > 1 and (np.diff(counts) >= 0).all()
+        assert _headers(view)[view.column] == "Count"
+
+
+async def test_table_tabs_carry_their_rank(tmp_path) -> None:
+    header = "OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us)," \
+             "Ratio(%)\n"
+    for rank in (0, 1):
+        folder = tmp_path / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+        folder.mkdir(parents=True)
+        (folder / "op_statistic.csv").write_text(
+            header + f"MatMul,AI_CORE,{rank + 1},30.0,5.0,10.0,15.0,100.0\n")
+    app = ProftuiApp(str(tmp_path))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        title = str(app.query_one("#tables-title").render())
+        assert title.startswith("[op_statistic rank0_ascend_pt] 1/2")
+        assert "next: op_statistic rank1_ascend_pt" in title
+        await pilot.press("right_square_bracket")
+        title = str(app.query_one("#tables-title").render())
+        assert title.startswith("[op_statistic rank1_ascend_pt] 2/2")
+        assert "next: op_statistic rank0_ascend_pt" in title

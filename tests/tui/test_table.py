@@ -4,10 +4,12 @@ totals, ratio bars, choosing a row."""
 from __future__ import annotations
 
 import numpy as np
+from textual import events
 from textual.app import App, ComposeResult
 
 from proftui.core.importers.csv_summary import Column, Table
-from proftui.tui.table import TableView
+from proftui.core.table_query import format_cell
+from proftui.tui.table import TableView, cut
 
 
 def _table(n: int) -> Table:
@@ -102,3 +104,104 @@ async def test_header_click_sorts_and_ratio_cells_get_a_bar() -> None:
         await pilot.press("down")  # the cursor leaves row 0: its bar shows
         bar = [s for s in view.render_line(1) if s.style and s.style.bgcolor is not None]
         assert bar and len("".join(s.text for s in bar)) >= 1
+
+
+def _wide_table(n_rows: int = 30, n_numbers: int = 44) -> Table:
+    """A name and 44 numeric columns (45 in all), each column's values distinct per row."""
+    names = np.array([f"kernel_{i:03d}" for i in range(n_rows)], dtype=object)
+    columns = [Column("Op Name", "Op Name", "", "text", names)]
+    for k in range(1, n_numbers + 1):
+        values = ((np.arange(n_rows) * (k + 7)) % n_rows + k * 1000).astype(float)
+        columns.append(Column(f"c{k:02d}(us)", f"c{k:02d}", "us", "number", values))
+    return Table("op_summary", "w.csv", columns, n_rows)
+
+
+def _scroll(view: TableView, kind, **keys) -> None:
+    event = kind(view, 5, 3, 0, 0, 0, keys.get("shift", False), False, False)
+    view.post_message(event)
+
+
+async def test_wide_table_scrolls_sideways_with_the_first_column_kept() -> None:
+    table = _wide_table()
+    app = _Host(table)
+    async with app.run_test(size=(90, 20)) as pilot:
+        view = app.query_one(TableView)
+        view.sort_by(0, False)  # by name: row k is kernel_k
+        await pilot.pause()
+        header = view.render_line(0).text
+        assert header.startswith("Op Name") and "c44(us)" not in header
+        assert header.endswith("»")  # more to the right
+        # To the last column with the arrows: it scrolls into view, the names stay.
+        for _ in range(50):
+            await pilot.press("right")
+        assert view.column == 44
+        header = view.render_line(0).text
+        assert header.startswith("Op Name") and "c44(us)" in header and "c01(us)" not in header
+        last = table.columns[44]
+        for y in (1, 2, 3):
+            row = int(view.order[y - 1])
+            line = view.render_line(y).text
+            assert line.startswith(f"kernel_{row:03d}")
+            assert line.rstrip().endswith(format_cell(last, last.values[row]))
+        # Sorting by the column brought into view orders the rows by it.
+        await pilot.press("s")
+        assert view.sort == (44, True)
+        shown = last.values[view.order]
+        assert (np.diff(shown) <= 0).all() and not (np.diff(last.values) <= 0).all()
+        assert view.render_line(1).text.startswith(f"kernel_{int(np.argmax(last.values)):03d}")
+        # Pages back to the start (shift+left and <), then a page on (>).
+        while view.left > 1:
+            await pilot.press("less_than_sign")
+        assert "c01(us)" in view.render_line(0).text and view.column >= 1
+        await pilot.press("home")
+        left = view.left
+        await pilot.press("greater_than_sign")
+        assert view.left > left and view._whole(view.column)
+        await pilot.press("shift+left")
+        assert view.left == left
+
+
+async def test_the_mouse_wheel_scrolls_sideways_with_shift_or_the_horizontal_wheel() -> None:
+    app = _Host(_wide_table())
+    async with app.run_test(size=(90, 20)) as pilot:
+        view = app.query_one(TableView)
+        assert view.left == 1
+        _scroll(view, events.MouseScrollRight)
+        _scroll(view, events.MouseScrollDown, shift=True)
+        await pilot.pause()
+        assert view.left == 3 and view.cursor == 0  # sideways, not down
+        _scroll(view, events.MouseScrollLeft)
+        await pilot.pause()
+        assert view.left == 2
+        _scroll(view, events.MouseScrollDown)
+        await pilot.pause()
+        assert view.left == 2 and view.cursor == 3  # the plain wheel moves the rows
+        assert view.render_line(1).text.startswith("kernel_")
+        # A click on a header scrolled into view sorts by that column.
+        n, x, _ = view.visible_columns()[2]
+        await pilot.click(TableView, offset=(x + 1, 0))
+        assert n == 3 and view.sort == (view.shown_columns[n], True) and view.column == n
+
+
+async def test_columns_share_the_width_there_is() -> None:
+    names = np.array(["x" * 70, "y" * 10], dtype=object)
+    table = Table("ops", "", [Column("Name", "Name", "", "text", names),
+                              Column("Total", "Total", "ns", "number", np.array([5e6, 1e3])),
+                              Column("Count", "Count", "", "number", np.array([3.0, 1.0]))],
+                  2)
+    # Total needs 9 cells (its totals "5.001 ms" and a space), Count 6 ("Count" and a space).
+    for width, name_width in ((200, 71), (60, 60 - 9 - 6)):
+        app = _Host(table)
+        async with app.run_test(size=(width, 10)):
+            view = app.query_one(TableView)
+            assert view._widths[0] == name_width  # all it needs, or what the numbers leave
+            assert not view.scrolls
+            assert view.render_line(0).text.split()[-1] == "Count"
+
+
+def test_text_is_cut_in_the_middle_so_that_names_differing_at_the_end_stay_apart() -> None:
+    assert cut("Default/network/DropOutDoMask-op152", 25, middle=True) == (
+        "Default/netw…DoMask-op152")
+    assert cut("Default/network/DropOutDoMask-op152", 25) == "Default/network/DropOutD…"
+    assert cut("short", 5, middle=True) == "short"
+    assert cut("abcdef", 1) == "…" and cut("abcdef", 0) == ""

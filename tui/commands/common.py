@@ -14,6 +14,7 @@ import orjson
 from proftui import __version__
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.safe import safe, safe_json, safe_lines
+from proftui.tui.widths import share_widths
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 # Plain-text tables pad a column to at most this many characters: long kernel names still
@@ -256,17 +257,6 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
 
     out = [title, line(headers)] + [line(row) for row in cells]
     sys.stdout.write("\n".join(out) + "\n")
-
-
-def share_widths(needs: list[int], room: int, least: int = 8) -> list[int]:
-    """Widths of text columns that need `needs` characters sharing `room`: the narrow ones
-    get all they need, the others share what is left equally (at least `least` each)."""
-    out = [0] * len(needs)
-    left = room
-    for k, i in enumerate(sorted(range(len(needs)), key=needs.__getitem__)):
-        out[i] = min(needs[i], max(left // (len(needs) - k), least))
-        left -= out[i]
-    return out
 
 
 def json_key(column) -> str:
