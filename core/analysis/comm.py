@@ -44,8 +44,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from proftui.core.importers.ascend_comm import Collective, CommData, Transport
+from proftui.core.index import TraceIndex
 from proftui.core.naming import natural_key
+from proftui.core.roles import roles, slice_groups
+from proftui.core.search import find_slices
 
 SLOW_RATIO = 0.8
 SMALL_OP_SHARE = 0.2
@@ -396,3 +401,19 @@ def _flags(ranks: list[RankStep], links: list[LinkStat]) -> list[Flag]:
                     f"{t.small_ops} of {t.ops} ops on {t.transport} moved under {limit:g} MB "
                     f"each (over {SMALL_OP_SHARE:.0%} of them)")))
     return out
+
+
+def find_on_timeline(index: TraceIndex, rank: str, name: str) -> int | None:
+    """The slice of op `name` of `rank` (a group of the profile, "" for one rank) on the
+    timeline: the first on a device track, else the first anywhere; None if not there."""
+    rows = find_slices(index, re.compile(f"^{re.escape(name)}$"))
+    if not len(rows):
+        return None
+    s = index.strings
+    groups = slice_groups(index)[rows]
+    mine = rows[np.array([s[g] == rank for g in groups.tolist()], bool)]
+    if not len(mine):
+        return None
+    device = roles(index).device[index.col("slices.track")[mine]]
+    chosen = mine[device] if device.any() else mine
+    return int(chosen[0])  # find_slices orders by start
