@@ -105,7 +105,7 @@ def test_each_ops_ratios_bandwidth_and_large_packets_agree(folder: str) -> None:
 @pytest.mark.parametrize("folder", [TEXT, DB])
 def test_the_matrix_totals_move_what_the_transports_moved(folder: str) -> None:
     report = communication(_read(folder))
-    assert not report.flags  # a healthy job: every HCCS link within 3 % of the median
+    assert not report.flags  # a healthy job: every HCCS link within 3.1 % of the median
     for rank in report.ranks:
         links = [x for x in report.links if x.rank == rank.rank and x.transport == "HCCS"]
         assert len(links) == 7 and {x.src for x in links} == {rank.rank[-1]}
@@ -113,7 +113,7 @@ def test_the_matrix_totals_move_what_the_transports_moved(folder: str) -> None:
         assert sum(x.size_bytes for x in links) == hccs.size_bytes == 427_596_096
         assert abs(sum(x.time_ns for x in links) - hccs.time_ns) <= 8
         for x in links:
-            assert x.peers == 14 and 0.95 < x.bandwidth_gbps / x.peer_median_gbps < 1.05
+            assert x.peers == 14 and 0.968 < x.bandwidth_gbps / x.peer_median_gbps < 1.025
 
 
 def test_the_db_reads_its_tables_figures() -> None:
