@@ -24,16 +24,20 @@ lists all five, the SQLite one only those used) is not kept.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-US = Decimal(1_000)  # µs -> ns
-MS = Decimal(1_000_000)  # ms -> ns
-MB = Decimal(1_000_000)  # MB -> bytes (msprof: COMMUNICATION_B_to_MB = 1000 ** 2)
+import orjson
+
+US = 1_000  # µs -> ns
+MS = 1_000_000  # ms -> ns
+MB = 1_000_000  # MB -> bytes (msprof: COMMUNICATION_B_to_MB = 1000 ** 2)
 KINDS = ("collective", "p2p")
+_FLOAT_EXACT = float(2**40)  # below, a product's error is far under 0.001
 LINK_SAMPLES = ("total", "top1", "middle", "bottom1", "bottom2", "bottom3")
 _P2P_PREFIXES = ("hcom_send", "hcom_receive", "hcom_batchsendrecv")
 _STEP = re.compile(r"^step(\d+)$")
@@ -131,12 +135,22 @@ class Problems:
             self.counts[kind] = self.counts.get(kind, 0) + n
 
 
-def exact(value: Any, scale: Decimal, problems: Problems) -> int | None:
+def exact(value: Any, scale: int, problems: Problems) -> int | None:
     """`value` (a JSON or SQLite number, or its text) times `scale`, rounded to the nearest
     integer (half away from zero); None, counted, when it is not a finite number >= 0 (a
     missing value is None uncounted)."""
     if value is None:
         return None
+    if type(value) is int and value >= 0:  # the usual 0 of an unused transport
+        return value * scale
+    if type(value) is float and value >= 0:  # (NaN fails the comparison)
+        # Fast where a float product is exact enough to round (far from 2^53, not near a
+        # half): the same integer as the decimal path below, for most figures.
+        scaled_float = value * scale
+        if scaled_float < _FLOAT_EXACT:
+            nearest = math.floor(scaled_float + 0.5)
+            if abs(abs(scaled_float - nearest) - 0.5) > 0.001:
+                return nearest
     number = _decimal(value)
     if number is None:
         problems.add("comm_bad_value")
@@ -162,6 +176,8 @@ def number(value: Any, problems: Problems) -> float | None:
 def _decimal(value: Any) -> Decimal | None:
     """The exact decimal a figure was written as: a float by its shortest text (the digits
     the producer's JSON writer printed), so text and SQLite exports agree."""
+    if isinstance(value, Decimal):  # as the JSON decoder hands decimals over
+        return value if value.is_finite() else None
     if isinstance(value, bool):
         return None
     if isinstance(value, float):
@@ -249,7 +265,8 @@ def read_text(rank: str, comm_path: str | None, matrix_path: str | None) -> Comm
 
 
 def _load(path: str) -> tuple[Any, str]:
-    """The parsed JSON (floats as the Decimal they were written as), or a sentence why not."""
+    """The parsed JSON, or a sentence why not. A float is converted later by its shortest
+    text, which is what Python's JSON writer printed (torch_npu writes these files with it)."""
     name = os.path.basename(path)
     try:
         with open(path, "rb") as f:
@@ -257,10 +274,13 @@ def _load(path: str) -> tuple[Any, str]:
     except OSError as exc:
         return None, f"{name} cannot be read ({exc.strerror or exc})."
     try:
-        data = json.loads(text, parse_float=Decimal)
-    except (ValueError, RecursionError) as exc:
-        where = f" at byte {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
-        return None, f"{name} is not valid JSON{where} (damaged or cut short)."
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:  # NaN and Infinity, which Python's writer emits and orjson refuses
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            where = f" at byte {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
+            return None, f"{name} is not valid JSON{where} (damaged or cut short)."
     if not isinstance(data, dict):
         return None, f"{name} is not a communication summary (not a JSON object)."
     return data, ""
@@ -349,7 +369,7 @@ def _distribution(value: Any, problems: Problems) -> tuple[PacketSize, ...]:
         count_value, time_value = (info[0], info[1]) if isinstance(info, list) and len(
             info) == 2 else (info, None)
         size_bytes = exact(size, MB, problems)
-        count = exact(count_value, Decimal(1), problems)
+        count = exact(count_value, 1, problems)
         if size_bytes is None or count is None:
             continue
         out.append(PacketSize(size_bytes, count, exact(time_value, MS, problems)))

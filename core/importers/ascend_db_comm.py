@@ -15,8 +15,6 @@ info are not stored; the analysis computes them.
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 from proftui.core.dbfile import DbFile, open_db
 from proftui.core.errors import NotATraceError
 from proftui.core.importers.ascend_comm import (
@@ -114,7 +112,7 @@ def _transports(rows: list[dict], problems: Problems) -> dict[tuple, tuple[Trans
     for row in rows:
         transport = str(row["transport_type"] or "")
         first, packets = per_op.setdefault(_key(row), {}).setdefault(transport, (row, []))
-        count = exact(row["count"], Decimal(1), problems)
+        count = exact(row["count"], 1, problems)
         size = exact(row["package_size"], MB, problems)
         if count and size is not None:  # a transport without packets has one row of count 0
             packets.append(PacketSize(size, count, exact(row["total_duration"], MS, problems)))
