@@ -13,39 +13,27 @@ from textual.widgets import Static
 from proftui.core.analysis.comm import CollectiveStat, CommReport
 from proftui.core.analysis.comm_tables import (
     collective_table,
+    flag_text,
     link_table,
+    problem_texts,
     rank_table,
     slowest_links,
     transport_table,
 )
-from proftui.core.importers.ascend_comm import PROBLEMS
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.panes import FilterBox, TablePane
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 
 VIEWS = ("collectives", "transports", "links", "ranks")
-FLAG_TEXT = {"slow_link": "slow link", "slow_transport": "slow transport",
-             "small_packets": "small packets"}
 
 
 def flag_lines(report: CommReport) -> list[str]:
     """The flags, one line each, then what was wrong in the files and what was not read."""
-    lines = []
-    for f in report.flags:
-        where = ", ".join(([safe(f.rank)] if f.rank else [])
-                          + ([f"step {f.step}"] if f.step is not None else []))
-        lines.append(f"{FLAG_TEXT.get(f.kind, f.kind)}: {where + ': ' if where else ''}"
-                     f"{safe(f.title)}")
+    lines = [safe(flag_text(f)) for f in report.flags]
     if not lines:
         lines.append("No slow link or transport, no small packets.")
-    for s in report.sources:
-        who = f"{safe(s.rank)}: " if s.rank else ""
-        if s.error:
-            lines.append(f"{who}{safe(s.error)}")
-        lines += [f"{who}{n} x {PROBLEMS.get(kind, kind)}" for kind, n in s.problems.items()]
-    lines += [f"not used: {safe(path)} ({safe(why)})" for path, why in report.unused]
-    return lines
+    return lines + [safe(line) for line in problem_texts(report)]
 
 
 def collective_lines(stat: CollectiveStat) -> list[str]:

@@ -4,13 +4,23 @@ Communication pane shows, from the same rows."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 
-from proftui.core.analysis.comm import CollectiveStat, CommReport, LinkStat
+from proftui.core.analysis.comm import CollectiveStat, CommReport, Flag, LinkStat
 from proftui.core.importers.csv_summary import Table
 from proftui.core.report import rows_table
 
 _TIMES = ("Elapse", "Transit", "Wait", "Sync", "Idle")
+FLAG_NAMES = {"slow_link": "slow link", "slow_transport": "slow transport",
+              "small_packets": "small packets"}
+
+
+def flag_text(flag: Flag) -> str:
+    """A flag as one line: "slow link: rank 0, step 50: 0 -> 3 HCCS ..." (unescaped)."""
+    where = ", ".join(([flag.rank] if flag.rank else [])
+                      + ([f"step {flag.step}"] if flag.step is not None else []))
+    return f"{FLAG_NAMES.get(flag.kind, flag.kind)}: {where + ': ' if where else ''}{flag.title}"
 
 
 def _mb(size_bytes: int | None) -> float | None:
@@ -84,3 +94,20 @@ def slowest_links(links: Sequence[LinkStat], top: int | None = None) -> list[Lin
     found.sort(key=lambda x: (share(x), x.bandwidth_gbps if x.bandwidth_gbps is not None
                               else float("inf")))
     return found[:top]
+
+
+def problem_texts(report: CommReport) -> list[str]:
+    """What was wrong in each rank's files, and the files not read, one line each
+    (unescaped)."""
+    from proftui.core.importers.ascend_comm import PROBLEMS
+
+    out = []
+    for s in report.sources:
+        where = f"{s.rank}: " if s.rank else ""
+        if s.error:
+            out.append(f"{where}{s.error}")
+        name = os.path.basename(s.path)
+        out += [f"{where}{name}: {count} x {PROBLEMS.get(kind, kind)}"
+                for kind, count in s.problems.items()]
+    out += [f"not used: {path} ({why})" for path, why in report.unused]
+    return out

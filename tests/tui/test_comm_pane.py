@@ -60,6 +60,7 @@ async def test_the_pane_lists_the_collectives_and_the_flags(tmp_path: Path) -> N
         detail = _text(app, "#comm-detail")
         assert "slow link: step 3: 0 -> 3 HCCS (allreduce) runs at 10.00 GB/s" in detail
         assert "small packets: step 3: 1 of 1 ops on RDMA" in detail
+        assert "communication.json: 1 x a figure that is not a number" in detail
         await pilot.press("right_square_bracket")
         await settle(app, pilot)
         assert _text(app, "#comm-title").startswith("collectives  [transports]")

@@ -3,7 +3,6 @@ small packets, from HCCL's communication summaries."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 from proftui.tui.commands.common import (
@@ -14,9 +13,6 @@ from proftui.tui.commands.common import (
     print_table,
 )
 from proftui.tui.safe import safe
-
-FLAG_TEXT = {"slow_link": "slow link", "slow_transport": "slow transport",
-             "small_packets": "small packets"}
 
 
 def cmd_comm(argv: list[str]) -> int:
@@ -67,7 +63,9 @@ def print_comm(report, top: int) -> None:
     """The report as text: its tables rich on a terminal, plain when piped."""
     from proftui.core.analysis.comm_tables import (
         collective_table,
+        flag_text,
         link_table,
+        problem_texts,
         rank_table,
         slowest_links,
         transport_table,
@@ -93,34 +91,12 @@ def print_comm(report, top: int) -> None:
         shown = links[:top]
         _print(link_table(shown), f"links between ranks: {len(links)} in all (LOCAL copies "
                                   f"left out); the {len(shown)} slowest against their peers")
-    lines = []
-    for f in report.flags:
-        where = ", ".join(([safe(f.rank)] if f.rank else [])
-                          + ([f"step {f.step}"] if f.step is not None else []))
-        lines.append(f"{FLAG_TEXT.get(f.kind, f.kind)}: {where + ': ' if where else ''}"
-                     f"{safe(f.title)}\n")
+    lines = [safe(flag_text(f)) + "\n" for f in report.flags]
     if not lines:
         lines.append("flags: none (no slow link or transport, no small packets)\n")
-    lines += problem_lines(report)
+    lines += [safe(line) + "\n" for line in problem_texts(report)]
     out.write("".join(lines))
 
 
 def _print(table, title: str) -> None:
     print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
-
-
-def problem_lines(report) -> list[str]:
-    """What was wrong in the files, and the files not read."""
-    from proftui.core.importers.ascend_comm import PROBLEMS
-
-    out = []
-    for s in report.sources:
-        where = f"{safe(s.rank)}: " if s.rank else ""
-        if s.error:
-            out.append(f"{where}{safe(s.error)}\n")
-        for kind, count in s.problems.items():
-            out.append(f"{where}{os.path.basename(safe(s.path))}: {count} x "
-                       f"{PROBLEMS.get(kind, kind)}\n")
-    for path, why in report.unused:
-        out.append(f"not used: {safe(path)} ({safe(why)})\n")
-    return out
