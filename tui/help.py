@@ -48,7 +48,7 @@ KEYS_HELP = """proftui keys
   u            utilisation lines on / off (device busy, compute, comm exposed / overlapped, host)
   /  n  N      search names (/regex/ for a regular expression), next, previous
   g            go to an iteration (by number)
-  1 .. 6       panes: details, ops, tables, iterations, insights, comm (tab: focus)
+  1 .. 7       panes: details, ops, tables, iterations, insights, comm, cluster (tab: focus)
   + / -  m     taller / shorter panes, maximise the focused one
   o  D         overview (iterations, processes, tables), import diagnostics
   e            export to CSV: the window's events, its ops, or the pane as shown
