@@ -129,6 +129,7 @@ def describe(layout: ProfileLayout) -> dict[str, Any]:
         "skipped": [{"path": p, "why": why} for p, why in layout.skipped],
         "run": layout.run,
         "ranks": layout.ranks,
+        "comm": [{"path": c.path, "group": c.group, "kind": c.kind} for c in layout.comm],
     }
 
 

@@ -39,9 +39,13 @@ _MINDSPORE_RANKED = re.compile(
     r"cpu_timeline_display|step_trace_raw|aicore_intermediate|aicpu_intermediate|"
     r"framework_raw|minddata_pipeline_raw|hccl_raw|flops_summary|flops|"
     r"memory_usage_summary)_(\d+)((?:_[a-z]+)*)\.(?:json|csv|txt)$")
+# Read by `proftui comm` (layout.comm), not by the timeline or the tables.
+COMM_FILES = {"communication.json": "communication",
+              "communication_matrix.json": "communication_matrix"}
 _NOT_TIMELINES = {
-    "communication.json": "communication summary (not a timeline)",
-    "communication_matrix.json": "communication matrix (not a timeline)",
+    "communication.json": "communication summary (not a timeline; proftui comm reads it)",
+    "communication_matrix.json": "communication matrix (not a timeline; proftui comm reads "
+                                 "it)",
     "profiler_metadata.json": "profiler metadata",
     "cluster_communication.json": "cluster communication summary",
     "cluster_communication_matrix.json": "cluster communication matrix",
@@ -81,6 +85,8 @@ class ProfileLayout:
     run_info: list[str] = field(default_factory=list)  # profiler_info, start_info, end_info
     run: dict | None = None  # which run of several this is (see core.runs)
     ranks: dict[str, list[int]] = field(default_factory=dict)  # see rank_gaps
+    # communication summaries (kind communication, communication_matrix, or analysis_db)
+    comm: list[TableFile] = field(default_factory=list)
 
     @property
     def groups(self) -> list[str]:
@@ -113,6 +119,7 @@ def discover(path: str, keep: Callable[[str], bool] | None = None) -> ProfileLay
     # Stable: within a group the walk's order stays (msprof slices are stitched in it).
     layout.timelines.sort(key=lambda t: natural_key(t.group))
     layout.tables.sort(key=lambda t: natural_key(t.group))
+    layout.comm.sort(key=lambda t: natural_key(t.group))
     return layout
 
 
@@ -150,6 +157,8 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
             if lower.endswith(".db"):
                 databases.append(path)
             continue
+        if name in COMM_FILES:
+            layout.comm.append(TableFile(path, "", COMM_FILES[name]))
         if name in _NOT_TIMELINES:
             layout.skipped.append((path, _NOT_TIMELINES[name]))
             continue
@@ -230,7 +239,7 @@ def _classify_databases(paths: list[str], layout: ProfileLayout, kinds: set[str]
     """SQLite exports: a run's timeline when its text export is not there (the text is
     preferred: the established path, and both hold the same capture), analysis.db's step
     table, and the summary tables a used export stands in for."""
-    from proftui.core.importers import ascend_db, ascend_db_tables
+    from proftui.core.importers import ascend_db, ascend_db_comm, ascend_db_tables
 
     used_dirs = {os.path.dirname(t.path) for t in layout.timelines}
     runs_used = {_run_of(t.path) for t in layout.timelines}
@@ -283,7 +292,10 @@ def _classify_databases(paths: list[str], layout: ProfileLayout, kinds: set[str]
         if os.path.basename(path) != "analysis.db":
             continue
         here = os.path.dirname(path)
-        for kind, source, why in ascend_db_tables.analysis_tables(path):
+        found = ascend_db_tables.analysis_tables(path)
+        if any(source in ascend_db_comm.TABLES for _, source, _ in found):
+            layout.comm.append(TableFile(path, "", "analysis_db"))
+        for kind, source, why in found:
             if why:
                 layout.skipped.append((f"{path}: {source}" if source else path, why))
             elif (here, kind) in csv_kinds:
@@ -385,7 +397,7 @@ def _name_by_rank(root: str, layout: ProfileLayout) -> None:
     does not), and only when every rank is named once: two runs of rank 0 side by side keep
     their dir names.
     """
-    items: list[TimelineFile | TableFile] = [*layout.timelines, *layout.tables]
+    items: list[TimelineFile | TableFile] = [*layout.timelines, *layout.tables, *layout.comm]
     used = {d for item in items for d in _parents(root, item.path)}
     ranks = {d: r for d, r in rank_dirs(layout.run_info).items() if d in used}
     if len(set(ranks.values())) != len(ranks):
@@ -452,15 +464,20 @@ def rank_gaps(layout: ProfileLayout) -> dict[str, list[int]]:
 
 
 def _name_groups(layout: ProfileLayout) -> None:
-    """Shorten group labels: drop parts all groups share (one PROF dir -> just the device)."""
+    """Shorten group labels: drop parts all groups share (one PROF dir -> just the device).
+    The communication summaries follow the timelines' and tables' groups, not lead them."""
     groups = {t.group for t in layout.timelines} | {t.group for t in layout.tables}
     split = {g: g.split(" / ") if g else [] for g in groups}
     common = None
     for parts in split.values():
         common = parts if common is None else [a for a, b in zip(common, parts) if a == b]
-    drop = len(common or [])
+    common = common or []
+    drop = len(common)
     rename = {g: " / ".join(p[drop:]) for g, p in split.items()}
-    items: list[TimelineFile | TableFile] = [*layout.timelines, *layout.tables]
+    for c in layout.comm:
+        parts = c.group.split(" / ") if c.group else []
+        if c.group not in rename:
+            rename[c.group] = " / ".join(parts[drop:] if parts[:drop] == common else parts)
+    items: list[TimelineFile | TableFile] = [*layout.timelines, *layout.tables, *layout.comm]
     for item in items:
         item.group = rename[item.group]
-

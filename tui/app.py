@@ -33,6 +33,7 @@ from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, Palette
 from proftui.tui.base_app import BaseApp
 from proftui.tui.cluster_pane import ClusterPane, HeatStrip
+from proftui.tui.comm_pane import CommPane
 from proftui.tui.commands.info import info_lines
 from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration
@@ -53,7 +54,7 @@ from proftui.tui.timeline import IterationMark, Timeline
 
 # The panes that show a table, by the name their tab carries ("pane-<name>").
 TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane,
-               "insights": InsightsPane, "cluster": ClusterPane}
+               "insights": InsightsPane, "comm": CommPane, "cluster": ClusterPane}
 
 if TYPE_CHECKING:
     from proftui.tui.export_dialog import ExportJob, ExportRequest
@@ -89,6 +90,7 @@ class ProftuiApp(BaseApp):
         Binding("3", "pane('tables')", "Tables", show=False),
         Binding("4", "pane('iterations')", "Iterations", show=False),
         Binding("5", "pane('insights')", "Insights", show=False),
+        Binding("6", "pane('comm')", "Communication", show=False),
         Binding("7", "pane('cluster')", "Cluster", show=False),
         Binding("o", "toggle_overview", "Overview"),
         Binding("D", "toggle_diagnostics", "Diagnostics"),
@@ -133,6 +135,8 @@ class ProftuiApp(BaseApp):
                 yield IterationsPane(id="iterations")
             with TabPane("5 Insights", id="pane-insights"):
                 yield InsightsPane(id="insights")
+            with TabPane("6 Comm", id="pane-comm"):
+                yield CommPane(id="comm")
             with TabPane("7 Cluster", id="pane-cluster"):
                 yield ClusterPane(id="cluster")
         yield Static("", id="diagnostics", markup=False)
@@ -269,6 +273,8 @@ class ProftuiApp(BaseApp):
         self.query_one(InsightsPane).show_busy()
         self.query_one(ClusterPane).show_busy()
         self.analyse(index, self.iterations, tables, summary["iterations"]["source"])
+        self.query_one(CommPane).show_busy()
+        self.read_comm((summary.get("profile") or {}).get("comm", []))
 
     @work(thread=True, exclusive=True, group="analysis")
     def analyse(self, index: TraceIndex, iterations: list[Iteration],
@@ -299,6 +305,38 @@ class ProftuiApp(BaseApp):
         self.query_one(IterationsPane).show_breakdown([])
         self.query_one(InsightsPane).show_failure(reason)
         self.query_one(ClusterPane).show_failure(reason)
+
+    @work(thread=True, exclusive=True, group="comm")
+    def read_comm(self, entries: list[dict]) -> None:
+        """The communication summaries, read and analysed off the UI thread."""
+        from proftui.core.analysis.comm import communication
+        from proftui.core.importers.ascend_comm import read_sources
+
+        try:
+            report = communication(*read_sources(entries))
+        except Exception as exc:  # noqa: BLE001 - the rest of the app stays usable
+            self.call_from_thread(self.query_one(CommPane).show_failure,
+                                  f"{type(exc).__name__}: {exc}")
+            return
+        self.call_from_thread(self.query_one(CommPane).show_report, report)
+
+    @on(CommPane.CollectiveChosen)
+    def _collective_chosen(self, message: CommPane.CollectiveChosen) -> None:
+        """Show a collective of the Communication pane on the timeline, if it is there."""
+        from proftui.core.analysis.comm import find_on_timeline
+
+        stat = message.stat
+        who = f" of {safe(stat.rank)}" if stat.rank else ""
+        found = (find_on_timeline(self.index, stat.rank, stat.op.name)
+                 if self.index is not None else None)
+        if found is None:
+            self._status(f"{safe(stat.op.name)}{who} is not on the timeline.")
+            return
+        self._show_timeline()
+        self.query_one(Timeline).select(found)
+        self._status(f"{safe(stat.op.name)}{who}: elapse {fmt_duration(stat.op.elapse_ns or 0)}"
+                     f" (HCCL), {fmt_duration(int(self.index.col('slices.dur')[found]))} on "
+                     "the timeline")
 
     def _painted(self) -> None:
         self.first_paint_s = time.monotonic() - self._started
@@ -699,6 +737,8 @@ class ProftuiApp(BaseApp):
                  lambda: self.action_pane("iterations")),
                 ("Insights", "What to fix first: findings and their evidence (5)",
                  lambda: self.action_pane("insights")),
+                ("Communication", "Collectives, bandwidth per transport and link, slow links "
+                 "(6)", lambda: self.action_pane("comm")),
                 ("Cluster", "The ranks compared: heat strip of steps, waits (7)",
                  lambda: self.action_pane("cluster")),
                 ("Overview", "Iterations, processes and tables (o)",

@@ -15,6 +15,7 @@ from proftui import __version__
 from proftui.tui.commands.advise import cmd_advise
 from proftui.tui.commands.breakdown import cmd_breakdown
 from proftui.tui.commands.cluster import cmd_cluster
+from proftui.tui.commands.comm import cmd_comm
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from proftui.tui.commands.diff import cmd_diff
 from proftui.tui.commands.export import cmd_export
@@ -32,7 +33,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations,
     "export": cmd_export, "summary": cmd_summary, "breakdown": cmd_breakdown,
     "advise": cmd_advise, "diff": cmd_diff, "table": cmd_table, "cluster": cmd_cluster,
-    "memory": cmd_memory}
+    "memory": cmd_memory, "comm": cmd_comm}
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
        proftui BASE NEW               open two, one above the other, to compare them
@@ -60,6 +61,9 @@ USAGE = f"""usage: proftui PATH                 open a trace or profile director
        proftui memory PATH [--iteration N | --range T0:T1] [--top K] [--json]
                                       peak memory per rank, when, the op running then,
                                       and the top allocating operators
+       proftui comm PATH [--top K] [--json]
+                                      communication: collectives' times, bandwidth per
+                                      transport and link, slow links, small packets
        proftui export PATH (--range T0:T1 | --iteration N | --all) [--tracks PATTERN]
                    [--what events|ops] [--by name|category|type] [--args KEY,...]
                    [--unit ns|us|ms|s] [--raw] [--force] [-o FILE|-]

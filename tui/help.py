@@ -48,7 +48,7 @@ KEYS_HELP = """proftui keys
   u            utilisation lines on / off (device busy, compute, comm exposed / overlapped, host)
   /  n  N      search names (/regex/ for a regular expression), next, previous
   g            go to an iteration (by number)
-  1 2 3 4 5    panes: details, ops, summary tables, iterations, insights (tab: focus)
+  1 .. 7       panes: details, ops, tables, iterations, insights, comm, cluster (tab: focus)
   + / -  m     taller / shorter panes, maximise the focused one
   o  D         overview (iterations, processes, tables), import diagnostics
   e            export to CSV: the window's events, its ops, or the pane as shown
@@ -65,4 +65,6 @@ the timeline, Esc goes back.
 Tables pane: [ and ] switch tables.   Iterations pane: Enter zooms and scopes the ops to it.
 Insights pane: Enter shows a finding's first evidence range on the timeline, n / N the
 next / previous one.
+Comm pane: [ and ] switch between collectives, transports, links and ranks; Enter on a
+collective shows it on the timeline.
 """

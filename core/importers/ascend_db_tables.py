@@ -33,9 +33,11 @@ _STEP_TRACE = {
     "communication_not_overlapped_and_exclude_receive":
         "Communication(Not Overlapped and Exclude Receive)", "preparing": "Preparing"}
 _ANALYSIS_NOT_READ = {
-    "CommAnalyzerTime": "communication analysis by operator (not read)",
-    "CommAnalyzerBandwidth": "communication bandwidth analysis (not read)",
-    "CommAnalyzerMatrix": "communication matrix (not read)",
+    "CommAnalyzerTime": "communication analysis by operator (not a table; proftui comm "
+                        "reads it)",
+    "CommAnalyzerBandwidth": "communication bandwidth analysis (not a table; proftui comm "
+                             "reads it)",
+    "CommAnalyzerMatrix": "communication matrix (not a table; proftui comm reads it)",
 }
 
 

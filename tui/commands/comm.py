@@ -1,0 +1,102 @@
+"""`proftui comm`: each collective's times, bandwidth per transport and link, slow links and
+small packets, from HCCL's communication summaries."""
+
+from __future__ import annotations
+
+import sys
+
+from proftui.tui.commands.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    new_parser,
+    print_json,
+    print_table,
+)
+from proftui.tui.safe import safe
+
+
+def cmd_comm(argv: list[str]) -> int:
+    parser = new_parser(
+        "comm", "How the ranks communicate, from HCCL's own summaries (communication.json "
+        "and communication_matrix.json of a torch_npu or msprof export, or the "
+        "communication tables of analysis.db): per rank and step the collectives' elapse, "
+        "transit, wait, synchronisation and idle time and wait ratio; per transport (HCCS, "
+        "PCIE, SIO, SDMA, RDMA) size, time, bandwidth, packets; the links between ranks "
+        "with their bandwidth; slow links (under 0.8 of the median of their peers), slow "
+        "transports (under 0.8 of the ranks' median) and small packets flagged.",
+        "  proftui comm cluster_run/                   # a folder of rank*_ascend_pt dirs\n"
+        "  proftui comm rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json\n"
+        "  proftui comm --top 20 cluster_run/\n"
+        "  proftui comm --json cluster_run/ | jq '.flags'")
+    parser.add_argument("--top", type=int, default=10, metavar="K",
+                        help="the K collectives with the longest elapse and the K slowest "
+                             "links (default 10; --json gives every link)")
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON for machines (times in integer ns, sizes in bytes)")
+    args = parser.parse_args(argv)
+    if args.top < 1:
+        parser.error("--top wants 1 or more")
+    from proftui.core.analysis.comm import communication
+    from proftui.core.importers.ascend_comm import profile_entries, read_sources
+
+    entries = profile_entries(args.path, args.run)
+    data, unused = read_sources(entries)
+    report = communication(data, unused)
+    errors = [s for s in report.sources if s.error]
+    if report.empty and errors:
+        for s in errors:
+            sys.stderr.write(f"proftui: {safe(s.error)}\n")
+        return EXIT_FAILURE
+    if args.json:
+        print_json(report.to_json(args.top))
+        return EXIT_OK
+    if report.empty:
+        sys.stdout.write(f"{safe(args.path)} has no communication data (no communication.json, "
+                         "communication_matrix.json or analysis.db communication tables "
+                         "with rows).\n")
+        return EXIT_OK
+    print_comm(report, args.top)
+    return EXIT_OK
+
+
+def print_comm(report, top: int) -> None:
+    """The report as text: its tables rich on a terminal, plain when piped."""
+    from proftui.core.analysis.comm_tables import (
+        collective_table,
+        flag_text,
+        link_table,
+        problem_texts,
+        rank_table,
+        slowest_links,
+        transport_table,
+    )
+
+    out = sys.stdout
+    n = len(report.sources)
+    forms = " and ".join(sorted({"the SQLite export" if s.form == "db" else "the text export"
+                                 for s in report.sources}))
+    out.write(f"communication of {n} rank{'' if n == 1 else 's'}, from {forms}\n")
+    if report.ranks:
+        table = rank_table(report)
+        _print(table, "per rank and step: the ops' times summed (Wait % = wait / (wait + "
+                      "transit), Sync % likewise)")
+        table = transport_table(report)
+        _print(table, "per transport: bandwidth = size / time; SDMA sums HCCS, PCIE and "
+                      "SIO")
+        shown = report.collectives[:top]
+        _print(collective_table(shown), f"collectives: {len(report.collectives)} in all; "
+                                        f"top {len(shown)} by elapse")
+    links = slowest_links(report.links)
+    if links:
+        shown = links[:top]
+        _print(link_table(shown), f"links between ranks: {len(links)} in all (LOCAL copies "
+                                  f"left out); the {len(shown)} slowest against their peers")
+    lines = [safe(flag_text(f)) + "\n" for f in report.flags]
+    if not lines:
+        lines.append("flags: none (no slow link or transport, no small packets)\n")
+    lines += [safe(line) + "\n" for line in problem_texts(report)]
+    out.write("".join(lines))
+
+
+def _print(table, title: str) -> None:
+    print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
