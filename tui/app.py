@@ -55,6 +55,11 @@ from proftui.tui.timeline import IterationMark, Timeline
 TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane,
                "insights": InsightsPane, "cluster": ClusterPane}
 
+# Timeline keys that reach the timeline while a pane has the focus: key, Timeline action, what.
+TIMELINE_KEYS = (("w", "zoom_in", "Zoom in"), ("s", "zoom_out", "Zoom out"),
+                 ("a", "pan_left", "Pan left"), ("d", "pan_right", "Pan right"),
+                 ("0", "reset", "Show everything"), ("f", "fit", "Fit selection"))
+
 if TYPE_CHECKING:
     from proftui.tui.export_dialog import ExportJob, ExportRequest
 
@@ -94,6 +99,10 @@ class ProftuiApp(BaseApp):
         Binding("D", "toggle_diagnostics", "Diagnostics"),
         Binding("e", "export", "Export"),
         Binding("question_mark", "help", "Keys"),
+        # The timeline's window keys work from the panes too (where a pane has no binding of
+        # its own for the key: a table's `s` sorts, the ops pane's `a` is the whole trace).
+        *(Binding(key, f"timeline('{action}')", description, show=False)
+          for key, action, description in TIMELINE_KEYS),
     ]
 
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
@@ -660,7 +669,18 @@ class ProftuiApp(BaseApp):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self._choosing_run and action != "cancel_load":  # the chooser's keys only
             return action in ("quit", "help", "command_palette")
+        if action == "timeline":  # not while it is hidden (overview, maximised panes)
+            return self._timeline_visible()
         return super().check_action(action, parameters)
+
+    def _timeline_visible(self) -> bool:
+        timeline = self.query_one(Timeline)
+        return (timeline.index is not None and timeline.display
+                and bool(self.query_one("#main").display))
+
+    def action_timeline(self, action: str) -> None:
+        """A timeline key pressed while a pane has the focus: the timeline acts on it."""
+        getattr(self.query_one(Timeline), f"action_{action}")()
 
     def action_pane(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"pane-{name}"
@@ -669,6 +689,8 @@ class ProftuiApp(BaseApp):
             widget = self.query_one(pane)
             first = getattr(widget, "first_focus", widget.table_view)
             self.screen.set_focus(first())
+        elif self._timeline_visible():  # the details have no keys: the timeline's work
+            self.screen.set_focus(self.query_one(Timeline))
 
     def action_toggle_overview(self) -> None:
         overview_tree = self.query_one("#overview")

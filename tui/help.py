@@ -48,13 +48,15 @@ KEYS_HELP = """proftui keys
   u            utilisation lines on / off (device busy, compute, comm exposed / overlapped, host)
   /  n  N      search names (/regex/ for a regular expression), next, previous
   g            go to an iteration (by number)
-  1 2 3 4 5    panes: details, ops, summary tables, iterations, insights (tab: focus)
+  1 2 3 4 5 7  panes: details, ops, tables, iterations, insights, cluster (tab: focus)
   + / -  m     taller / shorter panes, maximise the focused one
   o  D         overview (iterations, processes, tables), import diagnostics
   e            export to CSV: the window's events, its ops, or the pane as shown
   T            next theme                           ctrl+p  command palette
   ?            this help                            q     quit
 
+w a s d 0 f also work from a pane, unless the pane has the key: in a table s sorts, in the
+Ops pane a is the whole trace (Tab or 1 focuses the timeline again).
 In a table: arrows move, s sorts by the current column (again: the other way), a click on a
 header sorts by it, / filters (text, /regex/, Column~text, Total>1ms, Count>=10), Enter opens.
 Ops pane: b by name, category or type, v all / device / host tracks, t only the pinned

@@ -1,0 +1,64 @@
+"""Keys across the app: the timeline's window keys from the panes, the command palette, and
+"view as a command"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import TabbedContent
+from tui_support import settle
+
+from proftui.tui.app import ProftuiApp
+from proftui.tui.panes import OpsPane
+from proftui.tui.table import TableView
+from proftui.tui.timeline import ZOOM_STEP, Timeline
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"
+
+
+def _width(timeline: Timeline) -> int:
+    return timeline.view_end - timeline.view_start
+
+
+async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        timeline = app.query_one(Timeline)
+        width0 = _width(timeline)
+        await pilot.press("2")
+        await settle(app, pilot)
+        view = app.query_one("#ops-table", TableView)
+        assert app.focused is view
+        await pilot.press("w")  # the table has no w: the timeline zooms in
+        assert _width(timeline) == pytest.approx(width0 / ZOOM_STEP, rel=1e-6)
+        start = timeline.view_start
+        await pilot.press("d")
+        assert timeline.view_start > start
+        await pilot.press("0")
+        assert _width(timeline) == width0
+        # The table's own s sorts (the timeline does not zoom out), the ops pane's a is the
+        # whole trace (the timeline does not pan).
+        sort_before = view.sort
+        await pilot.press("right", "s")
+        assert view.sort != sort_before
+        assert _width(timeline) == width0
+        start = timeline.view_start
+        await pilot.press("a")
+        assert timeline.view_start == start
+        # The details pane has nothing to focus: the timeline takes the focus, all its keys.
+        await pilot.press("1")
+        assert app.focused is timeline
+        await pilot.press("s")
+        assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
+        # A text box keeps its letters.
+        await pilot.press("2", "slash", "w", "d", "0")
+        assert app.query_one(OpsPane).query_one("FilterBox").value == "wd0"
+        assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
+        await pilot.press("escape")
+        # Hidden behind the overview, the timeline does not move.
+        await pilot.press("o", "w")
+        assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
+        assert app.query_one(TabbedContent).active == "pane-ops"
