@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -38,6 +39,7 @@ from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.help import HelpScreen
 from proftui.tui.insights import InsightsPane
+from proftui.tui.key_commands import KeyCommand, key_commands
 from proftui.tui.overview_tree import OverviewTree
 from proftui.tui.panes import (
     WHOLE_TRACE,
@@ -99,6 +101,7 @@ class ProftuiApp(BaseApp):
         Binding("D", "toggle_diagnostics", "Diagnostics"),
         Binding("e", "export", "Export"),
         Binding("question_mark", "help", "Keys"),
+        Binding("colon", "command_palette", "Commands", show=False),
         # The timeline's window keys work from the panes too (where a pane has no binding of
         # its own for the key: a table's `s` sorts, the ops pane's `a` is the whole trace).
         *(Binding(key, f"timeline('{action}')", description, show=False)
@@ -705,35 +708,25 @@ class ProftuiApp(BaseApp):
         self.push_screen(HelpScreen())
 
     def get_system_commands(self, screen: Screen) -> Any:
-        yield from super().get_system_commands(screen)
-        timeline = self.query_one(Timeline)
-        for title, help_text, callback in (
-                ("Zoom in", "Zoom the timeline in around the cursor (w)", timeline.action_zoom_in),
-                ("Zoom out", "Zoom the timeline out (s)", timeline.action_zoom_out),
-                ("Fit selection", "Fit the selected slice (f)", timeline.action_fit),
-                ("Show everything", "Reset the zoom (0)", timeline.action_reset),
-                ("Search", "Find slices by name (/)", self.action_search),
-                ("Go to iteration", "Zoom to an iteration by number (g)",
-                 self.action_goto_iteration),
-                ("Ops", "Operators of the window (2)", lambda: self.action_pane("ops")),
-                ("Summary tables", "The profile's CSVs (3)", lambda: self.action_pane("tables")),
-                ("Iterations", "Iterations and their breakdown (4)",
-                 lambda: self.action_pane("iterations")),
-                ("Insights", "What to fix first: findings and their evidence (5)",
-                 lambda: self.action_pane("insights")),
-                ("Cluster", "The ranks compared: heat strip of steps, waits (7)",
-                 lambda: self.action_pane("cluster")),
-                ("Overview", "Iterations, processes and tables (o)",
-                 self.action_toggle_overview),
-                ("Diagnostics", "Import problems (D)", self.action_toggle_diagnostics),
-                ("Next theme", "Cycle proftui's themes (T)", self.action_next_theme),
-                ("Export", "Write the window's events, its ops or a pane to CSV (e)",
-                 self.action_export),
-                ("Show hidden tracks", "Unhide every hidden track (H)",
-                 timeline.action_show_hidden),
-                ("Utilisation lines", "Show or hide the utilisation lines over the tracks (u)",
-                 timeline.action_toggle_utilisation)):
-            yield SystemCommand(title, help_text, callback)
+        """Every bound action with its key (see :mod:`proftui.tui.key_commands`), then
+        Textual's own commands that proftui has no key for."""
+        commands = key_commands(self, self.query_one(Timeline), {
+            name: self.query_one(pane) for name, pane in TABLE_PANES.items()},
+            self._pane_view())
+        titles = {command.title for command in commands}
+        for command in commands:
+            yield SystemCommand(command.title, f"{command.help} (key {command.key})",
+                                partial(self._run_key_command, command))
+        for command in super().get_system_commands(screen):
+            if command.title not in titles:
+                yield command
+
+    async def _run_key_command(self, command: KeyCommand) -> None:
+        if command.pane == "timeline":
+            self._show_timeline()
+        elif command.pane is not None:
+            self.action_pane(command.pane)
+        await self.run_action(command.action, command.target)
 
 
 class Prompt(Input):

@@ -62,3 +62,55 @@ async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
         await pilot.press("o", "w")
         assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
         assert app.query_one(TabbedContent).active == "pane-ops"
+
+
+async def test_colon_opens_the_palette_listing_every_key() -> None:
+    from textual.command import CommandPalette
+
+    from proftui.tui.key_commands import own_bindings
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        commands = list(app.get_system_commands(app.screen))
+        helps = {c.title: c.help for c in commands}
+        # Every key of the app, the timeline and the ops pane is there, with its key.
+        timeline = app.query_one(Timeline)
+        for node in (app, timeline, app.query_one(OpsPane)):
+            for binding in own_bindings(node):
+                if binding.action in ("cancel_load", "command_palette") or \
+                        binding.action.startswith("timeline("):
+                    continue
+                shown = app.get_key_display(binding)
+                assert any(help_text.endswith(f"key {shown})") or f"key {shown} or" in help_text
+                           or f"or {shown})" in help_text for help_text in helps.values()), \
+                    binding
+        assert helps["Zoom in"] == "Zoom the timeline in around the cursor (key w)"
+        assert helps["Ops: Whole trace"].endswith("(key a)")
+        assert helps["Table: Sort"].endswith("(key s)")
+        assert "Cluster: Metric" in helps and "Quit" in helps
+        assert {"Zoom in", "Zoom out", "Fit selection", "Search", "Go to iteration",
+                "Next theme", "Diagnostics"} <= set(helps)
+        # A command runs its action where it belongs: zoom in from the palette.
+        width0 = _width(timeline)
+        await pilot.press("colon")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"zoom in")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert _width(timeline) == pytest.approx(width0 / ZOOM_STEP, rel=1e-6)
+        # A pane's command shows its pane first.
+        await pilot.press("1")
+        await app.run_action("command_palette")
+        await pilot.pause()
+        await pilot.press(*"ops: side")
+        await pilot.pause(0.5)
+        side = app.query_one(OpsPane).side
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "pane-ops"
+        assert app.query_one(OpsPane).side != side
