@@ -32,6 +32,7 @@ from proftui.core.runs import SeveralRunsError
 from proftui.core.search import find_slices, pattern_of
 from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, Palette
+from proftui.tui.as_command import ViewCommand, ops_command, profile_command, table_command
 from proftui.tui.base_app import BaseApp
 from proftui.tui.cluster_pane import ClusterPane, HeatStrip
 from proftui.tui.commands.info import info_lines
@@ -102,6 +103,7 @@ class ProftuiApp(BaseApp):
         Binding("e", "export", "Export"),
         Binding("question_mark", "help", "Keys"),
         Binding("colon", "command_palette", "Commands", show=False),
+        Binding("exclamation_mark", "view_as_command", "As a command", show=False),
         # The timeline's window keys work from the panes too (where a pane has no binding of
         # its own for the key: a table's `s` sorts, the ops pane's `a` is the whole trace).
         *(Binding(key, f"timeline('{action}')", description, show=False)
@@ -700,6 +702,49 @@ class ProftuiApp(BaseApp):
         overview_tree.toggle_class("shown")
         if self.query_one(Timeline).index is not None:
             self.query_one(Timeline).display = not overview_tree.has_class("shown")
+
+    def action_view_as_command(self) -> None:
+        """The headless command printing what the shown pane shows, in the status line and
+        (OSC 52, where the terminal allows) on the clipboard."""
+        if self.index is None:
+            self._status("Nothing to show as a command yet.")
+            return
+        command = self._view_command()
+        self.copy_to_clipboard(command.line)
+        notes = f"  (not in it: {'; '.join(command.notes)})" if command.notes else ""
+        self._status(f"{safe(command.line)}{safe(notes)}  [copied]")
+
+    def _view_command(self) -> ViewCommand:
+        from proftui.core.table_query import default_sort
+
+        assert self.index is not None
+        pane = self.query_one(TabbedContent).active.removeprefix("pane-")
+        if pane in ("iterations", "cluster"):
+            return profile_command(pane, self.path, self.run_number)
+        if pane == "insights":
+            return profile_command("advise", self.path, self.run_number)
+        if pane == "tables":
+            tables = self.query_one(TablesPane)
+            view = tables.table_view()
+            if view.table is not None:
+                table = view.table
+                sort = view.sort if view.sort != default_sort(table) else None
+                name = table.kind or table.path.replace("\\", "/").rsplit("/", 1)[-1]
+                return table_command(self.path, self.run_number, name, table.group,
+                                     view.filter_text, None if sort is None else (
+                                         table.columns[sort[0]].name, sort[1]))
+        ops = self.query_one(OpsPane)  # the timeline and the details: the ops of the window
+        view = ops.query_one("#ops-table", TableView)
+        sort = None
+        if view.table is not None and view.sort is not None and \
+                view.sort != default_sort(view.table):
+            column = view.table.columns[view.sort[0]]
+            sort = (column.name, view.sort[1], column.kind != "text")
+        window = ops.window
+        return ops_command(self.path, self.run_number, self.index.start_ns, self.index.end_ns,
+                           self.iterations, window.start_ns, window.end_ns, window.groups,
+                           ops.by, ops.side, sort, len(view.order), view.filter_text,
+                           len(ops.tracks or ()))
 
     def action_toggle_diagnostics(self) -> None:
         self.query_one("#diagnostics").toggle_class("shown")

@@ -53,6 +53,7 @@ KEYS_HELP = """proftui keys
   o  D         overview (iterations, processes, tables), import diagnostics
   e            export to CSV: the window's events, its ops, or the pane as shown
   T            next theme                  : or ctrl+p  every action with its key
+  !            the pane as a proftui command (status line, clipboard)
   ?            this help                            q     quit
 
 w a s d 0 f also work from a pane, unless the pane has the key: in a table s sorts, in the

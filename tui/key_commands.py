@@ -34,6 +34,8 @@ TITLES: dict[str, tuple[str, str]] = {
     "toggle_diagnostics": ("Diagnostics", "Import problems"),
     "export": ("Export", "Write the window's events, its ops or a pane to CSV"),
     "help": ("Key map", "All the keys, on one screen"),
+    "view_as_command": ("View as a command", "The proftui command printing what the pane "
+                        "shows: in the status line and copied"),
     "next_theme": ("Next theme", "Cycle proftui's themes"),
     "quit": ("Quit", "Leave proftui"),
     "resize_panes(2)": ("Taller panes", "Give the panes two more lines"),

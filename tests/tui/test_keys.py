@@ -114,3 +114,24 @@ async def test_colon_opens_the_palette_listing_every_key() -> None:
         await settle(app, pilot)
         assert app.query_one(TabbedContent).active == "pane-ops"
         assert app.query_one(OpsPane).side != side
+
+
+async def test_bang_shows_and_copies_the_command_of_the_pane() -> None:
+    from textual.widgets import Static
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("g", "3", "enter", "2")
+        await settle(app, pilot)
+        await pilot.press("v", "v")  # host tracks
+        await settle(app, pilot)
+        await pilot.press("exclamation_mark")
+        expected = f"proftui ops {SAMPLE} --iteration 3 --by name --side host"
+        assert app.clipboard == expected
+        assert expected in str(app.query_one("#status", Static).render())
+        await pilot.press("slash", *"Count>1", "enter", "exclamation_mark")
+        assert "not in it: the pane's filter (Count>1) is not applied" in str(
+            app.query_one("#status", Static).render())
+        await pilot.press("4", "exclamation_mark")
+        assert app.clipboard == f"proftui iterations {SAMPLE}"
