@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -31,6 +32,7 @@ from proftui.core.runs import SeveralRunsError
 from proftui.core.search import find_slices, pattern_of
 from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, Palette
+from proftui.tui.as_command import ViewCommand, ops_command, profile_command, table_command
 from proftui.tui.base_app import BaseApp
 from proftui.tui.cluster_pane import ClusterPane, HeatStrip
 from proftui.tui.comm_pane import CommPane
@@ -39,6 +41,7 @@ from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration
 from proftui.tui.help import HelpScreen
 from proftui.tui.insights import InsightsPane
+from proftui.tui.key_commands import KeyCommand, key_commands
 from proftui.tui.overview_tree import OverviewTree
 from proftui.tui.panes import (
     WHOLE_TRACE,
@@ -55,6 +58,11 @@ from proftui.tui.timeline import IterationMark, Timeline
 # The panes that show a table, by the name their tab carries ("pane-<name>").
 TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane,
                "insights": InsightsPane, "comm": CommPane, "cluster": ClusterPane}
+
+# Timeline keys that reach the timeline while a pane has the focus: key, Timeline action, what.
+TIMELINE_KEYS = (("w", "zoom_in", "Zoom in"), ("s", "zoom_out", "Zoom out"),
+                 ("a", "pan_left", "Pan left"), ("d", "pan_right", "Pan right"),
+                 ("0", "reset", "Show everything"), ("f", "fit", "Fit selection"))
 
 if TYPE_CHECKING:
     from proftui.tui.export_dialog import ExportJob, ExportRequest
@@ -96,6 +104,12 @@ class ProftuiApp(BaseApp):
         Binding("D", "toggle_diagnostics", "Diagnostics"),
         Binding("e", "export", "Export"),
         Binding("question_mark", "help", "Keys"),
+        Binding("colon", "command_palette", "Commands", show=False),
+        Binding("exclamation_mark", "view_as_command", "As a command", show=False),
+        # The timeline's window keys work from the panes too (where a pane has no binding of
+        # its own for the key: a table's `s` sorts, the ops pane's `a` is the whole trace).
+        *(Binding(key, f"timeline('{action}')", description, show=False)
+          for key, action, description in TIMELINE_KEYS),
     ]
 
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
@@ -698,7 +712,18 @@ class ProftuiApp(BaseApp):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self._choosing_run and action != "cancel_load":  # the chooser's keys only
             return action in ("quit", "help", "command_palette")
+        if action == "timeline":  # not while it is hidden (overview, maximised panes)
+            return self._timeline_visible()
         return super().check_action(action, parameters)
+
+    def _timeline_visible(self) -> bool:
+        timeline = self.query_one(Timeline)
+        return (timeline.index is not None and timeline.display
+                and bool(self.query_one("#main").display))
+
+    def action_timeline(self, action: str) -> None:
+        """A timeline key pressed while a pane has the focus: the timeline acts on it."""
+        getattr(self.query_one(Timeline), f"action_{action}")()
 
     def action_pane(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"pane-{name}"
@@ -707,12 +732,57 @@ class ProftuiApp(BaseApp):
             widget = self.query_one(pane)
             first = getattr(widget, "first_focus", widget.table_view)
             self.screen.set_focus(first())
+        elif self._timeline_visible():  # the details have no keys: the timeline's work
+            self.screen.set_focus(self.query_one(Timeline))
 
     def action_toggle_overview(self) -> None:
         overview_tree = self.query_one("#overview")
         overview_tree.toggle_class("shown")
         if self.query_one(Timeline).index is not None:
             self.query_one(Timeline).display = not overview_tree.has_class("shown")
+
+    def action_view_as_command(self) -> None:
+        """The headless command printing what the shown pane shows, in the status line and
+        (OSC 52, where the terminal allows) on the clipboard."""
+        if self.index is None:
+            self._status("Nothing to show as a command yet.")
+            return
+        command = self._view_command()
+        self.copy_to_clipboard(command.line)
+        notes = f"  (not in it: {'; '.join(command.notes)})" if command.notes else ""
+        self._status(f"{safe(command.line)}{safe(notes)}  [copied]")
+
+    def _view_command(self) -> ViewCommand:
+        from proftui.core.table_query import default_sort
+
+        assert self.index is not None
+        pane = self.query_one(TabbedContent).active.removeprefix("pane-")
+        if pane in ("iterations", "cluster"):
+            return profile_command(pane, self.path, self.run_number)
+        if pane == "insights":
+            return profile_command("advise", self.path, self.run_number)
+        if pane == "tables":
+            tables = self.query_one(TablesPane)
+            view = tables.table_view()
+            if view.table is not None:
+                table = view.table
+                sort = view.sort if view.sort != default_sort(table) else None
+                name = table.kind or table.path.replace("\\", "/").rsplit("/", 1)[-1]
+                return table_command(self.path, self.run_number, name, table.group,
+                                     view.filter_text, None if sort is None else (
+                                         table.columns[sort[0]].name, sort[1]))
+        ops = self.query_one(OpsPane)  # the timeline and the details: the ops of the window
+        view = ops.query_one("#ops-table", TableView)
+        sort = None
+        if view.table is not None and view.sort is not None and \
+                view.sort != default_sort(view.table):
+            column = view.table.columns[view.sort[0]]
+            sort = (column.name, view.sort[1], column.kind != "text")
+        window = ops.window
+        return ops_command(self.path, self.run_number, self.index.start_ns, self.index.end_ns,
+                           self.iterations, window.start_ns, window.end_ns, window.groups,
+                           ops.by, ops.side, sort, len(view.order), view.filter_text,
+                           len(ops.tracks or ()))
 
     def action_toggle_diagnostics(self) -> None:
         self.query_one("#diagnostics").toggle_class("shown")
@@ -721,37 +791,25 @@ class ProftuiApp(BaseApp):
         self.push_screen(HelpScreen())
 
     def get_system_commands(self, screen: Screen) -> Any:
-        yield from super().get_system_commands(screen)
-        timeline = self.query_one(Timeline)
-        for title, help_text, callback in (
-                ("Zoom in", "Zoom the timeline in around the cursor (w)", timeline.action_zoom_in),
-                ("Zoom out", "Zoom the timeline out (s)", timeline.action_zoom_out),
-                ("Fit selection", "Fit the selected slice (f)", timeline.action_fit),
-                ("Show everything", "Reset the zoom (0)", timeline.action_reset),
-                ("Search", "Find slices by name (/)", self.action_search),
-                ("Go to iteration", "Zoom to an iteration by number (g)",
-                 self.action_goto_iteration),
-                ("Ops", "Operators of the window (2)", lambda: self.action_pane("ops")),
-                ("Summary tables", "The profile's CSVs (3)", lambda: self.action_pane("tables")),
-                ("Iterations", "Iterations and their breakdown (4)",
-                 lambda: self.action_pane("iterations")),
-                ("Insights", "What to fix first: findings and their evidence (5)",
-                 lambda: self.action_pane("insights")),
-                ("Communication", "Collectives, bandwidth per transport and link, slow links "
-                 "(6)", lambda: self.action_pane("comm")),
-                ("Cluster", "The ranks compared: heat strip of steps, waits (7)",
-                 lambda: self.action_pane("cluster")),
-                ("Overview", "Iterations, processes and tables (o)",
-                 self.action_toggle_overview),
-                ("Diagnostics", "Import problems (D)", self.action_toggle_diagnostics),
-                ("Next theme", "Cycle proftui's themes (T)", self.action_next_theme),
-                ("Export", "Write the window's events, its ops or a pane to CSV (e)",
-                 self.action_export),
-                ("Show hidden tracks", "Unhide every hidden track (H)",
-                 timeline.action_show_hidden),
-                ("Utilisation lines", "Show or hide the utilisation lines over the tracks (u)",
-                 timeline.action_toggle_utilisation)):
-            yield SystemCommand(title, help_text, callback)
+        """Every bound action with its key (see :mod:`proftui.tui.key_commands`), then
+        Textual's own commands that proftui has no key for."""
+        commands = key_commands(self, self.query_one(Timeline), {
+            name: self.query_one(pane) for name, pane in TABLE_PANES.items()},
+            self._pane_view())
+        titles = {command.title for command in commands}
+        for command in commands:
+            yield SystemCommand(command.title, f"{command.help} (key {command.key})",
+                                partial(self._run_key_command, command))
+        for command in super().get_system_commands(screen):
+            if command.title not in titles:
+                yield command
+
+    async def _run_key_command(self, command: KeyCommand) -> None:
+        if command.pane == "timeline":
+            self._show_timeline()
+        elif command.pane is not None:
+            self.action_pane(command.pane)
+        await self.run_action(command.action, command.target)
 
 
 class Prompt(Input):

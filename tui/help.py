@@ -52,9 +52,12 @@ KEYS_HELP = """proftui keys
   + / -  m     taller / shorter panes, maximise the focused one
   o  D         overview (iterations, processes, tables), import diagnostics
   e            export to CSV: the window's events, its ops, or the pane as shown
-  T            next theme                           ctrl+p  command palette
+  T            next theme                  : or ctrl+p  every action with its key
+  !            the pane as a proftui command (status line, clipboard)
   ?            this help                            q     quit
 
+w a s d 0 f also work from a pane, unless the pane has the key: in a table s sorts, in the
+Ops pane a is the whole trace (Tab or 1 focuses the timeline again).
 In a table: arrows move, s sorts by the current column (again: the other way), a click on a
 header sorts by it, / filters (text, /regex/, Column~text, Total>1ms, Count>=10), Enter opens.
 A wide table scrolls sideways with left/right (shift+left/right or < > a page; shift+wheel),

@@ -1,0 +1,137 @@
+"""Keys across the app: the timeline's window keys from the panes, the command palette, and
+"view as a command"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import TabbedContent
+from tui_support import settle
+
+from proftui.tui.app import ProftuiApp
+from proftui.tui.panes import OpsPane
+from proftui.tui.table import TableView
+from proftui.tui.timeline import ZOOM_STEP, Timeline
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"
+
+
+def _width(timeline: Timeline) -> int:
+    return timeline.view_end - timeline.view_start
+
+
+async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        timeline = app.query_one(Timeline)
+        width0 = _width(timeline)
+        await pilot.press("2")
+        await settle(app, pilot)
+        view = app.query_one("#ops-table", TableView)
+        assert app.focused is view
+        await pilot.press("w")  # the table has no w: the timeline zooms in
+        assert _width(timeline) == pytest.approx(width0 / ZOOM_STEP, rel=1e-6)
+        start = timeline.view_start
+        await pilot.press("d")
+        assert timeline.view_start > start
+        await pilot.press("0")
+        assert _width(timeline) == width0
+        # The table's own s sorts (the timeline does not zoom out), the ops pane's a is the
+        # whole trace (the timeline does not pan).
+        sort_before = view.sort
+        await pilot.press("right", "s")
+        assert view.sort != sort_before
+        assert _width(timeline) == width0
+        start = timeline.view_start
+        await pilot.press("a")
+        assert timeline.view_start == start
+        # The details pane has nothing to focus: the timeline takes the focus, all its keys.
+        await pilot.press("1")
+        assert app.focused is timeline
+        await pilot.press("s")
+        assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
+        # A text box keeps its letters.
+        await pilot.press("2", "slash", "w", "d", "0")
+        assert app.query_one(OpsPane).query_one("FilterBox").value == "wd0"
+        assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
+        await pilot.press("escape")
+        # Hidden behind the overview, the timeline does not move.
+        await pilot.press("o", "w")
+        assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
+        assert app.query_one(TabbedContent).active == "pane-ops"
+
+
+async def test_colon_opens_the_palette_listing_every_key() -> None:
+    from textual.command import CommandPalette
+
+    from proftui.tui.key_commands import own_bindings
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        commands = list(app.get_system_commands(app.screen))
+        helps = {c.title: c.help for c in commands}
+        # Every key of the app, the timeline and the ops pane is there, with its key.
+        timeline = app.query_one(Timeline)
+        for node in (app, timeline, app.query_one(OpsPane)):
+            for binding in own_bindings(node):
+                if binding.action in ("cancel_load", "command_palette") or \
+                        binding.action.startswith("timeline("):
+                    continue
+                shown = app.get_key_display(binding)
+                assert any(help_text.endswith(f"key {shown})") or f"key {shown} or" in help_text
+                           or f"or {shown})" in help_text for help_text in helps.values()), \
+                    binding
+        assert helps["Zoom in"] == "Zoom the timeline in around the cursor (key w)"
+        assert helps["Ops: Whole trace"].endswith("(key a)")
+        assert helps["Table: Sort"].endswith("(key s)")
+        assert "Cluster: Metric" in helps and "Quit" in helps
+        assert {"Zoom in", "Zoom out", "Fit selection", "Search", "Go to iteration",
+                "Next theme", "Diagnostics"} <= set(helps)
+        # A command runs its action where it belongs: zoom in from the palette.
+        width0 = _width(timeline)
+        await pilot.press("colon")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"zoom in")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert _width(timeline) == pytest.approx(width0 / ZOOM_STEP, rel=1e-6)
+        # A pane's command shows its pane first.
+        await pilot.press("1")
+        await app.run_action("command_palette")
+        await pilot.pause()
+        await pilot.press(*"ops: side")
+        await pilot.pause(0.5)
+        side = app.query_one(OpsPane).side
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "pane-ops"
+        assert app.query_one(OpsPane).side != side
+
+
+async def test_bang_shows_and_copies_the_command_of_the_pane() -> None:
+    from textual.widgets import Static
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("g", "3", "enter", "2")
+        await settle(app, pilot)
+        await pilot.press("v", "v")  # host tracks
+        await settle(app, pilot)
+        await pilot.press("exclamation_mark")
+        expected = f"proftui ops {SAMPLE} --iteration 3 --by name --side host"
+        assert app.clipboard == expected
+        assert expected in str(app.query_one("#status", Static).render())
+        await pilot.press("slash", *"Count>1", "enter", "exclamation_mark")
+        assert "not in it: the pane's filter (Count>1) is not applied" in str(
+            app.query_one("#status", Static).render())
+        await pilot.press("4", "exclamation_mark")
+        assert app.clipboard == f"proftui iterations {SAMPLE}"
