@@ -757,7 +757,7 @@ class ProftuiApp(BaseApp):
 
         assert self.index is not None
         pane = self.query_one(TabbedContent).active.removeprefix("pane-")
-        if pane in ("iterations", "cluster"):
+        if pane in ("iterations", "cluster", "comm"):
             return profile_command(pane, self.path, self.run_number)
         if pane == "insights":
             return profile_command("advise", self.path, self.run_number)
