@@ -209,6 +209,7 @@ def _add_chunk(builders: list[_ColumnBuilder], body: list[list[str]]) -> None:
 
 
 _NUMBERS = msgspec.json.Decoder(list[float | None])
+_MINUS_ZERO = re.compile(r"-0(?![.eE])")  # an integer -0: JSON reads it as 0, without sign
 
 
 def _plain_matrix(body: list[list[str]], columns: list[int]) -> np.ndarray | None:
@@ -229,11 +230,11 @@ def _plain_numbers(cells: Sequence[str], count: int = -1) -> np.ndarray | None:
     cell. None when any cell is anything else; the caller then reads them one by one.
     `count` is how many values the cells hold (when each is several joined by commas).
 
-    Exactly float()'s values: both round correctly. "-0" is left to float() (JSON reads an
-    integer zero, without its sign), as is a cell holding a comma (it would read as two).
+    Exactly float()'s values: both round correctly. An integer "-0" is left to float() (JSON
+    reads it as zero, without its sign), as is a cell holding a comma (it would read as two).
     """
     text = ",".join(cells)
-    if "-0" in text:
+    if "-0" in text and _MINUS_ZERO.search(text):
         return None
     if "N/A" in text:
         text = text.replace("N/A", "null")

@@ -43,7 +43,8 @@ def cmd_cache(argv: list[str]) -> int:
             print_json({"directory": str(directory), "removed_files": removed,
                         "freed_bytes": freed})
         else:
-            sys.stdout.write(f"removed {removed} files ({cache_entries.fmt_bytes(freed)}) "
+            files = "file" if removed == 1 else "files"
+            sys.stdout.write(f"removed {removed} {files} ({cache_entries.fmt_bytes(freed)}) "
                              f"from {safe(directory)}\n")
         return EXIT_OK
     try:
