@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from proftui.core import cache, cache_file, table_cache
-from proftui.core.importers import csv_summary
+from proftui.core.importers import csv_columns, csv_summary
 from proftui.core.importers.csv_summary import parse_table, read_table
 from proftui.core.sources import FileIdentity
 
@@ -136,10 +136,10 @@ def test_the_one_pass_decoder_gives_float_s_numbers() -> None:
     cells = _decimals(50_000) + ["N/A", "", " 12 ", "12\t", "\t13.5", "1e-400", "null"] * 5
     expected = np.array([float(c) if c.strip() not in csv_summary.MISSING else math.nan
                          for c in cells], np.float64)
-    values = csv_summary._plain_numbers(cells)
+    values = csv_columns.plain_numbers(cells)
     assert values is not None and values.tobytes() == expected.tobytes()
     for other in ("-0", "nan", "1_000", "1e400", '"1"', "true", "[1]", "1,5", "0x1", ".5"):
-        assert csv_summary._plain_numbers(["1.5", other]) is None, other
+        assert csv_columns.plain_numbers(["1.5", other]) is None, other
 
 
 def test_numbers_are_float_s_to_the_bit(tmp_path) -> None:
