@@ -104,3 +104,17 @@ def test_usage_and_bad_arguments(capsys) -> None:
         main(["cache", "empty"])
     assert exited.value.code == 2 and "invalid choice: 'empty'" in capsys.readouterr().err
     assert os.environ["PROFTUI_CACHE_DIR"]  # the tests' own cache, never the user's
+
+
+def test_no_cache_leaves_the_cache_alone(tmp_path, cache_dir, capsys) -> None:
+    """--no-cache reads the summary tables afresh too, and writes nothing."""
+    root = Path(__file__).resolve().parents[2] / "samples" / "torch_npu"
+    assert main(["table", str(root), "op_statistic", "--no-cache", "--json"]) == 0
+    assert main(["info", str(root), "--no-cache", "--json"]) == 0
+    assert not cache_dir.exists()
+    capsys.readouterr()
+    assert main(["table", str(root), "op_statistic", "--json"]) == 0
+    first = capsys.readouterr().out
+    assert [p.suffix for p in cache_dir.iterdir()] == [".tbl"]
+    assert main(["table", str(root), "op_statistic", "--json"]) == 0  # from the cache
+    assert capsys.readouterr().out == first
