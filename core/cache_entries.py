@@ -18,8 +18,10 @@ On Windows a mapped file cannot be removed; it is then skipped.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
+import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,13 +203,30 @@ def _header(path: str) -> dict:
                 needed = start + PREFIX.unpack_from(data, len(MAGIC))[0]
                 if len(data) < needed <= _HEADER_MAX:  # a long header: read the rest of it
                     data += f.read(needed - len(data))
-            return read_header(data)[0]
+            try:
+                return read_header(data)[0]
+            except CacheMiss:
+                return _old_header(data)
     except OSError as exc:
         raise CacheMiss(str(exc.strerror or exc)) from None
     except CacheMiss:
         raise
     except Exception as exc:  # any damage at all
         raise CacheMiss(f"damaged header: {exc}") from None
+
+
+def _old_header(data: bytes) -> dict:
+    """The header of a file of format 2 and before (no checksum of the header: its JSON
+    follows the length at once), to name its version; raises CacheMiss."""
+    start = len(MAGIC) + 8
+    (length,) = struct.unpack_from("<Q", data, len(MAGIC))
+    try:
+        header = json.loads(data[start: start + length])
+    except ValueError:
+        raise CacheMiss("damaged header") from None
+    if not isinstance(header, dict) or "version" not in header:
+        raise CacheMiss("damaged header")
+    return header
 
 
 def clear(directory: Path) -> tuple[int, int]:

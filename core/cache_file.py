@@ -96,9 +96,9 @@ def write(path: Path, header: dict, arrays: dict[str, np.ndarray],
     prefix_len = len(MAGIC) + PREFIX.size + len(blob)
     data_start = -(-prefix_len // _ALIGN) * _ALIGN
     path.parent.mkdir(parents=True, exist_ok=True)
-    _check_space(path.parent, data_start + offset)
-    if before_write is not None:
+    if before_write is not None:  # first: what it removes counts as free space
         before_write(data_start + offset)
+    _check_space(path.parent, data_start + offset)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
