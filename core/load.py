@@ -97,6 +97,8 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     if len(sources) > 1:
         _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
     index.meta["profile"] = describe(layout)
+    if not use_cache:
+        index.meta["no_cache"] = True  # its summary tables are read afresh too (overview)
     if use_cache and (sources or memory):
         try:
             cache.store(index, identities, options, read_start_ns)

@@ -25,7 +25,7 @@ def read_overview(index: TraceIndex) -> tuple[dict[str, Any], list[Table], Itera
     shows them in its panes without reading the CSVs again)."""
     summary = index.summary()
     _describe_sides(index, summary)
-    tables = _read_tables(summary)
+    tables = _read_tables(summary, use_cache=not index.meta.get("no_cache"))
     found = find_iterations(index, tables)
     summary["iterations"] = {
         "source": found.source if found.items else None,
@@ -53,8 +53,9 @@ def _describe_sides(index: TraceIndex, summary: dict[str, Any]) -> None:
     summary["sides"] = counts
 
 
-def _read_tables(summary: dict[str, Any]) -> list[Table]:
-    """Read the profile's summary CSVs; note rows, columns and problems in their entries."""
+def _read_tables(summary: dict[str, Any], use_cache: bool = True) -> list[Table]:
+    """Read the profile's summary CSVs (from the cache, with `use_cache`); note rows, columns
+    and problems in their entries."""
     tables = []
     for entry in (summary.get("profile") or {}).get("tables", []):
         try:
@@ -62,7 +63,8 @@ def _read_tables(summary: dict[str, Any]) -> list[Table]:
                 table = read_db_table(entry["path"], entry["kind"], entry["source"],
                                       entry.get("group", ""))
             else:
-                table = read_table(entry["path"], entry["kind"], entry.get("group", ""))
+                table = read_table(entry["path"], entry["kind"], entry.get("group", ""),
+                                   use_cache=use_cache)
         except ProftuiError as exc:
             entry["error"] = str(exc)
             continue

@@ -66,9 +66,10 @@ def choose(files: Sequence[TableFile], name: str, group: str | None = None) -> l
     return chosen
 
 
-def read_tables(files: Sequence[TableFile]) -> list[Table]:
-    """Read the chosen CSVs (as :mod:`proftui.core.overview` does for the app)."""
-    return [read_table(f.path, f.kind, f.group) for f in files]
+def read_tables(files: Sequence[TableFile], use_cache: bool = True) -> list[Table]:
+    """Read the chosen CSVs (as :mod:`proftui.core.overview` does for the app), from the
+    cache with `use_cache`."""
+    return [read_table(f.path, f.kind, f.group, use_cache=use_cache) for f in files]
 
 
 # -- several ranks as one table -----------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 from proftui import __version__
 from proftui.tui.commands.advise import cmd_advise
 from proftui.tui.commands.breakdown import cmd_breakdown
+from proftui.tui.commands.cache import cmd_cache
 from proftui.tui.commands.cluster import cmd_cluster
 from proftui.tui.commands.comm import cmd_comm
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
@@ -33,7 +34,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations,
     "export": cmd_export, "summary": cmd_summary, "breakdown": cmd_breakdown,
     "advise": cmd_advise, "diff": cmd_diff, "table": cmd_table, "cluster": cmd_cluster,
-    "memory": cmd_memory, "comm": cmd_comm}
+    "memory": cmd_memory, "comm": cmd_comm, "cache": cmd_cache}
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
        proftui BASE NEW               open two, one above the other, to compare them
@@ -68,6 +69,8 @@ USAGE = f"""usage: proftui PATH                 open a trace or profile director
                    [--what events|ops] [--by name|category|type] [--args KEY,...]
                    [--unit ns|us|ms|s] [--raw] [--force] [-o FILE|-]
                                       the events or ops of a window as CSV
+       proftui cache [clear] [--json]  what the cache holds (size, last use, sources);
+                                      clear empties it (cap: PROFTUI_CACHE_MAX, default 10G)
        proftui --version
 
 Every command takes --help (with examples) and --version. A folder holding several separate

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import operator
 import re
 from dataclasses import dataclass, field
 
@@ -19,7 +20,8 @@ import numpy as np
 
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import ProftuiError
-from proftui.core.timeconv import us_to_ns
+from proftui.core.importers.csv_columns import MISSING, Chunks, ColumnBuilder  # noqa: F401 (MISSING: for importers of this module)
+from proftui.core.memory import indexing
 
 _SUFFIX = re.compile(r"^(.*?)\s*\(([^()]*)\)\s*$")
 # Parenthesised suffixes that are units; any other ("Communication(Not Overlapped)") is part
@@ -29,13 +31,8 @@ UNITS = frozenset({
     "MiB", "GiB", "B/s", "KB/s", "MB/s", "GB/s", "Hz", "KHz", "MHz", "GHz", "W", "mW", "C",
     "cycles", "cycle", "times", "count"})
 _UNIT_WORD = re.compile(r"^[A-Za-zµμ%]{1,4}(?:/[A-Za-z]{1,3})?$")  # cm, kB/s: short, no spaces
-_MISSING = {"", "N/A", "NA", "n/a", "-", "None", "null"}
-MISSING = frozenset(_MISSING)  # cell texts that mean "no value"
-_TIME_UNITS = {"us": 1_000, "ms": 1_000_000, "ns": 1, "s": 1_000_000_000}
-# Beyond this many µs a time column holds epoch timestamps, kept as exact int64 ns.
-_EPOCH_US = 1e12
 csv.field_size_limit(16 << 20)  # a larger cell is damage: the rows before it are kept
-_CHUNK_ROWS = 1 << 15
+_CHUNK_ROWS = 2048  # rows in flight: small enough to stay in the CPU's caches
 MAX_COLUMNS = 1024  # summary CSVs have tens; more is damage, and the rest is left out
 
 
@@ -72,12 +69,43 @@ class Table:
         return None
 
 
-def read_table(path: str, kind: str = "", group: str = "") -> Table:
+def read_table(path: str, kind: str = "", group: str = "", use_cache: bool = True) -> Table:
     """Read one summary CSV of a rank or device; raises ProftuiError if it cannot be read.
 
-    Rows are read a chunk at a time into typed columns, so a table costs about 8 bytes a cell
-    (text repeats are shared) rather than a Python string each.
+    With `use_cache`, a table read before (the same file, unchanged) is mapped from the
+    cache instead of parsed (see :mod:`proftui.core.table_cache`); the numbers are the same.
     """
+    if use_cache:
+        from proftui.core.table_cache import cached_table
+
+        return cached_table(path, kind, group)
+    return parse_table(path, kind, group)[0]
+
+
+TextParts = dict[int, tuple[list[str], np.ndarray]]  # column -> (texts, codes into them)
+
+
+def parse_table(path: str, kind: str = "", group: str = "") -> tuple[Table, TextParts]:
+    """Parse one summary CSV; also returns each text column's distinct texts and codes (what
+    the cache stores). Raises ProftuiError if it cannot be read.
+
+    Rows are read a chunk at a time into typed columns, so a table costs about 8 bytes a cell
+    (text repeats are shared) rather than a Python string each. A time column's exact ns are
+    worked out only once it shows epoch timestamps, and a column is taken for numbers until
+    a cell is not one; the file is read again in the rare case that either happens after the
+    column's first chunk (epoch timestamps late in a column, a column of numbers with text
+    far down), so that every ns is exact and every text is the file's.
+    """
+    with indexing():  # no reference cycles: the collector would walk every row for nothing
+        table, builders = _parse(path, kind, group, all_ns=False, text=set())
+        late_text = {i for i, b in enumerate(builders) if b.late_text}
+        if late_text or any(b.late_epoch for b in builders):
+            table, builders = _parse(path, kind, group, all_ns=True, text=late_text)
+    return table, {i: b.text_parts() for i, b in enumerate(builders) if b.codes is not None}
+
+
+def _parse(path: str, kind: str, group: str, all_ns: bool, text: set[int]
+           ) -> tuple[Table, list[ColumnBuilder]]:
     diagnostics = Diagnostics()
     try:
         with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
@@ -87,7 +115,10 @@ def read_table(path: str, kind: str = "", group: str = "") -> Table:
                 diagnostics.add("wide_csv", len(header) - MAX_COLUMNS, None,
                                 f"{len(header)} columns")
                 header = header[:MAX_COLUMNS]
-            builders = [_ColumnBuilder(h) for h in header]
+            names = [split_unit(h) for h in header]
+            builders = [ColumnBuilder(unit, all_ns, i in text)
+                        for i, (_, unit) in enumerate(names)]
+            chunks = Chunks(builders)
             width, n_rows, ragged = len(header), 0, 0
             while True:
                 try:
@@ -97,127 +128,52 @@ def read_table(path: str, kind: str = "", group: str = "") -> Table:
                     break
                 if not chunk:
                     break
-                body = [r for r in chunk if any(map(str.strip, r))]
-                for i, row in enumerate(body):
-                    if len(row) != width:
-                        # msprof ends some rows with a stray cell after the last TAB; extra
-                        # empty cells are no problem, cells beyond the header or missing are.
-                        if len(row) > width and (width == MAX_COLUMNS or not any(
-                                c.strip() for c in row[width:])):
-                            body[i] = row[:width]
-                            continue
-                        ragged += 1
-                        body[i] = (row + [""] * width)[:width]
+                body = _non_blank(chunk)
+                if set(map(len, body)) - {width}:
+                    ragged += _even_up(body, width)
                 if body:
-                    for builder, cells in zip(builders, zip(*body)):
-                        builder.add(list(map(str.strip, cells)))
+                    chunks.add(body)
                     n_rows += len(body)
     except OSError as exc:
         raise ProftuiError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     except csv.Error as exc:
         raise ProftuiError(f"{path}: not a readable CSV ({exc}).") from None
     diagnostics.add("ragged_row", ragged, None, f"rows without {width} cells")
-    for b in builders:
+    for h, b in zip(header, builders):
         if b.bad_cells:
             diagnostics.add("bad_number", b.bad_cells, None,
-                            f'column "{b.header}": not a number, e.g. "{b.first_bad[:40]}"')
-    return Table(kind, path, [b.column() for b in builders], n_rows, diagnostics, group)
+                            f'column "{h}": not a number, e.g. "{b.first_bad[:40]}"')
+    columns = []
+    for h, (name, _), b in zip(header, names, builders):
+        of_kind, unit, values = b.values()
+        columns.append(Column(h, name, unit, of_kind, values))
+    return Table(kind, path, columns, n_rows, diagnostics, group), builders
 
 
-class _ColumnBuilder:
-    """One column's values, chunk by chunk: numbers (and exact ns for time units) until a cell
-    is not a number, then text codes into a table of the distinct texts."""
-
-    def __init__(self, header: str) -> None:
-        self.header = header
-        self.name, self.unit = split_unit(header)
-        self.numbers: list[np.ndarray] = []
-        self.ns: list[np.ndarray] = []  # time units only
-        self.ok: list[np.ndarray] = []
-        self.codes: list[np.ndarray] | None = None  # text columns
-        self.texts: dict[str, int] = {}
-        self.bad_cells = 0  # text in a column whose unit says numbers
-        self.first_bad: str | None = None
-
-    def _number_or_missing(self, cell: str) -> str:
-        if cell in _MISSING:
-            return cell
-        try:
-            float(cell)
-        except ValueError:
-            self.bad_cells += 1
-            self.first_bad = self.first_bad or cell
-            return ""
-        return cell
-
-    def add(self, cells: list[str]) -> None:
-        if self.codes is None:
-            try:
-                try:  # most number columns have no missing cell
-                    numbers = np.array(cells, np.float64)
-                except ValueError:
-                    numbers = np.array([c if c not in _MISSING else "nan" for c in cells],
-                                       np.float64)
-            except ValueError:
-                if self.unit:  # a unit says numbers: the odd text is damage, not the column
-                    cells = [self._number_or_missing(c) for c in cells]
-                    self.add(cells)
-                    return
-                self._become_text()
-            else:
-                self.numbers.append(numbers)
-                if self.unit in _TIME_UNITS:
-                    ns, ok = _time_ns(cells, numbers, self.unit)
-                    self.ns.append(ns)
-                    self.ok.append(ok)
-                return
-        assert self.codes is not None
-        self.codes.append(self._code(cells))
-
-    def _code(self, cells: list[str]) -> np.ndarray:
-        texts = self.texts
-        for text in dict.fromkeys(cells):  # the new distinct texts get the next codes
-            if text not in texts:
-                texts[text] = len(texts)
-        return np.fromiter(map(texts.__getitem__, cells), np.int32, len(cells))
-
-    def _become_text(self) -> None:
-        """Numbers read so far go back to text (as the shortest text of each number)."""
-        self.codes = [self._code(["" if np.isnan(v) else np.format_float_positional(v, trim="-")
-                                  for v in chunk.tolist()]) for chunk in self.numbers]
-        self.numbers, self.ns, self.ok = [], [], []
-
-    def column(self) -> Column:
-        header, name, unit = self.header, self.name, self.unit
-        if self.codes is not None:
-            texts = np.empty(len(self.texts), dtype=object)
-            texts[:] = list(self.texts)
-            codes = np.concatenate(self.codes) if self.codes else np.zeros(0, np.int32)
-            return Column(header, name, unit, "text", texts[codes])
-        numbers = np.concatenate(self.numbers) if self.numbers else np.zeros(0)
-        finite = np.isfinite(numbers)  # an inf says nothing of the column's magnitude
-        if unit in _TIME_UNITS and finite.any() and np.abs(numbers[finite]).max() >= _EPOCH_US * (
-                1_000 / _TIME_UNITS[unit]):
-            ns, ok = np.concatenate(self.ns), np.concatenate(self.ok)
-            return Column(header, name, "ns", "timestamp",
-                          np.where(ok, ns, np.iinfo(np.int64).min))
-        return Column(header, name, unit, "number", numbers)
+def _non_blank(chunk: list[list[str]]) -> list[list[str]]:
+    """The rows of `chunk` with a cell that is not blank. Most chunks have none blank, and
+    their first cells say so at once."""
+    if [] not in chunk and "" not in map(str.strip, map(operator.itemgetter(0), chunk)):
+        return chunk
+    return [r for r in chunk if any(map(str.strip, r))]
 
 
-def _time_ns(cells: list[str], numbers: np.ndarray, unit: str) -> tuple[np.ndarray, np.ndarray]:
-    """Exact int64 ns of a chunk of time cells (and which are usable): µs texts read exactly,
-    ns texts as integers, ms and s through float64."""
-    if unit == "us":
-        return us_to_ns([c if c not in _MISSING else None for c in cells])
-    if unit == "ns":
-        try:  # integer texts, exact beyond float64's 2**53
-            ns = np.array([c if c not in _MISSING else "0" for c in cells]).astype(np.int64)
-            return ns, ~np.isnan(numbers)
-        except (ValueError, OverflowError):
-            pass  # decimals or out of range: through float64 below
-    scaled = numbers * _TIME_UNITS[unit]
-    ok = np.isfinite(scaled) & (np.abs(scaled) < 2.0 ** 63)
-    return np.where(ok, np.rint(np.where(ok, scaled, 0.0)), 0).astype(np.int64), ok
+def _even_up(body: list[list[str]], width: int) -> int:
+    """Pad or cut the rows of `body` to `width` cells in place; returns how many were ragged.
+
+    msprof ends some rows with a stray cell after the last TAB; extra empty cells are no
+    problem, cells beyond the header or missing are.
+    """
+    ragged = 0
+    for i, row in enumerate(body):
+        if len(row) != width:
+            if len(row) > width and (width == MAX_COLUMNS or not any(
+                    c.strip() for c in row[width:])):
+                body[i] = row[:width]
+                continue
+            ragged += 1
+            body[i] = (row + [""] * width)[:width]
+    return ragged
 
 
 def split_unit(header: str) -> tuple[str, str]:

@@ -320,7 +320,7 @@ def _rewrite_header(entry: Path, **changes) -> None:
 
 def _cut_points(data: bytes) -> dict[str, int]:
     header_len = int.from_bytes(data[len(cache.MAGIC): len(cache.MAGIC) + 8], "little")
-    header_end = len(cache.MAGIC) + 8 + header_len
+    header_end = len(cache.MAGIC) + 16 + header_len
     return {"magic-half": 5, "magic": len(cache.MAGIC), "length-half": len(cache.MAGIC) + 4,
             "length": len(cache.MAGIC) + 8, "header-half": header_end - header_len // 2,
             "header": header_end, "data-half": (header_end + len(data)) // 2,

@@ -103,7 +103,7 @@ def cmd_table(argv: list[str]) -> int:
         _check_output(args.output, args.force)
     layout = open_run(args.path, args.run)
     if args.name is None:
-        return _list(layout, args.json)
+        return _list(layout, args.json, use_cache=not args.no_cache)
     return _show(layout.tables, args, names)
 
 
@@ -117,7 +117,7 @@ def _check_output(output: str, force: bool) -> None:
         raise ExportExists(f"{where} already exists.")
 
 
-def _list(layout, as_json: bool) -> int:
+def _list(layout, as_json: bool, use_cache: bool = True) -> int:
     """The profile's tables: kind, group, rows, columns and file of each."""
     import numpy as np
 
@@ -130,7 +130,7 @@ def _list(layout, as_json: bool) -> int:
         entry = {"kind": file.kind, "group": file.group, "name": file_name(file),
                  "path": file.path, "n_rows": None, "n_columns": None, "error": None}
         try:
-            table = read_table(file.path, file.kind, file.group)
+            table = read_table(file.path, file.kind, file.group, use_cache=use_cache)
             entry["n_rows"], entry["n_columns"] = table.n_rows, len(table.columns)
         except ProftuiError as exc:
             entry["error"] = str(exc)
@@ -186,7 +186,7 @@ def _show(files, args, names: list[str]) -> int:
     from proftui.core.table_query import default_sort
 
     chosen = choose(files, args.name, args.group)
-    tables = read_tables(chosen)
+    tables = read_tables(chosen, use_cache=not args.no_cache)
     table = stack(tables)
     if args.sort is None and args.descending is not None and default_sort(table) is None:
         raise ProftuiError(f"{table.kind} has no usual order to turn round: name a column "

@@ -1,0 +1,247 @@
+"""One cache file on disk: a checksummed JSON header and 64-byte aligned arrays, written
+atomically and read back memory-mapped, every array verified before it is handed out.
+
+Layout: ``MAGIC``, a little-endian u64 header length, the CRC-32 of the header (u32, then four
+zero bytes), the JSON header, zero padding to 64 bytes, then the arrays, each padded to 64
+bytes, nothing after. The header's ``arrays`` table gives each array's name, dtype, shape,
+offset, size and the CRC-32 of each ``CRC_BLOCK`` bytes of it; ``data_bytes`` the length of
+the data. What the header says beyond that belongs to the caller (see
+:mod:`proftui.core.cache`).
+
+Why CRC-32, and why all of it at once, is said in :mod:`proftui.core.cache`; the cost is
+measured by bench/bench_cache.py.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import mmap
+import os
+import stat
+import struct
+import tempfile
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+MAGIC = b"PROFTUI-IDX\x00"
+PREFIX = struct.Struct("<QI4x")  # header length, CRC-32 of the header, padding
+CRC_BLOCK = 16 << 20  # bytes of an array per checksum: the unit two threads share out
+PARALLEL_BYTES = 48 << 20  # below this, a second thread costs more than it saves
+_ALIGN = 64
+_FREE_RESERVE_BYTES = 64 << 20  # a cache never takes the last of the disk from the training job
+
+
+class CacheMiss(Exception):
+    """No usable cache entry (absent, foreign, stale or damaged)."""
+
+
+def json_bytes(value: Any) -> bytes:
+    """`value` as JSON. A path that is not UTF-8 holds lone surrogates (os.fsdecode), which
+    orjson refuses: the standard library writes them as \\u escapes and reads them back."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
+    except TypeError:
+        return json.dumps(value, default=_plain).encode()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _json_value(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:  # lone surrogates, escaped (see json_bytes)
+        return json.loads(data)
+
+
+def _block_sums(data: memoryview) -> list[int]:
+    return [zlib.crc32(data[at: at + CRC_BLOCK]) for at in range(0, len(data), CRC_BLOCK)]
+
+
+def file_size(header: dict, arrays: dict[str, np.ndarray]) -> int:
+    """The bytes :func:`write` will take for these arrays and header (near enough: the
+    header's own length is estimated without its table)."""
+    data = sum(-(-a.nbytes // _ALIGN) * _ALIGN for a in arrays.values())
+    return len(MAGIC) + PREFIX.size + len(json_bytes(header)) + 128 * len(arrays) + data
+
+
+def write(path: Path, header: dict, arrays: dict[str, np.ndarray],
+          before_write: Any = None) -> int:
+    """Write a header and 64-byte aligned arrays to `path`, atomically (temporary + rename);
+    returns the file's size. `before_write(nbytes)`, when given, is called once the size is
+    known and before anything is written (to make room in the cache).
+
+    Raises OSError; no temporary file is left behind, whatever goes wrong.
+    """
+    table = []
+    offset = 0
+    for name, arr in arrays.items():
+        arr = np.ascontiguousarray(arr)
+        arrays[name] = arr
+        table.append({"name": name, "dtype": arr.dtype.str, "shape": list(arr.shape),
+                      "offset": offset, "nbytes": arr.nbytes,
+                      "crc32": _block_sums(memoryview(arr).cast("B")) if arr.nbytes else []})
+        offset += -(-arr.nbytes // _ALIGN) * _ALIGN
+    header = {**header, "arrays": table, "data_bytes": offset, "crc_block": CRC_BLOCK}
+    blob = json_bytes(header)
+    prefix_len = len(MAGIC) + PREFIX.size + len(blob)
+    data_start = -(-prefix_len // _ALIGN) * _ALIGN
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if before_write is not None:  # first: what it removes counts as free space
+        before_write(data_start + offset)
+    _check_space(path.parent, data_start + offset)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(MAGIC + PREFIX.pack(len(blob), zlib.crc32(blob)) + blob)
+            f.write(b"\0" * (data_start - prefix_len))
+            for entry in table:
+                arr = arrays[entry["name"]]
+                f.write(memoryview(arr).cast("B") if arr.nbytes else b"")
+                f.write(b"\0" * (-arr.nbytes % _ALIGN))
+        try:
+            os.replace(tmp, path)
+        except IsADirectoryError:
+            os.rmdir(path)  # an empty directory squats on the name; a full one is left alone
+            os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return data_start + offset
+
+
+def _check_space(directory: Path, nbytes: int) -> None:
+    """Raise ENOSPC unless `nbytes` fit with room to spare (a full disk stops training jobs)."""
+    try:
+        fs = os.statvfs(directory)
+    except (OSError, AttributeError):  # no statvfs here: writing will tell
+        return
+    free = fs.f_bavail * fs.f_frsize
+    if free < nbytes + _FREE_RESERVE_BYTES:
+        raise OSError(errno.ENOSPC, f"not enough free space ({free >> 20} MB free, "
+                                    f"{(nbytes >> 20) + 1} MB needed, "
+                                    f"{_FREE_RESERVE_BYTES >> 20} MB kept free)")
+
+
+def read(path: Path, expect: dict[str, Any] | None = None, verify: bool = True
+         ) -> tuple[dict, dict[str, np.ndarray]]:
+    """The header and memory-mapped arrays of a file written by :func:`write`, whose header
+    has the values of `expect` (a format and program version); raises CacheMiss. With
+    `verify` (always, but to measure what it costs) every array's checksums are compared
+    first."""
+    try:
+        # Non-blocking: a FIFO in place of the file must not hang the opening of the trace.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise CacheMiss(str(exc)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise CacheMiss("not a regular file")
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as exc:  # ValueError: an empty file cannot be mapped
+        raise CacheMiss(str(exc)) from None
+    finally:
+        os.close(fd)
+    try:
+        header, data_start = read_header(mm)
+        if any(header.get(key) != value for key, value in (expect or {}).items()):
+            raise CacheMiss("written by another version")
+        arrays = _arrays(mm, header, data_start)
+        if verify:
+            _verify(mm, header, data_start)
+        return header, arrays
+    except CacheMiss:
+        raise
+    except Exception as exc:  # any damage at all means "not trusted"
+        raise CacheMiss(f"damaged cache file: {exc}") from None
+
+
+def read_header(data: Any) -> tuple[dict, int]:
+    """The header of a cache file's bytes (a map, or its first bytes) and where its data
+    starts; raises CacheMiss for what is not a whole, unchanged header of a cache file."""
+    if bytes(data[: len(MAGIC)]) != MAGIC:
+        raise CacheMiss("not a proftui cache file")
+    start = len(MAGIC) + PREFIX.size
+    if len(data) < start:
+        raise CacheMiss("truncated header")
+    header_len, header_crc = PREFIX.unpack_from(data, len(MAGIC))
+    if start + header_len > len(data):
+        raise CacheMiss("truncated header")
+    blob = bytes(data[start: start + header_len])
+    if zlib.crc32(blob) != header_crc:
+        raise CacheMiss("damaged header (checksum)")
+    header = _json_value(blob)
+    if not isinstance(header, dict):
+        raise CacheMiss("damaged header")
+    return header, -(-(start + header_len) // _ALIGN) * _ALIGN
+
+
+def _arrays(mm: mmap.mmap, header: dict, data_start: int) -> dict[str, np.ndarray]:
+    data_bytes = int(header["data_bytes"])
+    if data_start + data_bytes != len(mm):
+        raise CacheMiss("truncated or overlong file")
+    arrays: dict[str, np.ndarray] = {}
+    for entry in header["arrays"]:
+        dtype = np.dtype(entry["dtype"])
+        shape = tuple(int(n) for n in entry["shape"])
+        offset, nbytes = int(entry["offset"]), int(entry["nbytes"])
+        count = int(np.prod(shape)) if shape else 1
+        if (min(shape, default=0) < 0 or count * dtype.itemsize != nbytes or offset < 0
+                or offset + nbytes > data_bytes or dtype.hasobject):
+            raise CacheMiss("inconsistent array table")
+        arr = np.frombuffer(mm, dtype, count, data_start + offset).reshape(shape)
+        arrays[entry["name"]] = arr
+    return arrays
+
+
+def _verify(mm: mmap.mmap, header: dict, data_start: int) -> None:
+    """Compare every block of every array with its CRC-32; raise CacheMiss at the first that
+    differs. Large files are shared out between two threads (zlib.crc32 releases the GIL)."""
+    block = int(header.get("crc_block", 0))
+    if block != CRC_BLOCK:
+        raise CacheMiss("no checksums")
+    data = memoryview(mm)
+    jobs: list[tuple[int, int, int, str]] = []  # (start, end, expected crc, array name)
+    try:
+        for entry in header["arrays"]:
+            start, nbytes = data_start + int(entry["offset"]), int(entry["nbytes"])
+            sums = entry["crc32"]
+            if len(sums) != -(-nbytes // block):
+                raise CacheMiss(f"damaged cache file: checksums of {entry['name']}")
+            for number, expected in enumerate(sums):
+                at = start + number * block
+                jobs.append((at, min(at + block, start + nbytes), int(expected), entry["name"]))
+
+        def check(job: tuple[int, int, int, str]) -> str | None:
+            at, end, expected, name = job
+            return None if zlib.crc32(data[at:end]) == expected else name
+
+        total = sum(end - at for at, end, _, _ in jobs)
+        if total >= PARALLEL_BYTES and _cores() > 1:
+            with ThreadPoolExecutor(2) as pool:
+                bad = [name for name in pool.map(check, jobs) if name is not None]
+        else:
+            bad = [name for name in map(check, jobs) if name is not None]
+    finally:
+        data.release()
+    if bad:
+        raise CacheMiss(f"damaged cache file: {bad[0]} does not match its checksum")
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,112 @@
+"""`proftui cache`: what the cache holds (sizes, last use, sources), and `cache clear`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from proftui import __version__
+from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, _Parser, print_json, print_table
+from proftui.tui.safe import safe
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog="proftui cache",
+        description="List what the cache holds: each entry (a trace's index with the arrays "
+                    "derived from it, or a summary table) with its size, when it was last "
+                    "used, the files it was made from and whether they still exist; then the "
+                    "total and the cap (PROFTUI_CACHE_MAX, default 10G: the least recently "
+                    "used entries are removed to stay under it). `proftui cache clear` "
+                    "empties it. The cache is $PROFTUI_CACHE_DIR, else "
+                    "$XDG_CACHE_HOME/proftui (~/.cache/proftui).",
+        epilog="examples:\n  proftui cache\n  proftui cache --json | jq '.total_bytes'\n"
+               "  PROFTUI_CACHE_MAX=2G proftui index big.json\n  proftui cache clear",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("action", nargs="?", choices=["clear"],
+                        help="clear: remove every file proftui wrote in the cache")
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON for machines (times in integer ns since the epoch)")
+    parser.add_argument("-V", "--version", action="version", version=f"proftui {__version__}")
+    return parser
+
+
+def cmd_cache(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    from proftui.core import cache, cache_entries
+
+    directory = cache.cache_dir()
+    if args.action == "clear":
+        removed, freed = cache_entries.clear(directory)
+        if args.json:
+            print_json({"directory": str(directory), "removed_files": removed,
+                        "freed_bytes": freed})
+        else:
+            files = "file" if removed == 1 else "files"
+            sys.stdout.write(f"removed {removed} {files} ({cache_entries.fmt_bytes(freed)}) "
+                             f"from {safe(directory)}\n")
+        return EXIT_OK
+    try:
+        cap = cache_entries.max_bytes()
+    except ValueError as exc:
+        sys.stderr.write(f"proftui: {safe(exc)}.\n")
+        return EXIT_USAGE
+    found = [cache_entries.describe(e, cache.FORMAT_VERSION, __version__)
+             for e in reversed(cache_entries.entries(directory))]  # most recently used first
+    total = sum(d.entry.size for d in found)
+    if args.json:
+        print_json({"directory": str(directory), "max_bytes": cap, "total_bytes": total,
+                    "entries": [_plain(d) for d in found]})
+        return EXIT_OK
+    summary = (f"{len(found)} entries, {cache_entries.fmt_bytes(total)} of "
+               f"{cache_entries.fmt_bytes(cap)} ({cache_entries.MAX_ENV}) in {directory}")
+    if not found:
+        sys.stdout.write(f"{safe(summary)}\n")
+        return EXIT_OK
+    print_table(_listing(found), list(range(5)), range(len(found)), summary)
+    return EXIT_OK
+
+
+def _plain(d) -> dict:
+    e = d.entry
+    return {"key": e.key, "kind": d.kind, "path": e.main, "files": list(e.files),
+            "size_bytes": e.size, "last_used_ns": e.last_used_ns,
+            "sources": [{"path": p, "exists": x} for p, x in zip(d.sources, d.sources_exist)],
+            "problem": d.problem or None}
+
+
+def _listing(found: list):
+    """The entries as a table of text columns (what print_table prints)."""
+    import numpy as np
+
+    from proftui.core.cache_entries import fmt_bytes
+    from proftui.core.importers.csv_summary import Column, Table
+
+    def text(values: list[str]) -> np.ndarray:
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out
+
+    def sources(d) -> str:
+        if not d.sources:
+            return d.problem or "-"
+        first = d.sources[0] + ("" if d.sources_exist[0] else " (gone)")
+        more = len(d.sources) - 1
+        gone = d.sources_exist[1:].count(False)
+        rest = f" and {more} more" + (f", {gone} gone" if gone else "") if more else ""
+        return first + rest + (f"; {d.problem}" if d.problem else "")
+
+    columns = [
+        Column("Kind", "Kind", "", "text", text([d.kind for d in found])),
+        Column("Size", "Size", "", "text", text([fmt_bytes(d.entry.size) for d in found])),
+        Column("Last used", "Last used", "", "text",
+               text([_when(d.entry.last_used_ns) for d in found])),
+        Column("Files", "Files", "", "text", text([str(len(d.entry.files)) for d in found])),
+        Column("Sources", "Sources", "", "text", text([sources(d) for d in found])),
+    ]
+    return Table("cache", "", columns, len(found))
+
+
+def _when(ns: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ns / 1e9))
