@@ -324,7 +324,7 @@ class ProftuiApp(BaseApp):
     def read_comm(self, entries: list[dict]) -> None:
         """The communication summaries, read and analysed off the UI thread."""
         from proftui.core.analysis.comm import communication
-        from proftui.core.importers.ascend_comm import read_sources
+        from proftui.core.comm_sources import read_sources
 
         try:
             report = communication(*read_sources(entries))

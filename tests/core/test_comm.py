@@ -21,13 +21,12 @@ from comm_helpers import (
 )
 
 from proftui.core.analysis.comm import communication, find_on_timeline, ratio
+from proftui.core.comm_sources import profile_entries, read_sources
 from proftui.core.importers.ascend_comm import (
     Collective,
     Link,
     PacketSize,
     Transport,
-    profile_entries,
-    read_sources,
     read_text,
 )
 from proftui.core.importers.ascend_db_comm import read_db

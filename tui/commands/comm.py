@@ -37,7 +37,7 @@ def cmd_comm(argv: list[str]) -> int:
     if args.top < 1:
         parser.error("--top wants 1 or more")
     from proftui.core.analysis.comm import communication
-    from proftui.core.importers.ascend_comm import profile_entries, read_sources
+    from proftui.core.comm_sources import profile_entries, read_sources
 
     entries = profile_entries(args.path, args.run)
     data, unused = read_sources(entries)
