@@ -10,9 +10,10 @@ from typing import Any
 
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.ascend_db_tables import read_db_table
-from proftui.core.importers.csv_summary import Table, read_table
+from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations, find_iterations
+from proftui.core.table_cache import read_table
 
 
 def overview(index: TraceIndex) -> dict[str, Any]:

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import MISSING, Column, Table, read_table
+from proftui.core.importers.csv_summary import MISSING, Column, Table
 from proftui.core.profile import TableFile
+from proftui.core.table_cache import read_table
 from proftui.core.table_query import (
     TIME_UNITS,
     column_index,

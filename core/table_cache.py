@@ -141,3 +141,14 @@ def _unpack(blob: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> np.ndar
     if len(codes) and (int(codes.min()) < 0 or int(codes.max()) >= len(texts)):
         raise cache.CacheMiss("inconsistent texts")
     return texts[codes]
+
+
+def read_table(path: str, kind: str = "", group: str = "", use_cache: bool = True) -> Table:
+    """Read one summary CSV of a rank or device; raises ProftuiError if it cannot be read.
+
+    With `use_cache`, a table read before (the same file, unchanged) is mapped from the
+    cache instead of parsed (see :func:`cached_table`); the numbers are the same.
+    """
+    if use_cache:
+        return cached_table(path, kind, group)
+    return parse_table(path, kind, group)[0]

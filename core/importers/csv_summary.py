@@ -69,19 +69,6 @@ class Table:
         return None
 
 
-def read_table(path: str, kind: str = "", group: str = "", use_cache: bool = True) -> Table:
-    """Read one summary CSV of a rank or device; raises ProftuiError if it cannot be read.
-
-    With `use_cache`, a table read before (the same file, unchanged) is mapped from the
-    cache instead of parsed (see :mod:`proftui.core.table_cache`); the numbers are the same.
-    """
-    if use_cache:
-        from proftui.core.table_cache import cached_table
-
-        return cached_table(path, kind, group)
-    return parse_table(path, kind, group)[0]
-
-
 TextParts = dict[int, tuple[list[str], np.ndarray]]  # column -> (texts, codes into them)
 
 

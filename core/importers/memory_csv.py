@@ -29,8 +29,9 @@ import numpy as np
 from proftui.core.build import TraceBuilder
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import Column, Table, read_table
+from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.profile import ProfileLayout
+from proftui.core.table_cache import read_table
 
 KINDS = ("memory_record", "npu_module_mem")  # table kinds this module reads as counters
 MEMORY, MODULES = "Memory", "NPU Module Memory"

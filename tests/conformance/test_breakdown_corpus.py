@@ -13,8 +13,8 @@ import pytest
 from proftui.core import load_trace
 from proftui.core.aggregate import union_ns
 from proftui.core.analysis.breakdown import breakdown
-from proftui.core.importers.csv_summary import read_table
 from proftui.core.iterations import find_iterations
+from proftui.core.table_cache import read_table
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")

@@ -208,7 +208,7 @@ TABLE_ROWS = {
 
 @pytest.mark.parametrize("name,rows", TABLE_ROWS.items(), ids=lambda v: str(v)[-30:])
 def test_corpus_table_rows(name, rows) -> None:
-    from proftui.core.importers.csv_summary import read_table
+    from proftui.core.table_cache import read_table
 
     table = read_table(str(CORPUS / "ascend" / name))
     assert table.n_rows == rows
@@ -224,8 +224,8 @@ def test_corpus_table_rows(name, rows) -> None:
     ("kineto/step_based_trace_2543932.json.gz", 0, "ProfilerStep#N annotations"),
 ])
 def test_corpus_iterations(name, count, source) -> None:
-    from proftui.core.importers.csv_summary import read_table
     from proftui.core.iterations import find_iterations
+    from proftui.core.table_cache import read_table
 
     index = _load(CORPUS / name)
     tables = [read_table(t["path"], t["kind"], t["group"])
@@ -321,7 +321,7 @@ def test_op_statistic_agrees_with_the_device_slices(name) -> None:
     to OP Type. op_statistic's Count and Total Time per OP Type are then the count and the
     summed duration (to the µs it rounds to) of the device slices of that type."""
     from proftui.core.aggregate import aggregate_ops
-    from proftui.core.importers.csv_summary import read_table
+    from proftui.core.table_cache import read_table
 
     index = _load(CORPUS / name)
     tables = {t["kind"]: read_table(t["path"], t["kind"])
@@ -354,7 +354,7 @@ def test_device_ops_by_type_are_op_statistic(name) -> None:
     device ops of trace_view.json grouped by type hold the same counts and totals (the HCCL
     planes, the Overlap Analysis view and the collectives' stream tasks not counted again)."""
     from proftui.core.aggregate import aggregate_ops
-    from proftui.core.importers.csv_summary import read_table
+    from proftui.core.table_cache import read_table
 
     index = _load(CORPUS / name)
     tables = [read_table(t["path"], t["kind"]) for t in index.meta["profile"]["tables"]]

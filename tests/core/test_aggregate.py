@@ -20,13 +20,13 @@ from proftui.core.aggregate import (
 )
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import op_types
-from proftui.core.importers.csv_summary import read_table
 from proftui.core.iterations import Iteration, Iterations
 from proftui.core.parents import find_parents, slice_parents
 from proftui.core.roles import device_tracks
 from proftui.core.rows import build_rows
 from proftui.core.self_time import self_times
 from proftui.core.slice_info import describe_slice
+from proftui.core.table_cache import read_table
 
 from helpers import load, write_trace
 

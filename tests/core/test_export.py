@@ -24,7 +24,7 @@ from proftui.core.export import (
     read_args,
     select_tracks,
 )
-from proftui.core.importers.csv_summary import read_table
+from proftui.core.table_cache import read_table
 from proftui.core.table_query import filter_mask, sort_order
 
 from helpers import load, write_trace

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from proftui.core import ProftuiError, load_trace
 from proftui.core.grouping import op_types
-from proftui.core.importers.csv_summary import read_table
 from proftui.core.iterations import find_iterations
 from proftui.core.overview import overview
 from proftui.core.profile import discover
+from proftui.core.table_cache import read_table
 from proftui.core.table_query import sort_order, totals
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,9 +9,9 @@ import pytest
 
 from proftui.core import NotATraceError, load_trace
 from proftui.core.importers import chrome_json
-from proftui.core.importers.csv_summary import read_table
 from proftui.core.iterations import Iterations, _from_msprof_csv, _join_torch_npu
 from proftui.core.rows import build_rows, paint_cells
+from proftui.core.table_cache import read_table
 
 from helpers import load, write_trace
 

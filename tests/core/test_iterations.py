@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from proftui.core import load_trace
-from proftui.core.importers.csv_summary import read_table
 from proftui.core.iterations import find_iterations
 from proftui.core.profile import discover
+from proftui.core.table_cache import read_table
 
 
 def _load(tmp_path, events):

@@ -11,8 +11,8 @@ import pytest
 
 from proftui.core import load_trace
 from proftui.core.aggregate import union_ns
-from proftui.core.importers.csv_summary import read_table
 from proftui.core.report import report_tables, summary_report
+from proftui.core.table_cache import read_table
 
 from helpers import load, write_trace
 

@@ -8,10 +8,10 @@ import pytest
 
 from proftui.core.aggregate import aggregate_ops, union_ns
 from proftui.core.grouping import op_name
-from proftui.core.importers.csv_summary import read_table
 from proftui.core.overview import overview
 from proftui.core.report import summary_report
 from proftui.core.roles import device_tracks, op_slices, roles
+from proftui.core.table_cache import read_table
 
 from helpers import load, write_trace
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proftui.core import load_trace
-from proftui.core.importers.csv_summary import read_table
 from proftui.core.iterations import find_iterations
+from proftui.core.table_cache import read_table
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

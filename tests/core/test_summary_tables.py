@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import read_table
 from proftui.core.profile import TableFile
 from proftui.core.summary_tables import (
     ask,
@@ -17,6 +16,7 @@ from proftui.core.summary_tables import (
     read_tables,
     stack,
 )
+from proftui.core.table_cache import read_table
 
 FILES = [
     TableFile("/p/rank0/op_statistic.csv", "rank 0", "op_statistic"),

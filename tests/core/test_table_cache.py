@@ -14,8 +14,9 @@ import pytest
 
 from proftui.core import cache, cache_file, table_cache
 from proftui.core.importers import csv_columns, csv_summary
-from proftui.core.importers.csv_summary import parse_table, read_table
+from proftui.core.importers.csv_summary import parse_table
 from proftui.core.sources import FileIdentity
+from proftui.core.table_cache import read_table
 
 KERNELS = (
     "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),"

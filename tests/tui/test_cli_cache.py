@@ -41,8 +41,8 @@ def test_an_empty_cache(tmp_path, cache_dir, capsys) -> None:
 def test_entries_with_their_sizes_sources_and_last_use(tmp_path, cache_dir, capsys,
                                                        monkeypatch) -> None:
     from proftui.core import load_trace
-    from proftui.core.importers.csv_summary import read_table
     from proftui.core.rows import rows_for
+    from proftui.core.table_cache import read_table
 
     kept, gone = _trace(tmp_path, "kept.json"), _trace(tmp_path, "gone.json")
     table = tmp_path / "kernel_details.csv"

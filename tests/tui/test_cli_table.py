@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from proftui.core.importers.csv_summary import read_table
 from proftui.core.summary_tables import stack
+from proftui.core.table_cache import read_table
 from proftui.tui.cli import USAGE, main
 from proftui.tui.commands.common import share_widths
 from proftui.tui.commands.table import fit_columns

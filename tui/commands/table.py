@@ -122,8 +122,9 @@ def _list(layout, as_json: bool, use_cache: bool = True) -> int:
     import numpy as np
 
     from proftui.core.errors import ProftuiError
-    from proftui.core.importers.csv_summary import Column, Table, read_table
+    from proftui.core.importers.csv_summary import Column, Table
     from proftui.core.summary_tables import file_name
+    from proftui.core.table_cache import read_table
 
     entries: list[dict[str, Any]] = []
     for file in layout.tables:
