@@ -6,27 +6,20 @@ import json
 
 import pytest
 from cluster_inputs import rank_folders as ranks
+from tui_support import run_cli
 
 from proftui.core.analysis.cluster import Cluster, Collectives, RankStep, RankSummary
-from proftui.tui.cli import USAGE, main
+from proftui.tui.cli import USAGE
 from proftui.tui.commands.cluster import RAMP, SLOWEST, step_strip
 
 US = 1000
 
 
-def _run(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # argparse: bad usage
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
 
 def test_json_schema_and_values(capsys, tmp_path):
     # step 1 (warm-up): rank 1 late by 50 µs; steps 2 and 3: rank 0 late by 30 and 10 µs
     path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
-    code, out, err = _run(capsys, "cluster", "--json", "--top", "1", path)
+    code, out, err = run_cli(capsys, "cluster", "--json", "--top", "1", path)
     assert code == 0, err
     data = json.loads(out)
     assert set(data) == {"ranks", "slowest", "spread", "collectives", "last_arrivals",
@@ -56,7 +49,7 @@ def test_json_schema_and_values(capsys, tmp_path):
 
 def test_text_tables_strip_and_who_waits(capsys, tmp_path):
     path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]], missing={(1, 2)})
-    code, out, err = _run(capsys, "cluster", path)
+    code, out, err = run_cli(capsys, "cluster", path)
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "2 ranks, steps from ProfilerStep#N annotations"
@@ -79,7 +72,7 @@ def test_text_tables_strip_and_who_waits(capsys, tmp_path):
 
 def test_one_rank_is_one_sentence_and_its_steps(capsys, tmp_path):
     path = ranks(tmp_path, [[110, 120, 130]])
-    code, out, _ = _run(capsys, "cluster", path)
+    code, out, _ = run_cli(capsys, "cluster", path)
     lines = out.splitlines()
     assert code == 0
     assert lines[0].startswith("one rank (") and "nothing to compare across ranks" in lines[0]
@@ -90,13 +83,13 @@ def test_one_rank_is_one_sentence_and_its_steps(capsys, tmp_path):
 
 def test_one_iteration_and_usage_errors(capsys, tmp_path):
     path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
-    code, out, _ = _run(capsys, "cluster", "--json", "--iteration", "3", path)
+    code, out, _ = run_cli(capsys, "cluster", "--json", "--iteration", "3", path)
     data = json.loads(out)
     assert code == 0 and [s["iteration"] for s in data["ranks"][0]["steps"]] == [3]
     assert [i["sequence"] for i in data["collectives"]["instances"]] == [2]
-    code, _, err = _run(capsys, "cluster", "--iteration", "9", path)
+    code, _, err = run_cli(capsys, "cluster", "--iteration", "9", path)
     assert code == 2 and "Iteration 9 is not in this profile" in err
-    code, _, err = _run(capsys, "cluster", "--top", "0", path)
+    code, _, err = run_cli(capsys, "cluster", "--top", "0", path)
     assert code == 2 and "--top wants 1 or more" in err
     assert "proftui cluster PATH" in USAGE
 
@@ -130,33 +123,33 @@ def test_on_a_terminal_short_text_columns_leave_their_room_to_long_ones(capsys, 
     path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
     monkeypatch.setenv("COLUMNS", "120")
-    code, out, _ = _run(capsys, "cluster", path)
+    code, out, _ = run_cli(capsys, "cluster", path)
     assert code == 0 and "│ hcom_allReduce__7_0_1 │" in out  # whole, not cut
 
 
 def test_strip_shades_the_part_asked_for(capsys, tmp_path):
     path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
-    code, out, _ = _run(capsys, "cluster", "--strip", "comm", path)
+    code, out, _ = run_cli(capsys, "cluster", "--strip", "comm", path)
     assert code == 0
     line = next(line for line in out.splitlines() if "per rank and iteration" in line)
     assert line.startswith("exposed communication per rank and iteration: ")
     assert f"{SLOWEST} marks the largest exposed communication" in out
-    code, _, err = _run(capsys, "cluster", "--strip", "idle", path)
+    code, _, err = run_cli(capsys, "cluster", "--strip", "idle", path)
     assert code == 2 and "invalid choice" in err
 
 
 def test_ops_and_export_of_an_iteration_take_each_ranks_own_window(capsys, tmp_path):
     path = ranks(tmp_path, [[110, 140, 120], [160, 110, 110]])
-    code, out, _ = _run(capsys, "ops", "--iteration", "2", "--json", path)
+    code, out, _ = run_cli(capsys, "ops", "--iteration", "2", "--json", path)
     window = json.loads(out)["window"]
     # ProfilerStep#2 runs from 1000 µs for 200 µs on rank 0, 210 µs on rank 1
     assert window["groups"] == {"rank 0": {"start_ns": 1_000_000, "end_ns": 1_200_000},
                                 "rank 1": {"start_ns": 1_000_000, "end_ns": 1_210_000}}
     assert (window["start_ns"], window["end_ns"]) == (1_000_000, 1_210_000)
-    code, out, _ = _run(capsys, "ops", "--iteration", "2", path)
+    code, out, _ = run_cli(capsys, "ops", "--iteration", "2", path)
     assert code == 0 and out.startswith("ops of iteration 2 of 2 groups, each in its own window")
     out_file = tmp_path / "events.csv"
-    code, _, _ = _run(capsys, "export", "--iteration", "2", "-o", str(out_file), path)
+    code, _, _ = run_cli(capsys, "export", "--iteration", "2", "-o", str(out_file), path)
     rows = out_file.read_text().splitlines()[1:]
     steps = sorted(r.split(",")[0] for r in rows if r.startswith("ProfilerStep"))
     assert code == 0 and steps == ["ProfilerStep#2", "ProfilerStep#2"]
@@ -168,17 +161,17 @@ def test_absent_ranks_and_rank_folders_without_a_trace_are_reported(capsys, tmp_
     path = ranks(tmp_path, [[110, 140, 120]] * 4)
     shutil.rmtree(tmp_path / "rank1_ascend_pt")  # rank 1 absent
     (tmp_path / "rank2_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").unlink()
-    code, out, _ = _run(capsys, "cluster", "--json", path)
+    code, out, _ = run_cli(capsys, "cluster", "--json", path)
     data = json.loads(out)
     assert code == 0 and [r["rank"] for r in data["ranks"]] == ["rank 0", "rank 3"]
     assert (data["ranks_without_timeline"], data["missing_ranks"]) == ([2], [1])
-    code, out, _ = _run(capsys, "cluster", path)
+    code, out, _ = run_cli(capsys, "cluster", path)
     assert out.splitlines()[:2] == [
         "warning: no timeline for rank 2 (its folder holds no readable trace)",
         "warning: rank 1 absent (the others are numbered 0 to 3)"]
-    code, out, _ = _run(capsys, "info", path)
+    code, out, _ = run_cli(capsys, "info", path)
     assert "warning    rank 1 absent (the others are numbered 0 to 3)" in out
-    code, out, _ = _run(capsys, "cluster", "--json",
+    code, out, _ = run_cli(capsys, "cluster", "--json",
                         ranks(tmp_path / "whole", [[110, 140, 120]] * 2))
     assert (json.loads(out)["ranks_without_timeline"], json.loads(out)["missing_ranks"]) == (
         [], [])
@@ -188,13 +181,13 @@ def test_export_parquet_from_the_command_line(capsys, tmp_path, monkeypatch):
     pytest.importorskip("pyarrow")
     path = ranks(tmp_path / "in", [[110, 140, 120], [160, 110, 110]])
     out = tmp_path / "pq"
-    code, _, err = _run(capsys, "export", "--iteration", "2", "--format", "parquet", "-o",
+    code, _, err = run_cli(capsys, "export", "--iteration", "2", "--format", "parquet", "-o",
                         str(out), path)
     assert code == 0 and "steps in 2 rank partitions" in err
     assert sorted(p.name for p in (out / "steps").iterdir()) == ["rank=0", "rank=1"]
-    code, _, err = _run(capsys, "export", "--all", "--format", "parquet", path)
+    code, _, err = run_cli(capsys, "export", "--all", "--format", "parquet", path)
     assert code == 2 and "name it with -o DIR" in err
-    code, _, err = _run(capsys, "export", "--all", "--format", "parquet", "-o", str(out), path)
+    code, _, err = run_cli(capsys, "export", "--all", "--format", "parquet", "-o", str(out), path)
     assert code == 1 and "already exists; --force" in err
     import builtins
 
@@ -206,7 +199,7 @@ def test_export_parquet_from_the_command_line(capsys, tmp_path, monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_pyarrow)
-    code, _, err = _run(capsys, "export", "--all", "--format", "parquet", "-o",
+    code, _, err = run_cli(capsys, "export", "--all", "--format", "parquet", "-o",
                         str(tmp_path / "other"), path)
     assert code == 2 and err == ("proftui: Parquet export needs pyarrow: pip install "
                                  "'proftui[parquet]'.\n")

@@ -4,15 +4,12 @@ without communication data, damaged files."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from comm_helpers import AG, AR, GROUP, write_analysis_db, write_text
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from comm_helpers import AG, AR, GROUP, write_analysis_db, write_text  # noqa: E402
-
-from proftui.tui.cli import USAGE, main  # noqa: E402
+from proftui.tui.cli import USAGE, main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

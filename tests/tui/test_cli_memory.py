@@ -4,29 +4,18 @@ profile without memory data, bad usage."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+from memory_helpers import MB, T, write_text_rank
+from tui_support import run_cli
 
-from memory_helpers import MB, T, write_text_rank  # noqa: E402
-
-from proftui.tui.cli import USAGE, main  # noqa: E402
+from proftui.tui.cli import USAGE
 
 US = 1000
 
 
-def _run(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # argparse: bad usage
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
 
 def test_json(capsys, tmp_path) -> None:
-    code, out, err = _run(capsys, "memory", "--json", str(write_text_rank(tmp_path)))
+    code, out, err = run_cli(capsys, "memory", "--json", str(write_text_rank(tmp_path)))
     assert code == 0, err
     data = json.loads(out)
     assert set(data) == {"window", "start_ns", "end_ns", "peaks", "top_ops", "op_tables"}
@@ -50,38 +39,38 @@ def test_json(capsys, tmp_path) -> None:
 
 def test_text_and_range(capsys, tmp_path) -> None:
     path = str(write_text_rank(tmp_path))
-    code, out, err = _run(capsys, "memory", path)
+    code, out, err = run_cli(capsys, "memory", path)
     assert code == 0, err
     assert "memory in the whole trace" in out
     pta = next(line for line in out.splitlines() if "PTA" in line and "allocated" in line)
     assert "3.5" in pta and "200.5 us" in pta and "aten::mm" in pta and "MatMul" in pta
     assert "aten::add" in out and "top 10 allocating operators" in out
-    code, out, err = _run(capsys, "memory", "--range", "250us:700us", "--top", "1", "--json",
+    code, out, err = run_cli(capsys, "memory", "--range", "250us:700us", "--top", "1", "--json",
                           path)
     data = json.loads(out)
     assert data["window"] == "range" and data["start_ns"] == T + 250 * US
     assert {p["bytes"] for p in data["peaks"]} == {2 * MB, 4 * MB}
     assert [o["name"] for o in data["top_ops"]] == ["aten::add"]
-    code, out, err = _run(capsys, "memory", "--iteration", "1", path)
+    code, out, err = run_cli(capsys, "memory", "--iteration", "1", path)
     assert code == 0 and "iteration 1" in out
 
 
 def test_profile_without_memory_data_says_so(capsys, tmp_path) -> None:
     path = str(write_text_rank(tmp_path, memory=False, ops=False))
-    code, out, err = _run(capsys, "memory", path)
+    code, out, err = run_cli(capsys, "memory", path)
     assert code == 0 and err == ""
     assert out.startswith("no memory data in this profile") and out.count("\n") == 1
-    code, out, _ = _run(capsys, "memory", "--json", path)
+    code, out, _ = run_cli(capsys, "memory", "--json", path)
     assert json.loads(out)["peaks"] == [] and json.loads(out)["op_tables"] == 0
-    code, out, _ = _run(capsys, "memory", str(write_text_rank(tmp_path / "b", memory=False)))
+    code, out, _ = run_cli(capsys, "memory", str(write_text_rank(tmp_path / "b", memory=False)))
     assert "peaks: no allocator counters in this window" in out and "aten::add" in out
 
 
 def test_bad_usage(capsys, tmp_path) -> None:
     path = str(write_text_rank(tmp_path))
-    assert _run(capsys, "memory", "--top", "0", path)[0] == 2
-    code, _, err = _run(capsys, "memory", "--iteration", "9", path)
+    assert run_cli(capsys, "memory", "--top", "0", path)[0] == 2
+    code, _, err = run_cli(capsys, "memory", "--iteration", "9", path)
     assert code == 2 and "Iteration 9 is not in this profile" in err
-    code, _, err = _run(capsys, "memory", str(tmp_path / "nothing"))
+    code, _, err = run_cli(capsys, "memory", str(tmp_path / "nothing"))
     assert code == 2 and "no such file" in err
     assert "proftui memory PATH" in USAGE

@@ -4,19 +4,16 @@ collective showing it on the timeline."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+from comm_helpers import AG, AR, write_text
 from textual.widgets import Static, TabbedContent
 from tui_support import settle
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from comm_helpers import AG, AR, write_text  # noqa: E402
-
-from proftui.tui.app import ProftuiApp  # noqa: E402
-from proftui.tui.comm_pane import CommPane  # noqa: E402
-from proftui.tui.table import TableView  # noqa: E402
-from proftui.tui.timeline import Timeline  # noqa: E402
+from proftui.tui.app import ProftuiApp
+from proftui.tui.comm_pane import CommPane
+from proftui.tui.table import TableView
+from proftui.tui.timeline import Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

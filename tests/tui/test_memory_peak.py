@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
+from memory_helpers import T, write_text_rank
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-
-from memory_helpers import T, write_text_rank  # noqa: E402
-
-from proftui.core.analysis.memory import memory_series  # noqa: E402
-from proftui.core.rows import cell_boundaries  # noqa: E402
-from proftui.tui.app import ProftuiApp  # noqa: E402
-from proftui.tui.lines import COUNTER  # noqa: E402
-from proftui.tui.render import PEAK  # noqa: E402
-from proftui.tui.timeline import Timeline  # noqa: E402
+from proftui.core.analysis.memory import memory_series
+from proftui.core.rows import cell_boundaries
+from proftui.tui.app import ProftuiApp
+from proftui.tui.lines import COUNTER
+from proftui.tui.render import PEAK
+from proftui.tui.timeline import Timeline
 
 
 def _counter_text(timeline: Timeline, series: int) -> str:

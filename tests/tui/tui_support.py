@@ -16,3 +16,15 @@ async def settle(app, pilot) -> None:
             continue
     await pilot.pause()
     await pilot.pause()
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """Run `proftui ARGV` in process: its exit status (argparse's too), stdout and stderr."""
+    from proftui.tui.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse: bad usage
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
