@@ -177,7 +177,7 @@ def track_title(index: TraceIndex, t: int) -> str:
     return f"{index.process_label(p)} / {label}" if p >= 0 else label
 
 
-def _window_events(index: TraceIndex, start_ns: int | None, end_ns: int | None,
+def window_events(index: TraceIndex, start_ns: int | None, end_ns: int | None,
                    tracks: Sequence[int] | np.ndarray | None, instants: bool,
                    groups: GroupWindows | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(slice indices, instant indices) in the window on the tracks; a None bound is open.
@@ -315,7 +315,7 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
     """
     if unit not in UNITS:
         raise ProftuiError(f'Unknown time unit "{unit}": use ns, us, ms or s.')
-    slices, points = _window_events(index, start_ns, end_ns, tracks, instants, groups)
+    slices, points = window_events(index, start_ns, end_ns, tracks, instants, groups)
     n_slices = len(slices)
     start = np.concatenate([index.col("slices.start")[slices], index.col("instants.ts")[points]])
     dur = np.concatenate([index.col("slices.dur")[slices], np.zeros(len(points), np.int64)])

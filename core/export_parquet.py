@@ -38,7 +38,7 @@ import numpy as np
 from proftui.core.aggregate import GroupWindows, iteration_of
 from proftui.core.analysis.breakdown import StepBreakdown
 from proftui.core.errors import ProftuiError
-from proftui.core.export import ExportError, ExportExists, _window_events
+from proftui.core.export import ExportError, ExportExists, window_events
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration
 from proftui.core.roles import roles, slice_groups
@@ -90,7 +90,7 @@ def export_parquet(index: TraceIndex, directory: str, *, iterations: Sequence[It
     except OSError as exc:
         raise ExportError(f"Cannot write in {parent}: {exc.strerror}.") from exc
     try:
-        rows, _ = _window_events(index, start_ns, end_ns, tracks, False, groups)
+        rows, _ = window_events(index, start_ns, end_ns, tracks, False, groups)
         groups = slice_groups(index)[rows]
         n_parts = 0
         for gid in np.unique(groups).tolist():
