@@ -24,6 +24,7 @@ from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.analysis.advise import Advice, advise
 from proftui.core.analysis.breakdown import Breakdown, breakdown
 from proftui.core.analysis.cluster import cluster
+from proftui.core.analysis.cluster_comm import read_communication
 from proftui.core.importers.csv_summary import Table
 from proftui.core.iterations import Iteration, Iterations
 from proftui.core.overview import read_overview
@@ -309,6 +310,14 @@ class ProftuiApp(BaseApp):
                                   f"{type(exc).__name__}: {exc}")
             return
         self.call_from_thread(self.query_one(ClusterPane).show_cluster, ranks)
+        try:  # the ranks' communication, and msprof-analyze's cluster output compared
+            comm, profiler = read_communication(
+                (index.meta.get("profile") or {}).get("comm", []), tables, ranks)
+        except Exception as exc:  # noqa: BLE001
+            self.call_from_thread(self.query_one(ClusterPane).show_comm_failure,
+                                  f"{type(exc).__name__}: {exc}")
+            return
+        self.call_from_thread(self.query_one(ClusterPane).show_comm, comm, profiler)
 
     def _analysis_done(self, found: Breakdown, advice: Advice) -> None:
         self.query_one(IterationsPane).show_breakdown(found.steps)
