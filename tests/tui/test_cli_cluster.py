@@ -257,3 +257,18 @@ def test_communication_and_profiler_output_in_text(capsys, tmp_path):
     assert "differing figures: the first 3 of 3" in out
     code, out, err = run_cli(capsys, "cluster", "--iteration", "2", str(tmp_path))
     assert code == 0 and "link matrix: no links" in out  # the summaries hold step 1 only
+
+
+def test_a_damaged_cluster_output_file_is_one_warning(capsys, tmp_path):
+    write_ranks(tmp_path)
+    out = write_cluster_output(tmp_path)
+    (out / "cluster_communication.json").write_text('{"(0, 1)": {"step1": ')
+    (out / "communication_group.json").write_text('{"collective": "not a list"}')
+    code, text, err = run_cli(capsys, "cluster", str(tmp_path))
+    assert code == 0 and "Traceback" not in err
+    assert ("warning: cluster_communication.json is not valid JSON at byte 21 (damaged or cut "
+            "short).") in text.splitlines()
+    data = json.loads(run_cli(capsys, "cluster", "--json", str(tmp_path))[1])["profiler"]
+    assert data["groups"] == {} and len(data["errors"]) == 1
+    # the totals are gone: proftui's communication figures stand alone and differ
+    assert {c["table"] for c in data["checks"] if c["differs"]} == {"communication"}
