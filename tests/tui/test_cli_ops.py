@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,21 @@ def test_iterations_of_a_trace_without_steps(tmp_path, capsys) -> None:
     assert status == 0 and out.startswith("no iterations found")
     status, out, _ = _run(capsys, "iterations", "--json", str(path))
     assert json.loads(out) == {"source": None, "notes": [], "items": []}
+
+
+def test_on_a_narrow_terminal_the_last_columns_are_left_out_rather_than_names_cut(
+        capsys, monkeypatch):
+    # at 80 columns the kineto sample's kernel names were cut to 6 characters
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = _run(capsys, "ops", "--top", "3", str(SAMPLES / "kineto_demo.pt.trace.json"))
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", out).splitlines()  # without the colours
+    assert code == 0 and all(len(line) <= 80 for line in lines)
+    header = next(line for line in lines if line.startswith("Name"))
+    assert header.split()[:3] == ["Name", "Count", "Total"] and "Busy(%)" not in header
+    assert any(line.startswith("void cudnn::cnn::wgrad_al") for line in lines)  # 24+ cells
+    note = next(line for line in lines if line.startswith("not shown at this width: "))
+    assert note.split(": ")[1].split(" (")[0].endswith("Window(%), Busy(%)")
+    monkeypatch.setenv("COLUMNS", "250")
+    code, out, _ = _run(capsys, "ops", "--top", "3", str(SAMPLES / "kineto_demo.pt.trace.json"))
+    assert "Busy(%)" in out and "not shown" not in out

@@ -20,6 +20,9 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 # Plain-text tables pad a column to at most this many characters: long kernel names still
 # line up, and one megabyte-long name does not make every line a megabyte.
 MAX_ALIGN = 1000
+# On a terminal, a table leaves out its last columns rather than cut a text column (a name)
+# shorter than this.
+READABLE_TEXT = 24
 
 
 class _Parser(argparse.ArgumentParser):
@@ -229,11 +232,18 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
         from rich.text import Text
 
         console = Console()
+        # Names cut to a few characters say nothing: where the columns leave a text column
+        # less than READABLE_TEXT cells, the last columns are left out (and named below).
+        hidden: list[str] = []
+        while len(headers) > 2 and not _readable(widths, right, console.width):
+            hidden.insert(0, headers.pop())
+            for items in (widths, right, *cells):
+                items.pop()
         # Numbers keep their full width; text columns share the rest (cut with an ellipsis).
         # Where boxed columns leave the text too little, columns are ruled by spaces only.
         n_text = max(right.count(False), 1)
         boxed = console.width - 1 - sum(w + 3 for w, r in zip(widths, right) if r)
-        compact = boxed // n_text - 3 < 12
+        compact = boxed // n_text - 3 < 12 or bool(hidden)
         cost = 2 if compact else 3
         spare = console.width - 1 - sum(w + cost for w, r in zip(widths, right) if r)
         text_widths = iter(share_widths([w for w, r in zip(widths, right) if not r],
@@ -249,6 +259,9 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
         for row in cells:
             view.add_row(*(Text(x) for x in row))
         console.print(view)
+        if hidden:
+            console.print(Text(f"not shown at this width: {', '.join(hidden)} "
+                               "(a wider terminal shows them)", style="dim"))
         return
 
     def line(row: list[str]) -> str:
@@ -257,6 +270,13 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
 
     out = [title, line(headers)] + [line(row) for row in cells]
     sys.stdout.write("\n".join(out) + "\n")
+
+
+def _readable(widths: list[int], right: list[bool], width: int) -> bool:
+    """Whether, the numbers keeping their width, each text column can have what it needs or
+    at least READABLE_TEXT cells (two cells between columns)."""
+    return sum(w if r else min(w, READABLE_TEXT) for w, r in zip(widths, right)) \
+        + 2 * len(widths) < width
 
 
 def json_key(column) -> str:
