@@ -25,7 +25,7 @@ from proftui.core.analysis.advise import Advice, advise
 from proftui.core.analysis.breakdown import Breakdown, breakdown
 from proftui.core.analysis.cluster import cluster
 from proftui.core.importers.csv_summary import Table
-from proftui.core.iterations import Iteration, Iterations
+from proftui.core.iterations import Iteration, Iterations, group_windows
 from proftui.core.overview import read_overview
 from proftui.core.rows import RowIndex, rows_for
 from proftui.core.runs import SeveralRunsError
@@ -500,8 +500,7 @@ class ProftuiApp(BaseApp):
             return
         # Every rank's own step N: the timeline shows them all, the ops count each rank's
         # slices in its own step (their steps do not line up, nor across hosts their clocks).
-        windows = {g: (min(it.start_ns for it in found if it.group == g),
-                       max(it.end_ns for it in found if it.group == g)) for g in groups}
+        windows = group_windows(found, number)
         lo, hi = min(w[0] for w in windows.values()), max(w[1] for w in windows.values())
         label = f"iteration {number} of {len(groups)} ranks, each its own"
         self._zoom_to(lo, hi)
