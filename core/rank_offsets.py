@@ -21,6 +21,9 @@ from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration, group_windows
 from proftui.core.naming import natural_key
 
+ONE_RANK = ("Aligning ranks needs a profile of several ranks or devices; this one has one "
+            "rank.")
+
 
 @dataclass(frozen=True)
 class RankOffsets:
@@ -45,6 +48,15 @@ class RankOffsets:
             if sid >= 0:
                 out[groups == sid] = offset
         return out
+
+    def track_offsets(self, index: TraceIndex) -> np.ndarray:
+        """The offset of each track of `index` (int64 ns, by track id): its process's, 0 for
+        a track of no process."""
+        process = index.col("tracks.process").astype(np.int64)
+        per_process = self.process_offsets(index)
+        if not len(per_process):
+            return np.zeros(len(process), np.int64)
+        return np.where(process >= 0, per_process[np.maximum(process, 0)], 0)
 
     def windows(self, start_ns: int, end_ns: int) -> dict[str, tuple[int, int]]:
         """A window of the aligned clock as each rank's own window on its true clock (a
@@ -78,8 +90,7 @@ def rank_offsets(index: TraceIndex, iterations: Sequence[Iteration], number: int
     have a time window for that iteration: there is nothing to align then."""
     ranks = ranks_of(index)
     if len(ranks) < 2:
-        raise ProftuiError("Aligning ranks needs a profile of several ranks or devices; this "
-                           "one has one.")
+        raise ProftuiError(ONE_RANK)
     windows = group_windows(iterations, number)
     starts = {rank: windows[rank][0] for rank in ranks if rank in windows}
     if len(starts) < 2:

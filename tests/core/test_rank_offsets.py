@@ -41,6 +41,8 @@ def test_each_rank_is_offset_by_its_own_start_of_the_iteration(tmp_path) -> None
     assert offsets.dtype == np.int64
     assert offsets.tolist() == [found.offsets_ns[g] for g in groups]
     assert sorted(set(offsets.tolist())) == [-5 * US, 0, 37 * US]
+    process = index.col("tracks.process")
+    assert found.track_offsets(index).tolist() == [int(offsets[p]) for p in process.tolist()]
     # a window of the aligned clock is each rank's own window on its true clock
     assert found.windows(1000 * US, 1200 * US) == {
         "rank 0": (1000 * US, 1200 * US), "rank 1": (1037 * US, 1237 * US),
