@@ -542,9 +542,8 @@ class ProftuiApp(BaseApp):
         self._align_default = next((it.number for it in self.iterations if it.start_ns >= 0
                                     and it.start_ns <= timeline.cursor_ns < it.end_ns),
                                    numbers[0])
-        self._ask("align", f"align the ranks at iteration ({numbers[0]} to {numbers[-1]}; "
-                           f"Enter alone: {self._align_default}, at the cursor), each rank's "
-                           "own start of it at one instant; Esc cancels")
+        self._ask("align", f"iteration to align the ranks at ({numbers[0]} to {numbers[-1]}; "
+                           f"Enter alone: {self._align_default}); Esc cancels")
 
     def align_at(self, text: str) -> None:
         """Draw every rank moved by its offset at iteration `text` (see core.rank_offsets)

@@ -260,14 +260,13 @@ class Timeline(Widget, can_focus=True):
             return
         self._util_key = key
         self._util = {}
-        alignment = self.alignment
-        shifts = {0} if alignment is None else {alignment.offset_of(u.group)
-                                                 for u in self.util_lines}
-        for shift in shifts:  # each rank's lines over its own window
+        by_shift: dict[int, set[str]] = {}  # each rank's lines over its own window
+        for line in self.util_lines:
+            by_shift.setdefault(self.shift_of_group(line.group), set()).add(line.group)
+        for shift, groups in by_shift.items():
             found = utilisation(self.index, self.view_start + shift, self.view_end + shift,
-                                self.cells, self.tables)
+                                self.cells, self.tables, groups)
             self._util.update({(u.group, name): fractions for u in found
-                               if alignment is None or alignment.offset_of(u.group) == shift
                                for name, fractions in u.series.items()})
 
     def set_palette(self, palette: Palette) -> None:

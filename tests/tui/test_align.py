@@ -10,6 +10,7 @@ from cluster_inputs import rank_folders
 from textual.widgets import Input, Static
 from tui_support import settle
 
+from proftui.core.analysis.utilisation import utilisation
 from proftui.core.export import window_events
 from proftui.core.rank_offsets import ONE_RANK
 from proftui.tui.app import ProftuiApp
@@ -80,7 +81,8 @@ async def test_a_aligns_rank_1_at_its_own_step_and_a_again_puts_it_back(tmp_path
 
         await pilot.press("A")
         prompt = app.query_one("#prompt", Input)
-        assert prompt.display and "align the ranks at iteration (1 to 3" in prompt.placeholder
+        assert prompt.display and prompt.placeholder.startswith(
+            "iteration to align the ranks at (1 to 3; Enter alone: ")
         await pilot.press("2", "enter")
         await settle(app, pilot)
         assert timeline.alignment is not None
@@ -99,6 +101,17 @@ async def test_a_aligns_rank_1_at_its_own_step_and_a_again_puts_it_back(tmp_path
         assert after == (timeline.cell_of(1010 * US), rank1_mm)
         assert after[0] < before[0]
         assert _first_busy(timeline, "rank 0") == (timeline.cell_of(1010 * US), rank0_mm)
+        # rank 1's utilisation lines too (rank 0's stay on its clock, the reference)
+        timeline._utilisation_cells()
+        assert {line.group for line in timeline.util_lines} == {"rank 0", "rank 1"}
+        moved = utilisation(app.index, timeline.view_start + SKEW_US * US,
+                            timeline.view_end + SKEW_US * US, timeline.cells, timeline.tables)
+        own = utilisation(app.index, timeline.view_start, timeline.view_end, timeline.cells,
+                          timeline.tables)
+        busy = timeline._util[("rank 1", "device busy")]
+        assert (busy == moved[1].series["device busy"]).all()
+        assert not (busy == own[1].series["device busy"]).all()
+        assert (timeline._util[("rank 0", "device busy")] == own[0].series["device busy"]).all()
         # both ranks' "┃#2" on the ruler at one cell
         ticks = "".join(s.text for s in timeline.render_line(1))[timeline.gutter_width:]
         assert ticks.count("┃#2") == 1 and ticks.index("┃#2") == timeline.cell_of(1000 * US)
