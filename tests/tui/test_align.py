@@ -169,6 +169,10 @@ async def test_enter_alone_aligns_at_the_iteration_under_the_cursor(tmp_path) ->
         await pilot.press("A", "enter")
         await settle(app, pilot)
         assert timeline.alignment is not None and timeline.alignment.number == 3
+        # g N shows each rank's step N where it is drawn: rank 1's [1037, 1247) µs at 1000 µs
+        await pilot.press("g", "2", "enter")
+        await settle(app, pilot)
+        assert timeline.view_start < 1000 * US and 1210 * US < timeline.view_end < 1247 * US
         # Step 1 is rank 0's only: nothing to align there, said in one sentence.
         await pilot.press("A")
         assert timeline.alignment is None
