@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -68,6 +68,18 @@ class Iterations:
     source: str
     items: list[Iteration]
     notes: list[str] = field(default_factory=list)  # what a source held that is not here
+
+
+def group_windows(items: Sequence[Iteration], number: int) -> dict[str, tuple[int, int]]:
+    """Each group's (rank's or device's) own window [start_ns, end_ns) of iteration `number`,
+    over its entries with a time window (their steps do not line up across ranks, nor, across
+    hosts, their clocks); groups without one are absent."""
+    found: dict[str, tuple[int, int]] = {}
+    for it in items:
+        if it.number == number and it.start_ns >= 0 <= it.end_ns:
+            lo, hi = found.get(it.group, (it.start_ns, it.end_ns))
+            found[it.group] = (min(lo, it.start_ns), max(hi, it.end_ns))
+    return found
 
 
 def find_iterations(index: TraceIndex, tables: list[Table] = ()) -> Iterations:  # type: ignore[assignment]

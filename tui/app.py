@@ -26,8 +26,9 @@ from proftui.core.analysis.breakdown import Breakdown, breakdown
 from proftui.core.analysis.cluster import cluster
 from proftui.core.analysis.cluster_comm import read_communication
 from proftui.core.importers.csv_summary import Table
-from proftui.core.iterations import Iteration, Iterations
+from proftui.core.iterations import Iteration, Iterations, group_windows
 from proftui.core.overview import read_overview
+from proftui.core.rank_offsets import ONE_RANK, rank_offsets, ranks_of
 from proftui.core.rows import RowIndex, rows_for
 from proftui.core.runs import SeveralRunsError
 from proftui.core.search import find_slices, pattern_of
@@ -94,6 +95,7 @@ class ProftuiApp(BaseApp):
         Binding("n", "next_match(1)", "Next match", show=False),
         Binding("N", "next_match(-1)", "Previous match", show=False),
         Binding("g", "goto_iteration", "Iteration"),
+        Binding("A", "align_ranks", "Align ranks", show=False),
         Binding("1", "pane('details')", "Details", show=False),
         Binding("2", "pane('ops')", "Ops", show=False),
         Binding("3", "pane('tables')", "Tables", show=False),
@@ -130,6 +132,7 @@ class ProftuiApp(BaseApp):
         self.first_paint_s: float | None = None
         self.match_count = 0
         self._prompt_mode = ""
+        self._align_default = 0  # the iteration A offers: the one at the cursor
         self._choosing_run = False
         super().__init__(theme)
 
@@ -231,6 +234,9 @@ class ProftuiApp(BaseApp):
         suffix = f"   [ops: {safe(self.ops_window)}]" if self.index is not None else ""
         # first, so that a narrow screen does not cut it off
         prefix = f"[{self.hidden_tracks} hidden: H shows] " if self.hidden_tracks else ""
+        alignment = self.query_one(Timeline).alignment
+        if alignment is not None:
+            prefix += f"[aligned at iteration {alignment.number}: A undoes] "
         status = self.query_one("#status", Static)
         status.remove_class("error")
         status.update(prefix + text + suffix)
@@ -270,7 +276,7 @@ class ProftuiApp(BaseApp):
         self._show_diagnostics()
         timeline = self.query_one(Timeline)
         if summary["sources"]:
-            marks = [IterationMark(it.number, it.start_ns, it.end_ns)
+            marks = [IterationMark(it.number, it.start_ns, it.end_ns, it.group)
                      for it in self.iterations if it.start_ns >= 0 and it.dur_ns >= 0]
             timeline.show(index, rows, marks, tables)
             timeline.focus()
@@ -440,6 +446,8 @@ class ProftuiApp(BaseApp):
     def _prompt_submitted(self, event: Input.Submitted) -> None:
         self._close_prompt()
         text = event.value.strip()
+        if not text and self._prompt_mode == "align":
+            text = str(self._align_default)
         if not text:
             return
         if self._prompt_mode == "search":
@@ -452,6 +460,8 @@ class ProftuiApp(BaseApp):
             self.run_search(pattern)
         elif self._prompt_mode == "iteration":
             self.goto_iteration(text)
+        elif self._prompt_mode == "align":
+            self.align_at(text)
 
     def _close_prompt(self) -> None:
         self.query_one("#prompt", Input).display = False
@@ -509,15 +519,66 @@ class ProftuiApp(BaseApp):
             return
         # Every rank's own step N: the timeline shows them all, the ops count each rank's
         # slices in its own step (their steps do not line up, nor across hosts their clocks).
-        windows = {g: (min(it.start_ns for it in found if it.group == g),
-                       max(it.end_ns for it in found if it.group == g)) for g in groups}
+        windows = group_windows(found, number)
         lo, hi = min(w[0] for w in windows.values()), max(w[1] for w in windows.values())
         label = f"iteration {number} of {len(groups)} ranks, each its own"
-        self._zoom_to(lo, hi)
+        shift = self.query_one(Timeline).shift_of_group
+        self._zoom_to(min(w[0] - shift(g) for g, w in windows.items()),
+                      max(w[1] - shift(g) for g, w in windows.items()))
         self.query_one(OpsPane).set_window(Window(label, lo, hi, windows))
         longest = max(it.dur_ns for it in found)
         self._status(f"{safe(label)}: {fmt_duration(min(it.dur_ns for it in found))} to "
                      f"{fmt_duration(longest)}")
+
+    def action_align_ranks(self) -> None:
+        """Ask at which iteration to align the ranks (the one at the cursor offered), or,
+        aligned, put every rank back on its own clock."""
+        timeline = self.query_one(Timeline)
+        if self.index is None or timeline.index is None:
+            return
+        if timeline.alignment is not None:
+            timeline.align(None)
+            self._status("Every rank is drawn on its own clock again.")
+            return
+        if len(ranks_of(self.index)) < 2:
+            self._status(ONE_RANK)
+            return
+        numbers = sorted({it.number for it in self.iterations if it.start_ns >= 0})
+        if not numbers:
+            self._status("This profile has no iterations with a time window to align the "
+                         "ranks at.")
+            return
+        self._align_default = next((it.number for it in self.iterations if it.start_ns >= 0
+                                    and it.start_ns <= timeline.cursor_ns < it.end_ns),
+                                   numbers[0])
+        self._ask("align", f"iteration to align the ranks at ({numbers[0]} to {numbers[-1]}; "
+                           f"Enter alone: {self._align_default}); Esc cancels")
+
+    def align_at(self, text: str) -> None:
+        """Draw every rank moved by its offset at iteration `text` (see core.rank_offsets)
+        and show that iteration."""
+        assert self.index is not None
+        try:
+            number = int(text.lstrip("#"))
+        except ValueError:
+            self._status(f"Not an iteration number: {safe(text)}")
+            return
+        try:
+            found = rank_offsets(self.index, self.iterations, number)
+        except ProftuiError as exc:
+            self._status(safe(exc))
+            return
+        timeline = self.query_one(Timeline)
+        timeline.align(found)
+        windows = group_windows(self.iterations, number)
+        self._zoom_to(min(lo - found.offset_of(g) for g, (lo, _) in windows.items()),
+                      max(hi - found.offset_of(g) for g, (_, hi) in windows.items()))
+        range_now = timeline.range
+        if range_now is not None:  # the ops follow the range, which now means each rank's own
+            self.query_one(OpsPane).set_window(self._range_window(*range_now))
+        text = found.describe()
+        self._status(f"{safe(text[:1].upper() + text[1:])}. Details, the ops and exports keep "
+                     "each slice's own times.")
 
     def _zoom_to(self, start_ns: int, end_ns: int) -> None:
         """The timeline shows [start_ns, end_ns) with a little room, its cursor at the start."""
@@ -529,7 +590,8 @@ class ProftuiApp(BaseApp):
     def show_iteration(self, iteration: Iteration) -> None:
         """Zoom the timeline to an iteration and scope the ops pane to it (to its rank's
         tracks, when it is one rank's of several)."""
-        self._zoom_to(iteration.start_ns, iteration.end_ns)
+        shift = self.query_one(Timeline).shift_of_group(iteration.group)
+        self._zoom_to(iteration.start_ns - shift, iteration.end_ns - shift)
         group = f" of {safe(iteration.group)}" if iteration.group else ""  # a folder name
         label = f"iteration {iteration.number}{group}"
         several = len({it.group for it in self.iterations}) > 1
@@ -553,8 +615,10 @@ class ProftuiApp(BaseApp):
         self._show_timeline()
         margin = max((evidence.end_ns - evidence.start_ns) // 10, 1)
         timeline = self.query_one(Timeline)
-        timeline.set_window(evidence.start_ns - margin, evidence.end_ns + margin)
-        timeline.set_range(evidence.start_ns, evidence.end_ns)
+        start, end = (t - timeline.shift_of_group(evidence.group)
+                      for t in (evidence.start_ns, evidence.end_ns))
+        timeline.set_window(start - margin, end + margin)
+        timeline.set_range(start, end)
         where = f" in {safe(evidence.group)}" if evidence.group else ""
         step = f", step {evidence.iteration}" if evidence.iteration is not None else ""
         self._status(f"{safe(message.finding.rule)} evidence {message.number + 1} of "
@@ -633,11 +697,20 @@ class ProftuiApp(BaseApp):
         ops.set_window(self._range_window(message.start_ns, message.end_ns))
 
     def _range_window(self, start_ns: int, end_ns: int) -> Window:
-        """A selected range as a window, labelled from the trace start."""
+        """A selected range as a window, labelled from the trace start. With the ranks
+        aligned, the range is on the aligned clock: each rank's own window, moved by its
+        offset."""
         origin = self.index.start_ns if self.index is not None else 0
         label = (f"range {fmt_duration(start_ns - origin)} to {fmt_duration(end_ns - origin)} "
                  f"({fmt_duration(end_ns - start_ns)})")
-        return Window(label, start_ns, end_ns)
+        alignment = self.query_one(Timeline).alignment
+        if alignment is None:
+            return Window(label, start_ns, end_ns)
+        windows = alignment.windows(start_ns, end_ns)
+        return Window(f"{label} aligned at iteration {alignment.number}: each rank's own "
+                      "window, moved by its offset",
+                      min(w[0] for w in windows.values()), max(w[1] for w in windows.values()),
+                      windows)
 
     @on(OpsPane.TracksWanted)
     def _pinned_tracks(self, message: OpsPane.TracksWanted) -> None:
@@ -659,13 +732,11 @@ class ProftuiApp(BaseApp):
 
     # -- export -----------------------------------------------------------------------------------
 
-    def _export_window(self) -> tuple[str, int | None, int | None]:
+    def _export_window(self) -> Window:
         """The window an export covers: the selected range, else the ops pane's window."""
         timeline = self.query_one(Timeline)
-        ops = self.query_one(OpsPane)
-        window = (self._range_window(*timeline.range) if timeline.range is not None
-                  else ops.window)
-        return window.label, window.start_ns, window.end_ns
+        return (self._range_window(*timeline.range) if timeline.range is not None
+                else self.query_one(OpsPane).window)
 
     def _pane_view(self) -> TableView | None:
         """The table of the active pane, if it shows one."""
@@ -682,7 +753,7 @@ class ProftuiApp(BaseApp):
         if self.index is None:
             self._status("Nothing to export yet.")
             return
-        label, _, _ = self._export_window()
+        label = self._export_window().label
         view = self._pane_view()
         pane_label = (f"{safe(view.table.kind) or 'table'}, {fmt_count(len(view.order))} rows"
                       if view is not None and view.table is not None else None)
@@ -695,12 +766,12 @@ class ProftuiApp(BaseApp):
 
         if request is None or self.index is None:
             return
-        label, start, end = self._export_window()
+        window = self._export_window()
         ops = self.query_one(OpsPane)
         view = self._pane_view()
         pane = (view.table, view.order.copy(), view.shown_columns) if view is not None else None
-        job = ExportJob(request, label, start, end, ops.by, ops.side, ops.types, ops.tables,
-                        pane)
+        job = ExportJob(request, window.label, window.start_ns, window.end_ns, ops.by, ops.side,
+                        ops.types, ops.tables, pane, window.groups)
         self._status(f"Exporting to {safe(request.path)} ...")
         self.run_export(job)
 

@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from proftui.core.iterations import Iteration
+from proftui.core.iterations import Iteration, group_windows
 
 # `proftui ops` prints this many rows as text unless told (tui/commands/ops.py DEFAULT_TOP).
 OPS_TOP = 50
@@ -44,18 +44,11 @@ def exact_time(ns: int) -> str:
 def _iteration_windows(iterations: Sequence[Iteration]) -> dict[
         int, tuple[int, int, dict[str, tuple[int, int]] | None]]:
     """Per iteration number, the window and group windows `proftui ops --iteration N` uses."""
-    timed: dict[int, list[Iteration]] = {}
-    for it in iterations:
-        if it.start_ns >= 0 <= it.end_ns:
-            timed.setdefault(it.number, []).append(it)
     found = {}
-    for number, items in timed.items():
-        groups: dict[str, tuple[int, int]] = {}
-        for it in items:
-            lo, hi = groups.get(it.group, (it.start_ns, it.end_ns))
-            groups[it.group] = (min(lo, it.start_ns), max(hi, it.end_ns))
-        found[number] = (min(it.start_ns for it in items), max(it.end_ns for it in items),
-                         groups if len(groups) > 1 else None)
+    for number in {it.number for it in iterations if it.start_ns >= 0 <= it.end_ns}:
+        groups = group_windows(iterations, number)
+        found[number] = (min(lo for lo, _ in groups.values()),
+                         max(hi for _, hi in groups.values()), groups if len(groups) > 1 else None)
     return found
 
 

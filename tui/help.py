@@ -48,6 +48,8 @@ KEYS_HELP = """proftui keys
   u            utilisation lines on / off (device busy, compute, comm exposed / overlapped, host)
   /  n  N      search names (/regex/ for a regular expression), next, previous
   g            go to an iteration (by number)
+  A            align the ranks at an iteration: each rank drawn from its own start of it
+               (clocks of hosts differ; times shown stay each slice's own); A again undoes
   1 .. 7       panes: details, ops, tables, iterations, insights, comm, cluster (tab: focus)
   + / -  m     taller / shorter panes, maximise the focused one
   o  D         overview (iterations, processes, tables), import diagnostics

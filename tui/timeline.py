@@ -28,6 +28,7 @@ from proftui.core.analysis.memory import memory_series, series_peak
 from proftui.core.analysis.utilisation import SERIES, Utilisation, utilisation
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
+from proftui.core.rank_offsets import RankOffsets
 from proftui.core.rows import RowIndex, cell_boundaries, paint_cells
 from proftui.core.slice_info import nearest_slice, neighbour, row_of, slice_at
 from proftui.themes import Palette, palette_for
@@ -60,11 +61,12 @@ class UtilLine:
 
 @dataclass(frozen=True)
 class IterationMark:
-    """An iteration drawn on the ruler."""
+    """An iteration drawn on the ruler (of `group`, its rank or device: "" for none)."""
 
     number: int
     start_ns: int
     end_ns: int
+    group: str = ""
 
 
 class Timeline(Widget, can_focus=True):
@@ -185,6 +187,10 @@ class Timeline(Widget, can_focus=True):
         self.util_lines: list[UtilLine] = []
         self._util_key: tuple | None = None
         self._util: dict[tuple[str, str], np.ndarray] = {}
+        # Ranks aligned at an iteration: each track drawn `_track_shift[track]` ns earlier
+        # (see align); None: every track on its own clock.
+        self.alignment: RankOffsets | None = None
+        self._track_shift: np.ndarray | None = None
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -201,6 +207,7 @@ class Timeline(Widget, can_focus=True):
         self._peaks = None
         self.util_lines = []
         self._util_key = None
+        self.alignment, self._track_shift = None, None
         self._rebuild_lines()
         self.focus_line = self.lines.find(kind=SLICES) or 0
         self.action_reset()
@@ -252,9 +259,15 @@ class Timeline(Widget, can_focus=True):
         if key == self._util_key:
             return
         self._util_key = key
-        found = utilisation(self.index, self.view_start, self.view_end, self.cells, self.tables)
-        self._util = {(u.group, name): fractions for u in found
-                      for name, fractions in u.series.items()}
+        self._util = {}
+        by_shift: dict[int, set[str]] = {}  # each rank's lines over its own window
+        for line in self.util_lines:
+            by_shift.setdefault(self.shift_of_group(line.group), set()).add(line.group)
+        for shift, groups in by_shift.items():
+            found = utilisation(self.index, self.view_start + shift, self.view_end + shift,
+                                self.cells, self.tables, groups)
+            self._util.update({(u.group, name): fractions for u in found
+                               for name, fractions in u.series.items()})
 
     def set_palette(self, palette: Palette) -> None:
         self.palette = palette
@@ -337,7 +350,7 @@ class Timeline(Widget, can_focus=True):
         """Show [start_ns, end_ns), kept to at least one ns per cell and on the trace."""
         if self.index is None:
             return
-        lo, hi = self.index.start_ns, max(self.index.end_ns, self.index.start_ns + 1)
+        lo, hi = self._span()
         span = hi - lo
         width = max(int(end_ns) - int(start_ns), self.cells)
         width = min(width, 4 * span + self.cells)
@@ -385,17 +398,17 @@ class Timeline(Widget, can_focus=True):
     def action_reset(self) -> None:
         if self.index is None:
             return
-        span = max(self.index.end_ns - self.index.start_ns, 1)
-        margin = span // 50
-        self.set_window(self.index.start_ns - margin, self.index.end_ns + margin)
-        self.cursor_ns = self.index.start_ns + span // 2
+        lo, hi = self._span()
+        margin = (hi - lo) // 50
+        self.set_window(lo - margin, hi + margin)
+        self.cursor_ns = lo + (hi - lo) // 2
 
     def action_fit(self) -> None:
         """Fit the selected slice, else the selected range, else everything."""
         if self.index is None:
             return
         if self.selected >= 0:
-            start = int(self.index.arrays["slices.start"][self.selected])
+            start = self.shown_start(self.selected)
             dur = max(int(self.index.arrays["slices.dur"][self.selected]), 1)
             self.set_window(start - dur // 10, start + dur + dur // 10)
         elif self.range is not None:
@@ -435,12 +448,13 @@ class Timeline(Widget, can_focus=True):
         if self.index is None:
             return
         if self.selected >= 0:
-            start = int(self.index.arrays["slices.start"][self.selected])
+            start = self.shown_start(self.selected)
             self.set_range(start, start + int(self.index.arrays["slices.dur"][self.selected]))
             return
         for it in self.iterations:
-            if it.start_ns <= self.cursor_ns < it.end_ns:
-                self.set_range(it.start_ns, it.end_ns)
+            shift = self.shift_of_group(it.group)
+            if it.start_ns - shift <= self.cursor_ns < it.end_ns - shift:
+                self.set_range(it.start_ns - shift, it.end_ns - shift)
                 return
 
     def action_move_cursor(self, cells: int) -> None:
@@ -612,7 +626,7 @@ class Timeline(Widget, can_focus=True):
         if line is not None:
             self.focus_line = line
             self._keep_focus_visible()
-        start = int(self.index.arrays["slices.start"][i])
+        start = self.shown_start(i)
         dur = int(self.index.arrays["slices.dur"][i])
         width = self.view_end - self.view_start
         if dur > width * 0.9:
@@ -623,7 +637,7 @@ class Timeline(Widget, can_focus=True):
 
     def _select(self, i: int, center: bool = True) -> None:
         if self.index is not None and i >= 0:
-            start = int(self.index.arrays["slices.start"][i])
+            start = self.shown_start(i)
             self.cursor_ns = start + int(self.index.arrays["slices.dur"][i]) // 2
             if center:
                 self._keep_cursor_visible()
@@ -635,8 +649,9 @@ class Timeline(Widget, can_focus=True):
 
     def _slice_near_cursor(self, row: int) -> int:
         assert self.index is not None and self.rows is not None
-        here = slice_at(self.index, self.rows, row, self.cursor_ns)
-        return here if here >= 0 else nearest_slice(self.index, self.rows, row, self.cursor_ns)
+        at = self.cursor_ns + self._shift_of_track(int(self.rows.row_track[row]))
+        here = slice_at(self.index, self.rows, row, at)
+        return here if here >= 0 else nearest_slice(self.index, self.rows, row, at)
 
     def _line_of_row(self, row: int) -> int | None:
         return self.lines.find(kind=SLICES, item=row)
@@ -729,6 +744,41 @@ class Timeline(Widget, can_focus=True):
         self._range_anchor = None
         self.release_mouse()
 
+    # -- ranks aligned at an iteration ------------------------------------------------------------
+
+    def align(self, offsets: RankOffsets | None) -> None:
+        """Draw each rank's tracks moved left by its offset (None: on their own clocks). The
+        screen's clock is then the reference rank's; the slices' own times do not change."""
+        assert self.index is not None
+        self.alignment = offsets
+        self._track_shift = None if offsets is None else offsets.track_offsets(self.index)
+        self._cells_key = self._util_key = None
+        self.refresh()
+
+    def _shift_of_track(self, track: int) -> int:
+        if self._track_shift is None or track < 0:
+            return 0
+        return int(self._track_shift[track])
+
+    def shift_of_group(self, group: str) -> int:
+        """How far a rank's (or device's) tracks are drawn to the left, in ns."""
+        return 0 if self.alignment is None else self.alignment.offset_of(group)
+
+    def shown_start(self, i: int) -> int:
+        """Where slice `i` starts on screen: its start, less its rank's shift."""
+        assert self.index is not None
+        track = int(self.index.arrays["slices.track"][i])
+        return int(self.index.arrays["slices.start"][i]) - self._shift_of_track(track)
+
+    def _span(self) -> tuple[int, int]:
+        """The first and last instant of the trace on screen (ranks moved by their shifts)."""
+        assert self.index is not None
+        lo, hi = self.index.start_ns, max(self.index.end_ns, self.index.start_ns + 1)
+        if self._track_shift is not None and len(self._track_shift):
+            lo -= max(int(self._track_shift.max()), 0)
+            hi -= min(int(self._track_shift.min()), 0)
+        return lo, hi
+
     # -- painting -------------------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
@@ -758,15 +808,18 @@ class Timeline(Widget, can_focus=True):
         self._cells = {}
         visible = range(self.top_line, min(self.top_line + self.body_height, len(self.lines)))
         slice_lines = [n for n in visible if self.lines[n].kind == SLICES]
-        if slice_lines:
+        shifts = {n: self._shift_of_track(int(self.lines.track[n])) for n in visible}
+        for shift in sorted({shifts[n] for n in slice_lines}):  # one window per rank's shift
+            mine = [n for n in slice_lines if shifts[n] == shift]
             found = paint_cells(self.index, self.rows,
-                                np.array([self.lines[n].item for n in slice_lines]),
-                                self.view_start, self.view_end, self.cells)
-            for k, n in enumerate(slice_lines):
+                                np.array([self.lines[n].item for n in mine]),
+                                self.view_start + shift, self.view_end + shift, self.cells)
+            for k, n in enumerate(mine):
                 self._cells[n] = (SLICES, found.owner[k], found.busy[k])
-        edges = cell_boundaries(self.view_start, self.view_end, self.cells)
+        screen_edges = cell_boundaries(self.view_start, self.view_end, self.cells)
         for n in visible:
             line = self.lines[n]
+            edges = screen_edges + shifts[n]
             if line.kind == COUNTER:
                 self._cells[n] = (COUNTER, self._counter_cells(line.item, edges),
                                   self._peak_cell(line.item, edges))
@@ -937,7 +990,7 @@ class Timeline(Widget, can_focus=True):
         if y == 1:
             mark = self._styles(self.palette.iteration, self.palette.background)
             for it in self.iterations:
-                cell = self.cell_of(it.start_ns)
+                cell = self.cell_of(it.start_ns - self.shift_of_group(it.group))
                 for k, ch in enumerate(f"┃#{it.number}"):
                     if 0 <= cell + k < self.cells:
                         chars[cell + k], styles[cell + k] = ch, mark

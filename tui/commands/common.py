@@ -194,13 +194,11 @@ def group_windows(args: argparse.Namespace, index) -> dict[str, tuple[int, int]]
     """With --iteration N on a profile of several groups (ranks or devices): each group's own
     window of step N, as their steps do not line up (nor, across hosts, their clocks); None
     otherwise (one window serves, from ops_window)."""
+    from proftui.core.iterations import group_windows as own_windows
+
     if getattr(args, "iteration", None) is None:
         return None
-    found: dict[str, tuple[int, int]] = {}
-    for it in profile_iterations(index).items:
-        if it.number == args.iteration and it.start_ns >= 0 <= it.end_ns:
-            lo, hi = found.get(it.group, (it.start_ns, it.end_ns))
-            found[it.group] = (min(lo, it.start_ns), max(hi, it.end_ns))
+    found = own_windows(profile_iterations(index).items, args.iteration)
     return found if len(found) > 1 else None
 
 
