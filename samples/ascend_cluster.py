@@ -416,6 +416,10 @@ def _communication(rank: SimRank) -> tuple[dict, dict]:
             local = a.size // 2
             links[f"{me}-{me}"].append(("LOCAL", local, round(local / LOCAL_GBPS), a.name))
             links[f"{me}-{other}"].append(("HCCS", a.size, a.link_ns, a.name))
+        wait, sync, transit = (total[f"{k} Time(ms)"] for k in ("Wait", "Synchronization",
+                                                                 "Transit"))
+        total["Wait Time Ratio"] = round(wait / (wait + transit), 4)
+        total["Synchronization Time Ratio"] = round(sync / (sync + transit), 4)
         ops["Total Op Info"] = {"Communication Time Info": total}
         times[f"step{step}"] = {"p2p": {}, "collective": ops}
         samples: dict[str, dict] = {}
