@@ -132,10 +132,12 @@ class SimRank:
         self.task_id = 1000
 
     def jitter(self, ns: int, spread: float = 0.03) -> int:
+        """`ns` give or take `spread` of it."""
         return round(ns * (1 - spread + 2 * spread * self.rng.random()))
 
     def x(self, name: str, pid: int, tid: int, start: int, dur: int, cat: str = "",
           args: dict | None = None) -> None:
+        """A complete slice, as torch_npu writes one (ts µs text, dur float µs)."""
         event = {"ph": "X", "name": name, "pid": pid, "tid": tid, "ts": _ns_text(start),
                  "dur": dur / US}
         if cat:
