@@ -443,6 +443,26 @@ def test_flow_ids_keyed_the_same_in_every_batch(tmp_path, batch) -> None:
     assert problems(index) == {"flow_orphan": 1}  # "q"
 
 
+def test_flows_stay_within_their_rank(tmp_path, batch) -> None:
+    """Two ranks reuse one connection id (torch_npu counts them per process): each rank's
+    launch links to its own task, never to the other rank's."""
+    for rank, (host_ts, task_ts) in enumerate(((0, 20), (5, 40))):
+        out = tmp_path / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+        out.mkdir(parents=True)
+        (out.parent / f"profiler_info_{rank}.json").write_text(json.dumps({"rank_id": rank}))
+        write_trace(out / "trace_view.json", [
+            {"ph": "X", "name": f"launch {rank}", "pid": 1, "tid": 1, "ts": host_ts, "dur": 10},
+            {"ph": "X", "name": f"task {rank}", "pid": 2, "tid": 2, "ts": task_ts, "dur": 10},
+            {"ph": "s", "id": "7", "cat": "HostToDevice", "name": "HostToDevice7", "pid": 1,
+             "tid": 1, "ts": host_ts + 1},
+            {"ph": "f", "id": "7", "cat": "HostToDevice", "name": "HostToDevice7", "pid": 2,
+             "tid": 2, "ts": task_ts, "bp": "e"}], wrapper=False)
+    index = load(tmp_path, batch)
+    assert flow_edges(index) == [("launch 0", "task 0", 1000, 20000),
+                                 ("launch 1", "task 1", 6000, 40000)]
+    assert problems(index) == {}
+
+
 def test_flow_imbalance_is_counted(tmp_path, batch) -> None:
     path = write_trace(tmp_path / "t.json", [
         {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
