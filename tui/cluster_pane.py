@@ -177,7 +177,8 @@ class HeatStrip(Widget, can_focus=True):
         self.left = min(max(left, column - self.columns_shown + 1), column)
 
     def on_resize(self, event: events.Resize) -> None:
-        self._keep_cursor_visible()
+        self._keep_cursor_visible()  # laid out while hidden, it scrolled for a 0x0 size
+        self.refresh()
 
     def on_click(self, event: events.Click) -> None:
         grid = self.grid

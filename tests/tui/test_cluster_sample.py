@@ -6,7 +6,6 @@ import html
 import re
 from pathlib import Path
 
-import pytest
 from textual.widgets import Static
 from tui_support import settle
 
@@ -52,8 +51,6 @@ async def test_the_cluster_and_comm_panes_tell_the_samples_story() -> None:
         assert "slow link: rank 1, step 3: 1 -> 0 HCCS (allreduce)" in _text(app, "#comm-detail")
 
 
-@pytest.mark.xfail(strict=True, reason="HeatStrip.on_resize re-scrolls without refresh(): the "
-                   "strip, laid out while hidden, is first painted scrolled to its worst cell")
 async def test_the_strip_is_first_painted_from_its_first_cell() -> None:
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
