@@ -19,9 +19,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
-from tui_support import settle
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
