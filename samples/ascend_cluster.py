@@ -461,7 +461,7 @@ def cluster_2rank(root: Path) -> None:
         _write_csv(prof / "op_statistic.csv",
                    ["OP Type", "Core Type", "Count", "Total Time(us)", "Min Time(us)",
                     "Avg Time(us)", "Max Time(us)", "Ratio(%)"],
-                    sorted(_op_statistic(rank.ops), key=lambda r: -r[3]))  # by total
+                    _op_statistic(rank.ops))
         _write_csv(prof / "step_trace_time.csv",
                    ["Step", "Computing", "Communication(Not Overlapped)", "Overlapped",
                     "Communication", "Free", "Stage", "Bubble",

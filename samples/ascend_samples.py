@@ -99,7 +99,7 @@ def _op_statistic(tasks: list[Task]) -> list[list]:
     rows = [[op, core, len(d), round(sum(d), 3), round(min(d), 3), round(sum(d) / len(d), 3),
              round(max(d), 3), round(100 * sum(d) / total, 3)]
             for (op, core), d in by_type.items()]
-    return sorted(rows, key=lambda r: -r[4])
+    return sorted(rows, key=lambda r: -r[3])
 
 
 def cann8(root: Path, base_us: float = 1780676244000000.0) -> None:
