@@ -3,7 +3,8 @@
 Built once per change of the view's layout (a group collapsed, a track pinned or hidden), not
 per frame. Pinned tracks come first, then each process (rank or device group first, as the
 index orders them) with its tracks; hidden tracks are left out; a collapsed process keeps its
-header line only.
+header line only. A pinned track's label names its rank and process where the profile has
+several, since it is no longer under its process's header.
 """
 
 from __future__ import annotations
@@ -55,10 +56,15 @@ class Lines:
     """
 
     def __init__(self, index: TraceIndex | None, kind: np.ndarray, process: np.ndarray,
-                 track: np.ndarray, item: np.ndarray, titled: np.ndarray) -> None:
+                 track: np.ndarray, item: np.ndarray, titled: np.ndarray,
+                 n_pinned: int = 0) -> None:
         self.index = index
         self.kind, self.process, self.track, self.item = kind, process, track, item
         self.titled = titled
+        self.n_pinned = n_pinned  # the first lines, those of the pinned tracks
+        procs = index.arrays["processes.group"] if index is not None else np.zeros(0, np.int64)
+        self.several_processes = len(procs) > 1
+        self.several_groups = len(np.unique(procs)) > 1
 
     @classmethod
     def empty(cls) -> Lines:
@@ -75,8 +81,8 @@ class Lines:
         track, item = int(self.track[n]), int(self.item[n])
         index = self.index
         assert index is not None
-        if kind == _P:
-            label = index.process_label(process)
+        if kind == _P or (self.titled[n] and n < self.n_pinned):
+            label = self.label_forms(n)[0]
         elif kind == _C:
             label = index.strings[index.arrays["counters.series_name"][item]]
         elif self.titled[n]:
@@ -84,6 +90,29 @@ class Lines:
         else:
             label = "  instants" if kind == _I else ""
         return Line(_KINDS[kind], process, track, item, label)
+
+    def label_forms(self, n: int) -> list[str]:
+        """The label of a process header or a pinned track's first line, fullest first, then
+        shorter forms for a narrow gutter (see :func:`~proftui.tui.widths.first_fitting`):
+        a header gives up its pid, then its labels; a pinned track its process's labels, its
+        process, then its rank."""
+        index = self.index
+        assert index is not None
+        process = int(self.process[n])
+        if self.kind[n] == _P:
+            return [index.process_label(process), index.process_label(process, pid=False),
+                    index.process_label(process, pid=False, labels=False)]
+        track = index.track_label(int(self.track[n]))
+        if process < 0:
+            return [track]
+        group = index.strings[index.arrays["processes.group"][process]] \
+            if self.several_groups else ""
+        names = ([index.process_label(process, group=False, pid=False),
+                  index.process_label(process, group=False, pid=False, labels=False)]
+                 if self.several_processes else [])
+        forms = [" · ".join(p for p in (group, name, track) if p) for name in names]
+        forms += [f"{group} · {track}" if group else track, track]
+        return list(dict.fromkeys(forms))  # in order, without repeats
 
     def __iter__(self):
         return (self[n] for n in range(len(self)))
@@ -145,4 +174,5 @@ def build_lines(index: TraceIndex, rows: RowIndex, state: LayoutState) -> Lines:
         if len(series_order) else np.zeros(len(j), np.int64)
     item = np.select([kind == _S, kind == _I, kind == _C], [first_row[tt] + j, tt, series], -1)
     titled = ((kind == _S) & (j == 0)) | ((kind == _I) & (rows_here == 0))
-    return Lines(index, kind, entry_proc[line_entry], track, item, titled)
+    n_pinned = int(np.count_nonzero(line_entry < len(pinned)))
+    return Lines(index, kind, entry_proc[line_entry], track, item, titled, n_pinned)

@@ -42,6 +42,7 @@ from proftui.tui.render import (
     ruler_text,
 )
 from proftui.tui.safe import safe
+from proftui.tui.widths import first_fitting
 
 RULER_LINES = 2
 ZOOM_STEP = 1.5
@@ -854,13 +855,15 @@ class Timeline(Widget, can_focus=True):
         if line.kind == PROCESS:
             mark = "▶" if line.process in self.layout_state.collapsed else "▼"
             hidden = self.hidden_in(line.process)
-            # the count is kept whole; the name gives way where the gutter is narrow
+            # the count is kept whole; the label gives way (its pid first) where it is narrow
             note = f" +{hidden} hidden" if hidden else ""
-            text = f"{mark} {safe(line.label)}"[: max(width - 1 - len(note), 2)] + note
+            forms = [safe(form) for form in self.lines.label_forms(n)]
+            text = f"{mark} {first_fitting(forms, max(width - 3 - len(note), 1))}{note}"
             style = self._styles(self.palette.text, bg, bold=True, underline=focused)
         else:
-            pin = "⚲ " if line.track in self.layout_state.pinned and line.label else ""
-            text = f"  {pin}{safe(line.label)}"
+            pinned = n < self.lines.n_pinned and line.label
+            text = f"  {safe(line.label)}" if not pinned else "⚲ " + first_fitting(
+                [safe(form) for form in self.lines.label_forms(n)], width - 3)
             colour = self.palette.text if line.kind == SLICES else self.palette.dim_text
             style = self._styles(colour, bg, underline=focused)
         text = text[: width - 1].ljust(width - 1) + " "

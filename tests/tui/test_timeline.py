@@ -430,3 +430,43 @@ async def test_hidden_tracks_are_counted_where_they_were_and_on_the_status_line(
         assert status().startswith("Every hidden track is shown again.")
         assert not any("hidden" in h for h in headers())
         assert len([h for h in headers() if "loader" in h]) == 1
+
+
+async def test_process_headers_keep_their_name_at_80_columns() -> None:
+    """A header too long for the gutter leaves out its pid, then its labels, not its name."""
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = await _open(pilot, app)
+        headers = [timeline._gutter(n).text.rstrip() for n, line in enumerate(timeline.lines)
+                   if line.kind == PROCESS]
+        assert sorted(headers) == ["▼ python [CPU]", "▼ python [GPU 0]"]
+        assert app.index.process_label(0) == "python (41207) [CPU]"  # whole where it fits
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        assert "▼ python (41207) [CPU]" in [timeline._gutter(n).text.rstrip()
+                                            for n in range(len(timeline.lines))]
+
+
+async def test_a_pinned_track_names_its_rank_and_process(tmp_path) -> None:
+    """Pinned above every process, a track's label says which rank (and process) it is of,
+    giving up the process before the rank where the gutter is narrow."""
+    from cluster_inputs import rank_folders
+
+    app = ProftuiApp(rank_folders(tmp_path, [[110], [160]]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        stream = next(n for n, line in enumerate(timeline.lines) if line.label == "Stream 3"
+                      and app.index.process_label(line.process).startswith("rank 1:"))
+        timeline.focus_line = stream
+        await pilot.press("p")
+        assert timeline.lines[0].label == "rank 1 · Ascend Hardware · Stream 3"
+        assert timeline._gutter(0).text.rstrip() == "⚲ rank 1 · Stream 3"
+        assert timeline.lines[1].label != timeline.lines[0].label  # under a header: as was
+    app = ProftuiApp(str(SAMPLE))  # one rank, two processes: the process
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        timeline.focus_line = timeline.lines.find(kind=SLICES, track=next(
+            t for t in range(app.index.n_tracks) if app.index.track_label(t) == "stream 7"))
+        await pilot.press("p")
+        assert timeline._gutter(0).text.rstrip() == "⚲ python [GPU 0] · stream 7"
