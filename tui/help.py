@@ -45,6 +45,7 @@ KEYS_HELP = """proftui keys
                (shift+drag selects a range too; Esc clears it; the ops pane follows it)
   > / <        jump to the slice a flow leads to / comes from
   c  p  h  H   collapse process, pin track, hide track, show hidden tracks
+  t            track order: device streams first in each rank (the default) / as in the trace
   u            utilisation lines on / off (device busy, compute, comm exposed / overlapped, host)
   /  n  N      search names (/regex/ for a regular expression), next, previous
   g            go to an iteration (by number)

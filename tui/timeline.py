@@ -101,6 +101,7 @@ class Timeline(Widget, can_focus=True):
         Binding("greater_than_sign", "follow_flow(1)", "Flow out", show=False),
         Binding("less_than_sign", "follow_flow(-1)", "Flow in", show=False),
         Binding("u", "toggle_utilisation", "Utilisation", show=False),
+        Binding("t", "toggle_track_order", "Track order", show=False),
     ]
 
     class SliceSelected(Message):
@@ -515,6 +516,18 @@ class Timeline(Widget, can_focus=True):
         self._rebuild_lines()
         self.show_track(track)  # the cursor follows the track to its new place
 
+    def action_toggle_track_order(self) -> None:
+        """Device work first in each rank (the default), or the trace's own order; the
+        focused line's track (or process) stays focused."""
+        line = self.lines[self.focus_line] if self.lines else None
+        self.layout_state.device_first = not self.layout_state.device_first
+        self._rebuild_lines()
+        if line is not None:
+            found = (self.lines.find(track=line.track) if line.track >= 0 else
+                     self.lines.find(kind=PROCESS, process=line.process))
+            self.focus_line = self.focus_line if found is None else found
+        self._keep_focus_visible()
+
     def _reveal(self, track: int) -> None:
         """Unhide a track and expand its process."""
         assert self.index is not None
@@ -549,7 +562,9 @@ class Timeline(Widget, can_focus=True):
         if group_id < 0:
             return None
         found = np.flatnonzero(self.index.arrays["processes.group"] == group_id)
-        return int(found[0]) if len(found) else None
+        shown = [(line, p) for p in found.tolist()
+                 if (line := self.lines.find(kind=PROCESS, process=p)) is not None]
+        return min(shown)[1] if shown else (int(found[0]) if len(found) else None)
 
     def show_track(self, track: int) -> None:
         """Focus a track's first line, unhiding it and expanding its process if need be."""

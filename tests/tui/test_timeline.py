@@ -12,6 +12,7 @@ from proftui.core.slice_info import row_of
 from proftui.themes import THEMES
 from proftui.tui.app import ProftuiApp
 from proftui.tui.lines import PROCESS, SLICES
+from proftui.tui.render import FULL, cell_classes
 from proftui.tui.timeline import ZOOM_STEP, Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -470,3 +471,63 @@ async def test_a_pinned_track_names_its_rank_and_process(tmp_path) -> None:
             t for t in range(app.index.n_tracks) if app.index.track_label(t) == "stream 7"))
         await pilot.press("p")
         assert timeline._gutter(0).text.rstrip() == "⚲ python [GPU 0] · stream 7"
+
+
+async def test_device_streams_come_first_below_a_deep_host_stack(tmp_path) -> None:
+    """A Python stack 40 deep would push the device stream below the fold: by default the
+    process with device work comes first in its rank; t gives the trace's order back (and
+    again the default), the focused track staying focused."""
+    stack = [{"ph": "X", "name": f"frame{d}", "cat": "python_function", "pid": 1, "tid": 1,
+              "ts": d, "dur": 1000 - 2 * d} for d in range(40)]
+    kernels = [{"ph": "X", "name": f"kernel{k}", "cat": "kernel", "pid": 2, "tid": 7,
+                "ts": 100 * k, "dur": 50} for k in range(8)]
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(stack + kernels))
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = await _open(pilot, app)
+
+        def kernel_line() -> int:
+            return next(n for n, line in enumerate(timeline.lines)
+                        if line.kind == SLICES and line.process == 1)
+
+        assert app.index.process_label(1) == "Process 2"  # after the host in the trace
+        assert kernel_line() == 1 < timeline.body_height  # on the first screen
+        assert timeline.focus_line == kernel_line()
+        drawn = timeline.render_line(timeline.body_top + kernel_line()).text
+        assert drawn.startswith("  Thread 7 ") and "k…" in drawn
+        await pilot.press("t")
+        assert kernel_line() == 42  # the host's header and 40 rows, its header
+        assert timeline.focus_line == kernel_line()
+        await pilot.press("t")
+        assert kernel_line() == 1 and timeline.focus_line == 1
+
+
+@pytest.mark.parametrize(("size", "whole"), [((160, 40), True), ((80, 24), False)])
+async def test_a_wide_slice_shows_as_much_of_its_name_as_it_is_wide(tmp_path, size,
+                                                                     whole) -> None:
+    """A slice's label takes the whole of its run on screen: a 100-character name is shown
+    whole where the slice is wider, cut with an ellipsis at the slice's end where not."""
+    name = "aten::" + "long_kernel_name_" * 5 + "x" * 9
+    assert len(name) == 100
+    events = [{"ph": "X", "name": name, "pid": 1, "tid": 1, "ts": 0, "dur": 3000},
+              {"ph": "X", "name": "next", "pid": 1, "tid": 1, "ts": 3000, "dur": 200}]
+    path = tmp_path / "wide.json"
+    path.write_text(json.dumps(events))
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=size) as pilot:
+        timeline = await _open(pilot, app)
+        row = timeline.lines.find(kind=SLICES)
+        body = timeline.render_line(timeline.body_top + row).text[timeline.gutter_width:]
+        _, owner, busy = timeline._cells[row]
+        filled = np.flatnonzero((cell_classes(owner, busy) == FULL)
+                                & (owner == next(i for i in range(2)
+                                                 if app.index.slice_name(i) == name)))
+        first, cells = int(filled[0]), len(filled)
+        assert filled[-1] - first + 1 == cells  # one run
+        assert (cells > len(name) + 1) is whole
+        label = body[first: first + cells]
+        if whole:
+            assert label.strip() == name
+        else:
+            assert label == " " + name[: cells - 2] + "…"
