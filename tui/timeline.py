@@ -877,8 +877,9 @@ class Timeline(Widget, can_focus=True):
             style = self._styles(self.palette.text, bg, bold=True, underline=focused)
         else:
             pinned = n < self.lines.n_pinned and line.label
-            text = f"  {safe(line.label)}" if not pinned else "⚲ " + first_fitting(
-                [safe(form) for form in self.lines.label_forms(n)], width - 3)
+            forms = self.lines.label_forms(n) if pinned and self.lines.titled[n] else [line.label]
+            text = f"⚲ {first_fitting([safe(f) for f in forms], width - 3)}" if pinned \
+                else f"  {safe(line.label)}"
             colour = self.palette.text if line.kind == SLICES else self.palette.dim_text
             style = self._styles(colour, bg, underline=focused)
         text = text[: width - 1].ljust(width - 1) + " "

@@ -11,7 +11,7 @@ import pytest
 from proftui.core.slice_info import row_of
 from proftui.themes import THEMES
 from proftui.tui.app import ProftuiApp
-from proftui.tui.lines import PROCESS, SLICES
+from proftui.tui.lines import COUNTER, PROCESS, SLICES
 from proftui.tui.render import FULL, cell_classes
 from proftui.tui.timeline import ZOOM_STEP, Timeline
 
@@ -471,6 +471,12 @@ async def test_a_pinned_track_names_its_rank_and_process(tmp_path) -> None:
             t for t in range(app.index.n_tracks) if app.index.track_label(t) == "stream 7"))
         await pilot.press("p")
         assert timeline._gutter(0).text.rstrip() == "⚲ python [GPU 0] · stream 7"
+        # A pinned counter keeps its series' name.
+        timeline.focus_line = timeline.lines.find(kind=COUNTER)
+        series = timeline.lines[timeline.focus_line].label
+        await pilot.press("p")
+        assert timeline.lines[0].kind == COUNTER
+        assert timeline._gutter(0).text.rstrip() == f"⚲ {series}"
 
 
 async def test_device_streams_come_first_below_a_deep_host_stack(tmp_path) -> None:
