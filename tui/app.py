@@ -109,9 +109,9 @@ class ProftuiApp(BaseApp):
         Binding("question_mark", "help", "Keys"),
         Binding("colon", "command_palette", "Commands", show=False),
         Binding("exclamation_mark", "view_as_command", "As a command", show=False),
-        # The timeline's window keys work from the panes too (where a pane has no binding of
-        # its own for the key: a table's `s` sorts, the ops pane's `a` is the whole trace).
-        *(Binding(key, f"timeline('{action}')", description, show=False)
+        # The timeline's window keys work from the panes too, before the pane's own keys
+        # (priority) whenever the timeline is on screen; a text box keeps its letters.
+        *(Binding(key, f"timeline('{action}')", description, show=False, priority=True)
           for key, action, description in TIMELINE_KEYS),
     ]
 
@@ -792,8 +792,9 @@ class ProftuiApp(BaseApp):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self._choosing_run and action != "cancel_load":  # the chooser's keys only
             return action in ("quit", "help", "command_palette")
-        if action == "timeline":  # not while it is hidden (overview, maximised panes)
-            return self._timeline_visible()
+        if action == "timeline":  # not while it is hidden (overview, maximised panes, a
+            # dialog over it); a text box never sees these bindings (it consumes the keys)
+            return self.screen is self.screen_stack[0] and self._timeline_visible()
         return super().check_action(action, parameters)
 
     def _timeline_visible(self) -> bool:

@@ -130,7 +130,7 @@ class CommPane(TablePane):
         names = "  ".join(f"[{v}]" if n == self.current else v for n, v in enumerate(VIEWS))
         hint = "; Enter: on the timeline" if self.view_name == "collectives" else ""
         self._title_text(f"{names}   ({fmt_count(table.n_rows)} rows; [ ] switch, / filter, "
-                         f"s sort{hint})")
+                         f"S sort{hint})")
         self.query_one("#comm-detail", Static).update("\n".join(flag_lines(report)))
 
     def _title_text(self, text: str) -> None:

@@ -337,7 +337,7 @@ class CompareApp(BaseApp):
         counts = [int((side == s).sum()) for s in SIDES]
         pane.query_one("#diff-instances-title", Static).update(
             f"{safe(key)}: {fmt_count(counts[0])} base and {fmt_count(counts[1])} new "
-            "instances in the steps compared; Enter shows one, s sorts, / filters")
+            "instances in the steps compared; Enter shows one, S sorts, / filters")
         self.query_one(TabbedContent).active = "pane-instances"
         self.screen.set_focus(pane.table_view())
         self._show_first_instances(table)
@@ -442,5 +442,5 @@ COMPARE_KEYS_HELP = """proftui keys: comparing two profiles (base above, new bel
 Ops pane: the ops per step, largest change first, matched as `proftui diff` matches them;
 Enter lists the op's instances on both sides and shows the first of each (in the aligned
 iteration) on both timelines. Instances pane: Enter shows one on its side's timeline.
-In a table: s sorts by the current column, / filters, arrows move.
+In a table: S sorts by the current column, / filters, arrows move.
 """

@@ -45,6 +45,7 @@ KEYS_HELP = """proftui keys
                (shift+drag selects a range too; Esc clears it; the ops pane follows it)
   > / <        jump to the slice a flow leads to / comes from
   c  p  h  H   collapse process, pin track, hide track, show hidden tracks
+  t            track order: device streams first in each rank (the default) / as in the trace
   u            utilisation lines on / off (device busy, compute, comm exposed / overlapped, host)
   /  n  N      search names (/regex/ for a regular expression), next, previous
   g            go to an iteration (by number)
@@ -58,14 +59,14 @@ KEYS_HELP = """proftui keys
   !            the pane as a proftui command (status line, clipboard)
   ?            this help                            q     quit
 
-w a s d 0 f also work from a pane, unless the pane has the key: in a table s sorts, in the
-Ops pane a is the whole trace (Tab or 1 focuses the timeline again).
-In a table: arrows move, s sorts by the current column (again: the other way), a click on a
+w a s d 0 f move the timeline from the panes too, whenever it is on screen and no text box
+has the focus (Tab or 1 focuses the timeline again, for all its keys).
+In a table: arrows move, S sorts by the current column (again: the other way), a click on a
 header sorts by it, / filters (text, /regex/, Column~text, Total>1ms, Count>=10), Enter opens.
 A wide table scrolls sideways with left/right (shift+left/right or < > a page; shift+wheel),
 its first column kept on screen; C chooses the columns and their order (remembered per kind).
 Ops pane: b by name, category or type, v all / device / host tracks, t only the pinned
-tracks, a whole trace; Enter on an op lists its instances, Enter on an instance shows it on
+tracks, W whole trace; Enter on an op lists its instances, Enter on an instance shows it on
 the timeline, Esc goes back.
 Tables pane: [ and ] switch tables.   Iterations pane: Enter zooms and scopes the ops to it.
 Insights pane: Enter shows a finding's first evidence range on the timeline, n / N the

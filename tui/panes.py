@@ -123,7 +123,7 @@ class OpsPane(TablePane):
         Binding("b", "toggle_by", "Name/category/type/engine"),
         Binding("v", "cycle_side", "All/device/host"),
         Binding("t", "toggle_tracks", "Pinned tracks"),
-        Binding("a", "whole_trace", "Whole trace", show=False),
+        Binding("W", "whole_trace", "Whole trace", show=False),  # a pans the timeline
         Binding("escape", "back", "Back", show=False),
     ]
 
@@ -205,8 +205,8 @@ class OpsPane(TablePane):
         rows = f"{fmt_count(self.ops.n_rows)} ops" if self.ops is not None else ""
         state = "computing ..." if busy else rows
         text = (f"Ops of {safe(self.window.label)}, {view}, {self.side} tracks: {state}   "
-                "b name/category/type/engine  v all/device/host  t pinned tracks  a whole trace  "
-                "/ filter  s sort  Enter instances")
+                "b name/category/type/engine  v all/device/host  t pinned tracks  W whole trace  "
+                "/ filter  S sort  Enter instances")
         self.query_one("#ops-title", Static).update(text)
 
     @work(thread=True, exclusive=True, group="ops")

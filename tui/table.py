@@ -61,7 +61,7 @@ class TableView(Widget, can_focus=True):
         Binding("shift+left,less_than_sign", "page_columns(-1)", "Columns left", show=False),
         Binding("shift+right,greater_than_sign", "page_columns(1)", "Columns right",
                 show=False),
-        Binding("s", "sort", "Sort"),
+        Binding("S", "sort", "Sort"),  # s is the timeline's zoom out
         Binding("C", "choose_columns", "Columns"),
         Binding("enter", "choose", "Open", show=False),
     ]

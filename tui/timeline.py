@@ -43,6 +43,7 @@ from proftui.tui.render import (
     ruler_text,
 )
 from proftui.tui.safe import safe
+from proftui.tui.widths import first_fitting
 
 RULER_LINES = 2
 ZOOM_STEP = 1.5
@@ -102,6 +103,7 @@ class Timeline(Widget, can_focus=True):
         Binding("greater_than_sign", "follow_flow(1)", "Flow out", show=False),
         Binding("less_than_sign", "follow_flow(-1)", "Flow in", show=False),
         Binding("u", "toggle_utilisation", "Utilisation", show=False),
+        Binding("t", "toggle_track_order", "Track order", show=False),
     ]
 
     class SliceSelected(Message):
@@ -528,6 +530,18 @@ class Timeline(Widget, can_focus=True):
         self._rebuild_lines()
         self.show_track(track)  # the cursor follows the track to its new place
 
+    def action_toggle_track_order(self) -> None:
+        """Device work first in each rank (the default), or the trace's own order; the
+        focused line's track (or process) stays focused."""
+        line = self.lines[self.focus_line] if self.lines else None
+        self.layout_state.device_first = not self.layout_state.device_first
+        self._rebuild_lines()
+        if line is not None:
+            found = (self.lines.find(track=line.track) if line.track >= 0 else
+                     self.lines.find(kind=PROCESS, process=line.process))
+            self.focus_line = self.focus_line if found is None else found
+        self._keep_focus_visible()
+
     def _reveal(self, track: int) -> None:
         """Unhide a track and expand its process."""
         assert self.index is not None
@@ -562,7 +576,9 @@ class Timeline(Widget, can_focus=True):
         if group_id < 0:
             return None
         found = np.flatnonzero(self.index.arrays["processes.group"] == group_id)
-        return int(found[0]) if len(found) else None
+        shown = [(line, p) for p in found.tolist()
+                 if (line := self.lines.find(kind=PROCESS, process=p)) is not None]
+        return min(shown)[1] if shown else (int(found[0]) if len(found) else None)
 
     def show_track(self, track: int) -> None:
         """Focus a track's first line, unhiding it and expanding its process if need be."""
@@ -907,13 +923,16 @@ class Timeline(Widget, can_focus=True):
         if line.kind == PROCESS:
             mark = "▶" if line.process in self.layout_state.collapsed else "▼"
             hidden = self.hidden_in(line.process)
-            # the count is kept whole; the name gives way where the gutter is narrow
+            # the count is kept whole; the label gives way (its pid first) where it is narrow
             note = f" +{hidden} hidden" if hidden else ""
-            text = f"{mark} {safe(line.label)}"[: max(width - 1 - len(note), 2)] + note
+            forms = [safe(form) for form in self.lines.label_forms(n)]
+            text = f"{mark} {first_fitting(forms, max(width - 3 - len(note), 1))}{note}"
             style = self._styles(self.palette.text, bg, bold=True, underline=focused)
         else:
-            pin = "⚲ " if line.track in self.layout_state.pinned and line.label else ""
-            text = f"  {pin}{safe(line.label)}"
+            pinned = n < self.lines.n_pinned and line.label
+            forms = self.lines.label_forms(n) if pinned and self.lines.titled[n] else [line.label]
+            text = f"⚲ {first_fitting([safe(f) for f in forms], width - 3)}" if pinned \
+                else f"  {safe(line.label)}"
             colour = self.palette.text if line.kind == SLICES else self.palette.dim_text
             style = self._styles(colour, bg, underline=focused)
         text = text[: width - 1].ljust(width - 1) + " "

@@ -1,5 +1,6 @@
 """Sharing a terminal's width among the columns of a table: the headless commands' printed
-tables and the app's table panes size their columns with the same rules."""
+tables and the app's table panes size their columns with the same rules; a label made to fit
+a narrow place by leaving out its least useful parts first."""
 
 from __future__ import annotations
 
@@ -46,3 +47,13 @@ def fit_widths(needs: Sequence[int], numeric: Sequence[bool], room: int) -> list
     if not numeric[0]:
         out[0] = min(needs[0], max(room // 3, LEAST_TEXT + 1))
     return out
+
+
+def first_fitting(forms: Sequence[str], width: int) -> str:
+    """The first of `forms` (longest and fullest first) that fits `width` cells, else the
+    last one cut with an ellipsis: a label gives up its least useful parts before its name."""
+    for text in forms:
+        if len(text) <= width:
+            return text
+    last = forms[-1] if forms else ""
+    return last[: max(width - 1, 0)] + "…" if width > 0 else ""

@@ -23,6 +23,8 @@ def _width(timeline: Timeline) -> int:
 
 
 async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
+    """w a s d 0 f move the timeline whenever it is on screen, even from a table (whose sort
+    is S) or the Ops pane (whose whole trace is W); a text box keeps its letters."""
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -39,17 +41,27 @@ async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
         assert timeline.view_start > start
         await pilot.press("0")
         assert _width(timeline) == width0
-        # The table's own s sorts (the timeline does not zoom out), the ops pane's a is the
-        # whole trace (the timeline does not pan).
+        # s and a reach the timeline from the table too: it zooms out and pans, the sort
+        # stays; S sorts (shown in the footer), W is the ops pane's whole trace.
         sort_before = view.sort
         await pilot.press("right", "s")
-        assert view.sort != sort_before
-        assert _width(timeline) == width0
+        assert view.sort == sort_before
+        assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
         start = timeline.view_start
         await pilot.press("a")
-        assert timeline.view_start == start
+        assert timeline.view_start < start
+        await pilot.press("S")
+        assert view.sort is not None and view.sort != sort_before
+        assert "S Sort" in " ".join(str(w.render()) for w in app.query("FooterKey"))
+        ops = app.query_one(OpsPane)
+        await pilot.press("g", "3", "enter", "2")
+        await settle(app, pilot)
+        assert ops.window.label != "whole trace"
+        await pilot.press("W")
+        await settle(app, pilot)
+        assert ops.window.label == "whole trace"
         # The details pane has nothing to focus: the timeline takes the focus, all its keys.
-        await pilot.press("1")
+        await pilot.press("0", "1")
         assert app.focused is timeline
         await pilot.press("s")
         assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
@@ -88,8 +100,8 @@ async def test_colon_opens_the_palette_listing_every_key() -> None:
                            or f"or {shown})" in help_text for help_text in helps.values()), \
                     binding
         assert helps["Zoom in"] == "Zoom the timeline in around the cursor (key w)"
-        assert helps["Ops: Whole trace"].endswith("(key a)")
-        assert helps["Table: Sort"].endswith("(key s)")
+        assert helps["Ops: Whole trace"].endswith("(key W)")
+        assert helps["Table: Sort"].endswith("(key S)")
         assert "Cluster: Metric" in helps and "Quit" in helps
         assert {"Zoom in", "Zoom out", "Fit selection", "Search", "Go to iteration",
                 "Next theme", "Diagnostics"} <= set(helps)

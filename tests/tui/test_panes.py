@@ -139,7 +139,7 @@ async def test_tables_pane_sorts_by_the_usual_first_move() -> None:
         shown = column.values[view.order]
         assert (np.diff(shown[~np.isnan(shown)]) <= 0).all()
         assert "op_statistic" in kinds
-        await pilot.press("s")  # sort again by the same column: ascending now
+        await pilot.press("S")  # sort again by the same column: ascending now
         assert view.sort is not None and view.sort[1] is False
 
 
@@ -392,7 +392,7 @@ async def test_ops_columns_share_the_width_and_scroll_to_min_and_max() -> None:
                 await pilot.press("right")
             assert "Max" in view.render_line(0).text.split()
             assert view.render_line(0).text.startswith("Name")
-            await pilot.press("s")
+            await pilot.press("S")
             maxima = _column(view, "Max")[view.order]
             assert (np.diff(maxima) <= 0).all()
             assert not (np.diff(_column(view, "Total")[view.order]) <= 0).all()
@@ -408,7 +408,7 @@ async def test_grouping_otherwise_keeps_the_sort() -> None:
         view = app.query_one("#ops-table", TableView)
         while _headers(view)[view.column] != "Count":
             await pilot.press("left")
-        await pilot.press("s", "s")  # by count, ascending
+        await pilot.press("S", "S")  # by count, ascending
         assert view.sort == (view.table.columns.index(view.table.find("Count")), False)
         await pilot.press("b")
         await settle(app, pilot)
