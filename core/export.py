@@ -36,6 +36,7 @@ from proftui.core.aggregate import GroupWindows, group_bounds
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
+from proftui.core.iterations import capture_start_ns
 from proftui.core.search import pattern_of
 from proftui.core.strings import json_text
 
@@ -343,7 +344,7 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
         for key in args_keys:
             args_cells.append([_json_cell(a.get(key) if isinstance(a, dict) else None,
                                           neutralize) for a in all_args])
-    origin = np.int64(index.start_ns)
+    origin = np.int64(capture_start_ns(index))
     header = ["name", "category", "process", "thread", f"start({unit})", f"end({unit})",
               f"duration({unit})", "depth", "kind", *(f"args.{k}" for k in args_keys)]
     kinds = np.array(["slice", "instant"], dtype=object)

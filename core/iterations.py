@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -68,6 +68,27 @@ class Iterations:
     source: str
     items: list[Iteration]
     notes: list[str] = field(default_factory=list)  # what a source held that is not here
+
+
+# The words every relative time is said in: its zero is capture_start_ns.
+FROM_CAPTURE_START = "from the capture start"
+
+
+def capture_start_ns(index: TraceIndex,
+                     iterations: Iterations | Sequence[Iteration] = ()) -> int:
+    """The start of the capture (absolute ns): the zero of every time proftui shows relative,
+    in the app and in every command alike.
+
+    It is the earliest timestamp of the profile's timelines (slices, instants, counter
+    samples); a profile without a timeline has no time but its iterations', so there it is
+    the earliest known iteration start; 0 when the profile knows no time at all.
+    """
+    has_events = any(len(index.arrays.get(name, ())) for name in
+                     ("slices.start", "instants.ts", "counters.sample_ts"))
+    if has_events:
+        return index.start_ns
+    items = iterations.items if isinstance(iterations, Iterations) else iterations
+    return min((it.start_ns for it in items if it.start_ns >= 0), default=0)
 
 
 def find_iterations(index: TraceIndex, tables: list[Table] = ()) -> Iterations:  # type: ignore[assignment]

@@ -71,6 +71,12 @@ def duration_text(ns: float) -> str:
     return "0 ns"
 
 
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """A count and its noun, singular for one: "1 iteration", "6 iterations", "2,048 slices"
+    (`many` for a plural that is not the noun and an "s": "2 processes")."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"
+
+
 def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-z]+", name.lower()) if w]
 

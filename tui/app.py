@@ -25,7 +25,7 @@ from proftui.core.analysis.advise import Advice, advise
 from proftui.core.analysis.breakdown import Breakdown, breakdown
 from proftui.core.analysis.cluster import cluster
 from proftui.core.importers.csv_summary import Table
-from proftui.core.iterations import Iteration, Iterations
+from proftui.core.iterations import Iteration, Iterations, capture_start_ns
 from proftui.core.overview import read_overview
 from proftui.core.rows import RowIndex, rows_for
 from proftui.core.runs import SeveralRunsError
@@ -281,8 +281,9 @@ class ProftuiApp(BaseApp):
             self.query_one(TabbedContent).active = "pane-tables"
             self.screen.set_focus(self.query_one(TablesPane).table_view())
         self.query_one(TablesPane).show_tables(tables)
-        self.query_one(IterationsPane).show_iterations(self.iterations,
-                                                       summary["iterations"]["source"])
+        self.query_one(IterationsPane).show_iterations(
+            self.iterations, summary["iterations"]["source"],
+            capture_start_ns(index, self.iterations))
         self._show_details(None)
         self.query_one(InsightsPane).show_busy()
         self.query_one(ClusterPane).show_busy()
@@ -624,8 +625,8 @@ class ProftuiApp(BaseApp):
         ops.set_window(self._range_window(message.start_ns, message.end_ns))
 
     def _range_window(self, start_ns: int, end_ns: int) -> Window:
-        """A selected range as a window, labelled from the trace start."""
-        origin = self.index.start_ns if self.index is not None else 0
+        """A selected range as a window, labelled from the capture start."""
+        origin = capture_start_ns(self.index) if self.index is not None else 0
         label = (f"range {fmt_duration(start_ns - origin)} to {fmt_duration(end_ns - origin)} "
                  f"({fmt_duration(end_ns - start_ns)})")
         return Window(label, start_ns, end_ns)
@@ -779,7 +780,8 @@ class ProftuiApp(BaseApp):
             column = view.table.columns[view.sort[0]]
             sort = (column.name, view.sort[1], column.kind != "text")
         window = ops.window
-        return ops_command(self.path, self.run_number, self.index.start_ns, self.index.end_ns,
+        return ops_command(self.path, self.run_number, capture_start_ns(self.index),
+                           self.index.end_ns,
                            self.iterations, window.start_ns, window.end_ns, window.groups,
                            ops.by, ops.side, sort, len(view.order), view.filter_text,
                            len(ops.tracks or ()))
