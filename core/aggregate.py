@@ -446,7 +446,7 @@ def duration_histogram(durations_ns: np.ndarray, bins: int = 20
 
 # The iterations table's two starts, headers saying their unit and clock.
 ABSOLUTE_START = "Start (us, profiler clock)"
-RELATIVE_START = "Start (ms from capture start)"
+RELATIVE_START = "Start (ms, capture)"
 
 
 def iterations_table(iterations: Iterations | Sequence[Iteration], origin_ns: int) -> Table:
@@ -494,7 +494,7 @@ def iterations_table(iterations: Iterations | Sequence[Iteration], origin_ns: in
         Column("Iteration", "Iteration", "", "number",
                np.array([it.number for it in items], np.float64)),
         Column(ABSOLUTE_START, "Start", "ns", "timestamp", start),
-        Column(RELATIVE_START, "Start from capture", "ms", "number", relative),
+        Column(RELATIVE_START, "Start from capture", "ms", "number", relative, fixed=True),
         Column("Duration", "Duration", "ns", "number", dur),
     ]
     for part in parts:

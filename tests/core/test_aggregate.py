@@ -259,7 +259,7 @@ def test_iterations_table_marks_slowest_and_outliers_per_group() -> None:
     assert table.kind == "iterations" and table.n_rows == 9
     headers = [c.header for c in table.columns]
     assert headers == ["Group", "Iteration", "Start (us, profiler clock)",
-                       "Start (ms from capture start)", "Duration", "FP+BP",
+                       "Start (ms, capture)", "Duration", "FP+BP",
                        "iteration refresh", "vs median(%)", "Mark"]
     mark = table.find("Mark").values.tolist()
     # rank 0: median 107.5 ms, 1.2 x = 129 ms: 200 (the slowest) and 140 stand out.
