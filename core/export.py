@@ -42,6 +42,8 @@ from proftui.core.strings import json_text
 
 UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _DIGITS = {"ns": 0, "us": 3, "ms": 6, "s": 9}
+# The clocks an events export can write its starts and ends on, as their headers name them.
+CLOCKS = {"relative": "from_capture", "absolute": "profiler_clock"}
 CHUNK_ROWS = 1 << 16  # rows formatted and written at a time (bounds memory)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
@@ -299,15 +301,19 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
                   args_keys: Sequence[str] = (), unit: str = "us", neutralize: bool = True,
                   overwrite: bool = False, instants: bool = True, bom: bool = False,
                   progress: Progress | None = None,
-                  groups: GroupWindows | None = None) -> ExportResult:
+                  groups: GroupWindows | None = None, clock: str = "relative") -> ExportResult:
     """Write the events overlapping [start_ns, end_ns) (absolute ns; None leaves that side
     open) on `tracks` (track ids; None for all) as CSV to `target` (a path, "-" for stdout,
     or a writable text stream).
 
     One row per slice, and per instant event unless `instants` is False, ordered by start,
     then track, then depth. Columns: name, category, process, thread (the track's label),
-    start, end and duration in `unit` (start and end from the trace start; the header says
-    the unit, e.g. ``start(us)``), depth (row in the track; empty for instants), kind
+    start, end and duration in `unit`, exact decimals of the ns; start and end on `clock`:
+    "relative", from the capture start (:func:`~proftui.core.iterations.capture_start_ns`),
+    or "absolute", the profiler's own clock as its file writes it (before any offset that
+    put several files on one clock), so that rows join with other tools; the headers say
+    which and the unit (``start_from_capture(us)``, ``start_profiler_clock(us)``,
+    ``duration(us)``), depth (row in the track; empty for instants), kind
     ("slice" or "instant"), then ``args.KEY`` per key of `args_keys` (text as it is, numbers
     and booleans as JSON, objects and arrays as JSON text; empty when absent).
     With `groups`, each group (rank or device) named there in its own window and the
@@ -316,6 +322,8 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
     """
     if unit not in UNITS:
         raise ProftuiError(f'Unknown time unit "{unit}": use ns, us, ms or s.')
+    if clock not in CLOCKS:
+        raise ProftuiError(f'Unknown clock "{clock}": use relative or absolute.')
     slices, points = window_events(index, start_ns, end_ns, tracks, instants, groups)
     n_slices = len(slices)
     start = np.concatenate([index.col("slices.start")[slices], index.col("instants.ts")[points]])
@@ -337,20 +345,23 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
         index.process_label(int(process[t])) if process[t] >= 0 else "", neutralize))
     threads = _Lookup(track, lambda t: text_cell(index.track_label(t), neutralize))
     args_cells: list[list[str]] = []
+    refs = np.concatenate([index.col("slices.ref")[slices].astype(np.int64),
+                           index.col("instants.ref")[points].astype(np.int64)])[order]
     if args_keys:
-        refs = np.concatenate([index.col("slices.ref")[slices].astype(np.int64),
-                               index.col("instants.ref")[points].astype(np.int64)])[order]
         all_args = read_args(index, refs)
         for key in args_keys:
             args_cells.append([_json_cell(a.get(key) if isinstance(a, dict) else None,
                                           neutralize) for a in all_args])
-    origin = np.int64(capture_start_ns(index))
-    header = ["name", "category", "process", "thread", f"start({unit})", f"end({unit})",
-              f"duration({unit})", "depth", "kind", *(f"args.{k}" for k in args_keys)]
+    origin = (source_offsets(index, refs) if clock == "absolute"
+              else np.full(len(refs), capture_start_ns(index), np.int64))
+    on = CLOCKS[clock]
+    header = ["name", "category", "process", "thread", f"start_{on}({unit})",
+              f"end_{on}({unit})", f"duration({unit})", "depth", "kind",
+              *(f"args.{k}" for k in args_keys)]
     kinds = np.array(["slice", "instant"], dtype=object)
 
     def cells(lo: int, hi: int) -> list[list[str]]:
-        begin = start[lo:hi] - origin
+        begin = start[lo:hi] - origin[lo:hi]
         depth_text = list(map(str, depth[lo:hi].tolist()))
         for i in np.flatnonzero(is_instant[lo:hi]).tolist():
             depth_text[i] = ""
@@ -363,6 +374,19 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
     header = [text_cell(h, neutralize) for h in header]
     return _write(target, header, len(order), cells, overwrite=overwrite, bom=bom,
                   progress=progress)
+
+
+def source_offsets(index: TraceIndex, refs: np.ndarray) -> np.ndarray:
+    """Per event (by its ordinal `ref`), the offset (ns) its file's timestamps got to put
+    the files of a profile on one clock (see :mod:`proftui.core.clock`; 0 for most): a time
+    less its offset is the time as its file writes it."""
+    sources = index.meta.get("sources", [])
+    offsets = np.array([int(s.get("offset_ns", 0)) for s in sources] + [0], np.int64)
+    if not len(refs) or not offsets.any():
+        return np.zeros(len(refs), np.int64)
+    batch = np.searchsorted(index.col("batches.first_ordinal"), refs, side="right") - 1
+    files = np.where(batch >= 0, index.col("batches.file")[np.maximum(batch, 0)], -1)
+    return offsets[np.where((files >= 0) & (files < len(sources)), files, len(sources))]
 
 
 class _Lookup:
