@@ -33,6 +33,7 @@ import numpy as np
 import orjson
 
 from proftui.core.aggregate import GroupWindows, group_bounds
+from proftui.core.clock import file_offsets
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
@@ -352,7 +353,7 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
         for key in args_keys:
             args_cells.append([_json_cell(a.get(key) if isinstance(a, dict) else None,
                                           neutralize) for a in all_args])
-    origin = (source_offsets(index, refs) if clock == "absolute"
+    origin = (file_offsets(index, refs) if clock == "absolute"
               else np.full(len(refs), capture_start_ns(index), np.int64))
     on = CLOCKS[clock]
     header = ["name", "category", "process", "thread", f"start_{on}({unit})",
@@ -374,19 +375,6 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
     header = [text_cell(h, neutralize) for h in header]
     return _write(target, header, len(order), cells, overwrite=overwrite, bom=bom,
                   progress=progress)
-
-
-def source_offsets(index: TraceIndex, refs: np.ndarray) -> np.ndarray:
-    """Per event (by its ordinal `ref`), the offset (ns) its file's timestamps got to put
-    the files of a profile on one clock (see :mod:`proftui.core.clock`; 0 for most): a time
-    less its offset is the time as its file writes it."""
-    sources = index.meta.get("sources", [])
-    offsets = np.array([int(s.get("offset_ns", 0)) for s in sources] + [0], np.int64)
-    if not len(refs) or not offsets.any():
-        return np.zeros(len(refs), np.int64)
-    batch = np.searchsorted(index.col("batches.first_ordinal"), refs, side="right") - 1
-    files = np.where(batch >= 0, index.col("batches.file")[np.maximum(batch, 0)], -1)
-    return offsets[np.where((files >= 0) & (files < len(sources)), files, len(sources))]
 
 
 class _Lookup:

@@ -471,3 +471,11 @@ async def test_iterations_pane_starts_from_the_capture_start_as_the_command_does
         shown = {line.split("│")[0].strip(): line.split("│")[1].split()[0] for line in lines[1:]}
         assert shown == cli
         assert view.table.find("Start from capture").values.tolist() == [0.025, 0.0655]
+        # The details of step 2 count from the same zero, and say so.
+        step = next(i for i in range(app.index.n_slices)
+                    if app.index.slice_name(i) == "ProfilerStep#2")
+        app.query_one(Timeline).select(step)
+        await settle(app, pilot)
+        details = str(app.query_one("#details").render())
+        assert "start  65.5 us from the capture start (at 165500 ns on the profiler's clock)" \
+            in details
