@@ -23,6 +23,7 @@ from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.naming import natural_key
 from proftui.core.strings import StringTable
+from proftui.core.table_query import plural
 
 _STEP = re.compile(r"^Profil(?:er|e)Step#(\d+)")  # Kineto and torch_npu; Paddle
 _ITERATION = re.compile(r"^Iteration (\d+)$")
@@ -258,7 +259,7 @@ def _join_torch_npu(found: Iterations, table: Table,
                     column.values[row]):
                 iteration.parts[name.lower()] = float(column.values[row]) * 1000.0
     if no_step:
-        found.notes.append(f"{table.kind}.csv: {no_step} row(s) without a step number (the "
+        found.notes.append(f"{table.kind}.csv: {plural(no_step, 'row')} without a step number (the "
                            "whole collection), not taken as iterations")
 
 

@@ -38,7 +38,7 @@ from proftui.tui.cluster_pane import ClusterPane, HeatStrip
 from proftui.tui.comm_pane import CommPane
 from proftui.tui.commands.info import info_lines
 from proftui.tui.details import details_lines
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.help import HelpScreen
 from proftui.tui.insights import InsightsPane
 from proftui.tui.key_commands import KeyCommand, key_commands
@@ -360,13 +360,13 @@ class ProftuiApp(BaseApp):
         summary = self.summary or {}
         # Damage only: notes (flows without a partner ...) are normal output, listed under D.
         n_problems = self.index.diagnostics.damage if self.index is not None else 0
-        problems = (f"; {_count(n_problems, 'import problem', 'import problems')} (D)"
+        problems = (f"; {plural(n_problems, 'import problem')} (D)"
                     if n_problems else "; no import problems")
         tables = (summary.get("profile") or {}).get("tables", [])
         if summary.get("sources"):
-            return (f"{fmt_count(summary['slices'])} slices over "
+            return (f"{plural(summary['slices'], 'slice')} over "
                     f"{fmt_duration(summary['duration_ns'])}, "
-                    f"{_count(len(summary['processes']), 'process', 'processes')}{problems}"
+                    f"{plural(len(summary['processes']), 'process', 'processes')}{problems}"
                     "  (? keys)")
         return f"No timeline in this profile; {len(tables)} summary tables{problems}"
 
@@ -462,7 +462,8 @@ class ProftuiApp(BaseApp):
         if not len(matches):
             self._status(f"No slice name matches {safe(text)}.")
             return
-        self._status(f"{fmt_count(len(matches))} slices match {safe(text)} (n next, N previous)")
+        verb = "matches" if len(matches) == 1 else "match"
+        self._status(f"{plural(len(matches), 'slice')} {verb} {safe(text)} (n next, N previous)")
         self.action_next_match(1)
 
     def action_next_match(self, step: int) -> None:
@@ -676,7 +677,7 @@ class ProftuiApp(BaseApp):
             return
         label, _, _ = self._export_window()
         view = self._pane_view()
-        pane_label = (f"{safe(view.table.kind) or 'table'}, {fmt_count(len(view.order))} rows"
+        pane_label = (f"{safe(view.table.kind) or 'table'}, {plural(len(view.order), 'row')}"
                       if view is not None and view.table is not None else None)
         self.push_screen(ExportDialog(label, free_name("proftui-export.csv"), pane_label),
                          self._export_chosen)
@@ -705,7 +706,7 @@ class ProftuiApp(BaseApp):
         except ProftuiError as exc:
             self.call_from_thread(self._error, f"Export failed: {safe(exc)}")
             return
-        self.call_from_thread(self._status, f"Wrote {fmt_count(result.rows)} rows "
+        self.call_from_thread(self._status, f"Wrote {plural(result.rows, 'row')} "
                                             f"({safe(job.label)}) to {safe(result.path)}")
 
     # -- panels, themes, help -------------------------------------------------------------------
@@ -824,7 +825,3 @@ class Prompt(Input):
 
     def action_close(self) -> None:
         self.app._close_prompt()  # type: ignore[attr-defined]
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{fmt_count(n)} {one if n == 1 else many}"

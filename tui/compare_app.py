@@ -34,7 +34,7 @@ from proftui.core.rows import RowIndex, rows_for
 from proftui.themes import DEFAULT_THEME
 from proftui.tui.app import Prompt
 from proftui.tui.base_app import BaseApp
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.help import HelpScreen
 from proftui.tui.panes import FilterBox, TablePane, TablesPane
 from proftui.tui.safe import safe
@@ -202,7 +202,7 @@ class CompareApp(BaseApp):
         ops.table_view().show(ops_table(found))
         side = "" if found.side == "all" else f", {found.side} side"
         ops.query_one("#diff-ops-title", Static).update(
-            f"{fmt_count(len(found.ops))} ops by {found.by}{side}, per step, largest change "
+            f"{plural(len(found.ops), 'op')} by {found.by}{side}, per step, largest change "
             "first; Enter lists an op's instances on both sides")
         steps = [dataclasses.replace(table, kind=title.split(":")[0])
                  for title, table in diff_tables(found, top=None) if not title.startswith("ops")]

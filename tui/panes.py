@@ -35,7 +35,7 @@ from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration
 from proftui.themes import Palette, palette_for
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_duration, plural
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 
@@ -201,8 +201,8 @@ class OpsPane(TablePane):
     def _title(self, busy: bool = False) -> None:
         view = f"by {self.by}" + (" (the default)" if self.by == DEFAULT_GROUPING else "")
         if self.tracks is not None:
-            view += f", {len(self.tracks)} pinned tracks"
-        rows = f"{fmt_count(self.ops.n_rows)} ops" if self.ops is not None else ""
+            view += f", {plural(len(self.tracks), 'pinned track')}"
+        rows = plural(self.ops.n_rows, "op") if self.ops is not None else ""
         state = "computing ..." if busy else rows
         text = (f"Ops of {safe(self.window.label)}, {view}, {self.side} tracks: {state}   "
                 "b name/category/type/engine  v all/device/host  t pinned tracks  a whole trace  "
@@ -272,7 +272,7 @@ class OpsPane(TablePane):
         name = str(table_label(self.ops, event.row))
         durations = self.index.arrays["slices.dur"][self.instances]
         self.query_one("#ops-histogram", Static).update(
-            f"{safe(name)}: {fmt_count(len(self.instances))} instances in "
+            f"{safe(name)}: {plural(len(self.instances), 'instance')} in "
             f"{safe(self.window.label)}"
             f"   {histogram_text(durations)}   Enter jumps to one, Esc returns")
         self.query_one("#ops-table").display = False
@@ -370,7 +370,7 @@ def tables_title(tables: list[Table], current: int) -> str:
     after = [table_name(tables[(current + k) % len(tables)], ranked)
              for k in range(1, len(tables))]
     return (f"[{safe(table_name(table, True))}] {current + 1}/{len(tables)}, "
-            f"{fmt_count(table.n_rows)} rows" + (f"   ] next: {safe(', '.join(after))}"
+            f"{plural(table.n_rows, 'row')}" + (f"   ] next: {safe(', '.join(after))}"
                                                  if after else ""))
 
 
@@ -518,7 +518,8 @@ class IterationsPane(TablePane):
 
     def _title(self) -> None:
         computed = "" if self.breakdown_shown else " (breakdown computing ...)"
-        title = Text(f"{len(self.iterations)} iterations from {safe(self.source or '?')}"
+        title = Text(f"{plural(len(self.iterations), 'iteration')} from "
+                     f"{safe(self.source or '?')}"
                      f"{computed}")
         legend = self.table_view().legend()
         if legend.plain:

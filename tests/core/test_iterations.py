@@ -178,7 +178,7 @@ def test_cluster_step_trace_joins_each_rank(tmp_path) -> None:
     assert got[("rank 1", 2)]["parts_ns"]["free"] == 14_000.0
     assert got[("rank 0", 2)]["parts_ns"] == {}
     assert got[("rank 1", 1)]["start_ns"] == 1_000_500  # the window is the timeline's
-    assert found["notes"] == ["cluster_step_trace_time.csv: 1 row(s) without a step number "
+    assert found["notes"] == ["cluster_step_trace_time.csv: 1 row without a step number "
                               "(the whole collection), not taken as iterations"]
 
 

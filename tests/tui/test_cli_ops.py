@@ -63,7 +63,7 @@ def test_ops_of_an_iteration_a_range_a_side(trace, capsys) -> None:
     lines = out.splitlines()
     assert status == 0
     assert lines[0] == ("ops of iteration 2 (40 us to 100 us from the capture start, 60 us), by "
-                        "name, device tracks: 1 ops, 1 slices")
+                        "name, device tracks: 1 op, 1 slice")
     assert lines[2].split() == ["kernel", "1", "50", "us", "50", "us", "50", "us", "50", "us",
                                 "50", "us", "83.33%", "100.00%"]
     status, out, _ = _run(capsys, "ops", "--range", "12us:0.05ms", "--by", "category", trace)

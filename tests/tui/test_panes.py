@@ -479,3 +479,22 @@ async def test_iterations_pane_starts_from_the_capture_start_as_the_command_does
         details = str(app.query_one("#details").render())
         assert "start  65.5 us from the capture start (at 165500 ns on the profiler's clock)" \
             in details
+
+
+async def test_counts_of_one_are_said_in_the_singular(tmp_path) -> None:
+    """One step: "1 iteration" in the Iterations pane's title and "1 row" in its totals
+    line."""
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "name": "ProfilerStep#7", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+        {"ph": "X", "name": "conv", "pid": 1, "tid": 1, "ts": 5, "dur": 10}]}))
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        title = str(app.query_one("#iterations-title").render())
+        assert title.startswith("1 iteration from ProfilerStep#N annotations")
+        view = app.query_one("#iterations-table", TableView)
+        totals = view.render_line(view.size.height - 1).text
+        assert totals.lstrip().startswith("1 row│"), totals

@@ -14,6 +14,7 @@ from proftui.tui.commands.common import (
     print_table,
     window_text,
 )
+from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
 
@@ -57,7 +58,7 @@ def cmd_breakdown(argv: list[str]) -> int:
         title = f"breakdown of the {window_text('range', *window, capture_start_ns(index))}"
         rows = found.steps
     else:
-        title = (f"{len(found.steps)} step(s) from {safe(iterations.source)}"
+        title = (f"{plural(len(found.steps), 'step')} from {safe(iterations.source)}"
                  if found.steps else "no steps: the whole capture")
         rows = found.steps or found.total
     table = breakdown_table(rows)

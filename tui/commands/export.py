@@ -18,7 +18,7 @@ from proftui.tui.commands.common import (
     new_parser,
     ops_window,
 )
-from proftui.tui.format import fmt_count
+from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
 
@@ -142,7 +142,7 @@ def cmd_export(argv: list[str]) -> int:
         result = export_table(table, target, columns=shown, unit=args.unit or "ns",
                               **common)
     if result.path != "-":
-        sys.stderr.write(f"wrote {fmt_count(result.rows)} rows to {safe(result.path)}\n")
+        sys.stderr.write(f"wrote {plural(result.rows, 'row')} to {safe(result.path)}\n")
     return EXIT_OK
 
 
@@ -163,6 +163,6 @@ def _parquet(args, index, tracks, window: tuple[int, int] | None,
     result = export_parquet(index, args.output, iterations=iterations.items, steps=steps,
                             start_ns=lo, end_ns=hi, tracks=tracks, groups=groups,
                             overwrite=args.force)
-    sys.stderr.write(f"wrote {fmt_count(result.slices)} slices and {fmt_count(result.steps)} "
-                     f"steps in {result.partitions} rank partitions to {safe(result.path)}\n")
+    sys.stderr.write(f"wrote {plural(result.slices, 'slice')} and {plural(result.steps, 'step')} "
+                     f"in {plural(result.partitions, 'rank partition')} to {safe(result.path)}\n")
     return EXIT_OK

@@ -19,7 +19,7 @@ from proftui.tui.commands.common import (
     print_table,
     window_text,
 )
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, plural
 
 DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
 
@@ -86,7 +86,7 @@ def cmd_ops(argv: list[str]) -> int:
              f"{label}, each in its own window ({fmt_duration(lo - origin)} to "
              f"{fmt_duration(hi - origin)} {FROM_CAPTURE_START} in all)")
     title = (f"ops of {where}, by {args.by}, "
-             f"{args.side} tracks: {fmt_count(table.n_rows)} ops, {fmt_count(n_slices)} slices")
+             f"{args.side} tracks: {plural(table.n_rows, 'op')}, {plural(n_slices, 'slice')}")
     columns = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
     print_table(table, columns, shown, title, blank="(none)")
     if len(shown) < len(rows):

@@ -15,7 +15,7 @@ from proftui.tui.commands.common import (
     print_json,
     print_table,
 )
-from proftui.tui.format import fmt_count, fmt_duration, plural, shorten_apart
+from proftui.tui.format import fmt_duration, plural, shorten_apart
 from proftui.tui.safe import safe
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def cmd_summary(argv: list[str]) -> int:
         return EXIT_OK
     files = report["files"]
     tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
-    what = (f"span {fmt_duration(report['span_ns'])}, {fmt_count(report['slices'])} slices "
+    what = (f"span {fmt_duration(report['span_ns'])}, {plural(report['slices'], 'slice')} "
             f"from {plural(len(files), 'timeline')}" if files
             else "no timeline: summarised from its tables")
     sys.stdout.write(f"summary of {safe(report['path'])}\n{what}"
