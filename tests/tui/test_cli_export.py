@@ -155,7 +155,7 @@ def test_top_level_conventions(tmp_path, capsys) -> None:
     status, out, err = _run(capsys, "--help")
     assert status == 0 and "proftui export PATH" in out and "proftui summary PATH" in out
     status, out, err = _run(capsys, str(tmp_path / "nope.json"))
-    assert status == 2 and out == "" and "no such file or folder" in err
+    assert status == 2 and out == "" and "no such file or directory" in err
     assert err.count("\n") == 1
 
 
