@@ -69,8 +69,8 @@ def print_memory(found, top: int, window: str, origin_ns: int) -> None:
     if found.peaks:
         table = peak_table(found, origin_ns)
         print_table(table, list(range(len(table.columns))), range(table.n_rows),
-                    "peaks: the highest sample of each allocator series (At: from the trace "
-                    "start; the innermost host op and device op running then)")
+                    "peaks: the highest sample of each allocator series (the innermost "
+                    "host op and device op running then)")
     else:
         sys.stdout.write("peaks: no allocator counters in this window\n")
     ops = found.top(top)
