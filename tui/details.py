@@ -25,8 +25,8 @@ def details_lines(index: TraceIndex, info: SliceInfo, args: str) -> list[str]:
         f"{_cut(info.name)}" + (f"   [{_cut(info.category)}]" if info.category else ""),
         f"track  {_cut(info.process)}{' / ' if info.process else ''}{_cut(info.track)}"
         f"   depth {info.depth}",
-        f"start  {fmt_duration(rel)} {FROM_CAPTURE_START} (at {own} ns on the "
-        f"profiler's clock)   duration "
+        f"start  {fmt_duration(rel)} {FROM_CAPTURE_START} ({own} ns, profiler clock)"
+        f"   duration "
         f"{fmt_duration(info.dur_ns)}   self {fmt_duration(info.self_ns)}",
     ]
     if info.parents:
