@@ -30,7 +30,7 @@ from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJ
 from proftui.core.importers.memory_csv import add_memory_csvs, memory_csvs
 from proftui.core.index import TraceIndex
 from proftui.core.memory import indexing
-from proftui.core.profile import ProfileLayout, TimelineFile
+from proftui.core.profile import ProfileLayout, TimelineFile, discover
 from proftui.core.runs import open_run
 from proftui.core.sources import ByteSource, FileIdentity
 
@@ -38,6 +38,18 @@ Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events s
 
 _KEPT_METADATA = ("displayTimeUnit", "baseTimeNanoseconds", "schemaVersion", "traceName",
                   "distributedInfo", "span_indx", "trace_id")
+
+
+def check_openable(path: str) -> None:
+    """Raise :class:`~proftui.core.errors.ProftuiError`, with the sentence load_trace would
+    end with, for what is wrong with `path` that shows without indexing it: no such path, a
+    folder holding nothing proftui reads, a file that cannot be opened (a directory, a pipe,
+    no permission) or whose first bytes are no Chrome trace. A path that passes can still
+    fail later (a profile whose every timeline is unreadable); damage inside a file is
+    counted, never fatal."""
+    discover(path)
+    if not os.path.isdir(path):
+        ChromeJsonReader(ByteSource(path), Diagnostics()).check_head()
 
 
 def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,

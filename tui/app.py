@@ -26,7 +26,7 @@ from proftui.core.analysis.breakdown import Breakdown, breakdown
 from proftui.core.analysis.cluster import cluster
 from proftui.core.analysis.cluster_comm import read_communication
 from proftui.core.importers.csv_summary import Table
-from proftui.core.iterations import Iteration, Iterations, group_windows
+from proftui.core.iterations import Iteration, Iterations, capture_start_ns, group_windows
 from proftui.core.overview import read_overview
 from proftui.core.rank_offsets import ONE_RANK, rank_offsets, ranks_of
 from proftui.core.rows import RowIndex, rows_for
@@ -40,7 +40,7 @@ from proftui.tui.cluster_pane import ClusterPane, HeatStrip
 from proftui.tui.comm_pane import CommPane
 from proftui.tui.commands.info import info_lines
 from proftui.tui.details import details_lines
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.help import HelpScreen
 from proftui.tui.insights import InsightsPane
 from proftui.tui.key_commands import KeyCommand, key_commands
@@ -288,8 +288,9 @@ class ProftuiApp(BaseApp):
             self.query_one(TabbedContent).active = "pane-tables"
             self.screen.set_focus(self.query_one(TablesPane).table_view())
         self.query_one(TablesPane).show_tables(tables)
-        self.query_one(IterationsPane).show_iterations(self.iterations,
-                                                       summary["iterations"]["source"])
+        self.query_one(IterationsPane).show_iterations(
+            self.iterations, summary["iterations"]["source"],
+            capture_start_ns(index, self.iterations))
         self._show_details(None)
         self.query_one(InsightsPane).show_busy()
         self.query_one(ClusterPane).show_busy()
@@ -374,13 +375,13 @@ class ProftuiApp(BaseApp):
         summary = self.summary or {}
         # Damage only: notes (flows without a partner ...) are normal output, listed under D.
         n_problems = self.index.diagnostics.damage if self.index is not None else 0
-        problems = (f"; {_count(n_problems, 'import problem', 'import problems')} (D)"
+        problems = (f"; {plural(n_problems, 'import problem')} (D)"
                     if n_problems else "; no import problems")
         tables = (summary.get("profile") or {}).get("tables", [])
         if summary.get("sources"):
-            return (f"{fmt_count(summary['slices'])} slices over "
+            return (f"{plural(summary['slices'], 'slice')} over "
                     f"{fmt_duration(summary['duration_ns'])}, "
-                    f"{_count(len(summary['processes']), 'process', 'processes')}{problems}"
+                    f"{plural(len(summary['processes']), 'process', 'processes')}{problems}"
                     "  (? keys)")
         return f"No timeline in this profile; {len(tables)} summary tables{problems}"
 
@@ -480,7 +481,8 @@ class ProftuiApp(BaseApp):
         if not len(matches):
             self._status(f"No slice name matches {safe(text)}.")
             return
-        self._status(f"{fmt_count(len(matches))} slices match {safe(text)} (n next, N previous)")
+        verb = "matches" if len(matches) == 1 else "match"
+        self._status(f"{plural(len(matches), 'slice')} {verb} {safe(text)} (n next, N previous)")
         self.action_next_match(1)
 
     def action_next_match(self, step: int) -> None:
@@ -697,10 +699,10 @@ class ProftuiApp(BaseApp):
         ops.set_window(self._range_window(message.start_ns, message.end_ns))
 
     def _range_window(self, start_ns: int, end_ns: int) -> Window:
-        """A selected range as a window, labelled from the trace start. With the ranks
+        """A selected range as a window, labelled from the capture start. With the ranks
         aligned, the range is on the aligned clock: each rank's own window, moved by its
         offset."""
-        origin = self.index.start_ns if self.index is not None else 0
+        origin = capture_start_ns(self.index) if self.index is not None else 0
         label = (f"range {fmt_duration(start_ns - origin)} to {fmt_duration(end_ns - origin)} "
                  f"({fmt_duration(end_ns - start_ns)})")
         alignment = self.query_one(Timeline).alignment
@@ -755,7 +757,7 @@ class ProftuiApp(BaseApp):
             return
         label = self._export_window().label
         view = self._pane_view()
-        pane_label = (f"{safe(view.table.kind) or 'table'}, {fmt_count(len(view.order))} rows"
+        pane_label = (f"{safe(view.table.kind) or 'table'}, {plural(len(view.order), 'row')}"
                       if view is not None and view.table is not None else None)
         self.push_screen(ExportDialog(label, free_name("proftui-export.csv"), pane_label),
                          self._export_chosen)
@@ -784,7 +786,7 @@ class ProftuiApp(BaseApp):
         except ProftuiError as exc:
             self.call_from_thread(self._error, f"Export failed: {safe(exc)}")
             return
-        self.call_from_thread(self._status, f"Wrote {fmt_count(result.rows)} rows "
+        self.call_from_thread(self._status, f"Wrote {plural(result.rows, 'row')} "
                                             f"({safe(job.label)}) to {safe(result.path)}")
 
     # -- panels, themes, help -------------------------------------------------------------------
@@ -860,7 +862,8 @@ class ProftuiApp(BaseApp):
             column = view.table.columns[view.sort[0]]
             sort = (column.name, view.sort[1], column.kind != "text")
         window = ops.window
-        return ops_command(self.path, self.run_number, self.index.start_ns, self.index.end_ns,
+        return ops_command(self.path, self.run_number, capture_start_ns(self.index),
+                           self.index.end_ns,
                            self.iterations, window.start_ns, window.end_ns, window.groups,
                            ops.by, ops.side, sort, len(view.order), view.filter_text,
                            len(ops.tracks or ()))
@@ -903,7 +906,3 @@ class Prompt(Input):
 
     def action_close(self) -> None:
         self.app._close_prompt()  # type: ignore[attr-defined]
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{fmt_count(n)} {one if n == 1 else many}"

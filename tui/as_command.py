@@ -3,7 +3,8 @@
 What is found in the TUI can then go in a script or a bug report. The window is written as
 `proftui ops` reads it (:func:`proftui.tui.commands.common.ops_window`): `--iteration N` where
 that gives exactly the pane's window (and, on several ranks, each rank's own step), else
-`--range T0:T1` from the trace start, in times that parse back to the same nanoseconds.
+`--range T0:T1` from the capture start (core.iterations.capture_start_ns), in times that
+parse back to the same nanoseconds.
 What a command cannot say (a filter on the ops, pinned tracks, one rank's step of several)
 is returned as notes, so that nobody mistakes the command for the pane.
 """

@@ -28,7 +28,7 @@ from proftui.core.analysis.cluster_comm import (
     matrix_table,
 )
 from proftui.core.analysis.heat import METRICS, HeatGrid, cell_facts, heat_grid
-from proftui.tui.format import fmt_duration
+from proftui.tui.format import fmt_duration, plural
 from proftui.tui.panes import FilterBox, TablePane
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
@@ -438,7 +438,7 @@ def cell_text(found: Cluster, rank: str, iteration: int) -> str:
     text = f"{who}, iteration {iteration}{' (warm-up)' if step.warmup else ''}: " + ", ".join(
         parts)
     if facts.collectives:
-        text += (f"; at its {facts.collectives} collectives waited "
+        text += (f"; at its {plural(facts.collectives, 'collective')} waited "
                  f"{fmt_duration(facts.wait_ns)}, arrived last at {facts.arrived_last}")
     return text
 

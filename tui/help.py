@@ -65,9 +65,12 @@ In a table: arrows move, S sorts by the current column (again: the other way), a
 header sorts by it, / filters (text, /regex/, Column~text, Total>1ms, Count>=10), Enter opens.
 A wide table scrolls sideways with left/right (shift+left/right or < > a page; shift+wheel),
 its first column kept on screen; C chooses the columns and their order (remembered per kind).
-Ops pane: b by name, category or type, v all / device / host tracks, t only the pinned
-tracks, W whole trace; Enter on an op lists its instances, Enter on an instance shows it on
-the timeline, Esc goes back.
+Ops pane:
+  b            group by name, category, type or engine
+  v            all / device / host tracks
+  t            only the pinned tracks
+  W            the whole trace
+  Enter        on an op: its instances; on an instance: show it on the timeline; Esc back
 Tables pane: [ and ] switch tables.   Iterations pane: Enter zooms and scopes the ops to it.
 Insights pane: Enter shows a finding's first evidence range on the timeline, n / N the
 next / previous one.

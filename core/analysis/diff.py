@@ -61,7 +61,7 @@ from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.roles import roles
-from proftui.core.table_query import duration_text
+from proftui.core.table_query import duration_text, plural
 
 MIN_OP_OVERLAP = 0.5  # below this share of time in ops both sides have, not comparable
 UNCHANGED_SHARE = 0.02  # a part that moved less than this share of the base step is unchanged
@@ -430,7 +430,8 @@ def diff_tables(diff: Diff, top: int | None = 20) -> list[tuple[str, Table]]:
     compared and the kinds that were not."""
     n_b, n_n = len(diff.base.step_ns), len(diff.new.step_ns)
     side = "" if diff.side == "all" else f", {diff.side} side"
-    out = [(f"step and breakdown: {n_b} base step(s), {n_n} new step(s) after the warm-up",
+    out = [(f"step and breakdown: {plural(n_b, 'base step')}, {plural(n_n, 'new step')} after "
+            "the warm-up",
             step_table(diff)),
            (f"ops by {diff.by}{side}, per step, largest change first ({len(diff.ops)} in all)",
             ops_table(diff, top))]

@@ -343,11 +343,13 @@ class _OpFinder:
 
 
 def peak_table(report: MemoryReport, origin_ns: int) -> Table:
-    """One row per peak: where, what, how much (MB), when (from `origin_ns`), the ops then."""
+    """One row per peak: where, what, how much (MB), when (from `origin_ns`, the capture
+    start; the header says so), the ops then."""
     rows = [(p.group or "(all)", p.component, p.measure, p.bytes / _MB, p.at_ns - origin_ns,
              p.host_op.name if p.host_op else "", p.device_op.name if p.device_op else "")
             for p in report.peaks]
-    table = rows_table(["Group", "Component", "Measure", "Peak(MB)", "At", "Host op",
+    table = rows_table(["Group", "Component", "Measure", "Peak(MB)", "At (from capture start)",
+                        "Host op",
                         "Device op"], ["text", "text", "text", "", "ns", "text", "text"], rows)
     return dataclasses.replace(table, additive=False)  # peaks at different times
 

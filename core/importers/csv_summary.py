@@ -45,6 +45,8 @@ class Column:
     unit: str
     kind: str  # "number", "timestamp" (int64 ns) or "text"
     values: np.ndarray
+    # shown in its own unit (3 decimals) rather than in human units, as its header says
+    fixed: bool = False
 
 
 @dataclass

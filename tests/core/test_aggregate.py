@@ -171,8 +171,8 @@ def test_instances_by_start_across_tracks_with_iterations(index) -> None:
     steps = [Iteration("", 1, origin, origin + 30 * US),
              Iteration("", 2, origin + 50 * US, origin + 110 * US)]
     table = instances_table(index, found, Iterations("test", steps))
-    assert [c.header for c in table.columns] == ["Start", "Duration", "Track", "Iteration",
-                                                 "Slice"]
+    assert [c.header for c in table.columns] == ["Start (from capture start)", "Duration",
+                                                 "Track", "Iteration", "Slice"]
     assert list(table.columns[0].values) == [10 * US, 30 * US, 50 * US]
     assert list(table.columns[1].values) == [30 * US, 5 * US, 20 * US]
     assert list(table.columns[2].values) == ["python: Thread 1", "python: stream 7",
@@ -255,10 +255,11 @@ def test_iterations_table_marks_slowest_and_outliers_per_group() -> None:
             items.append(Iteration(group, n, t, t + length * MS, parts))
             t += length * MS
     items.append(Iteration("rank 2", 1, length_ns=50 * MS))
-    table = iterations_table(Iterations("test", items))
+    table = iterations_table(Iterations("test", items), 1_000 * MS)
     assert table.kind == "iterations" and table.n_rows == 9
     headers = [c.header for c in table.columns]
-    assert headers == ["Group", "Iteration", "Start", "Relative start", "Duration", "FP+BP",
+    assert headers == ["Group", "Iteration", "Start (us, profiler clock)",
+                       "Start (ms, capture)", "Duration", "FP+BP",
                        "iteration refresh", "vs median(%)", "Mark"]
     mark = table.find("Mark").values.tolist()
     # rank 0: median 107.5 ms, 1.2 x = 129 ms: 200 (the slowest) and 140 stand out.
@@ -270,16 +271,16 @@ def test_iterations_table_marks_slowest_and_outliers_per_group() -> None:
     assert dur[0] == 100 * MS and dur[8] == 50 * MS
     start = table.find("Start").values
     assert start[0] == 1_000 * MS and start[8] == np.iinfo(np.int64).min
-    relative = table.find("Relative start").values
-    assert relative[1] == 100 * MS and relative[6] == 0 and math.isnan(relative[8])
+    relative = table.find("Start from capture").values  # ms, as its header says
+    assert relative[1] == 100 and relative[6] == 0 and math.isnan(relative[8])
     fp_bp = table.find("FP+BP").values
     assert fp_bp[0] == 50 * MS and math.isnan(fp_bp[1])
-    shifted = iterations_table(items, origin_ns=900 * MS)  # a plain list works too
-    assert shifted.find("Relative start").values[0] == 100 * MS
+    shifted = iterations_table(items, origin_ns=900 * MS + 1)  # a plain list works too
+    assert shifted.find("Start from capture").values[0] == 99.999999
 
 
 def test_one_iteration_is_not_the_slowest() -> None:
-    table = iterations_table([Iteration("", 1, 0, 10)])
+    table = iterations_table([Iteration("", 1, 0, 10)], 0)
     assert table.find("Mark").values.tolist() == [""]
     assert table.find("vs median").values.tolist() == [0.0]
 

@@ -59,8 +59,8 @@ def test_export_to_stdout(trace, capsys) -> None:
     status, out, err = _run(capsys, "export", trace, "--range", "4us:30us")
     assert status == 0 and err == ""
     rows = _rows(out)
-    assert rows[0][:7] == ["name", "category", "process", "thread", "start(us)", "end(us)",
-                           "duration(us)"]
+    assert rows[0][:7] == ["name", "category", "process", "thread", "start_from_capture(us)",
+                           "end_from_capture(us)", "duration(us)"]
     assert [(r[0], r[4], r[6]) for r in rows[1:]] == [
         ("ProfilerStep#1", "0.000", "40.000"), ("'=conv", "5.000", "10.000"),
         ("kernel", "10.000", "20.000")]
@@ -104,7 +104,7 @@ def test_export_to_a_file_refuses_to_overwrite(trace, tmp_path, capsys) -> None:
     assert target.read_bytes() == before
     status, _, err = _run(capsys, "export", trace, "--all", "--unit", "ms", "--force",
                           "-o", str(target))
-    assert status == 0 and b"start(ms)" in target.read_bytes()
+    assert status == 0 and b"start_from_capture(ms)" in target.read_bytes()
     status, _, err = _run(capsys, "export", trace, "--all", "-o", str(tmp_path))
     assert status == 1 and "is a directory" in err and err.count("\n") == 1
 
@@ -155,7 +155,7 @@ def test_top_level_conventions(tmp_path, capsys) -> None:
     status, out, err = _run(capsys, "--help")
     assert status == 0 and "proftui export PATH" in out and "proftui summary PATH" in out
     status, out, err = _run(capsys, str(tmp_path / "nope.json"))
-    assert status == 2 and out == "" and "no such file or folder" in err
+    assert status == 2 and out == "" and "no such file or directory" in err
     assert err.count("\n") == 1
 
 
@@ -165,3 +165,54 @@ def test_an_existing_output_is_refused_before_the_trace_is_read(tmp_path, capsys
     status, _, err = _run(capsys, "export", str(tmp_path / "never.json"), "--all",
                           "-o", str(target))
     assert status == 1 and "already exists" in err and target.read_text() == "keep"
+
+
+def test_export_time_relative_or_absolute_on_the_files_own_clock(tmp_path, capsys) -> None:
+    """--time relative (the default) counts from the capture start; --time absolute writes
+    each file's own timestamps as it wrote them, exactly (no float noise at epoch µs), also
+    where a base time moved a worker onto the shared clock; the headers say which."""
+    epoch = tmp_path / "epoch.json"
+    epoch.write_text(json.dumps({"traceEvents": [
+        _x("a", "cpu_op", 1, 1, "1780676244313289.123", "2.5"),
+        _x("b", "cpu_op", 1, 1, "1780676244313290.001", 1)]}))
+    status, out, _ = _run(capsys, "export", str(epoch), "--all")
+    rows = _rows(out)
+    assert status == 0 and rows[0][4:7] == ["start_from_capture(us)", "end_from_capture(us)",
+                                            "duration(us)"]
+    assert [r[4:7] for r in rows[1:]] == [["0.000", "2.500", "2.500"],
+                                          ["0.878", "1.878", "1.000"]]
+    status, out, _ = _run(capsys, "export", str(epoch), "--all", "--time", "absolute")
+    rows = _rows(out)
+    assert status == 0 and rows[0][4:7] == ["start_profiler_clock(us)",
+                                            "end_profiler_clock(us)", "duration(us)"]
+    assert [r[4:6] for r in rows[1:]] == [["1780676244313289.123", "1780676244313291.623"],
+                                          ["1780676244313290.001", "1780676244313291.001"]]
+    status, out, _ = _run(capsys, "export", str(epoch), "--all", "--time", "absolute",
+                          "--unit", "ns")
+    assert [r[4] for r in _rows(out)[1:]] == ["1780676244313289123", "1780676244313290001"]
+    # Two Kineto workers written relative to their base times: in the app one axis, here
+    # each row back on its file's clock.
+    workers = tmp_path / "workers"
+    workers.mkdir()
+    for name, base, ts in (("w0", 1743521598000000000, "2000.125"),
+                           ("w1", 1743521598000500000, "1500.5")):
+        head = json.dumps({"schemaVersion": 1, "baseTimeNanoseconds": base})[:-1]
+        events = json.dumps([_x(f"step {name}", "", 1, 1, ts, 1)])
+        (workers / f"{name}.pt.trace.json").write_text(f'{head}, "traceEvents": {events}}}')
+    status, out, _ = _run(capsys, "export", str(workers), "--all", "--time", "absolute")
+    assert status == 0
+    assert sorted((r[0], r[4]) for r in _rows(out)[1:]) == [("step w0", "2000.125"),
+                                                           ("step w1", "1500.500")]
+    status, out, _ = _run(capsys, "export", str(workers), "--all")
+    assert sorted((r[0], r[4]) for r in _rows(out)[1:]) == [("step w0", "0.000"),
+                                                           ("step w1", "0.375")]
+
+
+def test_export_time_applies_to_the_events_csv_only(trace, capsys) -> None:
+    status, _, err = _run(capsys, "export", trace, "--all", "--what", "ops", "--time",
+                          "absolute")
+    assert status == 2 and "--time applies to the events' CSV only" in err
+    status, _, err = _run(capsys, "export", trace, "--all", "--time", "sideways")
+    assert status == 2 and "invalid choice" in err
+    status, out, _ = _run(capsys, "export", "--help")
+    assert "--time {relative,absolute}" in out and "profiler's clock" in out

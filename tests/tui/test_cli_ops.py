@@ -49,7 +49,7 @@ def test_ops_plain_text_when_piped(trace, capsys) -> None:
     assert status == 0 and err == ""
     # The ProfilerStep#N annotations mark time: they are not operators.
     assert out.splitlines() == [
-        "ops of whole trace (0 ns to 100 us from the trace start, 100 us), by name, all "
+        "ops of whole trace (0 ns to 100 us from the capture start, 100 us), by name, all "
         "tracks: 3 ops, 5 slices",
         "Name             Count  Total   Self    Avg    Min    Max  Window(%)  Busy(%)",
         "kernel               2  70 us  70 us  35 us  20 us  50 us     70.00%   62.50%",
@@ -63,13 +63,13 @@ def test_ops_of_an_iteration_a_range_a_side(trace, capsys) -> None:
     status, out, _ = _run(capsys, "ops", "--iteration", "2", "--side", "device", trace)
     lines = out.splitlines()
     assert status == 0
-    assert lines[0] == ("ops of iteration 2 (40 us to 100 us from the trace start, 60 us), by "
-                        "name, device tracks: 1 ops, 1 slices")
+    assert lines[0] == ("ops of iteration 2 (40 us to 100 us from the capture start, 60 us), by "
+                        "name, device tracks: 1 op, 1 slice")
     assert lines[2].split() == ["kernel", "1", "50", "us", "50", "us", "50", "us", "50", "us",
                                 "50", "us", "83.33%", "100.00%"]
     status, out, _ = _run(capsys, "ops", "--range", "12us:0.05ms", "--by", "category", trace)
     lines = out.splitlines()
-    assert lines[0].startswith("ops of range (12 us to 50 us from the trace start, 38 us), "
+    assert lines[0].startswith("ops of range (12 us to 50 us from the capture start, 38 us), "
                                "by category, all tracks: 2 ops, 3 slices")
     # kernel [12,30) 18 of 38 us; conv [12,15) 3 + [45,50) 5 = 8 on one thread; busy of 26
     assert [line.split() for line in lines[2:]] == [
@@ -78,7 +78,7 @@ def test_ops_of_an_iteration_a_range_a_side(trace, capsys) -> None:
         ["cpu_op", "2", "8", "us", "8", "us", "20", "us", "10", "us", "30", "us", "21.05%",
          "30.77%"]]
     status, out, _ = _run(capsys, "ops", "--range", "90:", trace)  # bare numbers are µs
-    assert "range (90 us to 100 us from the trace start, 10 us)" in out
+    assert "range (90 us to 100 us from the capture start, 10 us)" in out
 
 
 def test_ops_by_engine(trace, capsys) -> None:
@@ -153,8 +153,8 @@ def test_iterations_text_and_json_on_a_sample(capsys) -> None:
     lines = out.splitlines()
     assert status == 0
     assert lines[0].startswith("6 iterations from ProfilerStep#N annotations; starts from "
-                               "the trace start")
-    assert lines[1].split()[:4] == ["Iteration", "Relative", "start", "Duration"]
+                               "the capture start")
+    assert lines[1].startswith("Iteration  Start (ms, capture)  ")
     assert len(lines) == 8
     assert lines[5].rstrip().endswith("slowest, outlier") and lines[5].split()[0] == "4"
     assert sum("outlier" in line for line in lines[2:]) == 1
@@ -176,7 +176,47 @@ def test_iterations_of_a_trace_without_steps(tmp_path, capsys) -> None:
     status, out, _ = _run(capsys, "iterations", str(path))
     assert status == 0 and out.startswith("no iterations found")
     status, out, _ = _run(capsys, "iterations", "--json", str(path))
-    assert json.loads(out) == {"source": None, "notes": [], "items": []}
+    assert json.loads(out) == {"source": None, "notes": [], "capture_start_ns": 0,
+                               "items": []}
+
+
+# The first step starts 25 µs after the capture (its earliest event, a kernel at 100 µs).
+LATE_STEPS = {"traceEvents": [
+    _x("kernel", "kernel", 0, 7, 100, 5),
+    _x("ProfilerStep#1", "user_annotation", 1, 1, 125, 40),
+    _x("conv", "cpu_op", 1, 1, 130, 10),
+    _x("ProfilerStep#2", "user_annotation", 1, 1, 165.5, 60),
+]}
+
+
+def test_every_command_counts_relative_times_from_the_capture_start(tmp_path, capsys) -> None:
+    """One zero everywhere: iterations (text and JSON), ops --range and export agree on
+    where step 2 starts (65.5 µs after the earliest event, not 40.5 after step 1)."""
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps(LATE_STEPS))
+    status, out, _ = _run(capsys, "iterations", str(path))
+    assert status == 0
+    assert out.splitlines()[0].startswith("2 iterations from ProfilerStep#N annotations; "
+                                          "starts from the capture start;")
+    assert [line.split()[:2] for line in out.splitlines()[2:]] == [["1", "0.025"],
+                                                                   ["2", "0.066"]]
+    status, out, _ = _run(capsys, "iterations", "--json", str(path))
+    data = json.loads(out)
+    assert data["capture_start_ns"] == 100_000
+    assert [it["relative_start_ns"] for it in data["items"]] == [25_000, 65_500]
+    status, out, _ = _run(capsys, "ops", str(path), "--range", "65.5us:")
+    assert out.startswith("ops of range (65.5 us to 125.5 us from the capture start, 60 us)")
+    status, out, _ = _run(capsys, "export", str(path), "--range", "65.5us:", "--unit", "ns")
+    assert out.splitlines()[1].split(",")[:5] == ["ProfilerStep#2", "user_annotation",
+                                                  "Process 1", "Thread 1", "65500"]
+
+
+def test_one_iteration_is_said_in_the_singular(tmp_path, capsys) -> None:
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"traceEvents": [_x("ProfilerStep#7", "", 1, 1, 0, 5)]}))
+    status, out, _ = _run(capsys, "iterations", str(path))
+    assert status == 0 and out.startswith("1 iteration from ProfilerStep#N annotations;")
+
 
 
 def test_on_a_narrow_terminal_the_last_columns_are_left_out_rather_than_names_cut(

@@ -147,3 +147,49 @@ async def test_bang_shows_and_copies_the_command_of_the_pane() -> None:
             app.query_one("#status", Static).render())
         await pilot.press("4", "exclamation_mark")
         assert app.clipboard == f"proftui iterations {SAMPLE}"
+
+
+def _bound_keys() -> set[str]:
+    """Every key a proftui screen or widget binds (letters and digits as typed)."""
+    import inspect
+    import pkgutil
+    from importlib import import_module
+
+    from textual.binding import Binding
+
+    import proftui.tui as tui
+
+    keys: set[str] = set()
+    for info in pkgutil.iter_modules(tui.__path__):
+        module = import_module(f"proftui.tui.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and "BINDINGS" in cls.__dict__:
+                for binding in Binding.make_bindings(cls.__dict__["BINDINGS"]):
+                    keys.add(binding.key)
+    return keys
+
+
+def test_every_letter_key_the_readme_and_the_help_name_is_bound() -> None:
+    """The README's key block (it once listed an unbound `i`) and the help overlay name only
+    keys that something binds: every lone letter or digit in their key columns."""
+    import re
+
+    from proftui.tui.help import KEYS_HELP
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## The timeline", 1)[1]
+    block = next(part for part in section.split("\n\n") if part.startswith("    w / s"))
+    help_keys = [line[:15] for line in KEYS_HELP.splitlines() if line.startswith("  ")]
+    named = set(re.findall(r"(?<!\S)([A-Za-z0-9])(?!\S)", block + "\n" + "\n".join(help_keys)))
+    assert {"w", "s", "1", "o", "D", "b"} <= named
+    assert named - {"a"} <= _bound_keys(), named - _bound_keys()  # "a process": bound anyway
+    assert "a" in _bound_keys()
+
+
+def test_help_says_what_b_groups_by() -> None:
+    from proftui.tui.help import KEYS_HELP
+    from proftui.tui.panes import OpsPane
+
+    assert "  b            group by name, category, type or engine" in KEYS_HELP.splitlines()
+    toggles = [b for b in OpsPane.BINDINGS if b.key == "b"]
+    assert toggles and toggles[0].action == "toggle_by"

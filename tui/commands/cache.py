@@ -8,6 +8,7 @@ import time
 
 from proftui import __version__
 from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, _Parser, print_json, print_table
+from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
 
@@ -59,7 +60,7 @@ def cmd_cache(argv: list[str]) -> int:
         print_json({"directory": str(directory), "max_bytes": cap, "total_bytes": total,
                     "entries": [_plain(d) for d in found]})
         return EXIT_OK
-    summary = (f"{len(found)} entries, {cache_entries.fmt_bytes(total)} of "
+    summary = (f"{plural(len(found), 'entry', 'entries')}, {cache_entries.fmt_bytes(total)} of "
                f"{cache_entries.fmt_bytes(cap)} ({cache_entries.MAX_ENV}) in {directory}")
     if not found:
         sys.stdout.write(f"{safe(summary)}\n")

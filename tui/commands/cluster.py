@@ -16,7 +16,7 @@ from proftui.tui.commands.common import (
     print_table,
 )
 from proftui.tui.commands.info import rank_gap_lines
-from proftui.tui.format import fmt_duration
+from proftui.tui.format import fmt_duration, plural
 from proftui.tui.safe import safe
 
 RAMP = "▁▂▃▄▅▆▇█"  # step time, from the cluster's shortest to its longest
@@ -260,7 +260,7 @@ def step_strip(found, width: int = WIDTH, metric: str = "step_ns") -> list[str]:
     what = METRICS[metric]
     lines = [f"{what} per rank and iteration: {RAMP[0]} {fmt_duration(grid.lo_ns)} .. "
              f"{RAMP[-1]} {fmt_duration(grid.hi_ns)}" + (
-                 f" ({per_cell} iterations a cell, their "
+                 f" ({plural(per_cell, 'iteration')} a cell, their "
                  f"{'slowest' if metric == 'step_ns' else 'largest'})" if per_cell > 1 else "")
              + "\n"]
     lines.append(_ruler(numbers, per_cell, n_cells, label_width, room) + "\n")

@@ -147,8 +147,9 @@ def add_window_options(parser: argparse.ArgumentParser, required: bool = False) 
     window.add_argument("--iteration", type=int, metavar="N",
                         help="only the slices overlapping iteration N")
     window.add_argument("--range", metavar="T0:T1",
-                        help="a window from the trace start, e.g. 12.5ms:40ms (bare numbers "
-                             "are µs; units ns, us, ms, s; an end may be left out)")
+                        help="a window from the capture start (the profile's earliest "
+                             "timestamp), e.g. 12.5ms:40ms (bare numbers are µs; units ns, "
+                             "us, ms, s; an end may be left out)")
     if required:
         window.add_argument("--all", action="store_true", help="the whole trace")
 
@@ -156,9 +157,10 @@ def add_window_options(parser: argparse.ArgumentParser, required: bool = False) 
 def ops_window(args: argparse.Namespace, index) -> tuple[int, int, str]:
     """(start_ns, end_ns, label) of the window asked for by --iteration or --range."""
     from proftui.core.errors import ProftuiError
+    from proftui.core.iterations import capture_start_ns
     from proftui.core.table_query import parse_time_ns
 
-    origin, end = index.start_ns, index.end_ns
+    origin, end = capture_start_ns(index), index.end_ns
     if args.iteration is not None:
         found = profile_iterations(index)
         mine = [it for it in found.items if it.number == args.iteration]
@@ -203,10 +205,12 @@ def group_windows(args: argparse.Namespace, index) -> dict[str, tuple[int, int]]
 
 
 def window_text(label: str, lo: int, hi: int, origin: int) -> str:
-    """Which window numbers describe, e.g. "iteration 3 (12.5 ms to 25 ms from the trace
-    start, 12.5 ms)"."""
-    return (f"{label} ({fmt_duration(lo - origin)} to {fmt_duration(hi - origin)} from the "
-            f"trace start, {fmt_duration(hi - lo)})")
+    """Which window numbers describe, e.g. "iteration 3 (12.5 ms to 25 ms from the capture
+    start, 12.5 ms)"; `origin` is the capture start (capture_start_ns)."""
+    from proftui.core.iterations import FROM_CAPTURE_START
+
+    return (f"{label} ({fmt_duration(lo - origin)} to {fmt_duration(hi - origin)} "
+            f"{FROM_CAPTURE_START}, {fmt_duration(hi - lo)})")
 
 
 def print_table(table, columns: list[int], rows, title: str, blank: str = "") -> None:

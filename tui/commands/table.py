@@ -13,7 +13,7 @@ from proftui.tui.commands.common import (
     print_json,
     print_table,
 )
-from proftui.tui.format import fmt_count
+from proftui.tui.format import fmt_count, plural
 from proftui.tui.safe import safe
 
 DEFAULT_TOP = 50  # rows printed as text unless --top says otherwise
@@ -263,7 +263,7 @@ def _title(table, groups: list[str], answer) -> str:
     whose = ""
     if any(groups):
         whose = f" of {', '.join(g or '(top)' for g in groups)}"
-    count = f"{fmt_count(table.n_rows)} rows"
+    count = plural(table.n_rows, "row")
     if answer.where:
         count += f", {fmt_count(answer.n_matching)} matching {answer.where}"
     order = ""
