@@ -128,3 +128,26 @@ def test_cancelling_stops_the_workers(tmp_path, monkeypatch) -> None:
     with pytest.raises(Cancelled):
         load_trace(str(_rank_folder(tmp_path)), use_cache=False, cancelled=lambda: True)
     assert pools and all(p.poll() is not None for p in pools[0]._procs)
+
+
+def test_a_lone_plain_trace_over_the_threshold_is_split(tmp_path, monkeypatch) -> None:
+    """load_trace splits a lone plain trace of PARALLEL_MIN_BYTES or more when there is a
+    second core; never a gzip one, nor where index_file is given one worker."""
+    from proftui.core import load as loading
+
+    plain = write_trace(tmp_path / "t.json", _events())
+    packed = write_trace(tmp_path / "t.json.gz", _events(), gz=True)
+    split: list[str] = []
+    real = loading._index_parallel
+    monkeypatch.setattr(loading, "_index_parallel",
+                        lambda source, *rest: split.append(source.path) or real(source, *rest))
+    monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 1 << 10)
+    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    serial = index_file(ByteSource(str(plain)), workers=1, batch_bytes=4096)
+    gzipped = load_trace(str(packed), use_cache=False, batch_bytes=4096)
+    assert split == []
+    halves = load_trace(str(plain), use_cache=False, batch_bytes=4096)
+    assert [p.rsplit("/", 1)[-1] for p in split] == ["t.json"]
+    assert columns_equal(serial, halves)
+    assert halves.meta["sources"] == serial.meta["sources"]
+    assert columns_equal(serial, gzipped)
