@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tui_support import run_cli
 
 from proftui.tui.cli import USAGE, main
 
@@ -37,14 +38,8 @@ def trace(tmp_path) -> str:
     return str(path)
 
 
-def _run(capsys, *argv) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_ops_plain_text_when_piped(trace, capsys) -> None:
-    status, out, err = _run(capsys, "ops", trace)
+    status, out, err = run_cli(capsys, "ops", trace)
     assert status == 0 and err == ""
     # The ProfilerStep#N annotations mark time: they are not operators.
     assert out.splitlines() == [
@@ -59,14 +54,14 @@ def test_ops_plain_text_when_piped(trace, capsys) -> None:
 
 
 def test_ops_of_an_iteration_a_range_a_side(trace, capsys) -> None:
-    status, out, _ = _run(capsys, "ops", "--iteration", "2", "--side", "device", trace)
+    status, out, _ = run_cli(capsys, "ops", "--iteration", "2", "--side", "device", trace)
     lines = out.splitlines()
     assert status == 0
     assert lines[0] == ("ops of iteration 2 (40 us to 100 us from the trace start, 60 us), by "
                         "name, device tracks: 1 ops, 1 slices")
     assert lines[2].split() == ["kernel", "1", "50", "us", "50", "us", "50", "us", "50", "us",
                                 "50", "us", "83.33%", "100.00%"]
-    status, out, _ = _run(capsys, "ops", "--range", "12us:0.05ms", "--by", "category", trace)
+    status, out, _ = run_cli(capsys, "ops", "--range", "12us:0.05ms", "--by", "category", trace)
     lines = out.splitlines()
     assert lines[0].startswith("ops of range (12 us to 50 us from the trace start, 38 us), "
                                "by category, all tracks: 2 ops, 3 slices")
@@ -76,30 +71,30 @@ def test_ops_of_an_iteration_a_range_a_side(trace, capsys) -> None:
          "69.23%"],
         ["cpu_op", "2", "8", "us", "8", "us", "20", "us", "10", "us", "30", "us", "21.05%",
          "30.77%"]]
-    status, out, _ = _run(capsys, "ops", "--range", "90:", trace)  # bare numbers are µs
+    status, out, _ = run_cli(capsys, "ops", "--range", "90:", trace)  # bare numbers are µs
     assert "range (90 us to 100 us from the trace start, 10 us)" in out
 
 
 def test_ops_by_engine(trace, capsys) -> None:
-    status, out, _ = _run(capsys, "ops", "--by", "engine", trace)
+    status, out, _ = run_cli(capsys, "ops", "--by", "engine", trace)
     assert status == 0
     assert [line.split()[:3] for line in out.splitlines()[1:]] == [
         ["Engine", "Count", "Total"], ["kernel", "2", "70"], ["cpu_op", "3", "42"]]
 
 
 def test_ops_sort_and_top(trace, capsys) -> None:
-    status, out, _ = _run(capsys, "ops", "--sort", "count", "--top", "1", trace)
+    status, out, _ = run_cli(capsys, "ops", "--sort", "count", "--top", "1", trace)
     lines = out.splitlines()
     assert status == 0
     assert [line.split()[0] for line in lines[2:3]] == ["kernel"]
     assert lines[3] == "... and 2 more ops (--top 0 prints all)"
-    status, out, _ = _run(capsys, "ops", "--sort", "Name", "--top", "0", trace)
+    status, out, _ = run_cli(capsys, "ops", "--sort", "Name", "--top", "0", trace)
     assert [line.split()[0] for line in out.splitlines()[2:]] == [
         "bad\\x1b[31mname", "conv", "kernel"]
 
 
 def test_ops_json(trace, capsys) -> None:
-    status, out, _ = _run(capsys, "ops", "--json", "--range", "0:40", trace)
+    status, out, _ = run_cli(capsys, "ops", "--json", "--range", "0:40", trace)
     data = json.loads(out)
     assert status == 0
     assert data["window"]["from_trace_start_ns"] == [0, 40_000]
@@ -122,7 +117,7 @@ def test_ops_json(trace, capsys) -> None:
     (["--sort", "Foo"], 'Unknown column "Foo" (known: Name, Count, Total,'),
 ])
 def test_ops_errors_are_one_sentence_and_status_2(trace, capsys, argv, message) -> None:
-    status, out, err = _run(capsys, "ops", *argv, trace)
+    status, out, err = run_cli(capsys, "ops", *argv, trace)
     assert status == 2 and out == ""
     assert err.startswith(f"proftui: {message}") and err.count("\n") == 1
 
@@ -148,7 +143,7 @@ def test_help_and_usage(capsys) -> None:
 
 def test_iterations_text_and_json_on_a_sample(capsys) -> None:
     sample = str(SAMPLES / "torch_npu")
-    status, out, _ = _run(capsys, "iterations", "--no-cache", sample)
+    status, out, _ = run_cli(capsys, "iterations", "--no-cache", sample)
     lines = out.splitlines()
     assert status == 0
     assert lines[0].startswith("6 iterations from ProfilerStep#N annotations; starts from "
@@ -157,7 +152,7 @@ def test_iterations_text_and_json_on_a_sample(capsys) -> None:
     assert len(lines) == 8
     assert lines[5].rstrip().endswith("slowest, outlier") and lines[5].split()[0] == "4"
     assert sum("outlier" in line for line in lines[2:]) == 1
-    status, out, _ = _run(capsys, "iterations", "--json", sample)
+    status, out, _ = run_cli(capsys, "iterations", "--json", sample)
     data = json.loads(out)
     assert data["source"] == "ProfilerStep#N annotations" and len(data["items"]) == 6
     fourth = data["items"][3]
@@ -172,7 +167,7 @@ def test_iterations_text_and_json_on_a_sample(capsys) -> None:
 def test_iterations_of_a_trace_without_steps(tmp_path, capsys) -> None:
     path = tmp_path / "plain.json"
     path.write_text(json.dumps({"traceEvents": [_x("a", "", 1, 1, 0, 5)]}))
-    status, out, _ = _run(capsys, "iterations", str(path))
+    status, out, _ = run_cli(capsys, "iterations", str(path))
     assert status == 0 and out.startswith("no iterations found")
-    status, out, _ = _run(capsys, "iterations", "--json", str(path))
+    status, out, _ = run_cli(capsys, "iterations", "--json", str(path))
     assert json.loads(out) == {"source": None, "notes": [], "items": []}
