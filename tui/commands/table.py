@@ -9,6 +9,7 @@ from typing import Any
 from proftui.tui.commands.common import (
     EXIT_OK,
     TerminalText,
+    check_top,
     new_parser,
     print_json,
     print_table,
@@ -83,8 +84,7 @@ def cmd_table(argv: list[str]) -> int:
     parser.add_argument("--raw", action="store_true", help="with --csv: keep cells that "
                         "look like formulas as they are (no leading ')")
     args = parser.parse_args(argv)
-    if args.top is not None and args.top < 0:
-        parser.error("--top wants a count of 0 or more")
+    check_top(parser, args.top, zero_is_all=True)
     if not args.csv and (args.output != "-" or args.force or args.raw):
         parser.error("-o, --force and --raw apply to --csv only")
     names = [n.strip() for n in (args.columns or "").split(",") if n.strip()]
