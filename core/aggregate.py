@@ -21,7 +21,7 @@ from proftui.core.grouping import GROUP_BY, OpTypes, slice_keys
 from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration, Iterations
-from proftui.core.roles import roles
+from proftui.core.roles import roles, track_groups
 from proftui.core.self_time import self_times, window_self
 
 SIDES = ("all", "device", "host")
@@ -63,10 +63,7 @@ def group_bounds(index: TraceIndex, windows: GroupWindows
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each group's own window as bounds per track (lo, hi; int64 ns) and the tracks of the
     groups named (bool per track; the others are left out)."""
-    a = index.arrays
-    proc = a["tracks.process"].astype(np.int64)
-    groups = a["processes.group"].astype(np.int64)
-    track_group = np.where(proc >= 0, groups[np.maximum(proc, 0)] if len(groups) else -1, -1)
+    track_group = track_groups(index)
     track_lo = np.zeros(index.n_tracks, np.int64)
     track_hi = np.zeros(index.n_tracks, np.int64)
     keep = np.zeros(index.n_tracks, bool)
@@ -359,9 +356,7 @@ def iteration_at(index: TraceIndex, slices: np.ndarray,
         slice_group = np.zeros(len(slices), np.int64)
         group_ids = {next(iter(groups)): 0}
     else:
-        proc = index.col("tracks.process")[index.col("slices.track")[slices]].astype(np.int64)
-        proc_group = index.col("processes.group").astype(np.int64)
-        slice_group = np.where(proc >= 0, proc_group[np.maximum(proc, 0)], -1)
+        slice_group = track_groups(index)[index.col("slices.track")[slices]]
         group_ids = {g: index.strings.find(g) for g in groups}
     for group, gid in group_ids.items():
         mine = sorted((it for it in items if it.group == group), key=lambda it: it.start_ns)

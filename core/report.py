@@ -23,7 +23,7 @@ from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.naming import natural_key
-from proftui.core.roles import op_slices, roles
+from proftui.core.roles import op_slices, roles, track_groups
 
 TOP_OPS = 10
 TOP_FINDINGS = 3
@@ -199,9 +199,7 @@ def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list
     s = index.strings
     span = index.end_ns - index.start_ns
     track = index.col("slices.track")[work].astype(np.int64)
-    proc = index.col("tracks.process")[track].astype(np.int64)
-    proc_group = index.col("processes.group").astype(np.int64)
-    group = np.where(proc >= 0, proc_group[np.maximum(proc, 0)] if len(proc_group) else 0, 0)
+    group = track_groups(index, none=0)[track]
     start = index.col("slices.start")[work]
     end = start + index.col("slices.dur")[work]
     on_device = device[track]

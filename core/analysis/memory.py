@@ -39,7 +39,7 @@ from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.naming import natural_key
 from proftui.core.report import rows_table
-from proftui.core.roles import roles
+from proftui.core.roles import roles, track_groups
 from proftui.core.rows import FENCE, RowIndex, rows_for
 
 SERIES_NAME = re.compile(r"^(?P<component>.+) Total (?P<measure>Allocated|Reserved|Active)"
@@ -260,11 +260,9 @@ class _OpFinder:
     def __init__(self, index: TraceIndex) -> None:
         self.index = index
         self.rows: RowIndex | None = None  # built on first use
-        a, s = index.arrays, index.strings
-        proc = a["tracks.process"].astype(np.int64)
-        groups = a["processes.group"]
-        self.track_group = np.array([s[groups[p]] if p >= 0 else "" for p in proc.tolist()],
-                                    dtype=object)
+        s = index.strings
+        self.track_group = np.array([s[g] if g >= 0 else ""
+                                     for g in track_groups(index).tolist()], dtype=object)
         found = roles(index)
         self.device, self.op = found.device, found.op
         torch = np.zeros(len(s), bool)
