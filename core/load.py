@@ -24,7 +24,13 @@ from proftui.core.clock import (
 from proftui.core.dbfile import sidecars
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import NotATraceError, ProftuiError
-from proftui.core.file_pool import POOL_MIN_BYTES, FileJob, FilePool, worker_count
+from proftui.core.file_pool import (
+    POOL_MIN_BYTES,
+    FileJob,
+    FilePool,
+    worker_count,
+    worker_read,
+)
 from proftui.core.importers.ascend_db import DB_KIND, import_db
 from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
 from proftui.core.importers.memory_csv import add_memory_csvs, memory_csvs
@@ -389,19 +395,8 @@ def _index_region() -> None:
     Arguments: path, start offset, batch bytes, clock offset (ns). Writes the pickled builder
     state to stdout.
     """
-    path, start, batch_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    try:
-        source = ByteSource(path)
-        diagnostics = Diagnostics()
-        reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
-        builder = TraceBuilder(diagnostics)
-        builder.time_offset_ns = int(sys.argv[4])
-        with indexing():
-            reader.read(builder.add_events, region=(start, None))
-        result = {"state": builder.state(), "batches": reader.batches,
-                  "metadata": reader.metadata, "n_events": reader.n_events}
-    except Exception as exc:  # reported to the parent, which then indexes alone
-        result = {"error": repr(exc)}
+    path, start, batch_bytes, offset_ns = sys.argv[1:5]
+    result = worker_read(path, None, int(offset_ns), int(batch_bytes), int(start))
     sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
     sys.stdout.buffer.flush()
 

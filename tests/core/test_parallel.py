@@ -151,3 +151,18 @@ def test_a_lone_plain_trace_over_the_threshold_is_split(tmp_path, monkeypatch) -
     assert columns_equal(serial, halves)
     assert halves.meta["sources"] == serial.meta["sources"]
     assert columns_equal(serial, gzipped)
+
+
+def test_the_workers_answer_for_every_file(tmp_path) -> None:
+    """Each file comes back as its worker read it, not as an error for the parent to redo
+    (which would give the same index, only slower)."""
+    from proftui.core.file_pool import FileJob, FilePool
+
+    paths = sorted(_rank_folder(tmp_path).glob("*/ASCEND_PROFILER_OUTPUT/trace_view.json"))
+    pool = FilePool([FileJob(n, str(p), f"rank {n}", 0, 4096) for n, p in enumerate(paths)], 2)
+    try:
+        results = [result for _, result in pool.results(None)]
+    finally:
+        pool.close()
+    assert [sorted(r) for r in results] == [["batches", "metadata", "n_events", "state"]] * 4
+    assert results[0]["n_events"] == len(_events())
