@@ -93,8 +93,7 @@ def test_directory_with_nothing_recognisable(tmp_path) -> None:
         load_trace(str(tmp_path), use_cache=False)
 
 
-def test_profile_cache_follows_its_files(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+def test_profile_cache_follows_its_files(tmp_path) -> None:
     root = tmp_path / "run"
     _trace(root / "w0.pt.trace.json", [_x("a", 1)], array=False)
     _trace(root / "w1.pt.trace.json", [_x("b", 2)], array=False)

@@ -14,8 +14,7 @@ KINETO = str(SAMPLES / "kineto_demo.pt.trace.json")
 TORCH_NPU = str(SAMPLES / "torch_npu")
 
 
-def test_breakdown_json_has_one_entry_per_step_in_integer_ns(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path))
+def test_breakdown_json_has_one_entry_per_step_in_integer_ns(capsys):
     code, out, _ = run_cli(capsys, "breakdown", "--json", KINETO)
     data = json.loads(out)
     assert code == 0 and [s["iteration"] for s in data["iterations"]] == list(range(1, 9))
@@ -25,8 +24,7 @@ def test_breakdown_json_has_one_entry_per_step_in_integer_ns(capsys, tmp_path, m
     assert step["device"]["compute_ns"] > 0 and data["total"][0]["iteration"] is None
 
 
-def test_breakdown_of_one_iteration_and_of_a_range(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path))
+def test_breakdown_of_one_iteration_and_of_a_range(capsys):
     code, out, _ = run_cli(capsys, "breakdown", "--iteration", "6", "--json", KINETO)
     assert code == 0 and [s["iteration"] for s in json.loads(out)["iterations"]] == [6]
     code, out, _ = run_cli(capsys, "breakdown", "--range", "0:5ms", KINETO)
@@ -35,8 +33,7 @@ def test_breakdown_of_one_iteration_and_of_a_range(capsys, tmp_path, monkeypatch
     assert code == 2 and "Iteration 99 is not in this profile" in err
 
 
-def test_advise_text_and_json_agree(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path))
+def test_advise_text_and_json_agree(capsys):
     code, text, _ = run_cli(capsys, "advise", TORCH_NPU)
     assert code == 0 and text.startswith("1. HIGH ai_cpu")
     code, out, _ = run_cli(capsys, "advise", "--json", TORCH_NPU)
@@ -48,8 +45,7 @@ def test_advise_text_and_json_agree(capsys, tmp_path, monkeypatch):
     assert {s["rule"] for s in data["skipped"]} >= {"slow_rank"}
 
 
-def test_advise_settings_and_rules(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path))
+def test_advise_settings_and_rules(capsys):
     code, out, _ = run_cli(capsys, "advise", "--json", "--set", "ai_cpu.min_op_us=5000",
                         "--set", "ai_cpu.max_share=0.9", TORCH_NPU)
     assert code == 0 and "ai_cpu" not in {f["rule"] for f in json.loads(out)["findings"]}
@@ -61,8 +57,7 @@ def test_advise_settings_and_rules(capsys, tmp_path, monkeypatch):
     assert "breakdown" in USAGE and "advise" in USAGE
 
 
-def test_summary_shows_the_top_findings(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path))
+def test_summary_shows_the_top_findings(capsys):
     code, out, _ = run_cli(capsys, "summary", TORCH_NPU)
     assert code == 0 and "top findings" in out and "HIGH ai_cpu" in out
     code, out, _ = run_cli(capsys, "summary", "--json", TORCH_NPU)
