@@ -18,7 +18,7 @@ import numpy as np
 
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import GROUP_BY, OpTypes, slice_keys
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration, Iterations
 from proftui.core.roles import roles, track_groups
@@ -169,10 +169,8 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     occupied, spans = _occupancy(keys, index.col("slices.track")[sel], clipped_start,
                                  clipped_end, n_keys, hi - lo, track_span)
     self_sum = float(self_ns.sum())
-    labels = np.empty(len(present), dtype=object)
-    labels[:] = [key_labels[k] for k in present.tolist()]
     columns = [
-        Column(key_header, key_header, "", "text", labels),
+        text_column(key_header, [key_labels[k] for k in present.tolist()]),
         Column("Count", "Count", "", "number", cnt.astype(np.float64)),
         Column("Total", "Total", "ns", "number", tot.astype(np.float64)),
         Column("Self", "Self", "ns", "number", self_ns.astype(np.float64)),

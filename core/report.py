@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from proftui.core.aggregate import union_ns
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.naming import natural_key
@@ -267,9 +267,7 @@ def rows_table(headers: list[str], units: list[str], rows: list[tuple]) -> Table
     for k, (header, unit) in enumerate(zip(headers, units)):
         values = [row[k] for row in rows]
         if unit == "text":
-            array = np.empty(len(values), dtype=object)
-            array[:] = values
-            columns.append(Column(header, header, "", "text", array))
+            columns.append(text_column(header, values))
             continue
         scale = 100.0 if unit == "%" else 1.0
         numbers = np.array([np.nan if v is None else float(v) * scale for v in values])

@@ -14,7 +14,9 @@ import csv
 import itertools
 import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +47,14 @@ class Column:
     unit: str
     kind: str  # "number", "timestamp" (int64 ns) or "text"
     values: np.ndarray
+
+
+def text_column(header: str, values: Sequence[Any]) -> Column:
+    """A text column named by its header, without a unit: one cell per value, in an object
+    array (np.array would make fixed-width strings of them)."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return Column(header, header, "", "text", array)
 
 
 @dataclass
