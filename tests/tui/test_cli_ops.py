@@ -10,24 +10,22 @@ from tui_support import run_cli
 
 from proftui.tui.cli import USAGE, main
 
+from helpers import x
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
-
-
-def _x(name, cat, pid, tid, ts, dur):
-    return {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
 
 
 # Two steps on the host, each holding one conv; kernels on a GPU stream. Span [0, 100) µs.
 TRACE = {"traceEvents": [
     {"ph": "M", "name": "process_labels", "pid": 0, "args": {"labels": "GPU 0"}},
     {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
-    _x("ProfilerStep#1", "user_annotation", 1, 1, 0, 40),
-    _x("conv", "cpu_op", 1, 1, 5, 10),
-    _x("ProfilerStep#2", "user_annotation", 1, 1, 40, 60),
-    _x("conv", "cpu_op", 1, 1, 45, 30),
-    _x("bad\x1b[31mname", "cpu_op", 1, 1, 90, 2),
-    _x("kernel", "kernel", 0, 7, 10, 20),
-    _x("kernel", "kernel", 0, 7, 50, 50),
+    x("ProfilerStep#1", 0, 40, cat="user_annotation"),
+    x("conv", 5, 10),
+    x("ProfilerStep#2", 40, 60, cat="user_annotation"),
+    x("conv", 45, 30),
+    x("bad\x1b[31mname", 90, 2),
+    x("kernel", 10, 20, tid=7, pid=0, cat="kernel"),
+    x("kernel", 50, 50, tid=7, pid=0, cat="kernel"),
 ]}
 
 
@@ -166,7 +164,7 @@ def test_iterations_text_and_json_on_a_sample(capsys) -> None:
 
 def test_iterations_of_a_trace_without_steps(tmp_path, capsys) -> None:
     path = tmp_path / "plain.json"
-    path.write_text(json.dumps({"traceEvents": [_x("a", "", 1, 1, 0, 5)]}))
+    path.write_text(json.dumps({"traceEvents": [x("a", 0, 5, cat="")]}))
     status, out, _ = run_cli(capsys, "iterations", str(path))
     assert status == 0 and out.startswith("no iterations found")
     status, out, _ = run_cli(capsys, "iterations", "--json", str(path))

@@ -13,6 +13,8 @@ from tui_support import run_cli
 from proftui.tui.app import ProftuiApp
 from proftui.tui.run_chooser import RunChooser
 
+from helpers import slice_names
+
 DAY1_NS = 1736408883_000_000_000  # 2025-01-09 07:48:03 UTC
 
 
@@ -119,7 +121,7 @@ async def test_the_app_asks_which_run_and_opens_the_chosen_one(two_jobs) -> None
         await pilot.pause()
         assert not isinstance(app.screen, RunChooser)
         assert app.run_number == 2 and app.index is not None
-        names = sorted(app.index.slice_name(i) for i in range(app.index.n_slices))
+        names = sorted(slice_names(app.index))
         assert names == ["ProfilerStep#1", "ProfilerStep#1", "job_b rank 0", "job_b rank 1"]
         assert app.index.meta["profile"]["groups"] == ["rank 0", "rank 1"]
 
