@@ -42,11 +42,17 @@ class FileJob:
     batch_bytes: int
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, where the system tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def worker_count(n_files: int) -> int:
     """Workers for `n_files`: one per core the process may use, at most one per file."""
-    cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-             else (os.cpu_count() or 1))
-    return max(min(cores, n_files), 0)
+    return max(min(usable_cores(), n_files), 0)
 
 
 class FilePool:
