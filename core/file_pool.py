@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from proftui.core.errors import Cancelled
+from proftui.core.sources import file_size
 
 POOL_MIN_BYTES = 48 << 20  # below this in all, starting interpreters costs more than it saves
 _LENGTH = struct.Struct("<Q")
@@ -70,7 +71,7 @@ class FilePool:
         for job in jobs:  # the least loaded worker by bytes; each keeps file order
             w = load.index(min(load))
             mine[w].append(job)
-            load[w] += max(_size(job.path), 1)
+            load[w] += max(file_size(job.path), 1)
         for assigned in mine:
             if assigned:
                 self._start(assigned)
@@ -123,13 +124,6 @@ class FilePool:
             proc.wait()
             if proc.stdout is not None:
                 proc.stdout.close()
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 def worker_read(path: str, group: str | None, offset_ns: int, batch_bytes: int,
