@@ -35,6 +35,9 @@ UNITS = frozenset({
 _UNIT_WORD = re.compile(r"^[A-Za-zµμ%]{1,4}(?:/[A-Za-z]{1,3})?$")  # cm, kB/s: short, no spaces
 csv.field_size_limit(16 << 20)  # a larger cell is damage: the rows before it are kept
 _CHUNK_ROWS = 2048  # rows in flight: small enough to stay in the CPU's caches
+# Bytes in one of each size unit the summary CSVs write (binary: their MB is 2^20 bytes).
+BYTES_PER_UNIT = {"B": 1, "Byte": 1, "Bytes": 1, "KB": 1 << 10, "KiB": 1 << 10, "MB": 1 << 20,
+                  "MiB": 1 << 20, "GB": 1 << 30, "GiB": 1 << 30}
 MAX_COLUMNS = 1024  # summary CSVs have tens; more is damage, and the rest is left out
 
 
