@@ -18,10 +18,10 @@ import numpy as np
 
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import GROUP_BY, OpTypes, slice_keys
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration, Iterations, capture_start_ns
-from proftui.core.roles import roles
+from proftui.core.roles import roles, track_groups
 from proftui.core.self_time import self_times, window_self
 
 SIDES = ("all", "device", "host")
@@ -63,10 +63,7 @@ def group_bounds(index: TraceIndex, windows: GroupWindows
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each group's own window as bounds per track (lo, hi; int64 ns) and the tracks of the
     groups named (bool per track; the others are left out)."""
-    a = index.arrays
-    proc = a["tracks.process"].astype(np.int64)
-    groups = a["processes.group"].astype(np.int64)
-    track_group = np.where(proc >= 0, groups[np.maximum(proc, 0)] if len(groups) else -1, -1)
+    track_group = track_groups(index)
     track_lo = np.zeros(index.n_tracks, np.int64)
     track_hi = np.zeros(index.n_tracks, np.int64)
     keep = np.zeros(index.n_tracks, bool)
@@ -172,10 +169,8 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     occupied, spans = _occupancy(keys, index.col("slices.track")[sel], clipped_start,
                                  clipped_end, n_keys, hi - lo, track_span)
     self_sum = float(self_ns.sum())
-    labels = np.empty(len(present), dtype=object)
-    labels[:] = [key_labels[k] for k in present.tolist()]
     columns = [
-        Column(key_header, key_header, "", "text", labels),
+        text_column(key_header, [key_labels[k] for k in present.tolist()]),
         Column("Count", "Count", "", "number", cnt.astype(np.float64)),
         Column("Total", "Total", "ns", "number", tot.astype(np.float64)),
         Column("Self", "Self", "ns", "number", self_ns.astype(np.float64)),
@@ -359,9 +354,7 @@ def iteration_at(index: TraceIndex, slices: np.ndarray,
         slice_group = np.zeros(len(slices), np.int64)
         group_ids = {next(iter(groups)): 0}
     else:
-        proc = index.col("tracks.process")[index.col("slices.track")[slices]].astype(np.int64)
-        proc_group = index.col("processes.group").astype(np.int64)
-        slice_group = np.where(proc >= 0, proc_group[np.maximum(proc, 0)], -1)
+        slice_group = track_groups(index)[index.col("slices.track")[slices]]
         group_ids = {g: index.strings.find(g) for g in groups}
     for group, gid in group_ids.items():
         mine = sorted((it for it in items if it.group == group), key=lambda it: it.start_ns)

@@ -22,6 +22,7 @@ import numpy as np
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.naming import natural_key
+from proftui.core.roles import track_groups
 from proftui.core.strings import StringTable
 from proftui.core.table_query import plural
 
@@ -175,10 +176,8 @@ def _candidates(strings: StringTable, pattern: re.Pattern) -> list[int]:
 
 
 def _groups_of_slices(index: TraceIndex, rows: np.ndarray) -> list[str]:
-    a, s = index.arrays, index.strings
-    process = a["tracks.process"][a["slices.track"][rows]]
-    groups = a["processes.group"]
-    return [s[groups[p]] if p >= 0 else "" for p in process.tolist()]
+    groups = track_groups(index)[index.arrays["slices.track"][rows]]
+    return [index.strings[g] if g >= 0 else "" for g in groups.tolist()]
 
 
 def _from_slices(index: TraceIndex, pattern: re.Pattern, source: str,

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 
 from proftui.core.aggregate import union_ns
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.naming import natural_key
-from proftui.core.roles import op_slices, roles
+from proftui.core.roles import op_slices, roles, track_groups
 
 TOP_OPS = 10
 TOP_FINDINGS = 3
@@ -217,9 +217,7 @@ def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list
     s = index.strings
     span = index.end_ns - index.start_ns
     track = index.col("slices.track")[work].astype(np.int64)
-    proc = index.col("tracks.process")[track].astype(np.int64)
-    proc_group = index.col("processes.group").astype(np.int64)
-    group = np.where(proc >= 0, proc_group[np.maximum(proc, 0)] if len(proc_group) else 0, 0)
+    group = track_groups(index, none=0)[track]
     start = index.col("slices.start")[work]
     end = start + index.col("slices.dur")[work]
     on_device = device[track]
@@ -291,9 +289,7 @@ def rows_table(headers: list[str], units: list[str], rows: list[tuple]) -> Table
     for k, (header, unit) in enumerate(zip(headers, units)):
         values = [row[k] for row in rows]
         if unit == "text":
-            array = np.empty(len(values), dtype=object)
-            array[:] = values
-            columns.append(Column(header, header, "", "text", array))
+            columns.append(text_column(header, values))
             continue
         scale = 100.0 if unit == "%" else 1.0
         numbers = np.array([np.nan if v is None else float(v) * scale for v in values])

@@ -57,7 +57,7 @@ from proftui.core.analysis.table_diff import (
 )
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import op_name, op_types
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.roles import roles
@@ -488,9 +488,7 @@ def instances_table(diff: Diff, base: Opened, new: Opened, key: str,
         dur.append(opened.index.col("slices.dur")[found].astype(np.float64))
         track.append(track_titles(opened.index, opened.index.col("slices.track")[found]))
         slices.append(found.astype(np.float64))
-    side_column = np.empty(len(sides), dtype=object)
-    side_column[:] = sides
-    columns = [Column("Side", "Side", "", "text", side_column),
+    columns = [text_column("Side", sides),
                Column("Iteration", "Iteration", "", "number", np.concatenate(iteration)),
                Column("Start in step", "Start in step", "ns", "number", np.concatenate(into)),
                Column("Duration", "Duration", "ns", "number", np.concatenate(dur)),

@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
 async def test_kernel_details_of_rank_1_scrolls_to_its_last_column(tmp_path, monkeypatch):
     from tui_support import settle
 
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     app = ProftuiApp(str(TEXT))
     async with app.run_test(size=(80, 24)) as pilot:

@@ -9,6 +9,7 @@ import numpy as np
 
 from proftui.tui.commands.common import (
     EXIT_OK,
+    check_top,
     load,
     new_parser,
     ops_window,
@@ -57,8 +58,7 @@ def cmd_cluster(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true",
                         help="print JSON for machines (all times in integer ns)")
     args = parser.parse_args(argv)
-    if args.top < 1:
-        parser.error("--top wants 1 or more")
+    check_top(parser, args.top)
     from proftui.core.analysis.cluster import cluster
     from proftui.core.analysis.cluster_comm import read_communication
     from proftui.core.overview import read_overview

@@ -48,6 +48,17 @@ def new_parser(command: str, description: str, examples: str) -> _Parser:
     return parser
 
 
+def check_top(parser: argparse.ArgumentParser, top: int | None, *,
+              zero_is_all: bool = False) -> None:
+    """Bad usage for a --top under 1, or under 0 where --top 0 prints every row."""
+    if top is None:
+        return
+    if zero_is_all and top < 0:
+        parser.error("--top wants a count of 0 or more")
+    if not zero_is_all and top < 1:
+        parser.error("--top wants 1 or more")
+
+
 def _run_number(text: str) -> int:
     """A run number for --run: 1 or more."""
     if not (text.isascii() and text.isdigit()) or int(text) < 1:

@@ -8,6 +8,7 @@ import sys
 from proftui.tui.commands.common import (
     EXIT_OK,
     add_window_options,
+    check_top,
     group_windows,
     load,
     new_parser,
@@ -39,8 +40,7 @@ def cmd_memory(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true",
                         help="print JSON for machines (bytes and times as integers)")
     args = parser.parse_args(argv)
-    if args.top < 1:
-        parser.error("--top wants 1 or more")
+    check_top(parser, args.top)
     from proftui.core.analysis.memory import memory
     from proftui.core.iterations import capture_start_ns
     from proftui.core.overview import read_overview

@@ -8,6 +8,7 @@ from proftui.tui.commands.common import (
     EXIT_OK,
     GROUPINGS,
     add_window_options,
+    check_top,
     group_windows,
     grouping_tables,
     json_key,
@@ -51,8 +52,7 @@ def cmd_ops(argv: list[str]) -> int:
                         f"(default {DEFAULT_TOP} as text, all as JSON; 0 for all)")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
-    if args.top is not None and args.top < 0:
-        parser.error("--top wants a count of 0 or more")
+    check_top(parser, args.top, zero_is_all=True)
     from proftui.core.aggregate import aggregate_ops
     from proftui.core.iterations import FROM_CAPTURE_START, capture_start_ns
     from proftui.core.table_query import column_index, sort_order
