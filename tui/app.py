@@ -61,10 +61,11 @@ from proftui.tui.timeline import IterationMark, Timeline
 TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane,
                "insights": InsightsPane, "comm": CommPane, "cluster": ClusterPane}
 
-# Timeline keys that reach the timeline while a pane has the focus: key, Timeline action, what.
-TIMELINE_KEYS = (("w", "zoom_in", "Zoom in"), ("s", "zoom_out", "Zoom out"),
-                 ("a", "pan_left", "Pan left"), ("d", "pan_right", "Pan right"),
-                 ("0", "reset", "Show everything"), ("f", "fit", "Fit selection"))
+# Timeline keys that reach the timeline while a pane has the focus: key, Timeline action, what,
+# whether the footer shows it.
+TIMELINE_KEYS = (("w", "zoom_in", "Zoom in", True), ("s", "zoom_out", "Zoom out", True),
+                 ("a", "pan_left", "Pan left", False), ("d", "pan_right", "Pan right", False),
+                 ("0", "reset", "Show everything", False), ("f", "fit", "Fit", True))
 
 if TYPE_CHECKING:
     from proftui.tui.export_dialog import ExportJob, ExportRequest
@@ -111,8 +112,9 @@ class ProftuiApp(BaseApp):
         Binding("exclamation_mark", "view_as_command", "As a command", show=False),
         # The timeline's window keys work from the panes too, before the pane's own keys
         # (priority) whenever the timeline is on screen; a text box keeps its letters.
-        *(Binding(key, f"timeline('{action}')", description, show=False, priority=True)
-          for key, action, description in TIMELINE_KEYS),
+        # They stand for the timeline's own bindings in the footer, as they take the keys.
+        *(Binding(key, f"timeline('{action}')", description, show=shown, priority=True)
+          for key, action, description, shown in TIMELINE_KEYS),
     ]
 
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
@@ -637,6 +639,7 @@ class ProftuiApp(BaseApp):
         panes.display = self.query_one("#main").display = True
         self.query_one("#overview").remove_class("shown")
         timeline.display = True
+        self.refresh_bindings()
 
     @on(HeatStrip.CellChosen)
     def _cell_chosen(self, message: HeatStrip.CellChosen) -> None:
@@ -823,6 +826,7 @@ class ProftuiApp(BaseApp):
         overview_tree.toggle_class("shown")
         if self.query_one(Timeline).index is not None:
             self.query_one(Timeline).display = not overview_tree.has_class("shown")
+        self.refresh_bindings()  # the timeline's keys come and go with it
 
     def action_view_as_command(self) -> None:
         """The headless command printing what the shown pane shows, in the status line and

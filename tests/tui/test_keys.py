@@ -193,3 +193,26 @@ def test_help_says_what_b_groups_by() -> None:
     assert "  b            group by name, category, type or engine" in KEYS_HELP.splitlines()
     toggles = [b for b in OpsPane.BINDINGS if b.key == "b"]
     assert toggles and toggles[0].action == "toggle_by"
+
+
+def _footer(app) -> str:
+    return " ".join(str(key.render()) for key in app.query("FooterKey"))
+
+
+async def test_the_footer_shows_the_timeline_keys_wherever_they_work() -> None:
+    # The priority bindings that take w s f from the panes hid the timeline's own from the
+    # footer: a newcomer's first screen did not say how to zoom.
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.focused, Timeline)
+        for shown in (_footer(app), None):
+            if shown is None:
+                await pilot.press("2")  # the Ops pane: the keys still move the timeline
+                await settle(app, pilot)
+                shown = _footer(app)
+            assert all(key in shown for key in ("w Zoom in", "s Zoom out", "f Fit"))
+        assert "S Sort" in shown
+        await pilot.press("o")  # the overview hides the timeline: its keys are gone
+        await settle(app, pilot)
+        assert "Zoom in" not in _footer(app)
