@@ -273,6 +273,8 @@ class ClusterPane(TablePane):
         Binding("right_square_bracket", "switch(1)", "Next table"),
     ]
     DEFAULT_CSS = """
+    /* on a short screen the ranks' table is below the fold: the pane scrolls to it */
+    ClusterPane { overflow-y: auto; }
     ClusterPane > #cluster-cell { height: auto; }
     ClusterPane > #cluster-comm { height: auto; }
     """

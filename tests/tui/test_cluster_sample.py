@@ -60,3 +60,20 @@ async def test_the_strip_is_first_painted_from_its_first_cell() -> None:
         strip = app.query_one(HeatStrip)
         assert (strip.top, strip.left) == (0, 0)  # what it means to show
         assert "iteration  1   3" in _screen(app)  # what it shows
+
+
+async def test_at_80x24_the_ranks_table_is_reached_by_tab() -> None:
+    # The strip, the cell's line and the filter left the ranks' table no row on a short
+    # screen: the pane scrolls to the table when it takes the focus.
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("7")
+        await settle(app, pilot)
+        await pilot.press("tab")
+        await settle(app, pilot)
+        view = app.query_one("#cluster-ranks", TableView)
+        assert app.focused is view
+        shown = view.region.intersection(app.query_one("#panes").region)
+        assert shown.height >= 3  # header and both ranks
+        assert "rank 0" in view.render_line(1).text and "rank 1" in view.render_line(2).text
