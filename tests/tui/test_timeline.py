@@ -234,7 +234,7 @@ async def test_small_terminal_and_themes() -> None:
 
         assert app.query_one(IterationTable).palette is THEMES["proftui-contrast"][1]
         await pilot.press("question_mark")
-        assert "zoom in / out around the cursor" in str(app.screen.query_one("Static").render())
+        assert "zoom in / out around the cursor" in app.screen.text  # the help
         await pilot.press("escape")
         assert app.screen.query(Timeline)
 
