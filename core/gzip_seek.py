@@ -167,7 +167,7 @@ class _Inflater:
 
     def run(self, out_at: int, raw: bool,
             keep: list[tuple[int, int, int, bytes]] | None = None,
-            spacing: int = SPACING, tail: bytes = b"") -> Iterator[bytes]:
+            spacing: int = 0, tail: bytes = b"") -> Iterator[bytes]:
         """Inflate to the end of the last gzip member, yielding at most `chunk` bytes at a
         time; `out_at` is the inflated offset where it starts. With `keep`, seek points are
         appended to it about every `spacing` inflated bytes. `raw`: the stream starts as
@@ -222,15 +222,15 @@ class _Inflater:
 
 
 def inflate(f: BinaryIO, chunk: int, counted: Callable[[int], None],
-            keep: list[tuple[int, int, int, bytes]] | None = None,
-            spacing: int = SPACING) -> Iterator[bytes]:
+            keep: list[tuple[int, int, int, bytes]] | None = None) -> Iterator[bytes]:
     """The inflated bytes of the gzip file `f` from its start (all members, trailing bytes
-    that are not a member ignored); seek points appended to `keep` when given. `counted` is
-    told how many compressed bytes each read took. Raises GzipError."""
+    that are not a member ignored); seek points appended to `keep` when given, about every
+    SPACING bytes. `counted` is told how many compressed bytes each read took. Raises
+    GzipError."""
     inflater = _Inflater(f, chunk, counted)
     inflater.init(_GZIP)
     try:
-        yield from inflater.run(0, False, keep, spacing)
+        yield from inflater.run(0, False, keep, SPACING)
     finally:
         inflater.end()
 
