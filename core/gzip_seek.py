@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -84,32 +85,49 @@ def available() -> bool:
 @dataclass(frozen=True)
 class SeekPoints:
     """The seek points of one gzip file, in order: inflated offset, compressed offset, bits of
-    the byte before it, and each point's window (one row of WINDOW bytes)."""
+    the byte before it, and the windows, each compressed (zlib, level 1: a JSON window shrinks
+    about 8x) and ending at its entry of `window_ends` in `windows`."""
 
     out: np.ndarray  # int64
     inp: np.ndarray  # int64
     bits: np.ndarray  # uint8
-    windows: np.ndarray  # uint8, (n, WINDOW)
+    windows: np.ndarray  # uint8: the compressed windows one after another
+    window_ends: np.ndarray  # int64
 
     @classmethod
     def of(cls, points: list[tuple[int, int, int, bytes]]) -> SeekPoints:
+        packed = [zlib.compress(p[3], 1) for p in points]
         return cls(np.array([p[0] for p in points], np.int64),
                    np.array([p[1] for p in points], np.int64),
                    np.array([p[2] for p in points], np.uint8),
-                   np.frombuffer(b"".join(p[3] for p in points), np.uint8).reshape(-1, WINDOW))
+                   np.frombuffer(b"".join(packed), np.uint8),
+                   np.cumsum([len(w) for w in packed], dtype=np.int64))
 
     def valid(self, compressed_size: int) -> bool:
         """Whether the arrays are consistent with each other and with the file's size (they
         come from a file on disk)."""
         n = len(self.out)
-        return (len(self.inp) == len(self.bits) == n and self.windows.shape == (n, WINDOW)
+        return (len(self.inp) == len(self.bits) == len(self.window_ends) == n
                 and bool(np.all(np.diff(self.out) > 0)) and bool(np.all(self.bits < 8))
                 and bool(np.all((self.inp >= 1) & (self.inp <= compressed_size)))
-                and bool(np.all(self.out >= WINDOW)))
+                and bool(np.all(self.out >= WINDOW))
+                and bool(np.all(np.diff(self.window_ends, prepend=0) > 0))
+                and (n == 0 or int(self.window_ends[-1]) == len(self.windows)))
 
     def before(self, offset: int) -> int:
         """The number of the last point at or before inflated `offset`; -1 for none."""
         return int(np.searchsorted(self.out, offset, side="right")) - 1
+
+    def window(self, k: int) -> bytes:
+        """The WINDOW inflated bytes before point `k`; raises GzipError when damaged."""
+        start = int(self.window_ends[k - 1]) if k else 0
+        try:
+            window = zlib.decompress(self.windows[start: int(self.window_ends[k])].tobytes())
+        except zlib.error:
+            window = b""
+        if len(window) != WINDOW:
+            raise GzipError("a seek point's window is damaged")
+        return window
 
 
 class _Inflater:
@@ -247,7 +265,7 @@ def inflate_from(f: BinaryIO, points: SeekPoints, k: int, chunk: int) -> Iterato
         lib, strm = inflater.lib, ctypes.byref(inflater.strm)
         if bits and (not first or lib.inflatePrime(strm, bits, first[0] >> (8 - bits)) != _Z_OK):
             raise GzipError("a seek point lies outside the file")
-        window = points.windows[k].tobytes()
+        window = points.window(k)
         if lib.inflateSetDictionary(strm, window, WINDOW) != _Z_OK:
             raise GzipError("zlib refused a seek point's window")
         yield from inflater.run(int(points.out[k]), True, tail=window)

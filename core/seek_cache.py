@@ -14,7 +14,7 @@ from proftui.core.index import TraceIndex
 from proftui.core.sources import ByteSource
 
 KIND = "seek"
-_PARTS = ("out", "inp", "bits", "windows")
+_PARTS = ("out", "inp", "bits", "windows", "window_ends")
 
 
 def store_seek_points(index: TraceIndex, sources: list[ByteSource]) -> None:

@@ -194,19 +194,30 @@ class ByteSource:
         return int(self.seek_points.out[k]) if k >= 0 else 0  # type: ignore[union-attr]
 
     def _inflated_from(self, restart: int) -> Generator[bytes, None, None]:
-        """The decompressed stream from `restart` (0, or a seek point's offset) on."""
-        if restart == 0:
-            yield from self.chunks()
-            return
-        points = self.seek_points
-        assert points is not None
-        self.error = None
-        with open(self.path, "rb") as f:
+        """The decompressed stream from `restart` (0, or a seek point's offset) on.
+
+        Should inflating from a seek point fail, the points are dropped and the file is
+        inflated from its start instead: the same bytes (or the same error) as without them.
+        """
+        pos = restart
+        if restart:
+            points = self.seek_points
+            assert points is not None
+            self.error = None
             try:
-                yield from _prefetched(gzip_seek.inflate_from(f, points, points.before(restart),
-                                                              CHUNK))
-            except GzipError as exc:
-                self._failed(exc)
+                with open(self.path, "rb") as f:
+                    for data in _prefetched(gzip_seek.inflate_from(
+                            f, points, points.before(restart), CHUNK)):
+                        pos += len(data)
+                        yield data
+                return
+            except GzipError:
+                self.seek_points = None
+        at = 0
+        for data in self.chunks():  # from the start: what was given from the point is skipped
+            if at + len(data) > pos:
+                yield data[max(0, pos - at):]
+            at += len(data)
 
 
 _DONE = object()

@@ -192,6 +192,14 @@ def test_inconsistent_seek_points_are_not_used(cached) -> None:
     cache.store_derived(packed, seek_cache.KIND, arrays)
     assert open_source(packed, 0).seek_points is None
     assert read_args(packed, [N - 1]) == read_args(plain, [N - 1])
+    # Consistent arrays, but the last window does not inflate: read from the start instead.
+    arrays["0.inp"][-1] = arrays["0.inp"][-2] + 1
+    arrays["0.windows"][-20:] = 0
+    cache.store_derived(packed, seek_cache.KIND, arrays)
+    assert open_source(packed, 0).seek_points is not None
+    refs = [N - 3, N - 2, N - 1]
+    assert read_args(packed, refs) == read_args(plain, refs)
+    assert [a["correlation"] for a in read_args(packed, refs)] == refs
 
 
 def test_seek_points_go_with_their_cache_entry(cached, cache_dir) -> None:
