@@ -7,10 +7,12 @@ Generates a Kineto-like trace of --mb MB (uncompressed) compressed with gzip -6
 
 (a) the time to just inflate the file: Python's zlib, the system zlib through ctypes keeping
     seek points (what proftui indexes with), and each optional inflater installed in this
-    interpreter (isal, zlib-ng, rapidgzip with one thread per core); the fastest of them;
+    interpreter (isal, zlib-ng, rapidgzip with one thread per core, indexed_gzip building its
+    own seek points every 4 MiB); the fastest of them;
 (b) proftui's index time, `load_trace(use_cache=True)` into an empty cache (what `proftui
-    index` does: seek points stored too), with seek points and without (Python's zlib, as
-    before), each as a ratio of the zlib and of the fastest inflate;
+    index` does: seek points stored too), with seek points and without (Python's zlib or isal,
+    as before), each as a ratio of the zlib and of the fastest inflate; with --plain, also
+    `index_file(workers=1)` of the same JSON uncompressed (the parse alone);
 (c) `args` of one event on click (`TraceIndex.event_args`) at the start, middle and end of the
     file, in a process that opened the index from the cache, from the nearest seek point
     and without the seek points (inflated from the file's start, as before).
@@ -22,6 +24,7 @@ Generates a Kineto-like trace of --mb MB (uncompressed) compressed with gzip -6
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -35,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_index import DEFAULT_GENERATOR, decompressed_size, generate, log  # noqa: E402
 
 MB = 10**6
-INFLATERS = ("zlib", "system zlib + seek points", "isal", "zlib-ng", "rapidgzip")
+INFLATERS = ("zlib", "system zlib + seek points", "isal", "zlib-ng", "rapidgzip",
+             "indexed_gzip + seek points")
 
 INFLATE_CHILD = """
 import json, sys, time
@@ -51,6 +55,8 @@ try:
         from zlib_ng import zlib_ng as mod
     elif which == "rapidgzip":
         import rapidgzip
+    elif which.startswith("indexed_gzip"):
+        import indexed_gzip
     else:
         from proftui.core import gzip_seek
         if not gzip_seek.available():
@@ -62,6 +68,10 @@ t0 = time.perf_counter()
 if which == "rapidgzip":
     import os
     with rapidgzip.open(path, parallelization=len(os.sched_getaffinity(0))) as f:
+        while data := f.read(4 * CHUNK):
+            n += len(data)
+elif which.startswith("indexed_gzip"):
+    with indexed_gzip.IndexedGzipFile(path, spacing=4 << 20) as f:
         while data := f.read(4 * CHUNK):
             n += len(data)
 elif which.startswith("system"):
@@ -90,6 +100,15 @@ ix = load_trace(path, use_cache=True)
 seconds = time.perf_counter() - t0
 print(json.dumps({"seconds": seconds, "slices": ix.n_slices, "inflater": sources._zlib.__name__,
                   "cache_error": ix.meta.get("cache_error")}))
+"""
+
+PLAIN_CHILD = """
+import json, sys, time
+from proftui.core.load import index_file
+from proftui.core.sources import ByteSource
+t0 = time.perf_counter()
+ix = index_file(ByteSource(sys.argv[1]), workers=1)
+print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 
 ARGS_CHILD = """
@@ -146,6 +165,8 @@ def main() -> None:
                     help="where the generated trace is kept (default /tmp/gz-bench)")
     ap.add_argument("--gen", type=Path, default=DEFAULT_GENERATOR)
     ap.add_argument("--repeat", type=int, default=3, help="runs of each figure, best kept")
+    ap.add_argument("--plain", action="store_true",
+                    help="also index the same JSON uncompressed (written beside the trace)")
     args = ap.parse_args()
     if args.trace is None:
         args.dir.mkdir(parents=True, exist_ok=True)
@@ -154,6 +175,11 @@ def main() -> None:
     data_bytes = decompressed_size(args.trace)
     inflate: dict[str, list[dict]] = {name: [] for name in INFLATERS}
     index: dict[str, list[dict]] = {"seek": [], "zlib": []}
+    plain: list[dict] = []
+    plain_path = args.trace.with_name(args.trace.name.removesuffix(".gz") + ".plain")
+    if args.plain:
+        with gzip.open(args.trace) as src, open(plain_path, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
     caches = tempfile.mkdtemp(prefix="gz-cache-")
     try:
         for round_ in range(1, args.repeat + 1):
@@ -172,11 +198,15 @@ def main() -> None:
                                              env=env))
                 if mode == "zlib" or round_ < args.repeat:
                     shutil.rmtree(cache_dir)
+            if args.plain:
+                plain.append(run_child(PLAIN_CHILD, str(plain_path)))
         log("args on click")
         env = {**os.environ, "PROFTUI_CACHE_DIR": os.path.join(caches, f"seek-{args.repeat}")}
         clicks = run_child(ARGS_CHILD, path, str(args.repeat), env=env)
     finally:
         shutil.rmtree(caches, ignore_errors=True)
+        if args.plain:
+            plain_path.unlink(missing_ok=True)
 
     zlib_s = best(inflate["zlib"])
     fastest = min(inflate, key=lambda name: best(inflate[name]))
@@ -193,7 +223,12 @@ def main() -> None:
     for mode, label in (("zlib", before), ("seek", "after: keeping seek points")):
         s = best(index[mode])
         print(f"  {label:28} {s:7.2f} s  {data_bytes / s / MB:6.0f} MB/s  "
-              f"x{s / zlib_s:.2f} zlib inflate, x{s / fastest_s:.2f} fastest inflate")
+              f"x{s / zlib_s:.2f} zlib inflate, x{s / fastest_s:.2f} fastest inflate"
+              + (f", x{s / best(plain):.2f} the plain file's" if plain else ""))
+    if plain:
+        s = best(plain)
+        print(f"  {'the JSON uncompressed, 1p':28} {s:7.2f} s  {data_bytes / s / MB:6.0f} MB/s  "
+              f"(index_file, no cache: parsing alone)")
     print(f"\nargs on click (best of {args.repeat}), {clicks['points']} seek points:")
     print(f"  {'':8} {'from a seek point':>18} {'from the start (before)':>24}")
     for label in ("start", "middle", "end"):
