@@ -232,7 +232,7 @@ def _prefetched(items: Iterator[bytes], depth: int = 4) -> Iterator[bytes]:
         while not stop.is_set():
             try:
                 ready.put(item, timeout=0.05)
-                return True
+                return not stop.is_set()
             except queue.Full:
                 continue
         return False
@@ -259,4 +259,10 @@ def _prefetched(items: Iterator[bytes], depth: int = 4) -> Iterator[bytes]:
             yield item
     finally:
         stop.set()
-        worker.join()
+        # Make room for the item the worker may be waiting to put: it stops once it is put,
+        # not a polling period later (reading one event's args closes the stream early).
+        while worker.is_alive():
+            try:
+                ready.get_nowait()
+            except queue.Empty:
+                worker.join(0.001)
