@@ -12,8 +12,12 @@ to). Where it cannot be found (Windows, a static build), :func:`available` is Fa
 inflate from the start with :mod:`zlib`, as before. Errors are raised as :class:`GzipError`
 after every byte inflated before them was yielded.
 
-The points cost nothing measurable while indexing: zlib inflates a gzip trace faster than it is
-parsed, in a thread of its own (see bench/bench_gzip.py).
+The points cost nothing measurable while indexing: a gzip trace is inflated faster than it is
+parsed, in a thread of its own, and zlib called this way (one 1 MB output buffer, refilled)
+inflated a 1 GB trace in 0.44x the time of Python's zlib module, as fast as isal
+(bench/bench_gzip.py). The libraries that keep seek points themselves were measured too and
+left out: indexed_gzip inflates at Python zlib's speed (0.81x), rapidgzip's parallel inflate
+competes with the parser for two cores (1.06x).
 """
 
 from __future__ import annotations
