@@ -227,7 +227,7 @@ def read_args(index: TraceIndex, refs: np.ndarray) -> list[Any]:
     """The decoded `args` of the events numbered `refs` (None where absent), reading each
     recorded batch of the trace once, files front to back (a gzip file is inflated once)."""
     from proftui.core.importers.chrome_json import decode_piece, event_args
-    from proftui.core.sources import ByteSource
+    from proftui.core.seek_cache import open_source
 
     refs = np.asarray(refs, np.int64)
     out: list[Any] = [None] * len(refs)
@@ -256,7 +256,7 @@ def read_args(index: TraceIndex, refs: np.ndarray) -> list[Any]:
         mine.sort(key=lambda b: int(index.col("batches.start")[b]))
         ranges = [(int(index.col("batches.start")[b]), int(index.col("batches.end")[b]))
                   for b in mine]
-        for b, data in zip(mine, _read_ranges(ByteSource(source["path"]), ranges)):
+        for b, data in zip(mine, open_source(index, f).read_ranges(ranges)):
             events = decode_piece(data, bool(index.col("batches.final")[b])).events
             base = int(firsts[b])
             for pos in members[b].tolist():
@@ -264,34 +264,6 @@ def read_args(index: TraceIndex, refs: np.ndarray) -> list[Any]:
                 if 0 <= k < len(events):
                     out[pos] = event_args(events[k])
     return out
-
-
-def _read_ranges(source: Any, ranges: list[tuple[int, int]]) -> Iterator[bytes]:
-    """The bytes of each (start, end) range, in the order given (ascending starts)."""
-    if not source.compressed:
-        with open(source.path, "rb") as f:
-            for start, end in ranges:
-                f.seek(start)
-                yield f.read(end - start)
-        return
-    pos, buf, k = 0, bytearray(), 0  # buf holds the stream from `pos` on
-    for data in source.chunks():
-        buf += data
-        while k < len(ranges) and pos + len(buf) >= ranges[k][1]:
-            start, end = ranges[k]
-            yield bytes(buf[start - pos:end - pos])
-            k += 1
-        # Keep the stream from the next range's start; when that lies beyond what has been
-        # inflated, drop all of it, and `pos` is where the stream is (not the range's start:
-        # the next chunk continues the stream, it does not begin the range).
-        stream_end = pos + len(buf)
-        keep_from = min(ranges[k][0], stream_end) if k < len(ranges) else stream_end
-        del buf[:max(0, keep_from - pos)]
-        pos = max(pos, keep_from)
-        if k == len(ranges):
-            return
-    for start, end in ranges[k:]:  # cut short: what there is
-        yield bytes(buf[max(0, start - pos):max(0, end - pos)])
 
 
 # -- exports ------------------------------------------------------------------------------------

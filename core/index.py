@@ -119,7 +119,7 @@ class TraceIndex:
     def event_args(self, ref: int) -> Any:
         """The `args` of the event numbered `ref`, read again from the trace file."""
         from proftui.core.importers.chrome_json import decode_piece, event_args
-        from proftui.core.sources import ByteSource
+        from proftui.core.seek_cache import open_source
 
         firsts = self.arrays["batches.first_ordinal"]
         b = int(np.searchsorted(firsts, ref, side="right")) - 1
@@ -132,7 +132,7 @@ class TraceIndex:
 
             return db_args(source_meta["path"], source_meta["sqlite"]["refs"], [ref])[0]
         start, end = int(self.arrays["batches.start"][b]), int(self.arrays["batches.end"][b])
-        source = ByteSource(sources[int(self.arrays["batches.file"][b])]["path"])
+        source = open_source(self, int(self.arrays["batches.file"][b]))
         piece = decode_piece(source.read_range(start, end), bool(self.arrays["batches.final"][b]))
         k = ref - int(firsts[b])
         if not 0 <= k < len(piece.events):

@@ -38,6 +38,7 @@ from proftui.core.index import TraceIndex
 from proftui.core.memory import indexing
 from proftui.core.profile import ProfileLayout, TimelineFile, discover
 from proftui.core.runs import open_run
+from proftui.core.seek_cache import store_seek_points
 from proftui.core.sources import ByteSource, FileIdentity
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
@@ -116,6 +117,7 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     if use_cache and (sources or memory):
         try:
             cache.store(index, identities, options, read_start_ns)
+            store_seek_points(index, sources)
         except cache.CacheNotWritten as exc:
             index.meta["cache_error"] = str(exc)
     return index

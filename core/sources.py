@@ -8,10 +8,12 @@ import stat
 import threading
 import types
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
+from proftui.core import gzip_seek
 from proftui.core.errors import NotATraceError, ProftuiError
+from proftui.core.gzip_seek import GzipError, GzipTruncated, SeekPoints
 
 _zlib: types.ModuleType = zlib
 try:  # ISA-L inflates ~3x faster than zlib when it is installed; optional.
@@ -58,7 +60,9 @@ class ByteSource:
     """The (decompressed) bytes of one trace file, read forward in chunks.
 
     `consumed` is how many bytes of the file on disk have been read so far, for honest
-    progress on compressed input.
+    progress on compressed input. `seek_points` (gzip only) are where inflating can restart
+    (see :mod:`proftui.core.gzip_seek`): kept by a whole pass of :meth:`chunks`, or given
+    from the cache, they make :meth:`read_ranges` fast anywhere in the file.
     """
 
     def __init__(self, path: str) -> None:
@@ -82,6 +86,7 @@ class ByteSource:
         self.size = self.identity.size
         self.consumed = 0
         self.error: str | None = None
+        self.seek_points: SeekPoints | None = None
 
     def chunks(self, chunk: int = CHUNK, start: int = 0,
                end: int | None = None) -> Iterator[bytes]:
@@ -104,7 +109,26 @@ class ByteSource:
             # zlib releases the GIL: inflate in a thread, parse here, at the same time.
             yield from _prefetched(self._inflate(f, chunk))
 
+    def _count(self, n: int) -> None:
+        self.consumed += n
+
     def _inflate(self, f, chunk: int) -> Iterator[bytes]:
+        if not gzip_seek.available():
+            yield from self._inflate_zlib(f, chunk)
+            return
+        keep: list[tuple[int, int, int, bytes]] = []
+        try:
+            yield from gzip_seek.inflate(f, chunk, self._count, keep)
+        except GzipError as exc:
+            self._failed(exc)
+        self.seek_points = SeekPoints.of(keep)
+
+    def _failed(self, exc: GzipError) -> None:
+        self.error = (str(exc) if isinstance(exc, GzipTruncated)
+                      else f"corrupt gzip data near byte {self.consumed}: {exc}")
+
+    def _inflate_zlib(self, f, chunk: int) -> Iterator[bytes]:
+        """Inflate with Python's zlib (or isal): where the system's zlib cannot be called."""
         inflater = _zlib.decompressobj(31)
         while True:
             # Small compressed reads: what precedes a corrupt block is still delivered.
@@ -133,21 +157,75 @@ class ByteSource:
             self.error = "the gzip stream ends early (truncated file)"
 
     def read_range(self, start: int, end: int) -> bytes:
-        """Bytes [start, end) of the decompressed stream (slow for gzip: inflates from 0)."""
+        """Bytes [start, end) of the decompressed stream (see :meth:`read_ranges`)."""
+        return b"".join(self.read_ranges([(start, end)]))
+
+    def read_ranges(self, ranges: list[tuple[int, int]]) -> Iterator[bytes]:
+        """The bytes of each (start, end) range of the decompressed stream, in the order given
+        (ascending starts); a range past the end gets what there is.
+
+        A gzip file is inflated from the last seek point before a range, unless the stream
+        already open reaches the range sooner; without seek points, from its start.
+        """
         if not self.compressed:
             with open(self.path, "rb") as f:
-                f.seek(start)
-                return f.read(end - start)
-        parts: list[bytes] = []
-        pos = 0
-        for data in self.chunks():
-            nxt = pos + len(data)
-            if nxt > start:
-                parts.append(data[max(0, start - pos): end - pos])
-            pos = nxt
-            if pos >= end:
-                break
-        return b"".join(parts)
+                for start, end in ranges:
+                    f.seek(start)
+                    yield f.read(end - start)
+            return
+        stream: Generator[bytes, None, None] | None = None
+        pos, buf = 0, bytearray()  # buf holds the stream from `pos` on
+        try:
+            for start, end in ranges:
+                restart = self._restart_before(start)
+                if stream is None or start < pos or restart > pos + len(buf):
+                    if stream is not None:
+                        stream.close()
+                    stream, pos, buf = self._inflated_from(restart), restart, bytearray()
+                while pos + len(buf) < end and (data := next(stream, None)) is not None:
+                    if pos + len(buf) + len(data) <= start:  # wholly before the range
+                        pos += len(buf) + len(data)
+                        buf.clear()
+                    else:
+                        buf += data
+                drop = max(0, min(start, pos + len(buf)) - pos)
+                del buf[:drop]
+                pos += drop
+                yield bytes(buf[:max(0, end - pos)])
+        finally:
+            if stream is not None:
+                stream.close()
+
+    def _restart_before(self, offset: int) -> int:
+        """Where inflating to reach `offset` starts: the last seek point before it, or 0."""
+        k = self.seek_points.before(offset) if self.seek_points is not None else -1
+        return int(self.seek_points.out[k]) if k >= 0 else 0  # type: ignore[union-attr]
+
+    def _inflated_from(self, restart: int) -> Generator[bytes, None, None]:
+        """The decompressed stream from `restart` (0, or a seek point's offset) on.
+
+        Should inflating from a seek point fail, the points are dropped and the file is
+        inflated from its start instead: the same bytes (or the same error) as without them.
+        """
+        pos = restart
+        if restart:
+            points = self.seek_points
+            assert points is not None
+            self.error = None
+            try:
+                with open(self.path, "rb") as f:
+                    for data in _prefetched(gzip_seek.inflate_from(
+                            f, points, points.before(restart), CHUNK)):
+                        pos += len(data)
+                        yield data
+                return
+            except GzipError:
+                self.seek_points = None
+        at = 0
+        for data in self.chunks():  # from the start: what was given from the point is skipped
+            if at + len(data) > pos:
+                yield data[max(0, pos - at):]
+            at += len(data)
 
 
 _DONE = object()
@@ -162,7 +240,7 @@ def _prefetched(items: Iterator[bytes], depth: int = 4) -> Iterator[bytes]:
         while not stop.is_set():
             try:
                 ready.put(item, timeout=0.05)
-                return True
+                return not stop.is_set()
             except queue.Full:
                 continue
         return False
@@ -189,4 +267,10 @@ def _prefetched(items: Iterator[bytes], depth: int = 4) -> Iterator[bytes]:
             yield item
     finally:
         stop.set()
-        worker.join()
+        # Make room for the item the worker may be waiting to put: it stops once it is put,
+        # not a polling period later (reading one event's args closes the stream early).
+        while worker.is_alive():
+            try:
+                ready.get_nowait()
+            except queue.Empty:
+                worker.join(0.001)

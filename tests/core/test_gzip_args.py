@@ -1,5 +1,6 @@
 """`args` read back from a gzip trace by random access are the args of the events asked for,
-for any subset in any order: the same as from the plain file."""
+for any subset in any order: the same as from the plain file, from the file's start or from
+the seek points kept with the cache (and, those damaged, from the start again)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,17 @@ import csv
 import gzip
 import io
 import random
+import string
+from pathlib import Path
 
+import numpy as np
 import pytest
 
+from proftui.core import cache, cache_entries, gzip_seek, seek_cache
 from proftui.core.export import export_events, read_args
+from proftui.core.load import load_trace
+from proftui.core.seek_cache import open_source
+from proftui.core.sources import ByteSource
 
 from helpers import load, write_trace
 
@@ -20,7 +28,8 @@ N = 20_000
 def _events(n: int) -> list[dict]:
     rng = random.Random(7)
     return [{"ph": "X", "name": f"op{i % 37}", "pid": 1, "tid": i % 3, "ts": i * 10, "dur": 5,
-             "args": {"correlation": i, "pad": "x" * rng.randrange(0, 300)}}
+             "args": {"correlation": i,  # text that compresses little: deflate blocks are short
+                      "pad": "".join(rng.choices(string.ascii_letters, k=rng.randrange(300)))}}
             for i in range(n)]
 
 
@@ -98,3 +107,131 @@ def test_export_of_a_subset_with_args(pair, tmp_path) -> None:
     want = [i for i in range(12_000, 12_500) if i % 3 == 1]
     assert [int(r["args.correlation"]) for r in rows] == want
     assert [int(r["start_from_capture(ns)"]) for r in rows] == [i * 10_000 for i in want]
+
+
+# -- seek points kept with the cache ----------------------------------------------------------
+
+
+@pytest.fixture
+def cached(tmp_path, monkeypatch):
+    """The trace plain (indexed without the cache) and gzip-compressed, indexed into the cache
+    with a seek point every 256 KB, then reopened from it."""
+    monkeypatch.setattr(gzip_seek, "SPACING", 256 << 10)
+    events = _events(N)
+    plain = load(write_trace(tmp_path / "t.json", events), batch_bytes=1 << 16)
+    path = write_trace(tmp_path / "t.json.gz", events, gz=True)
+    load_trace(str(path), batch_bytes=1 << 16)
+    packed = load_trace(str(path), batch_bytes=1 << 16)
+    assert packed.meta.get("from_cache")
+    return plain, packed
+
+
+def _from_start_forbidden(monkeypatch) -> None:
+    """Inflating a gzip file from its start fails the test from now on."""
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("inflated from the file's start")
+    monkeypatch.setattr(ByteSource, "chunks", refuse)
+
+
+def test_args_near_the_end_from_a_seek_point(cached, monkeypatch) -> None:
+    plain, packed = cached
+    points = open_source(packed, 0).seek_points
+    assert points is not None and len(points.out) > 15  # several seek points
+    want = read_args(plain, list(range(N - 300, N)))
+    _from_start_forbidden(monkeypatch)  # the end is read from the seek points alone
+    assert read_args(packed, list(range(N - 300, N))) == want
+    assert [packed.event_args(ref) for ref in range(N - 5, N)] == want[-5:]
+    assert [a["correlation"] for a in want] == list(range(N - 300, N))
+
+
+def test_every_events_args_across_the_seek_points(cached) -> None:
+    plain, packed = cached
+    refs = plain.col("slices.ref")
+    got = read_args(packed, refs)
+    assert got == read_args(plain, refs)
+    assert [a["correlation"] for a in got] == refs.tolist()
+    rng = random.Random(3)
+    some = rng.sample(range(N), 40)
+    assert [packed.event_args(ref) for ref in some] == [plain.event_args(r) for r in some]
+
+
+def _seek_file(index) -> Path:
+    return Path(index.meta["cache_path"] + "." + seek_cache.KIND)
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "cut short", "missing", "empty"])
+def test_a_damaged_seek_file_falls_back_to_the_start(cached, damage) -> None:
+    plain, packed = cached
+    seek_file = _seek_file(packed)
+    data = bytearray(seek_file.read_bytes())
+    if damage == "flipped byte":
+        data[-40_000] ^= 0x10  # inside the last window
+        seek_file.write_bytes(bytes(data))
+    elif damage == "cut short":
+        seek_file.write_bytes(bytes(data[: len(data) // 2]))
+    elif damage == "missing":
+        seek_file.unlink()
+    else:
+        seek_file.write_bytes(b"")
+    assert open_source(packed, 0).seek_points is None
+    refs = [0, N // 2, N - 1, N - 2]
+    assert read_args(packed, refs) == read_args(plain, refs)
+    assert [a["correlation"] for a in read_args(packed, refs)] == refs
+
+
+def test_inconsistent_seek_points_are_not_used(cached) -> None:
+    """Points whose checksums match but that cannot be right (a bit count of 9, an offset past
+    the file) are ignored."""
+    plain, packed = cached
+    arrays = {k: np.array(v) for k, v in cache.load_derived(packed, seek_cache.KIND).items()}
+    arrays["0.bits"][3] = 9
+    cache.store_derived(packed, seek_cache.KIND, arrays)
+    assert open_source(packed, 0).seek_points is None
+    arrays["0.bits"][3] = 0
+    arrays["0.inp"][-1] = 10**12
+    cache.store_derived(packed, seek_cache.KIND, arrays)
+    assert open_source(packed, 0).seek_points is None
+    assert read_args(packed, [N - 1]) == read_args(plain, [N - 1])
+    # Consistent arrays, but the last window does not inflate: read from the start instead.
+    arrays["0.inp"][-1] = arrays["0.inp"][-2] + 1
+    arrays["0.windows"][-20:] = 0
+    cache.store_derived(packed, seek_cache.KIND, arrays)
+    assert open_source(packed, 0).seek_points is not None
+    refs = [N - 3, N - 2, N - 1]
+    assert read_args(packed, refs) == read_args(plain, refs)
+    assert [a["correlation"] for a in read_args(packed, refs)] == refs
+
+
+def test_seek_points_go_with_their_cache_entry(cached, cache_dir) -> None:
+    """The seek file is part of its entry (listed, removed with it); an entry written again
+    gets new points of its own, the old ones gone."""
+    _, packed = cached
+    seek_file = _seek_file(packed)
+    [entry] = cache_entries.entries(cache_dir)
+    assert entry.files == (packed.meta["cache_path"], str(seek_file))
+    first_id = cache.load_derived(packed, seek_cache.KIND)
+    Path(packed.meta["cache_path"]).unlink()
+    again = load_trace(packed.meta["sources"][0]["path"], batch_bytes=1 << 16)
+    assert not again.meta.get("from_cache")
+    assert again.meta["cache_id"] != packed.meta["cache_id"]
+    assert open_source(again, 0).seek_points is not None
+    assert open_source(packed, 0).seek_points is None  # made for the entry that is gone
+    assert len(cache.load_derived(again, seek_cache.KIND)["0.out"]) == len(first_id["0.out"])
+    [entry] = cache_entries.entries(cache_dir)
+    cache_entries.remove(entry)
+    assert not seek_file.exists()
+
+
+def test_without_the_system_zlib(tmp_path, monkeypatch) -> None:
+    """Where zlib cannot be called through ctypes, nothing is kept and args are read from the
+    file's start: the same args."""
+    monkeypatch.setattr(gzip_seek, "_LIB", None)
+    events = _events(3000)
+    plain = load(write_trace(tmp_path / "t.json", events), batch_bytes=1 << 14)
+    path = write_trace(tmp_path / "t.json.gz", events, gz=True)
+    load_trace(str(path), batch_bytes=1 << 14)
+    packed = load_trace(str(path), batch_bytes=1 << 14)
+    assert packed.meta.get("from_cache")
+    assert not _seek_file(packed).exists()
+    refs = list(range(0, 3000, 97)) + [2999]
+    assert read_args(packed, refs) == read_args(plain, refs)
