@@ -7,12 +7,11 @@ import pickle
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from proftui.core import cache
-from proftui.core.build import TraceBuilder
 from proftui.core.clock import (
     OWN_CLOCK,
     WALL_CLOCK,
@@ -21,18 +20,20 @@ from proftui.core.clock import (
     first_ts_ns,
     offset_for,
 )
-from proftui.core.dbfile import sidecars
-from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import NotATraceError, ProftuiError
 from proftui.core.file_pool import POOL_MIN_BYTES, FileJob, FilePool, worker_count
-from proftui.core.importers.ascend_db import DB_KIND, import_db
-from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
-from proftui.core.importers.memory_csv import add_memory_csvs, memory_csvs
+from proftui.core.importers.memory_csv import memory_csvs
 from proftui.core.index import TraceIndex
 from proftui.core.memory import indexing
-from proftui.core.profile import ProfileLayout, TimelineFile
+from proftui.core.profile import DB_KIND, ProfileLayout, TimelineFile
 from proftui.core.runs import open_run
 from proftui.core.sources import ByteSource, FileIdentity
+
+# What indexing needs (the parser, msgspec, the builder, SQLite) is imported when a trace is
+# indexed, not to reopen one from the cache (see bench/bench_reopen.py).
+if TYPE_CHECKING:
+    from proftui.core.build import TraceBuilder
+    from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
 
@@ -42,8 +43,9 @@ _KEPT_METADATA = ("displayTimeUnit", "baseTimeNanoseconds", "schemaVersion", "tr
 
 def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
                progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
-               batch_bytes: int = BATCH_BYTES) -> TraceIndex:
-    """Open a trace file or a profile directory: from the cache, else by indexing it.
+               batch_bytes: int | None = None) -> TraceIndex:
+    """Open a trace file or a profile directory: from the cache, else by indexing it
+    (`batch_bytes` at a time; None: the parser's default).
 
     A directory is one profile: its timelines (see :mod:`proftui.core.profile`) are indexed
     together, each rank or device a group of tracks; `meta["profile"]` says what was found,
@@ -57,7 +59,7 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     layout = open_run(path, run)
     # A SQLite export's -wal or -journal holds some of its content: part of its identity; so
     # do the memory CSVs whose counters join their rank's timeline.
-    side = [p for t in layout.timelines if t.kind == DB_KIND for p in sidecars(t.path)]
+    side = _sidecars([t.path for t in layout.timelines if t.kind == DB_KIND])
     memory = memory_csvs(layout)
     side += [p for paths in memory.values() for p in paths]
     # Before the files are opened (their first bytes tell gzip from plain): see cache.settle.
@@ -87,6 +89,8 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
             return index
         except cache.CacheMiss:
             pass
+    if batch_bytes is None:
+        from proftui.core.importers.chrome_json import BATCH_BYTES as batch_bytes
     if len(sources) == 1 and used[0].kind != DB_KIND and set(memory) <= {used[0].group}:
         index = index_file(sources[0], progress=progress, cancelled=cancelled,
                            batch_bytes=batch_bytes, offset_ns=clocks[0].offset_ns,
@@ -105,6 +109,15 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
         except cache.CacheNotWritten as exc:
             index.meta["cache_error"] = str(exc)
     return index
+
+
+def _sidecars(databases: list[str]) -> list[str]:
+    """The -wal and -journal files beside these SQLite exports that exist now."""
+    if not databases:
+        return []
+    from proftui.core.dbfile import sidecars
+
+    return [p for path in databases for p in sidecars(path)]
 
 
 def _identities(paths: list[str]) -> list[FileIdentity]:
@@ -181,6 +194,12 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                  memory: dict[str, list[str]] | None = None) -> TraceIndex:
     """Index several files into one index (tracks of each file qualified by its group), with
     the counters of each group's memory CSVs (see core.importers.memory_csv)."""
+    from proftui.core.build import TraceBuilder
+    from proftui.core.diagnostics import Diagnostics
+    from proftui.core.importers.ascend_db import import_db
+    from proftui.core.importers.chrome_json import BatchRecord
+    from proftui.core.importers.memory_csv import add_memory_csvs
+
     diagnostics = Diagnostics()
     builder = TraceBuilder(diagnostics)
     memory = memory or {}
@@ -275,6 +294,8 @@ def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
     """One trace file into `builder`: merged from what a worker read, else read here (also
     when the worker failed: its problems are then counted here). None when it is not a
     trace (counted as an unreadable file)."""
+    from proftui.core.importers.chrome_json import ChromeJsonReader
+
     reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes)
     if pooled is not None and "error" not in pooled[1]:
         got = pooled[1]
@@ -293,7 +314,7 @@ def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
 
 def index_file(source: ByteSource, *, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None,
-               batch_bytes: int = BATCH_BYTES, workers: int | None = None,
+               batch_bytes: int | None = None, workers: int | None = None,
                offset_ns: int = 0, memory_files: Sequence[str] = ()) -> TraceIndex:
     """Index one trace file, without the cache; `offset_ns` is added to every timestamp;
     the counters of `memory_files` (its rank's memory CSVs) join it.
@@ -301,6 +322,12 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
     A large uncompressed file is split near its middle at a proven event boundary and its
     second half is indexed by a second process, when the machine has a second core.
     """
+    from proftui.core.build import TraceBuilder
+    from proftui.core.diagnostics import Diagnostics
+    from proftui.core.importers.chrome_json import BATCH_BYTES, ChromeJsonReader
+    from proftui.core.importers.memory_csv import add_memory_csvs
+
+    batch_bytes = batch_bytes or BATCH_BYTES
     if workers is None:
         workers = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else (os.cpu_count() or 1))
@@ -326,6 +353,11 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
                     cancelled: Callable[[], bool] | None, batch_bytes: int,
                     offset_ns: int = 0, memory_files: Sequence[str] = ()) -> TraceIndex | None:
     """Index the halves of a plain file in two processes; None if it cannot be split."""
+    from proftui.core.build import TraceBuilder
+    from proftui.core.diagnostics import Diagnostics
+    from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
+    from proftui.core.importers.memory_csv import add_memory_csvs
+
     diagnostics = Diagnostics()
     reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
     # The worker starts a fraction of a second late (a fresh interpreter): give it a little less.
@@ -382,6 +414,10 @@ def _index_region() -> None:
     Arguments: path, start offset, batch bytes, clock offset (ns). Writes the pickled builder
     state to stdout.
     """
+    from proftui.core.build import TraceBuilder
+    from proftui.core.diagnostics import Diagnostics
+    from proftui.core.importers.chrome_json import ChromeJsonReader
+
     path, start, batch_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     try:
         source = ByteSource(path)

@@ -24,6 +24,7 @@ from proftui.core.naming import natural_key
 _SKIP_DIRS = {"data", "FRAMEWORK", "logs", "log", "mindstudio_profiler_log", "__pycache__",
               ".git", "sqlite"}
 _MAX_DEPTH = 8
+DB_KIND = "ascend_db"  # the kind of timeline discovery names a SQLite export
 _MSPROF = re.compile(r"^msprof(_\d+)*(_slice_(\d+))?(_\d{14})?\.json$")
 _OLD_TIMELINE = re.compile(r"^(msprof|step_trace|task_time|hccl)_(\d+)_(\d+)_(\d+)\.json$")
 _STAMP = re.compile(r"(_slice_\d+)?(_\d{14})?$")
@@ -280,7 +281,7 @@ def _classify_databases(paths: list[str], layout: ProfileLayout, kinds: set[str]
                 chosen.append(path)
                 kinds.add("msprof (CANN 8 msprof_*.db)")
     for path in chosen:
-        layout.timelines.append(TimelineFile(path, "", ascend_db.DB_KIND))
+        layout.timelines.append(TimelineFile(path, "", DB_KIND))
         layout.skipped += [(f"{path}: {what}", why) for what, why in
                            ascend_db.schema_notes(path)]
         here = os.path.dirname(path)
