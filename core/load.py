@@ -7,6 +7,7 @@ import pickle
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,6 +57,58 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     cannot be read or holds no trace or no such run, and
     :class:`~proftui.core.errors.Cancelled` when `cancelled` returns True during indexing.
     """
+    opening = _opening(path, run, use_cache)
+    layout, sources, used, clocks, memory = (opening.layout, opening.sources, opening.used,
+                                             opening.clocks, opening.memory)
+    if use_cache:
+        index = _from_cache(opening)
+        if index is not None:
+            return index
+    if batch_bytes is None:
+        from proftui.core.importers.chrome_json import BATCH_BYTES as batch_bytes
+    if len(sources) == 1 and used[0].kind != DB_KIND and set(memory) <= {used[0].group}:
+        index = index_file(sources[0], progress=progress, cancelled=cancelled,
+                           batch_bytes=batch_bytes, offset_ns=clocks[0].offset_ns,
+                           memory_files=memory.get(used[0].group, ()))
+    else:
+        index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes, memory)
+    _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
+    if len(sources) > 1:
+        _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
+    index.meta["profile"] = describe(layout)
+    if not use_cache:
+        index.meta["no_cache"] = True  # its summary tables are read afresh too (overview)
+    if use_cache and (sources or memory):
+        try:
+            cache.store(index, opening.identities, opening.options, opening.read_start_ns)
+        except cache.CacheNotWritten as exc:
+            index.meta["cache_error"] = str(exc)
+    return index
+
+
+def cached_trace(path: str, run: int | None = None) -> TraceIndex | None:
+    """The index of a trace file or profile directory (run `run` of a folder of several) from
+    the cache, when it holds a current one; None otherwise: nothing is indexed. Raises as
+    :func:`load_trace` does for a path that cannot be opened."""
+    return _from_cache(_opening(path, run, use_cache=True))
+
+
+@dataclass
+class _Opening:
+    """What a path opens: its layout, the timelines that can be read (with their clocks) and
+    the memory CSVs joining them, and what identifies them in the cache."""
+
+    layout: ProfileLayout
+    sources: list[ByteSource]
+    used: list[TimelineFile]
+    clocks: list[ClockOffset]
+    memory: dict[str, list[str]]
+    identities: list[FileIdentity]
+    options: str
+    read_start_ns: int  # when reading them began (see cache.settle); 0 without the cache
+
+
+def _opening(path: str, run: int | None, use_cache: bool) -> _Opening:
     layout = open_run(path, run)
     # A SQLite export's -wal or -journal holds some of its content: part of its identity; so
     # do the memory CSVs whose counters join their rank's timeline.
@@ -81,33 +134,19 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     # The clocks are in the key: a start_info that changes re-indexes the profile.
     options = cache.json_bytes([[t.group, t.kind, c.offset_ns, c.describe()]
                                 for t, c in zip(used, clocks)]).decode()
-    if use_cache and (sources or memory):
-        try:
-            index = cache.load(identities, options)
-            index.meta["from_cache"] = True
-            index.meta["profile"] = describe(layout)
-            return index
-        except cache.CacheMiss:
-            pass
-    if batch_bytes is None:
-        from proftui.core.importers.chrome_json import BATCH_BYTES as batch_bytes
-    if len(sources) == 1 and used[0].kind != DB_KIND and set(memory) <= {used[0].group}:
-        index = index_file(sources[0], progress=progress, cancelled=cancelled,
-                           batch_bytes=batch_bytes, offset_ns=clocks[0].offset_ns,
-                           memory_files=memory.get(used[0].group, ()))
-    else:
-        index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes, memory)
-    _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
-    if len(sources) > 1:
-        _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
-    index.meta["profile"] = describe(layout)
-    if not use_cache:
-        index.meta["no_cache"] = True  # its summary tables are read afresh too (overview)
-    if use_cache and (sources or memory):
-        try:
-            cache.store(index, identities, options, read_start_ns)
-        except cache.CacheNotWritten as exc:
-            index.meta["cache_error"] = str(exc)
+    return _Opening(layout, sources, used, clocks, memory, identities, options, read_start_ns)
+
+
+def _from_cache(opening: _Opening) -> TraceIndex | None:
+    """The cached index of what `opening` opens; None when there is none that is current."""
+    if not (opening.sources or opening.memory):
+        return None
+    try:
+        index = cache.load(opening.identities, opening.options)
+    except cache.CacheMiss:
+        return None
+    index.meta["from_cache"] = True
+    index.meta["profile"] = describe(opening.layout)
     return index
 
 

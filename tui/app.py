@@ -8,7 +8,9 @@ search (`/`, `n`, `N`) and going to an iteration (`g`).
 from __future__ import annotations
 
 import re
+import threading
 import time
+from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +66,9 @@ TIMELINE_KEYS = (("w", "zoom_in", "Zoom in"), ("s", "zoom_out", "Zoom out"),
                  ("a", "pan_left", "Pan left"), ("d", "pan_right", "Pan right"),
                  ("0", "reset", "Show everything"), ("f", "fit", "Fit selection"))
 
+# How long the overview waits for the first frame before it is read anyway.
+FIRST_FRAME_WAIT_S = 1.0
+
 if TYPE_CHECKING:
     from proftui.tui.export_dialog import ExportJob, ExportRequest
 
@@ -113,8 +118,11 @@ class ProftuiApp(BaseApp):
     ]
 
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
-                 run: int | None = None) -> None:
+                 run: int | None = None, cached: Future | None = None) -> None:
+        """`cached`, when given, is reading the index and its rows from the cache already
+        (see :func:`proftui.tui.commands.open.read_cached`)."""
         self.path = path
+        self._cached = cached
         self.run_number = run  # of a folder holding several runs; None until one is chosen
         self.use_cache = use_cache
         self.index: TraceIndex | None = None
@@ -127,6 +135,7 @@ class ProftuiApp(BaseApp):
         self.hidden_tracks = 0  # said first on the status line while there are any
         self._diagnostics_text = ""
         self.first_paint_s: float | None = None
+        self._first_frame = threading.Event()  # set once the timeline is first painted
         self.match_count = 0
         self._prompt_mode = ""
         self._choosing_run = False
@@ -172,11 +181,24 @@ class ProftuiApp(BaseApp):
 
     @work(thread=True, exclusive=True)
     def load_index(self) -> None:
-        """Index (or reopen from the cache) in a thread; the UI stays live."""
+        """Index (or reopen from the cache) in a thread; the UI stays live. The timeline is
+        shown as soon as the index and its rows are there; the overview (the tracks' roles,
+        the summary tables, the iterations) is read once it is painted, and fills the panes."""
         try:
-            index = load_trace(self.path, run=self.run_number, use_cache=self.use_cache,
-                               progress=self._report_progress, cancelled=self._cancel.is_set)
-            rows = rows_for(index)
+            cached, self._cached = self._cached, None  # (a run chosen later is loaded here)
+            opened = cached.result() if cached is not None else None
+            if opened is not None:
+                index, rows = opened
+            else:
+                index = load_trace(self.path, run=self.run_number, use_cache=self.use_cache,
+                                   progress=self._report_progress,
+                                   cancelled=self._cancel.is_set)
+                rows = rows_for(index)
+            if index.meta.get("sources"):  # (a profile of summary tables only has none)
+                self._first_frame.clear()
+                self.call_from_thread(self._show_timeline_first, index, rows)
+                # Not sooner: this thread would take turns with the painting one.
+                self._first_frame.wait(FIRST_FRAME_WAIT_S)
             summary, tables, iterations = read_overview(index)
         except Cancelled:
             self.call_from_thread(self._show_status, "Loading cancelled (press q to quit).")
@@ -256,6 +278,17 @@ class ProftuiApp(BaseApp):
         self.query_one(ProgressBar).display = False
         self._error(f"Cannot open this trace: {safe(message)}")
 
+    def _show_timeline_first(self, index: TraceIndex, rows: RowIndex) -> None:
+        """The first frame: the timeline of the index, before its overview is read."""
+        self.index, self.rows = index, rows
+        self._loading = False  # nothing left to cancel: Esc is the focused widget's again
+        self.query_one(ProgressBar).display = False
+        self._status(self._overview_status())
+        timeline = self.query_one(Timeline)
+        timeline.show(index, rows, utilisation=False)  # (it needs the tables)
+        timeline.focus()
+        self.call_after_refresh(self._painted)
+
     def _show_index(self, index: TraceIndex, rows: RowIndex, summary: dict[str, Any],
                     tables: list[Table], iterations: list[Iteration]) -> None:
         self.index, self.rows, self.summary = index, rows, summary
@@ -271,9 +304,7 @@ class ProftuiApp(BaseApp):
         if summary["sources"]:
             marks = [IterationMark(it.number, it.start_ns, it.end_ns)
                      for it in self.iterations if it.start_ns >= 0 and it.dur_ns >= 0]
-            timeline.show(index, rows, marks, tables)
-            timeline.focus()
-            self.call_after_refresh(self._painted)
+            timeline.show_overview(marks, tables)
             self.query_one(OpsPane).show_trace(index, self.iterations, tables)
         else:
             timeline.display = False
@@ -354,19 +385,23 @@ class ProftuiApp(BaseApp):
 
     def _painted(self) -> None:
         self.first_paint_s = time.monotonic() - self._started
+        self._first_frame.set()
 
     def _overview_status(self) -> str:
-        summary = self.summary or {}
+        """What the index holds, in a line (from the index alone: it is shown with the first
+        frame, before the overview is read)."""
+        index = self.index
+        assert index is not None
         # Damage only: notes (flows without a partner ...) are normal output, listed under D.
-        n_problems = self.index.diagnostics.damage if self.index is not None else 0
+        n_problems = index.diagnostics.damage
         problems = (f"; {_count(n_problems, 'import problem', 'import problems')} (D)"
                     if n_problems else "; no import problems")
-        tables = (summary.get("profile") or {}).get("tables", [])
-        if summary.get("sources"):
-            return (f"{fmt_count(summary['slices'])} slices over "
-                    f"{fmt_duration(summary['duration_ns'])}, "
-                    f"{_count(len(summary['processes']), 'process', 'processes')}{problems}"
+        if index.meta.get("sources"):
+            return (f"{fmt_count(index.n_slices)} slices over "
+                    f"{fmt_duration(index.end_ns - index.start_ns)}, "
+                    f"{_count(index.n_processes, 'process', 'processes')}{problems}"
                     "  (? keys)")
+        tables = (index.meta.get("profile") or {}).get("tables", [])
         return f"No timeline in this profile; {len(tables)} summary tables{problems}"
 
     # -- details --------------------------------------------------------------------------------
@@ -420,7 +455,9 @@ class ProftuiApp(BaseApp):
                                 "expression); Enter finds, Esc cancels")
 
     def action_goto_iteration(self) -> None:
-        if self.iterations:
+        if self.index is not None and self.summary is None:
+            self._status("The iterations are still being found: try again in a moment.")
+        elif self.iterations:
             numbers = [it.number for it in self.iterations]
             self._ask("iteration", f"iteration number ({min(numbers)} to {max(numbers)}); "
                                    "Enter goes there, Esc cancels")
