@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
+# Each timeline of a profile of several, as its indexing begins: (its number from 1, how many
+# there are, its name: the group (rank or device) and the file's name).
+FileProgress = Callable[[int, int, str], None]
 
 _KEPT_METADATA = ("displayTimeUnit", "baseTimeNanoseconds", "schemaVersion", "traceName",
                   "distributedInfo", "span_indx", "trace_id")
@@ -44,9 +47,11 @@ _KEPT_METADATA = ("displayTimeUnit", "baseTimeNanoseconds", "schemaVersion", "tr
 
 def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
                progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
-               batch_bytes: int | None = None) -> TraceIndex:
+               batch_bytes: int | None = None,
+               file_progress: FileProgress | None = None) -> TraceIndex:
     """Open a trace file or a profile directory: from the cache, else by indexing it
-    (`batch_bytes` at a time; None: the parser's default).
+    (`batch_bytes` at a time; None: the parser's default), saying how far it got to
+    `progress` and, of a profile of several timelines, which one it is at to `file_progress`.
 
     A directory is one profile: its timelines (see :mod:`proftui.core.profile`) are indexed
     together, each rank or device a group of tracks; `meta["profile"]` says what was found,
@@ -71,7 +76,8 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
                            batch_bytes=batch_bytes, offset_ns=clocks[0].offset_ns,
                            memory_files=memory.get(used[0].group, ()))
     else:
-        index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes, memory)
+        index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes, memory,
+                             file_progress)
     _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
     if len(sources) > 1:
         _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
@@ -230,9 +236,11 @@ def _note_mixed_clocks(index: TraceIndex, sources: list[ByteSource],
 def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                  clocks: list[ClockOffset], progress: Progress | None,
                  cancelled: Callable[[], bool] | None, batch_bytes: int,
-                 memory: dict[str, list[str]] | None = None) -> TraceIndex:
+                 memory: dict[str, list[str]] | None = None,
+                 file_progress: FileProgress | None = None) -> TraceIndex:
     """Index several files into one index (tracks of each file qualified by its group), with
-    the counters of each group's memory CSVs (see core.importers.memory_csv)."""
+    the counters of each group's memory CSVs (see core.importers.memory_csv); each file is
+    named to `file_progress` as it is begun."""
     from proftui.core.build import TraceBuilder
     from proftui.core.diagnostics import Diagnostics
     from proftui.core.importers.ascend_db import import_db
@@ -255,6 +263,10 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     try:
         with indexing():
             for number, (source, timeline, clock) in enumerate(zip(sources, timelines, clocks)):
+                if file_progress is not None:
+                    name = os.path.basename(timeline.path)
+                    file_progress(number + 1, len(sources),
+                                  f"{timeline.group} ({name})" if timeline.group else name)
                 builder.tracks.set_group(timeline.group if grouped else None)
                 builder.time_offset_ns = clock.offset_ns
                 builder.ref_base = next_ordinal  # events of all files number on

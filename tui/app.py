@@ -136,6 +136,7 @@ class ProftuiApp(BaseApp):
         self._diagnostics_text = ""
         self.first_paint_s: float | None = None
         self._first_frame = threading.Event()  # set once the timeline is first painted
+        self._indexing_file = ""  # of a profile of several timelines: which one is indexed
         self.match_count = 0
         self._prompt_mode = ""
         self._choosing_run = False
@@ -192,7 +193,8 @@ class ProftuiApp(BaseApp):
             else:
                 index = load_trace(self.path, run=self.run_number, use_cache=self.use_cache,
                                    progress=self._report_progress,
-                                   cancelled=self._cancel.is_set)
+                                   cancelled=self._cancel.is_set,
+                                   file_progress=self._report_file)
                 rows = rows_for(index)
             if index.meta.get("sources"):  # (a profile of summary tables only has none)
                 self._first_frame.clear()
@@ -240,11 +242,17 @@ class ProftuiApp(BaseApp):
     def _report_progress(self, done: int, total: int, events: int) -> None:
         self.call_from_thread(self._update_progress, done, total, events)
 
+    def _report_file(self, number: int, of: int, name: str) -> None:
+        if of > 1:
+            self.call_from_thread(setattr, self, "_indexing_file",
+                                  f"{safe(name)}, {number} of {of} files; ")
+
     def _update_progress(self, done: int, total: int, events: int) -> None:
         self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
         elapsed = max(time.monotonic() - self._started, 1e-3)
-        self._status(f"Indexing {safe(self.path)}: {done / 1e6:,.0f} of {total / 1e6:,.0f} MB, "
-                     f"{fmt_count(events)} events, {done / 1e6 / elapsed:,.0f} MB/s (Esc cancels)")
+        self._status(f"Indexing {safe(self.path)}: {self._indexing_file}{done / 1e6:,.0f} of "
+                     f"{total / 1e6:,.0f} MB, {fmt_count(events)} events, "
+                     f"{done / 1e6 / elapsed:,.0f} MB/s (Esc cancels)")
 
     def _status(self, text: str) -> None:
         """The status line: a message, then which window the ops numbers describe."""

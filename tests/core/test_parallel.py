@@ -128,3 +128,22 @@ def test_cancelling_stops_the_workers(tmp_path, monkeypatch) -> None:
     with pytest.raises(Cancelled):
         load_trace(str(_rank_folder(tmp_path)), use_cache=False, cancelled=lambda: True)
     assert pools and all(p.poll() is not None for p in pools[0]._procs)
+
+
+def test_each_rank_is_named_as_its_indexing_begins(tmp_path, monkeypatch) -> None:
+    """Of a folder of ranks, file_progress hears which rank is next and how many there are,
+    in order, read by worker processes or here; bytes and events still go to progress."""
+    from proftui.core import load as loading
+
+    root = _rank_folder(tmp_path)
+    expected = [(n + 1, 4, f"rank {n} (trace_view.json)") for n in range(4)]
+    monkeypatch.setattr(loading, "POOL_MIN_BYTES", 0)
+    for workers in (2, 1):
+        monkeypatch.setattr(loading, "worker_count", lambda n, w=workers: w)
+        begun: list[tuple[int, int, str]] = []
+        done: list[int] = []
+        load_trace(str(root), use_cache=False, batch_bytes=4096,
+                   file_progress=lambda *args: begun.append(args),
+                   progress=lambda read, total, events: done.append(read))
+        assert begun == expected
+        assert done and done == sorted(done)

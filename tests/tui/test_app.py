@@ -329,3 +329,22 @@ async def test_an_index_read_from_the_cache_beforehand_is_shown_as_it_is(monkeyp
         assert app.error is None and app.index is index and app.rows is rows
         status = str(app.query_one("#status", Static).render())
         assert "200 slices over 26.447 ms, 2 processes; no import problems" in status
+
+
+async def test_indexing_a_folder_of_ranks_names_each_rank_on_the_status_line(
+        tmp_path, monkeypatch) -> None:
+    from cluster_inputs import rank_folders
+
+    root = rank_folders(tmp_path, [[110, 140], [160, 110], [120, 120]])
+    app = ProftuiApp(root)
+    said: list[str] = []
+    real_status = app._status
+    monkeypatch.setattr(app, "_status", lambda text: said.append(text) or real_status(text))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.error is None and app.index is not None
+    indexing = [text for text in said if text.startswith("Indexing")]
+    for rank in range(3):
+        assert any(f"rank {rank} (trace_view.json), {rank + 1} of 3 files; " in text
+                   for text in indexing), indexing

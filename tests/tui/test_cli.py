@@ -141,3 +141,26 @@ def test_info_json_lists_ranks_in_natural_order(tmp_path, capsys) -> None:
     assert [p["group"] for p in data["processes"]] == order
     assert [s["group"] for s in data["sources"]] == order
     assert [t["group"] for t in data["profile"]["tables"]] == order
+
+
+def test_indexing_a_folder_of_ranks_names_each_rank_on_the_bar(tmp_path, monkeypatch) -> None:
+    """On a terminal, `proftui index` of a folder of ranks says which rank it is at and how
+    many of how many (the bar is drawn on stderr, and only on a terminal)."""
+    import io
+
+    from cluster_inputs import rank_folders
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    root = rank_folders(tmp_path, [[110, 140], [160, 110], [120, 120]])
+    stderr = Terminal()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    monkeypatch.setenv("COLUMNS", "160")
+    assert main(["index", root]) == 0
+    assert "indexing 3 of 3: rank 2 (trace_view.json)" in stderr.getvalue()
+    piped = io.StringIO()  # not a terminal: no bar
+    monkeypatch.setattr(sys, "stderr", piped)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert main(["info", "--no-cache", root]) == 0 and piped.getvalue() == ""
