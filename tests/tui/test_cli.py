@@ -164,3 +164,21 @@ def test_indexing_a_folder_of_ranks_names_each_rank_on_the_bar(tmp_path, monkeyp
     monkeypatch.setattr(sys, "stderr", piped)
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert main(["info", "--no-cache", root]) == 0 and piped.getvalue() == ""
+
+
+def test_the_command_line_imports_textual_only_to_open_the_app() -> None:
+    """`proftui PATH` reads the cache while the app's modules (Textual's) are imported: until
+    then nothing imports them, nor the headless commands or the indexing code."""
+    code = ("import sys\n"
+            "import proftui.tui.cli, proftui.tui.commands.open\n"
+            "from proftui.themes import DEFAULT_THEME, THEME_NAMES, palette_for\n"
+            "palette_for(THEME_NAMES['light'])\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')\n"
+            "             or m.startswith(('proftui.tui.commands.info', 'proftui.core.build'))))\n"
+            "from proftui.themes import THEMES\n"
+            "print(sorted(THEMES), THEMES[DEFAULT_THEME][0].name)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "[]", "['proftui-contrast', 'proftui-dark', 'proftui-light'] proftui-dark"]
