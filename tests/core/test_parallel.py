@@ -143,7 +143,7 @@ def test_each_rank_is_named_as_its_indexing_begins(tmp_path, monkeypatch) -> Non
         begun: list[tuple[int, int, str]] = []
         done: list[int] = []
         load_trace(str(root), use_cache=False, batch_bytes=4096,
-                   file_progress=lambda *args: begun.append(args),
-                   progress=lambda read, total, events: done.append(read))
+                   file_progress=lambda *args, into=begun: into.append(args),
+                   progress=lambda read, total, events, into=done: into.append(read))
         assert begun == expected
         assert done and done == sorted(done)
