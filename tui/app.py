@@ -23,9 +23,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
-from proftui.core.analysis.advise import Advice, advise
-from proftui.core.analysis.breakdown import Breakdown, breakdown
-from proftui.core.analysis.cluster import cluster
 from proftui.core.importers.csv_summary import Table
 from proftui.core.iterations import Iteration, Iterations
 from proftui.core.overview import read_overview
@@ -70,6 +67,8 @@ TIMELINE_KEYS = (("w", "zoom_in", "Zoom in"), ("s", "zoom_out", "Zoom out"),
 FIRST_FRAME_WAIT_S = 1.0
 
 if TYPE_CHECKING:
+    from proftui.core.analysis.advise import Advice
+    from proftui.core.analysis.breakdown import Breakdown
     from proftui.tui.export_dialog import ExportJob, ExportRequest
 
 
@@ -335,6 +334,11 @@ class ProftuiApp(BaseApp):
         """The steps' breakdown, the advisor's findings and the ranks compared, off the UI
         thread."""
         try:
+            # Imported here, off the first frame's path.
+            from proftui.core.analysis.advise import advise
+            from proftui.core.analysis.breakdown import breakdown
+            from proftui.core.analysis.cluster import cluster
+
             found = breakdown(index, iterations, tables)
             advice = advise(index, iterations, tables)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - the rest of the app stays usable
