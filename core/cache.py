@@ -23,8 +23,9 @@ reopening an index and its timeline rows: 2.4 M slices (134 MB) 53 ms against 6 
 the check, 9.6 M slices (536 MB) 168 against 6 ms, which moved the first frame of the
 latter from 1.34 to 1.44 s (an empty Textual app: 0.23 s). On a cold page cache the check
 reads the whole files (+0.5 s for the 536 MB) where the first frame alone reads part. To hide
-it, a caller could open the index in a thread while the app starts (the check is in C,
-beside the GIL): nothing is shown before it ends either way.
+it, `proftui PATH` opens the index (and its rows) in a thread while the app's modules are
+imported and its widgets built (the check is in C, beside the GIL; see
+bench/bench_reopen.py): nothing is shown before it ends either way.
 
 A write within the time-stamp tick of the previous one leaves a file's identity unchanged, so
 an index is stored only when its sources were read from a tick after their last change on (see

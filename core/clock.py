@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import orjson
 
-from proftui.core.sources import ByteSource
+from proftui.core.sources import ByteSource, FileIdentity
 
 if TYPE_CHECKING:
     from proftui.core.index import TraceIndex
@@ -97,7 +97,19 @@ def _start_info_offset(device_dir: str, source: ByteSource) -> ClockOffset:
     return ClockOffset(offset, f"monotonic -> wall via {where}")
 
 
+# Offsets found by _kineto_offset, by the identity of the file read: discovery (finding the
+# runs of a folder) and loading both ask, and reading a head costs a few ms a file.
+_KINETO_OFFSETS: dict[FileIdentity, ClockOffset] = {}
+
+
 def _kineto_offset(source: ByteSource) -> ClockOffset:
+    found = _KINETO_OFFSETS.get(source.identity)
+    if found is None:
+        found = _KINETO_OFFSETS[source.identity] = _read_kineto_offset(source)
+    return found
+
+
+def _read_kineto_offset(source: ByteSource) -> ClockOffset:
     head = _head(source)
     events_at = head.find(b'"traceEvents"')
     # Kineto writes its top-level keys before traceEvents; only those count (not an arg).

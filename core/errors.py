@@ -11,3 +11,11 @@ class NotATraceError(ProftuiError):
 
 class Cancelled(ProftuiError):
     """A load was cancelled by the caller."""
+
+
+class ExportError(ProftuiError):
+    """The export could not be written (a directory, no such folder, no permission, disk full)."""
+
+
+class ExportExists(ExportError):
+    """The target file exists and `overwrite` is False."""

@@ -34,7 +34,7 @@ import orjson
 
 from proftui.core.aggregate import GroupWindows, group_bounds
 from proftui.core.clock import file_offsets
-from proftui.core.errors import ProftuiError
+from proftui.core.errors import ExportError, ExportExists, ProftuiError
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import capture_start_ns
@@ -54,14 +54,6 @@ _DOT_THREE = ["." + t for t in _THREE]
 _MISSING_TS = np.iinfo(np.int64).min
 _HEADER_UNIT = re.compile(r"\(([^()]*)\)\s*$")  # "Task Start Time(us)" -> us
 Progress = Callable[[int, int], None]  # (rows written, rows in all)
-
-
-class ExportError(ProftuiError):
-    """The export could not be written (a directory, no such folder, no permission, disk full)."""
-
-
-class ExportExists(ExportError):
-    """The target file exists and `overwrite` is False."""
 
 
 @dataclass

@@ -70,6 +70,10 @@ class TraceIndex:
         return len(self.arrays["tracks.kind"])
 
     @property
+    def n_processes(self) -> int:
+        return len(self.arrays["processes.pid"])
+
+    @property
     def start_ns(self) -> int:
         return int(self.meta.get("start_ns", 0))
 

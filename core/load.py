@@ -7,12 +7,12 @@ import pickle
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from proftui.core import cache
-from proftui.core.build import TraceBuilder
 from proftui.core.clock import (
     OWN_CLOCK,
     WALL_CLOCK,
@@ -21,8 +21,6 @@ from proftui.core.clock import (
     first_ts_ns,
     offset_for,
 )
-from proftui.core.dbfile import sidecars
-from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import NotATraceError, ProftuiError
 from proftui.core.file_pool import (
     POOL_MIN_BYTES,
@@ -31,17 +29,24 @@ from proftui.core.file_pool import (
     worker_count,
     worker_read,
 )
-from proftui.core.importers.ascend_db import DB_KIND, import_db
-from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
-from proftui.core.importers.memory_csv import add_memory_csvs, memory_csvs
+from proftui.core.importers.memory_csv import memory_csvs
 from proftui.core.index import TraceIndex
 from proftui.core.memory import indexing
-from proftui.core.profile import ProfileLayout, TimelineFile, discover
+from proftui.core.profile import DB_KIND, ProfileLayout, TimelineFile, discover
 from proftui.core.runs import open_run
 from proftui.core.seek_cache import store_seek_points
 from proftui.core.sources import ByteSource, FileIdentity
 
+# What indexing needs (the parser, msgspec, the builder, SQLite) is imported when a trace is
+# indexed, not to reopen one from the cache (see bench/bench_reopen.py).
+if TYPE_CHECKING:
+    from proftui.core.build import TraceBuilder
+    from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
+
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
+# Each timeline of a profile of several, as its indexing begins: (its number from 1, how many
+# there are, its name: the group (rank or device) and the file's name).
+FileProgress = Callable[[int, int, str], None]
 
 _KEPT_METADATA = ("displayTimeUnit", "baseTimeNanoseconds", "schemaVersion", "traceName",
                   "distributedInfo", "span_indx", "trace_id")
@@ -56,13 +61,19 @@ def check_openable(path: str) -> None:
     counted, never fatal."""
     discover(path)
     if not os.path.isdir(path):
+        from proftui.core.diagnostics import Diagnostics
+        from proftui.core.importers.chrome_json import ChromeJsonReader
+
         ChromeJsonReader(ByteSource(path), Diagnostics()).check_head()
 
 
 def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
                progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
-               batch_bytes: int = BATCH_BYTES) -> TraceIndex:
-    """Open a trace file or a profile directory: from the cache, else by indexing it.
+               batch_bytes: int | None = None,
+               file_progress: FileProgress | None = None) -> TraceIndex:
+    """Open a trace file or a profile directory: from the cache, else by indexing it
+    (`batch_bytes` at a time; None: the parser's default), saying how far it got to
+    `progress` and, of a profile of several timelines, which one it is at to `file_progress`.
 
     A directory is one profile: its timelines (see :mod:`proftui.core.profile`) are indexed
     together, each rank or device a group of tracks; `meta["profile"]` says what was found,
@@ -73,10 +84,57 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     cannot be read or holds no trace or no such run, and
     :class:`~proftui.core.errors.Cancelled` when `cancelled` returns True during indexing.
     """
+    opening = _opening(path, run, use_cache)
+    sources, used, clocks = opening.sources, opening.used, opening.clocks
+    if use_cache:
+        index = _from_cache(opening)
+        if index is not None:
+            return index
+    index = index_files(sources, used, clocks, progress=progress, cancelled=cancelled,
+                        batch_bytes=batch_bytes, memory=opening.memory,
+                        file_progress=file_progress)
+    _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
+    if len(sources) > 1:
+        _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
+    index.meta["profile"] = describe(opening.layout)
+    if not use_cache:
+        index.meta["no_cache"] = True  # its summary tables are read afresh too (overview)
+    if use_cache and (sources or opening.memory):
+        try:
+            cache.store(index, opening.identities, opening.options, opening.read_start_ns)
+            store_seek_points(index, sources)
+        except cache.CacheNotWritten as exc:
+            index.meta["cache_error"] = str(exc)
+    return index
+
+
+def cached_trace(path: str, run: int | None = None) -> TraceIndex | None:
+    """The index of a trace file or profile directory (run `run` of a folder of several) from
+    the cache, when it holds a current one; None otherwise: nothing is indexed. Raises as
+    :func:`load_trace` does for a path that cannot be opened."""
+    return _from_cache(_opening(path, run, use_cache=True))
+
+
+@dataclass
+class _Opening:
+    """What a path opens: its layout, the timelines that can be read (with their clocks) and
+    the memory CSVs joining them, and what identifies them in the cache."""
+
+    layout: ProfileLayout
+    sources: list[ByteSource]
+    used: list[TimelineFile]
+    clocks: list[ClockOffset]
+    memory: dict[str, list[str]]
+    identities: list[FileIdentity]
+    options: str
+    read_start_ns: int  # when reading them began (see cache.settle); 0 without the cache
+
+
+def _opening(path: str, run: int | None, use_cache: bool) -> _Opening:
     layout = open_run(path, run)
     # A SQLite export's -wal or -journal holds some of its content: part of its identity; so
     # do the memory CSVs whose counters join their rank's timeline.
-    side = [p for t in layout.timelines if t.kind == DB_KIND for p in sidecars(t.path)]
+    side = _sidecars([t.path for t in layout.timelines if t.kind == DB_KIND])
     memory = memory_csvs(layout)
     side += [p for paths in memory.values() for p in paths]
     # Before the files are opened (their first bytes tell gzip from plain): see cache.settle.
@@ -98,29 +156,29 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     # The clocks are in the key: a start_info that changes re-indexes the profile.
     options = cache.json_bytes([[t.group, t.kind, c.offset_ns, c.describe()]
                                 for t, c in zip(used, clocks)]).decode()
-    if use_cache and (sources or memory):
-        try:
-            index = cache.load(identities, options)
-            index.meta["from_cache"] = True
-            index.meta["profile"] = describe(layout)
-            return index
-        except cache.CacheMiss:
-            pass
-    index = index_files(sources, used, clocks, progress=progress, cancelled=cancelled,
-                        batch_bytes=batch_bytes, memory=memory)
-    _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
-    if len(sources) > 1:
-        _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
-    index.meta["profile"] = describe(layout)
-    if not use_cache:
-        index.meta["no_cache"] = True  # its summary tables are read afresh too (overview)
-    if use_cache and (sources or memory):
-        try:
-            cache.store(index, identities, options, read_start_ns)
-            store_seek_points(index, sources)
-        except cache.CacheNotWritten as exc:
-            index.meta["cache_error"] = str(exc)
+    return _Opening(layout, sources, used, clocks, memory, identities, options, read_start_ns)
+
+
+def _from_cache(opening: _Opening) -> TraceIndex | None:
+    """The cached index of what `opening` opens; None when there is none that is current."""
+    if not (opening.sources or opening.memory):
+        return None
+    try:
+        index = cache.load(opening.identities, opening.options)
+    except cache.CacheMiss:
+        return None
+    index.meta["from_cache"] = True
+    index.meta["profile"] = describe(opening.layout)
     return index
+
+
+def _sidecars(databases: list[str]) -> list[str]:
+    """The -wal and -journal files beside these SQLite exports that exist now."""
+    if not databases:
+        return []
+    from proftui.core.dbfile import sidecars
+
+    return [p for path in databases for p in sidecars(path)]
 
 
 def _identities(paths: list[str]) -> list[FileIdentity]:
@@ -193,9 +251,9 @@ def _note_mixed_clocks(index: TraceIndex, sources: list[ByteSource],
 
 def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                 clocks: list[ClockOffset], *, progress: Progress | None = None,
-                cancelled: Callable[[], bool] | None = None, batch_bytes: int = BATCH_BYTES,
-                memory: dict[str, list[str]] | None = None,
-                workers: int | None = None) -> TraceIndex:
+                cancelled: Callable[[], bool] | None = None, batch_bytes: int | None = None,
+                memory: dict[str, list[str]] | None = None, workers: int | None = None,
+                file_progress: FileProgress | None = None) -> TraceIndex:
     """Index the timeline files of a profile into one index, without the cache: the tracks of
     each file qualified by its group when there are several groups, with the counters of each
     group's memory CSVs (see core.importers.memory_csv).
@@ -203,8 +261,16 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     A lone trace file (no other group's memory CSVs beside it) is the profile: when it is not
     a trace its own sentence is raised rather than counted, and a large uncompressed one is
     split near its middle at a proven event boundary, its second half indexed by a second
-    process, when `workers` (default: the cores, at most 2) allows it.
+    process, when `workers` (default: the cores, at most 2) allows it. Each file of several
+    is named to `file_progress` as it is begun; `batch_bytes` None is the parser's default.
     """
+    from proftui.core.build import TraceBuilder
+    from proftui.core.diagnostics import Diagnostics
+    from proftui.core.importers.ascend_db import import_db
+    from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord
+    from proftui.core.importers.memory_csv import add_memory_csvs
+
+    batch_bytes = batch_bytes or BATCH_BYTES
     memory = memory or {}
     lone = (len(sources) == 1 and timelines[0].kind != DB_KIND
             and set(memory) <= {timelines[0].group})
@@ -239,6 +305,10 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                         progress(base + done, total, events)
 
                 done_before += source.size
+                if file_progress is not None and len(sources) > 1:
+                    name = os.path.basename(timeline.path)
+                    file_progress(number + 1, len(sources),
+                                  f"{timeline.group} ({name})" if timeline.group else name)
                 if timeline.kind == DB_KIND:
                     try:
                         got = import_db(
@@ -309,6 +379,8 @@ def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
     """One trace file into `builder`: merged from what a worker read, else read here (also
     when the worker failed: its problems are then counted here). None when it is not a
     trace (counted as an unreadable file), unless it is `lone`: then that is raised."""
+    from proftui.core.importers.chrome_json import ChromeJsonReader
+
     reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes)
     if pooled is not None and "error" not in pooled[1]:
         got = pooled[1]
@@ -329,7 +401,7 @@ def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
 
 def index_file(source: ByteSource, *, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None,
-               batch_bytes: int = BATCH_BYTES, workers: int | None = None,
+               batch_bytes: int | None = None, workers: int | None = None,
                offset_ns: int = 0, memory_files: Sequence[str] = ()) -> TraceIndex:
     """Index one trace file, without the cache (see :func:`index_files`, of a list of one);
     `offset_ns` is added to every timestamp; the counters of `memory_files` (its rank's
@@ -353,6 +425,11 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
                     cancelled: Callable[[], bool] | None, batch_bytes: int,
                     offset_ns: int = 0, memory_files: Sequence[str] = ()) -> TraceIndex | None:
     """Index the halves of a plain file in two processes; None if it cannot be split."""
+    from proftui.core.build import TraceBuilder
+    from proftui.core.diagnostics import Diagnostics
+    from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
+    from proftui.core.importers.memory_csv import add_memory_csvs
+
     diagnostics = Diagnostics()
     reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
     # The worker starts a fraction of a second late (a fresh interpreter): give it a little less.

@@ -24,6 +24,7 @@ from proftui.core.naming import natural_key
 _SKIP_DIRS = {"data", "FRAMEWORK", "logs", "log", "mindstudio_profiler_log", "__pycache__",
               ".git", "sqlite"}
 _MAX_DEPTH = 8
+DB_KIND = "ascend_db"  # the kind of timeline discovery names a SQLite export
 _MSPROF = re.compile(r"^msprof(_\d+)*(_slice_(\d+))?(_\d{14})?\.json$")
 _OLD_TIMELINE = re.compile(r"^(msprof|step_trace|task_time|hccl)_(\d+)_(\d+)_(\d+)\.json$")
 _STAMP = re.compile(r"(_slice_\d+)?(_\d{14})?$")
@@ -147,7 +148,7 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
     kinds: set[str] = set()
     msprof_dirs: dict[str, list[tuple[int, str]]] = {}  # dir -> (slice number, path)
     old_timeline_dirs: dict[str, list[str]] = {}
-    seen_hashes: dict[str, str] = {}
+    twins = _Twins()
     databases: list[str] = []
     for path in files:
         name = os.path.basename(path)
@@ -194,12 +195,10 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
                 layout.skipped.append((path, "JSON that is not a trace"))
                 continue
             kind = "chrome"
-        digest = _digest(path)
-        if digest in seen_hashes:
-            twin = os.path.relpath(seen_hashes[digest], root)
-            layout.skipped.append((path, f"same content as {twin}"))
+        twin = twins.earlier(path)
+        if twin is not None:
+            layout.skipped.append((path, f"same content as {os.path.relpath(twin, root)}"))
             continue
-        seen_hashes[digest] = path
         kinds.add({"trace_view": "torch_npu (ASCEND_PROFILER_OUTPUT)",
                    "mindspore": "MindSpore profiler", "kineto": "PyTorch Kineto",
                    "chrome": "Chrome trace"}[kind])
@@ -230,12 +229,10 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
             if has_msprof and name.startswith(("task_time_", "hccl_", "step_trace_")):
                 layout.skipped.append((path, "its events are in msprof_*.json too"))
                 continue
-            digest = _digest(path)
-            if digest in seen_hashes:
-                layout.skipped.append(
-                    (path, f"same content as {os.path.relpath(seen_hashes[digest], root)}"))
+            twin = twins.earlier(path)
+            if twin is not None:
+                layout.skipped.append((path, f"same content as {os.path.relpath(twin, root)}"))
                 continue
-            seen_hashes[digest] = path
             layout.timelines.append(TimelineFile(path, "", name.split("_")[0]))
     _classify_databases(databases, layout, kinds)
     _name_by_rank(root, layout)
@@ -288,7 +285,7 @@ def _classify_databases(paths: list[str], layout: ProfileLayout, kinds: set[str]
                 chosen.append(path)
                 kinds.add("msprof (CANN 8 msprof_*.db)")
     for path in chosen:
-        layout.timelines.append(TimelineFile(path, "", ascend_db.DB_KIND))
+        layout.timelines.append(TimelineFile(path, "", DB_KIND))
         layout.skipped += [(f"{path}: {what}", why) for what, why in
                            ascend_db.schema_notes(path)]
         here = os.path.dirname(path)
@@ -370,10 +367,32 @@ def _looks_like_trace(path: str) -> bool:
     return text[:1] == b"[" or (text[:1] == b"{" and b'"traceEvents"' in head)
 
 
-def _digest(path: str) -> str:
-    """Identity of a file's content (size and a hash of its first and last MB)."""
-    size = os.path.getsize(path)
-    h = hashlib.blake2b(str(size).encode(), digest_size=16)
+class _Twins:
+    """Timeline files of the same content (a copy of a rank's output beside it): the same size
+    and the same hash of their first and last MB. Only files of a size seen before are hashed
+    (hashing every rank of a large folder took longer than the rest of its discovery)."""
+
+    def __init__(self) -> None:
+        self._by_size: dict[int, list[tuple[str, str | None]]] = {}  # (path, hash or None)
+
+    def earlier(self, path: str) -> str | None:
+        """The file seen before with the content of `path`, else None (`path` is noted)."""
+        size = os.path.getsize(path)
+        same_size = self._by_size.setdefault(size, [])
+        digest = _digest(path, size) if same_size else None
+        for n, (other, other_digest) in enumerate(same_size):
+            if other_digest is None:
+                other_digest = _digest(other, size)
+                same_size[n] = (other, other_digest)
+            if other_digest == digest:
+                return other
+        same_size.append((path, digest))
+        return None
+
+
+def _digest(path: str, size: int) -> str:
+    """A hash of a file's first and last MB."""
+    h = hashlib.sha256()  # several times faster than BLAKE2 where the CPU has SHA instructions
     with open(path, "rb") as f:
         h.update(f.read(1 << 20))
         if size > 2 << 20:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import functools
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from textual.theme import Theme
+if TYPE_CHECKING:
+    from textual.theme import Theme
 
 # Reserved colour names of the Trace Event Format (`cname`), as catapult defines them (RGB).
 RESERVED_COLOURS: dict[str, tuple[int, int, int]] = {
@@ -119,22 +121,41 @@ CONTRAST = Palette(
     match="#ff00ff", range="#00305a",
 )
 
-THEMES: dict[str, tuple[Theme, Palette]] = {
-    "proftui-dark": (Theme(name="proftui-dark", primary="#5b8fd9", secondary="#8d74c9",
-                           accent="#d98c4a", foreground=DARK.text, background=DARK.background,
-                           surface="#1b1f26", panel="#232a33", warning="#e0b040",
-                           error="#e06070", success="#5fae6e", dark=True), DARK),
-    "proftui-light": (Theme(name="proftui-light", primary="#2f6fc0", secondary="#7056b0",
-                            accent="#c06a20", foreground=LIGHT.text,
-                            background=LIGHT.background, surface="#f2f3f5", panel="#e4e7ec",
-                            warning="#a06000", error="#b02030", success="#2f7f3f",
-                            dark=False), LIGHT),
-    "proftui-contrast": (Theme(name="proftui-contrast", primary="#00a2ff",
-                               secondary="#ff66ff", accent="#ffe600", foreground="#ffffff",
-                               background="#000000", surface="#000000", panel="#1a1a1a",
-                               warning="#ffe600", error="#ff4d6d", success="#00d26a",
-                               dark=True), CONTRAST),
+# Each theme's palette and the colours of its Textual theme (see THEMES).
+_THEME_COLOURS: dict[str, tuple[Palette, dict[str, Any]]] = {
+    "proftui-dark": (DARK, dict(primary="#5b8fd9", secondary="#8d74c9", accent="#d98c4a",
+                                foreground=DARK.text, background=DARK.background,
+                                surface="#1b1f26", panel="#232a33", warning="#e0b040",
+                                error="#e06070", success="#5fae6e", dark=True)),
+    "proftui-light": (LIGHT, dict(primary="#2f6fc0", secondary="#7056b0", accent="#c06a20",
+                                  foreground=LIGHT.text, background=LIGHT.background,
+                                  surface="#f2f3f5", panel="#e4e7ec", warning="#a06000",
+                                  error="#b02030", success="#2f7f3f", dark=False)),
+    "proftui-contrast": (CONTRAST, dict(primary="#00a2ff", secondary="#ff66ff",
+                                        accent="#ffe600", foreground="#ffffff",
+                                        background="#000000", surface="#000000",
+                                        panel="#1a1a1a", warning="#ffe600", error="#ff4d6d",
+                                        success="#00d26a", dark=True)),
 }
+
+
+@functools.cache
+def _textual_themes() -> dict[str, tuple[Theme, Palette]]:
+    from textual.theme import Theme
+
+    return {name: (Theme(name=name, **colours), palette)
+            for name, (palette, colours) in _THEME_COLOURS.items()}
+
+
+def __getattr__(name: str) -> Any:
+    # THEMES (name -> (Textual theme, palette)) is built on first use: naming a theme or
+    # painting with a palette need not import Textual (`proftui PATH` reads the cache
+    # meanwhile).
+    if name == "THEMES":
+        return _textual_themes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 THEME_NAMES = {"dark": "proftui-dark", "light": "proftui-light",
                "high-contrast": "proftui-contrast", "contrast": "proftui-contrast"}
 DEFAULT_THEME = "proftui-dark"
@@ -142,6 +163,6 @@ DEFAULT_THEME = "proftui-dark"
 
 def palette_for(theme_name: str, dark: bool = True) -> Palette:
     """The palette of a theme; Textual's own themes get the dark or light one."""
-    if theme_name in THEMES:
-        return THEMES[theme_name][1]
+    if theme_name in _THEME_COLOURS:
+        return _THEME_COLOURS[theme_name][0]
     return DARK if dark else LIGHT

@@ -8,7 +8,9 @@ search (`/`, `n`, `N`) and going to an iteration (`g`).
 from __future__ import annotations
 
 import re
+import threading
 import time
+from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +23,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
-from proftui.core.analysis.advise import Advice, advise
-from proftui.core.analysis.breakdown import Breakdown, breakdown
-from proftui.core.analysis.cluster import cluster
-from proftui.core.analysis.cluster_comm import read_communication
 from proftui.core.importers.csv_summary import Table
 from proftui.core.iterations import Iteration, Iterations, capture_start_ns, group_windows
 from proftui.core.overview import read_overview
@@ -67,7 +65,12 @@ TIMELINE_KEYS = (("w", "zoom_in", "Zoom in", True), ("s", "zoom_out", "Zoom out"
                  ("a", "pan_left", "Pan left", False), ("d", "pan_right", "Pan right", False),
                  ("0", "reset", "Show everything", False), ("f", "fit", "Fit", True))
 
+# How long the overview waits for the first frame before it is read anyway.
+FIRST_FRAME_WAIT_S = 1.0
+
 if TYPE_CHECKING:
+    from proftui.core.analysis.advise import Advice
+    from proftui.core.analysis.breakdown import Breakdown
     from proftui.tui.export_dialog import ExportJob, ExportRequest
 
 
@@ -118,8 +121,11 @@ class ProftuiApp(BaseApp):
     ]
 
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
-                 run: int | None = None) -> None:
+                 run: int | None = None, cached: Future | None = None) -> None:
+        """`cached`, when given, is reading the index and its rows from the cache already
+        (see :func:`proftui.tui.commands.open.read_cached`)."""
         self.path = path
+        self._cached = cached
         self.run_number = run  # of a folder holding several runs; None until one is chosen
         self.use_cache = use_cache
         self.index: TraceIndex | None = None
@@ -132,6 +138,8 @@ class ProftuiApp(BaseApp):
         self.hidden_tracks = 0  # said first on the status line while there are any
         self._diagnostics_text = ""
         self.first_paint_s: float | None = None
+        self._first_frame = threading.Event()  # set once the timeline is first painted
+        self._indexing_file = ""  # of a profile of several timelines: which one is indexed
         self.match_count = 0
         self._prompt_mode = ""
         self._align_default = 0  # the iteration A offers: the one at the cursor
@@ -178,11 +186,25 @@ class ProftuiApp(BaseApp):
 
     @work(thread=True, exclusive=True)
     def load_index(self) -> None:
-        """Index (or reopen from the cache) in a thread; the UI stays live."""
+        """Index (or reopen from the cache) in a thread; the UI stays live. The timeline is
+        shown as soon as the index and its rows are there; the overview (the tracks' roles,
+        the summary tables, the iterations) is read once it is painted, and fills the panes."""
         try:
-            index = load_trace(self.path, run=self.run_number, use_cache=self.use_cache,
-                               progress=self._report_progress, cancelled=self._cancel.is_set)
-            rows = rows_for(index)
+            cached, self._cached = self._cached, None  # (a run chosen later is loaded here)
+            opened = cached.result() if cached is not None else None
+            if opened is not None:
+                index, rows = opened
+            else:
+                index = load_trace(self.path, run=self.run_number, use_cache=self.use_cache,
+                                   progress=self._report_progress,
+                                   cancelled=self._cancel.is_set,
+                                   file_progress=self._report_file)
+                rows = rows_for(index)
+            if index.meta.get("sources"):  # (a profile of summary tables only has none)
+                self._first_frame.clear()
+                self.call_from_thread(self._show_timeline_first, index, rows)
+                # Not sooner: this thread would take turns with the painting one.
+                self._first_frame.wait(FIRST_FRAME_WAIT_S)
             summary, tables, iterations = read_overview(index)
         except Cancelled:
             self.call_from_thread(self._show_status, "Loading cancelled (press q to quit).")
@@ -224,11 +246,17 @@ class ProftuiApp(BaseApp):
     def _report_progress(self, done: int, total: int, events: int) -> None:
         self.call_from_thread(self._update_progress, done, total, events)
 
+    def _report_file(self, number: int, of: int, name: str) -> None:
+        if of > 1:
+            self.call_from_thread(setattr, self, "_indexing_file",
+                                  f"{safe(name)}, {number} of {of} files; ")
+
     def _update_progress(self, done: int, total: int, events: int) -> None:
         self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
         elapsed = max(time.monotonic() - self._started, 1e-3)
-        self._status(f"Indexing {safe(self.path)}: {done / 1e6:,.0f} of {total / 1e6:,.0f} MB, "
-                     f"{fmt_count(events)} events, {done / 1e6 / elapsed:,.0f} MB/s (Esc cancels)")
+        self._status(f"Indexing {safe(self.path)}: {self._indexing_file}{done / 1e6:,.0f} of "
+                     f"{total / 1e6:,.0f} MB, {fmt_count(events)} events, "
+                     f"{done / 1e6 / elapsed:,.0f} MB/s (Esc cancels)")
 
     def _status(self, text: str) -> None:
         """The status line: a message, then which window the ops numbers describe."""
@@ -265,6 +293,17 @@ class ProftuiApp(BaseApp):
         self.query_one(ProgressBar).display = False
         self._error(f"Cannot open this trace: {safe(message)}")
 
+    def _show_timeline_first(self, index: TraceIndex, rows: RowIndex) -> None:
+        """The first frame: the timeline of the index, before its overview is read."""
+        self.index, self.rows = index, rows
+        self._loading = False  # nothing left to cancel: Esc is the focused widget's again
+        self.query_one(ProgressBar).display = False
+        self._status(self._overview_status())
+        timeline = self.query_one(Timeline)
+        timeline.show(index, rows, utilisation=False)  # (it needs the tables)
+        timeline.focus()
+        self.call_after_refresh(self._painted)
+
     def _show_index(self, index: TraceIndex, rows: RowIndex, summary: dict[str, Any],
                     tables: list[Table], iterations: list[Iteration]) -> None:
         self.index, self.rows, self.summary = index, rows, summary
@@ -280,9 +319,7 @@ class ProftuiApp(BaseApp):
         if summary["sources"]:
             marks = [IterationMark(it.number, it.start_ns, it.end_ns, it.group)
                      for it in self.iterations if it.start_ns >= 0 and it.dur_ns >= 0]
-            timeline.show(index, rows, marks, tables)
-            timeline.focus()
-            self.call_after_refresh(self._painted)
+            timeline.show_overview(marks, tables)
             self.query_one(OpsPane).show_trace(index, self.iterations, tables)
         else:
             timeline.display = False
@@ -306,6 +343,12 @@ class ProftuiApp(BaseApp):
         """The steps' breakdown, the advisor's findings and the ranks compared, off the UI
         thread."""
         try:
+            # Imported here, off the first frame's path.
+            from proftui.core.analysis.advise import advise
+            from proftui.core.analysis.breakdown import breakdown
+            from proftui.core.analysis.cluster import cluster
+            from proftui.core.analysis.cluster_comm import read_communication
+
             found = breakdown(index, iterations, tables)
             advice = advise(index, iterations, tables)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - the rest of the app stays usable
@@ -372,20 +415,25 @@ class ProftuiApp(BaseApp):
 
     def _painted(self) -> None:
         self.first_paint_s = time.monotonic() - self._started
+        self._first_frame.set()
 
     def _overview_status(self) -> str:
-        summary = self.summary or {}
+        """What the index holds, in a line (from the index alone: it is shown with the first
+        frame, before the overview is read)."""
+        index = self.index
+        assert index is not None
         # Damage only: notes (flows without a partner ...) are normal output, listed under D.
-        n_problems = self.index.diagnostics.damage if self.index is not None else 0
+        n_problems = index.diagnostics.damage
         problems = (f"; {plural(n_problems, 'import problem')} (D)"
                     if n_problems else "; no import problems")
-        tables = (summary.get("profile") or {}).get("tables", [])
-        if summary.get("sources"):
-            return (f"{plural(summary['slices'], 'slice')} over "
-                    f"{fmt_duration(summary['duration_ns'])}, "
-                    f"{plural(len(summary['processes']), 'process', 'processes')}{problems}"
+        if index.meta.get("sources"):
+            return (f"{plural(index.n_slices, 'slice')} over "
+                    f"{fmt_duration(index.end_ns - index.start_ns)}, "
+                    f"{plural(index.n_processes, 'process', 'processes')}{problems}"
                     "  (? keys)")
-        return f"No timeline in this profile; {len(tables)} summary tables{problems}"
+        tables = (index.meta.get("profile") or {}).get("tables", [])
+        return (f"No timeline in this profile; {plural(len(tables), 'summary table')}"
+                f"{problems}")
 
     # -- details --------------------------------------------------------------------------------
 
@@ -438,7 +486,9 @@ class ProftuiApp(BaseApp):
                                 "expression); Enter finds, Esc cancels")
 
     def action_goto_iteration(self) -> None:
-        if self.iterations:
+        if self.index is not None and self.summary is None:
+            self._status("The iterations are still being found: try again in a moment.")
+        elif self.iterations:
             numbers = [it.number for it in self.iterations]
             self._ask("iteration", f"iteration number ({min(numbers)} to {max(numbers)}); "
                                    "Enter goes there, Esc cancels")

@@ -9,32 +9,23 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 from proftui import __version__
-from proftui.tui.commands.advise import cmd_advise
-from proftui.tui.commands.breakdown import cmd_breakdown
-from proftui.tui.commands.cache import cmd_cache
-from proftui.tui.commands.cluster import cmd_cluster
-from proftui.tui.commands.comm import cmd_comm
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from proftui.tui.commands.diff import cmd_diff
-from proftui.tui.commands.export import cmd_export
-from proftui.tui.commands.index import cmd_index
-from proftui.tui.commands.info import cmd_info
-from proftui.tui.commands.iterations import cmd_iterations
-from proftui.tui.commands.memory import cmd_memory
-from proftui.tui.commands.open import cmd_open
-from proftui.tui.commands.ops import cmd_ops
-from proftui.tui.commands.summary import cmd_summary
-from proftui.tui.commands.table import cmd_table
 from proftui.tui.safe import safe, safe_lines
 
-COMMANDS: dict[str, Callable[[list[str]], int]] = {
-    "info": cmd_info, "index": cmd_index, "ops": cmd_ops, "iterations": cmd_iterations,
-    "export": cmd_export, "summary": cmd_summary, "breakdown": cmd_breakdown,
-    "advise": cmd_advise, "diff": cmd_diff, "table": cmd_table, "cluster": cmd_cluster,
-    "memory": cmd_memory, "comm": cmd_comm, "cache": cmd_cache}
+# The headless commands: `proftui NAME` runs cmd_NAME of proftui.tui.commands.NAME, imported
+# when it runs (opening the viewer, the common case, loads none of them).
+COMMANDS = ("info", "index", "ops", "iterations", "export", "summary", "breakdown", "advise",
+            "diff", "table", "cluster", "memory", "comm", "cache")
+
+
+def command(name: str) -> Callable[[list[str]], int]:
+    """The function running the headless command `name` (one of COMMANDS)."""
+    return getattr(import_module(f"proftui.tui.commands.{name}"), f"cmd_{name}")
+
 
 USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
        proftui BASE NEW               open two, one above the other, to compare them
@@ -84,8 +75,7 @@ proftui {__version__}
 
 
 def main(argv: list[str] | None = None) -> int:
-    from proftui.core.errors import Cancelled, ProftuiError
-    from proftui.core.export import ExportError, ExportExists
+    from proftui.core.errors import Cancelled, ExportError, ExportExists, ProftuiError
     from proftui.core.runs import SeveralRunsError
 
     if argv is None:  # the program itself: even a bug's traceback must not carry raw escapes
@@ -100,11 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv[0] in ("-V", "--version"):
         sys.stdout.write(f"proftui {__version__}\n")
         return EXIT_OK
-    command = COMMANDS.get(argv[0])
     try:
-        if command is not None:
-            return command(argv[1:])
-        return cmd_open(argv, tuple(COMMANDS))
+        if argv[0] in COMMANDS:
+            return command(argv[0])(argv[1:])
+        from proftui.tui.commands.open import cmd_open
+
+        return cmd_open(argv, COMMANDS)
     except Cancelled:
         sys.stderr.write("proftui: cancelled.\n")
         return EXIT_FAILURE

@@ -8,6 +8,8 @@ of the ranks table, opens that rank's step on the timeline.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.segment import Segment
 from rich.style import Style
 from textual import events, on
@@ -18,20 +20,15 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
-from proftui.core.analysis.cluster import Cluster, rank_table
-from proftui.core.analysis.cluster_comm import (
-    SLOW_DEFINITION,
-    ClusterComm,
-    ProfilerComparison,
-    check_table,
-    link_type_table,
-    matrix_table,
-)
-from proftui.core.analysis.heat import METRICS, HeatGrid, cell_facts, heat_grid
 from proftui.tui.format import fmt_duration, plural
 from proftui.tui.panes import FilterBox, TablePane
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
+
+if TYPE_CHECKING:  # the analyses are imported when their results are shown
+    from proftui.core.analysis.cluster import Cluster
+    from proftui.core.analysis.cluster_comm import ClusterComm, ProfilerComparison
+    from proftui.core.analysis.heat import HeatGrid
 
 RAMP = "▁▂▃▄▅▆▇█"  # as the command's strip: readable without colour
 # From cool to hot (ColorBrewer RdYlBu, reversed): the colour says the same as the glyph.
@@ -90,6 +87,8 @@ class HeatStrip(Widget, can_focus=True):
         """Draw the grid of `found`, the cursor on its worst cell."""
         self.found = found
         self.metric = metric or self.metric
+        from proftui.core.analysis.heat import heat_grid
+
         self.grid = heat_grid(found, self.metric)
         self.styles.height = len(self.grid.ranks) + 1 if self.grid.iterations else 1
         self.cursor = self.grid.worst or (0, 0)
@@ -145,6 +144,8 @@ class HeatStrip(Widget, can_focus=True):
     def action_next_metric(self) -> None:
         if self.found is None:
             return
+        from proftui.core.analysis.heat import METRICS
+
         keys = list(METRICS)
         cursor = self.cursor
         self.show(self.found, keys[(keys.index(self.metric) + 1) % len(keys)])
@@ -354,6 +355,13 @@ class ClusterPane(TablePane):
             self._title()
 
     def _show_table(self) -> None:
+        from proftui.core.analysis.cluster import rank_table
+        from proftui.core.analysis.cluster_comm import (
+            check_table,
+            link_type_table,
+            matrix_table,
+        )
+
         assert self.found is not None
         view = self.table_view()
         name = self.view_name
@@ -376,6 +384,8 @@ class ClusterPane(TablePane):
         strip = self.strip()
         if found is None:
             return
+        from proftui.core.analysis.heat import METRICS
+
         n = len(found.ranks)
         what = METRICS[strip.metric]
         parts = [f"{n} ranks" if n > 1 else "one rank: nothing to compare across ranks"]
@@ -426,6 +436,8 @@ class ClusterPane(TablePane):
 
 def cell_text(found: Cluster, rank: str, iteration: int) -> str:
     """The line under the strip: the cell's step, its parts and the rank's waits there."""
+    from proftui.core.analysis.heat import cell_facts
+
     facts = cell_facts(found, rank, iteration)
     who = safe(rank) or "(all)"
     step = facts.step
@@ -448,6 +460,8 @@ def cell_text(found: Cluster, rank: str, iteration: int) -> str:
 def comm_lines(comm: ClusterComm | None, profiler: ProfilerComparison | None) -> list[str]:
     """Under the table: the slow links and transports, and how the profiler's figures
     compare."""
+    from proftui.core.analysis.cluster_comm import SLOW_DEFINITION
+
     lines = []
     if comm is not None:
         slow = [c for c in comm.matrix if c.slow]

@@ -3,6 +3,8 @@ ranks), the flags and the problems; Enter on a collective shows it on the timeli
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,26 +12,21 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from proftui.core.analysis.comm import CollectiveStat, CommReport
-from proftui.core.analysis.comm_tables import (
-    collective_table,
-    flag_text,
-    link_table,
-    problem_texts,
-    rank_table,
-    slowest_links,
-    transport_table,
-)
 from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.panes import FilterBox, TablePane
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
+
+if TYPE_CHECKING:  # the analysis is imported when its report is shown
+    from proftui.core.analysis.comm import CollectiveStat, CommReport
 
 VIEWS = ("collectives", "transports", "links", "ranks")
 
 
 def flag_lines(report: CommReport) -> list[str]:
     """The flags, one line each, then what was wrong in the files and what was not read."""
+    from proftui.core.analysis.comm_tables import flag_text, problem_texts
+
     lines = [safe(flag_text(f)) for f in report.flags]
     if not lines:
         lines.append("No slow link or transport, no small packets.")
@@ -121,6 +118,14 @@ class CommPane(TablePane):
 
     def _show(self) -> None:
         assert self.report is not None
+        from proftui.core.analysis.comm_tables import (
+            collective_table,
+            link_table,
+            rank_table,
+            slowest_links,
+            transport_table,
+        )
+
         report = self.report
         table = {"collectives": lambda: collective_table(report.collectives),
                  "transports": lambda: transport_table(report),

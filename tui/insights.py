@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from textual import events, on
@@ -12,12 +12,14 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from proftui.core.analysis.advise import RULES, Advice, Evidence, Finding
 from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.tui.format import fmt_duration
 from proftui.tui.panes import FilterBox, TablePane
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
+
+if TYPE_CHECKING:  # the advisor is imported when its findings are shown
+    from proftui.core.analysis.advise import Advice, Evidence, Finding
 
 
 def findings_table(findings: list[Finding], with_group: bool) -> Table:
@@ -184,6 +186,8 @@ class InsightsPane(TablePane):
             view.styles.height = min(len(self.findings), 8) + 2  # rows, header, totals
             view.show(table)
         else:
+            from proftui.core.analysis.advise import RULES
+
             self.highlighted = None
             ran = f"{len(RULES) - len(advice.skipped)} rules ran and found nothing to fix"
             why = (f", {len(advice.skipped)} could not run (below)" if advice.skipped else "")

@@ -198,9 +198,10 @@ class Timeline(Widget, can_focus=True):
 
     def show(self, index: TraceIndex, rows: RowIndex,
              iterations: list[IterationMark] | None = None,
-             tables: Sequence[Table] = ()) -> None:
+             tables: Sequence[Table] = (), utilisation: bool = True) -> None:
         """Show a trace: the whole of it, first line focused. `tables` (the profile's summary
-        tables) help tell device work apart for the utilisation lines."""
+        tables) help tell device work apart for the utilisation lines; without `utilisation`
+        those wait for :meth:`show_overview`."""
         self.index, self.rows = index, rows
         self.iterations = iterations or []
         self.tables = tuple(tables)
@@ -213,7 +214,17 @@ class Timeline(Widget, can_focus=True):
         self._rebuild_lines()
         self.focus_line = self.lines.find(kind=SLICES) or 0
         self.action_reset()
-        self.prepare_utilisation(index, self.tables)
+        if utilisation:
+            self.prepare_utilisation(index, self.tables)
+
+    def show_overview(self, iterations: list[IterationMark], tables: Sequence[Table]) -> None:
+        """The iterations and summary tables of the trace shown, found after its first frame;
+        the utilisation lines follow."""
+        assert self.index is not None
+        self.iterations = iterations
+        self.tables = tuple(tables)
+        self.refresh()
+        self.prepare_utilisation(self.index, self.tables)
 
     # -- utilisation ------------------------------------------------------------------------------
 

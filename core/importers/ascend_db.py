@@ -41,7 +41,6 @@ from proftui.core.errors import Cancelled, NotATraceError
 from proftui.core.file_pool import usable_cores
 from proftui.core.importers.ascend_db_counters import read_counters
 
-DB_KIND = "ascend_db"  # the kind of timeline discovery names these files
 # File names of the exports (the rank, when there is one, is the number).
 TIMELINE_DB = re.compile(r"^(ascend_pytorch_profiler|ascend_mindspore_profiler)(_\d+)?\.db$")
 MSPROF_DB = re.compile(r"^msprof(_\d+)+\.db$")

@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from proftui.core.build import TraceBuilder
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import BYTES_PER_UNIT, Column, Table
-from proftui.core.profile import ProfileLayout
+from proftui.core.profile import DB_KIND, ProfileLayout
 from proftui.core.table_cache import read_table
+
+if TYPE_CHECKING:  # the builder is imported by who indexes, not to reopen from the cache
+    from proftui.core.build import TraceBuilder
 
 KINDS = ("memory_record", "npu_module_mem")  # table kinds this module reads as counters
 MEMORY, MODULES = "Memory", "NPU Module Memory"
@@ -45,8 +47,6 @@ _COPIED = {"APP"}  # memory_record components that repeat another counter (see a
 def memory_csvs(layout: ProfileLayout) -> dict[str, list[str]]:
     """The memory CSVs of each group (rank or device) of a profile whose counters join its
     timeline: not where the group's timeline is a SQLite export (its own tables give them)."""
-    from proftui.core.importers.ascend_db import DB_KIND
-
     from_db = {t.group for t in layout.timelines if t.kind == DB_KIND}
     found: dict[str, list[str]] = {}
     for table in layout.tables:

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from proftui.core import Cancelled, load_trace
+from proftui.core import Cancelled, ProftuiError, load_trace
+from proftui.core.load import cached_trace
 
 from helpers import columns_equal, slices, write_trace
 
@@ -138,3 +139,40 @@ def test_core_does_not_import_the_ui(tmp_path) -> None:
                             env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "3 []"
+
+
+def test_cached_trace_reads_the_cache_and_never_indexes(tmp_path, cache_dir) -> None:
+    trace = write_trace(tmp_path / "t.json", EVENTS)
+    assert cached_trace(str(trace)) is None
+    assert not cache_dir.exists()  # nothing indexed, nothing stored
+    first = _open(trace)
+    again = cached_trace(str(trace))
+    assert again is not None and again.meta["from_cache"] is True
+    assert columns_equal(first, again) and slices(again) == slices(first)
+    assert again.meta["profile"] == first.meta["profile"]
+    write_trace(trace, EVENTS[:3])  # changed: the entry is no longer current
+    assert cached_trace(str(trace)) is None
+    with pytest.raises(ProftuiError, match="no-such"):
+        cached_trace(str(tmp_path / "no-such.json"))
+
+
+def test_reopening_from_the_cache_imports_no_indexing_code(tmp_path) -> None:
+    """The cached path reads the cache: the parser, the builder and the SQLite importer
+    are imported to index, not to reopen."""
+    trace = write_trace(tmp_path / "t.json", EVENTS)
+    env = dict(os.environ, PROFTUI_CACHE_DIR=str(tmp_path / "cache"))
+    code = (
+        "import sys\n"
+        "from proftui.core.load import load_trace\n"
+        "from proftui.core.rows import rows_for\n"
+        f"index = load_trace({str(trace)!r})\n"
+        "rows_for(index)\n"
+        "heavy = ('proftui.core.build', 'proftui.core.importers.chrome_json',\n"
+        "         'proftui.core.importers.ascend_db', 'proftui.core.dbfile', 'sqlite3')\n"
+        "print(bool(index.meta.get('from_cache')), [m for m in heavy if m in sys.modules])\n"
+    )
+    outputs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=env, timeout=60) for _ in range(2)]
+    assert all(out.returncode == 0 for out in outputs), outputs[-1].stderr
+    assert outputs[0].stdout.split(" ", 1)[0] == "False"  # the first run indexed it
+    assert outputs[1].stdout.strip() == "True []"

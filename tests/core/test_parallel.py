@@ -166,3 +166,22 @@ def test_the_workers_answer_for_every_file(tmp_path) -> None:
         pool.close()
     assert [sorted(r) for r in results] == [["batches", "metadata", "n_events", "state"]] * 4
     assert results[0]["n_events"] == len(_events())
+
+
+def test_each_rank_is_named_as_its_indexing_begins(tmp_path, monkeypatch) -> None:
+    """Of a folder of ranks, file_progress hears which rank is next and how many there are,
+    in order, read by worker processes or here; bytes and events still go to progress."""
+    from proftui.core import load as loading
+
+    root = _rank_folder(tmp_path)
+    expected = [(n + 1, 4, f"rank {n} (trace_view.json)") for n in range(4)]
+    monkeypatch.setattr(loading, "POOL_MIN_BYTES", 0)
+    for workers in (2, 1):
+        monkeypatch.setattr(loading, "worker_count", lambda n, w=workers: w)
+        begun: list[tuple[int, int, str]] = []
+        done: list[int] = []
+        load_trace(str(root), use_cache=False, batch_bytes=4096,
+                   file_progress=lambda *args, into=begun: into.append(args),
+                   progress=lambda read, total, events, into=done: into.append(read))
+        assert begun == expected
+        assert done and done == sorted(done)

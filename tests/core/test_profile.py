@@ -176,3 +176,18 @@ def test_a_trace_view_beside_a_prof_dir_is_not_its_run(tmp_path) -> None:
     _trace(out / "msprof_20240101000001.json", [_x("msprof", 5)])
     assert sorted(Path(t.path).name for t in discover(str(tmp_path)).timelines) == [
         "msprof_20240101000001.json", "trace_view.json"]
+
+
+def test_copies_of_a_timeline_are_left_out_and_files_of_one_size_kept(tmp_path) -> None:
+    """A copy is left out (named after the file it copies); a file of the same size with
+    other content is kept, as is one of another size."""
+    first = _trace(tmp_path / "w0" / "t.pt.trace.json", [_x("aa", 1)], array=False)
+    (tmp_path / "w1").mkdir()
+    (tmp_path / "w1" / "t.pt.trace.json").write_bytes(first.read_bytes())
+    same_size = _trace(tmp_path / "w2" / "t.pt.trace.json", [_x("ab", 1)], array=False)
+    other = _trace(tmp_path / "w3" / "t.pt.trace.json", [_x("abc", 1)], array=False)
+    assert same_size.stat().st_size == first.stat().st_size != other.stat().st_size
+    layout = discover(str(tmp_path))
+    assert sorted(Path(t.path).parent.name for t in layout.timelines) == ["w0", "w2", "w3"]
+    assert [(Path(p).parent.name, why) for p, why in layout.skipped] == [
+        ("w1", f"same content as {os.path.join('w0', 't.pt.trace.json')}")]

@@ -263,3 +263,89 @@ async def test_the_status_line_counts_damage_not_notes(tmp_path) -> None:
             assert "flow with a single point" in panel.split("notes (")[1]
             damage = "damage 1" if path == damaged else "damage 0"
             assert f"diagnostics {damage}, notes 2" in panel
+
+
+async def test_the_timeline_is_painted_before_the_overview_is_read(monkeypatch) -> None:
+    """The first frame waits for the index and its rows only: the tracks' roles, the summary
+    tables and the iterations are read once it is painted, then fill the panes and mark the
+    iterations on the timeline."""
+    import threading
+
+    from proftui.tui import app as app_module
+    from proftui.tui.timeline import Timeline
+
+    release = threading.Event()
+    real = app_module.read_overview
+
+    def held_overview(index):
+        assert release.wait(30), "the overview was never let through"
+        return real(index)
+
+    monkeypatch.setattr(app_module, "read_overview", held_overview)
+    app = ProftuiApp(str(SAMPLE.parent / "ascend_cann8"))
+    async with app.run_test(size=(110, 40)) as pilot:
+        for _ in range(1000):
+            if app.first_paint_s is not None:
+                break
+            await pilot.pause(0.01)
+        timeline = app.query_one(Timeline)
+        assert app.first_paint_s is not None and app.summary is None
+        assert timeline.index is app.index and timeline.iterations == []
+        status = str(app.query_one("#status", Static).render())
+        assert "slices over" in status and "processes" in status
+        await pilot.press("g")
+        assert "still being found" in str(app.query_one("#status", Static).render())
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.summary is not None and len(timeline.iterations) == 6
+        assert "op_statistic" in [table.kind for table in timeline.tables]
+        assert "Iterations (6, from step_trace CSV)" in _labels(app.query_one(Tree))
+        assert str(app.query_one("#status", Static).render()) == status
+
+
+async def test_an_index_read_from_the_cache_beforehand_is_shown_as_it_is(monkeypatch) -> None:
+    """`proftui PATH` starts reading the cache before the app's modules are imported; the app
+    shows what it read and loads nothing again. Without a current entry nothing is read (nor
+    indexed) beforehand, and the app indexes the trace itself."""
+    from proftui.core import load_trace
+    from proftui.tui import app as app_module
+    from proftui.tui.commands.open import read_cached
+
+    assert read_cached(str(SAMPLE), None).result(timeout=60) is None
+    assert read_cached(str(SAMPLE.parent / "no-such.json"), None).result(timeout=60) is None
+    load_trace(str(SAMPLE))
+    cached = read_cached(str(SAMPLE), None)
+    index, rows = cached.result(timeout=60)
+    assert index.meta["from_cache"] is True
+
+    def no_second_load(*args, **kwargs):
+        raise AssertionError("loaded again")
+
+    monkeypatch.setattr(app_module, "load_trace", no_second_load)
+    app = ProftuiApp(str(SAMPLE), cached=cached)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.error is None and app.index is index and app.rows is rows
+        status = str(app.query_one("#status", Static).render())
+        assert "200 slices over 26.447 ms, 2 processes; no import problems" in status
+
+
+async def test_indexing_a_folder_of_ranks_names_each_rank_on_the_status_line(
+        tmp_path, monkeypatch) -> None:
+    from cluster_inputs import rank_folders
+
+    root = rank_folders(tmp_path, [[110, 140], [160, 110], [120, 120]])
+    app = ProftuiApp(root)
+    said: list[str] = []
+    real_status = app._status
+    monkeypatch.setattr(app, "_status", lambda text: said.append(text) or real_status(text))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.error is None and app.index is not None
+    indexing = [text for text in said if text.startswith("Indexing")]
+    for rank in range(3):
+        assert any(f"rank {rank} (trace_view.json), {rank + 1} of 3 files; " in text
+                   for text in indexing), indexing

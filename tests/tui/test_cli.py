@@ -141,3 +141,44 @@ def test_info_json_lists_ranks_in_natural_order(tmp_path, capsys) -> None:
     assert [p["group"] for p in data["processes"]] == order
     assert [s["group"] for s in data["sources"]] == order
     assert [t["group"] for t in data["profile"]["tables"]] == order
+
+
+def test_indexing_a_folder_of_ranks_names_each_rank_on_the_bar(tmp_path, monkeypatch) -> None:
+    """On a terminal, `proftui index` of a folder of ranks says which rank it is at and how
+    many of how many (the bar is drawn on stderr, and only on a terminal)."""
+    import io
+
+    from cluster_inputs import rank_folders
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    root = rank_folders(tmp_path, [[110, 140], [160, 110], [120, 120]])
+    stderr = Terminal()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    monkeypatch.setenv("COLUMNS", "160")
+    assert main(["index", root]) == 0
+    assert "indexing 3 of 3: rank 2 (trace_view.json)" in stderr.getvalue()
+    piped = io.StringIO()  # not a terminal: no bar
+    monkeypatch.setattr(sys, "stderr", piped)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert main(["info", "--no-cache", root]) == 0 and piped.getvalue() == ""
+
+
+def test_the_command_line_imports_textual_only_to_open_the_app() -> None:
+    """`proftui PATH` reads the cache while the app's modules (Textual's) are imported: until
+    then nothing imports them, nor the headless commands or the indexing code."""
+    code = ("import sys\n"
+            "import proftui.tui.cli, proftui.tui.commands.open\n"
+            "from proftui.themes import DEFAULT_THEME, THEME_NAMES, palette_for\n"
+            "palette_for(THEME_NAMES['light'])\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')\n"
+            "             or m.startswith(('proftui.tui.commands.info', 'proftui.core.build'))))\n"
+            "from proftui.themes import THEMES\n"
+            "print(sorted(THEMES), THEMES[DEFAULT_THEME][0].name)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "[]", "['proftui-contrast', 'proftui-dark', 'proftui-light'] proftui-dark"]

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from proftui import __version__
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, shorten_middle
 from proftui.tui.safe import safe, safe_json, safe_lines
 from proftui.tui.widths import share_widths
 
@@ -67,10 +67,11 @@ def _run_number(text: str) -> int:
 
 
 @contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[int, int, int], None] | None]:
-    """A progress callback drawing a bar on stderr, or None when stderr is not a terminal."""
+def _progress(enabled: bool) -> Iterator[dict[str, Callable[..., None]]]:
+    """load_trace's progress callbacks drawing a bar on stderr (which names each file of a
+    profile of several, and how many of how many), or none when stderr is not a terminal."""
     if not enabled or not sys.stderr.isatty():
-        yield None
+        yield {}
         return
     from rich.console import Console
     from rich.progress import (
@@ -82,23 +83,28 @@ def _progress(enabled: bool) -> Iterator[Callable[[int, int, int], None] | None]
         TransferSpeedColumn,
     )
 
-    columns = (TextColumn("indexing"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-               TextColumn("{task.fields[events]} events"), TimeRemainingColumn())
+    columns = (TextColumn("{task.fields[what]}"), BarColumn(), DownloadColumn(),
+               TransferSpeedColumn(), TextColumn("{task.fields[events]} events"),
+               TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("index", total=None, events="0")
+        task = bar.add_task("index", total=None, events="0", what="indexing")
 
         def update(done: int, total: int, events: int) -> None:
             bar.update(task, completed=done, total=total, events=fmt_count(events))
 
-        yield update
+        def file_begun(number: int, of: int, name: str) -> None:
+            if of > 1:
+                bar.update(task, what=f"indexing {number} of {of}: "
+                                      f"{shorten_middle(safe(name), 40)}")
+
+        yield {"progress": update, "file_progress": file_begun}
 
 
 def load(args: argparse.Namespace, show_progress: bool = True):
     from proftui.core import load_trace
 
-    with _progress(show_progress) as progress:
-        return load_trace(args.path, run=args.run, use_cache=not args.no_cache,
-                          progress=progress)
+    with _progress(show_progress) as callbacks:
+        return load_trace(args.path, run=args.run, use_cache=not args.no_cache, **callbacks)
 
 
 # core.grouping.GROUP_BY's keys (not imported here: --help answers before numpy is loaded).

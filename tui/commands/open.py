@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+from concurrent.futures import Future
 
 from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, new_parser
 from proftui.tui.safe import safe
@@ -43,9 +45,12 @@ def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
 
         app = CompareApp(args.path, args.new, use_cache=not args.no_cache, theme=theme)
     else:
+        # Begun before the app's modules are imported: reading the cache goes on beside that.
+        cached = None if args.no_cache else read_cached(args.path, args.run)
         from proftui.tui.app import ProftuiApp
 
-        app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run)
+        app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run,
+                         cached=cached)
     app.run()
     return exit_status(app)
 
@@ -57,3 +62,26 @@ def exit_status(app) -> int:
         sys.stderr.write(f"proftui: {safe(app.error)}\n")
         return EXIT_USAGE
     return EXIT_OK
+
+
+def read_cached(path: str, run: int | None) -> Future:
+    """Start reading the trace at `path` from the cache, with its timeline rows, in a thread:
+    its checksums are verified (in C, beside the interpreter's lock) while the app's modules
+    are imported and its widgets built. The future's result is (index, rows), or None when the
+    cache has no current entry or anything goes wrong: the app then loads the trace itself,
+    and says why it cannot."""
+    from proftui.core.load import cached_trace
+    from proftui.core.rows import rows_for
+
+    found: Future = Future()
+
+    def read() -> None:
+        try:
+            index = cached_trace(path, run)
+            found.set_result(None if index is None else (index, rows_for(index)))
+        except Exception:  # noqa: BLE001 - the app's own load says what is wrong
+            found.set_result(None)
+
+    # A daemon: quitting at once does not wait for it.
+    threading.Thread(target=read, name="proftui-read-cached", daemon=True).start()
+    return found
