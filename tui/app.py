@@ -15,7 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -72,6 +72,14 @@ if TYPE_CHECKING:
     from proftui.core.analysis.advise import Advice
     from proftui.core.analysis.breakdown import Breakdown
     from proftui.tui.export_dialog import ExportJob, ExportRequest
+
+
+class StatusLine(Static):
+    """The app's status line, said again when its width changes."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        if isinstance(self.app, ProftuiApp):
+            self.app.refresh_status()
 
 
 class ProftuiApp(BaseApp):
@@ -147,7 +155,7 @@ class ProftuiApp(BaseApp):
         super().__init__(theme)
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Opening {safe(self.path)} ...", id="status", markup=False)
+        yield StatusLine(f"Opening {safe(self.path)} ...", id="status", markup=False)
         yield ProgressBar(id="progress", show_eta=True)
         with Vertical(id="main"):
             yield Timeline(id="timeline")
@@ -269,7 +277,15 @@ class ProftuiApp(BaseApp):
             prefix += f"[aligned at iteration {alignment.number}: A undoes] "
         status = self.query_one("#status", Static)
         status.remove_class("error")
+        room = status.size.width - 2  # its padding; 0 before the first layout
+        if 0 < room < len(prefix + text + suffix):
+            suffix = ""  # rather than cut in half: the Ops pane's title names its window too
         status.update(prefix + text + suffix)
+
+    def refresh_status(self) -> None:
+        """Say the status line again (at a new width, what fits changes); an error stays."""
+        if not self.query_one("#status", Static).has_class("error"):
+            self._status(self._status_text)
 
     def _error(self, text: str) -> None:
         """An error on the status line, wrapped to be read whole at any width, and kept in

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from textual.widgets import Static, Tree
+from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
 
@@ -349,3 +350,16 @@ async def test_indexing_a_folder_of_ranks_names_each_rank_on_the_status_line(
     for rank in range(3):
         assert any(f"rank {rank} (trace_view.json), {rank + 1} of 3 files; " in text
                    for text in indexing), indexing
+
+
+async def test_the_status_line_leaves_out_the_ops_window_rather_than_cut_it() -> None:
+    # At 80 columns it ended "no import problems  (? keys)   [ops:".
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        status = str(app.query_one("#status", Static).render())
+        assert status.endswith("(? keys)") and "[ops" not in status
+        await pilot.resize_terminal(140, 30)
+        await settle(app, pilot)
+        status = str(app.query_one("#status", Static).render())
+        assert status.endswith("(? keys)   [ops: whole trace]")
