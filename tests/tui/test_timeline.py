@@ -286,7 +286,7 @@ async def test_profile_without_timeline_shows_its_tables(tmp_path) -> None:
         timeline = await _open(pilot, app)
         assert app.error is None and not timeline.display
         assert app.query_one("#overview").has_class("shown")
-        assert "No timeline in this profile; 1 summary tables" in str(
+        assert "No timeline in this profile; 1 summary table;" in str(
             app.query_one("#status").render())
         await pilot.press("w", "slash", "escape", "g")  # nothing to act on: no harm done
         assert "no iterations" in str(app.query_one("#status").render())
