@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 import msgspec
 import numpy as np
 
+from proftui.core.importers.csv_blocks import Block, row_cells
 from proftui.core.timeconv import us_to_ns
 
 MISSING = frozenset({"", "N/A", "NA", "n/a", "-", "None", "null"})  # texts of "no value"
@@ -166,6 +168,7 @@ class TextRows:
         self.per_column: list[list[int]] = [[] for _ in columns]  # tuple number -> code
         self.arrays: list[np.ndarray] = []  # per_column as arrays, while no tuple is new
         self.seen = 0
+        self.cells: Callable[[Any], Sequence[str]] = tuple
 
     def add(self, body: list[list[str]]) -> bool:
         """Code the text columns of `body`; False when the tuples repeat too little (the
@@ -174,6 +177,13 @@ class TextRows:
             rows = [(r[self.columns[0]],) for r in body]
         else:
             rows = list(map(self.pick, body))
+        return self.add_keys(rows, tuple)
+
+    def add_keys(self, rows: Sequence[Hashable], cells: Callable[[Any], Sequence[str]]
+                 ) -> bool:
+        """:meth:`add` for rows given by a key each (a tuple of their text cells, or a
+        block's row of them: see csv_blocks.Block.rows); `cells` gives a new key's cells."""
+        self.cells = cells
         numbers = np.fromiter(map(self.rows.__getitem__, rows), np.int32, len(rows))
         self.seen += len(rows)
         if len(self.arrays) != len(self.per_column):
@@ -183,8 +193,8 @@ class TextRows:
             builder.codes.append(codes[numbers])
         return len(self.rows) < self._GIVE_UP or 4 * len(self.rows) < self.seen
 
-    def _new(self, row: tuple[str, ...]) -> None:
-        for builder, codes, cell in zip(self.builders, self.per_column, row):
+    def _new(self, row: Hashable) -> None:
+        for builder, codes, cell in zip(self.builders, self.per_column, self.cells(row)):
             codes.append(builder.texts[cell])
         self.arrays = []
 
@@ -196,7 +206,7 @@ class _RowCodes(dict):
         super().__init__()
         self.owner = owner
 
-    def __missing__(self, row: tuple[str, ...]) -> int:
+    def __missing__(self, row: Hashable) -> int:
         number = self[row] = len(self)
         self.owner._new(row)
         return number
@@ -218,24 +228,14 @@ class Chunks:
 
     def add(self, body: list[list[str]]) -> None:
         builders = self.builders
-        joint = [i for i, b in enumerate(builders) if b.codes is None and b.joint]
+        joint = self._joint()
         matrix = plain_matrix(body, joint) if joint else None
         if matrix is not None:
-            # Which time columns reach epoch timestamps: one pass over the matrix.
-            scale = np.array([_epoch_threshold(builders[i].unit) for i in joint])
-            with np.errstate(invalid="ignore"):
-                reach = np.abs(np.where(np.isfinite(matrix), matrix, 0.0)).max(axis=0) >= scale
-            for j, i in enumerate(joint):
-                builders[i].add_numbers(matrix[:, j], lambda i=i: [r[i] for r in body],
-                                        bool(reach[j]))
+            self._add_matrix(joint, matrix, lambda i: [r[i] for r in body])
             done = set(joint)
-            text = [i for i, b in enumerate(builders) if b.codes is not None]
+            text = self._text()
             if text and self.by_rows:
-                if self.text_rows is None or self.text_rows.columns != text:
-                    self.text_rows = TextRows(builders, text)
-                self.by_rows = self.text_rows.add(body)
-                if not self.by_rows:
-                    self.text_rows = None
+                self._add_rows(text, lambda rows: rows.add(body))
                 done.update(text)
             rest = [i for i in range(len(builders)) if i not in done]
         else:
@@ -249,6 +249,49 @@ class Chunks:
             columns = zip(*map(pick, body)) if len(rest) > 1 else iter([list(map(pick, body))])
         for i, cells in zip(rest, columns):
             builders[i].add(cells)
+
+    def add_block(self, block: Block) -> None:
+        """:meth:`add` for a block of plain rows: its number columns decoded together, its
+        text rows coded at once, any other column from the strings csv.reader reads."""
+        done: set[int] = set()
+        joint = self._joint()
+        matrix = block.numbers(joint) if joint else None
+        if matrix is not None:
+            self._add_matrix(joint, matrix, lambda i: block.cells([i])[0])
+            done.update(joint)
+        text = self._text()
+        if text and self.by_rows:
+            self._add_rows(text, lambda rows: rows.add_keys(block.rows(text), row_cells))
+            done.update(text)
+        rest = [i for i in range(len(self.builders)) if i not in done]
+        if rest:
+            for i, cells in zip(rest, block.cells(rest)):
+                self.builders[i].add(cells)
+
+    def _joint(self) -> list[int]:
+        return [i for i, b in enumerate(self.builders) if b.codes is None and b.joint]
+
+    def _text(self) -> list[int]:
+        return [i for i, b in enumerate(self.builders) if b.codes is not None]
+
+    def _add_matrix(self, joint: list[int], matrix: np.ndarray,
+                    cells: Callable[[int], Sequence[str]]) -> None:
+        """Hand the number columns `joint` their values (`cells(i)`: column i's strings)."""
+        builders = self.builders
+        # Which time columns reach epoch timestamps: one pass over the matrix.
+        scale = np.array([_epoch_threshold(builders[i].unit) for i in joint])
+        with np.errstate(invalid="ignore"):
+            reach = np.abs(np.where(np.isfinite(matrix), matrix, 0.0)).max(axis=0) >= scale
+        for j, i in enumerate(joint):
+            builders[i].add_numbers(matrix[:, j], lambda i=i: cells(i), bool(reach[j]))
+
+    def _add_rows(self, text: list[int], add: Callable[[TextRows], bool]) -> None:
+        """Code the text columns by whole rows (`add` hands them to a TextRows)."""
+        if self.text_rows is None or self.text_rows.columns != text:
+            self.text_rows = TextRows(self.builders, text)
+        self.by_rows = add(self.text_rows)
+        if not self.by_rows:
+            self.text_rows = None
 
 
 _NUMBERS = msgspec.json.Decoder(list[float])
@@ -337,12 +380,31 @@ def _time_ns(cells: list[str], numbers: np.ndarray, unit: str) -> tuple[np.ndarr
     ns texts as integers, ms and s through float64."""
     if unit == "us":
         return us_to_ns([c if c not in MISSING else None for c in cells])
+    exact: dict[int, int] = {}
     if unit == "ns":
+        texts = [c if c not in MISSING else "0" for c in cells]
         try:  # integer texts, exact beyond float64's 2**53
-            ns = np.array([c if c not in MISSING else "0" for c in cells]).astype(np.int64)
-            return ns, ~np.isnan(numbers)
-        except (ValueError, OverflowError):
-            pass  # decimals or out of range: through float64 below
+            return np.array(texts).astype(np.int64), ~np.isnan(numbers)
+        except (ValueError, OverflowError):  # decimals or out of range: through float64
+            exact = _integers(texts)  # but each integer exact all the same
     scaled = numbers * TIME_UNITS[unit]
     ok = np.isfinite(scaled) & (np.abs(scaled) < 2.0 ** 63)
-    return np.where(ok, np.rint(np.where(ok, scaled, 0.0)), 0).astype(np.int64), ok
+    ns = np.where(ok, np.rint(np.where(ok, scaled, 0.0)), 0).astype(np.int64)
+    if exact:
+        where = np.fromiter(exact, np.int64, len(exact))
+        ns[where] = np.fromiter(exact.values(), np.int64, len(exact))
+        ok[where] = ~np.isnan(numbers[where])
+    return ns, ok
+
+
+def _integers(texts: list[str]) -> dict[int, int]:
+    """Which texts are integers inside int64 (as int() reads them), and their values."""
+    exact = {}
+    for i, text in enumerate(texts):
+        try:
+            value = int(text)
+        except ValueError:
+            continue
+        if -(1 << 63) <= value < 1 << 63:
+            exact[i] = value
+    return exact
