@@ -29,14 +29,14 @@ import io
 import itertools
 import re
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import msgspec
 import numpy as np
 
 BLOCK_BYTES = 1 << 18  # rows in flight: small enough to stay in the CPU's caches
 _LONGEST_ROW = 16 << 20  # longer is damage (csv's field limit): csv.reader says where
-_COMMA, _LF, _QUOTE, _SPACE = 44, 10, 34, 32
+_COMMA, _LF, _QUOTE, _SPACE, _ZERO = 44, 10, 34, 32, 48
 _N, _SLASH, _A = b"N/A"
 _NUMBERS = msgspec.json.Decoder(list[float])
 _MINUS_ZERO = re.compile(rb"-0(?![.eE])")  # an integer -0: JSON reads it as 0, without sign
@@ -51,8 +51,9 @@ class Block:
     """Whole rows of a CSV, all of the header's width, as bytes (CRLF as LF, ending with LF)
     and the position of each cell's separator."""
 
-    def __init__(self, data: np.ndarray, ends: np.ndarray, quotes: np.ndarray) -> None:
-        self.data = data
+    def __init__(self, raw: bytes, ends: np.ndarray, quotes: np.ndarray) -> None:
+        self.raw = raw
+        self.data = np.frombuffer(raw, np.uint8)
         self.ends = ends  # (rows, width): the comma or line feed after each cell
         self.quotes = quotes
         self.n_rows, self.width = ends.shape
@@ -72,20 +73,24 @@ class Block:
         N/A or empty one, blanked out with its separator, and quotes blanked."""
         sizes = np.ascontiguousarray(self.sizes[:, columns])
         ends = self.ends[:, columns]
+        b = self.data
+        out = np.full((len(columns), self.n_rows), np.nan).T  # each column contiguous
         number = sizes != 1  # an empty cell is its separator alone
-        maybe_na = np.flatnonzero(sizes == 4)
-        if len(maybe_na):
-            at = ends.ravel()[maybe_na]
-            b = self.data
-            number.ravel()[maybe_na[(b[at - 3] == _N) & (b[at - 2] == _SLASH)
-                                    & (b[at - 1] == _A)]] = False
+        short = np.flatnonzero((sizes == 4) | (sizes == 2))
+        if len(short):  # N/A, and single digits ("0" is common): no need to decode them
+            at = ends.ravel()[short]
+            last = b[at - 1]
+            digit = (sizes.ravel()[short] == 2) & (last - _ZERO < 10)
+            na = (last == _A) & (b[at - 2] == _SLASH) & (b[at - 3] == _N)
+            number.ravel()[short[na | digit]] = False
+            rows, cols = np.divmod(short[digit], len(columns))
+            out[rows, cols] = last[digit] - _ZERO
         kept = int(np.count_nonzero(number))
-        out = np.full(number.shape, np.nan)
         if not kept:
             return out
         cell = np.zeros(self.ends.shape, bool)  # the cells decoded, of all columns
         cell[:, columns] = number
-        text = self.data.copy()
+        text = b.copy()
         text[self.quotes] = _SPACE
         text[np.repeat(~cell.ravel(), self.sizes.ravel())] = _SPACE
         seps = ends[number]
@@ -127,16 +132,28 @@ class Block:
             flat = [unquote(c) for c in flat]
         return [flat[k::len(columns)] for k in range(len(columns))]
 
-    def rows(self, columns: list[int]) -> list[str]:
-        """Each row's cells of `columns` as read, joined by NUL (see :func:`row_cells`)."""
-        rows = self._joined(columns, _LF).split("\n")
-        rows.pop()
-        return rows
+    def rows(self, columns: list[int]) -> list[Any]:
+        """A key for each row's cells of `columns` (ascending): its bytes from the first to
+        the last of each run of adjacent columns (a tuple of them when there are several
+        runs); :meth:`row_cells` gives the strings csv.reader reads in one."""
+        keys = []
+        for run in np.split(np.asarray(columns), np.flatnonzero(np.diff(columns) > 1) + 1):
+            first, last = int(run[0]), int(run[-1])
+            starts = (self.ends[:, first] - self.sizes[:, first] + 1).tolist()
+            keys.append(list(map(self.raw.__getitem__, map(slice, starts,
+                                                           self.ends[:, last].tolist()))))
+        return keys[0] if len(keys) == 1 else list(zip(*keys))
 
-
-def row_cells(row: str) -> list[str]:
-    """The cells csv.reader reads in one of :meth:`Block.rows`."""
-    return [unquote(c) for c in row.split("\0")]
+    @staticmethod
+    def row_cells(key: bytes | tuple[bytes, ...]) -> list[str]:
+        """The cells csv.reader reads in a key of :meth:`rows`."""
+        cells: list[str] = []
+        for part in key if isinstance(key, tuple) else (key,):
+            if part:
+                cells += next(csv.reader([part.decode("utf-8", "replace")]))
+            else:  # one empty cell (csv.reader reads no cell in an empty line)
+                cells.append("")
+        return cells
 
 
 def unquote(cell: str) -> str:
@@ -298,11 +315,12 @@ def _analyse(data: bytes, width: int) -> Block | bool:
         closes[:-1] |= closing[:-1] + 1 == opening[1:]
         if not (opens.all() and closes.all()):
             return False
-        first, last = np.searchsorted(seps, opening), np.searchsorted(seps, closing)
-        holding = np.flatnonzero(last > first)  # quoted cells with commas or line feeds
+        first = np.searchsorted(seps, opening)  # the first separator after each (a LF ends b)
+        holding = np.flatnonzero(seps[first] < closing)  # quoted cells with commas or LFs
         if len(holding):
-            counts = last[holding] - first[holding]
-            inside = (np.repeat(first[holding] - (np.cumsum(counts) - counts), counts)
+            first = first[holding]
+            counts = np.searchsorted(seps, closing[holding]) - first
+            inside = (np.repeat(first - (np.cumsum(counts) - counts), counts)
                       + np.arange(int(counts.sum())))
             if (b[seps[inside]] == _LF).any():
                 return True  # a line break inside quotes
@@ -322,5 +340,5 @@ def _analyse(data: bytes, width: int) -> Block | bool:
     row_starts[1:] = ends[:-1, -1] + 1
     if not _NOT_BLANK[b[row_starts]].all():
         return True  # maybe a blank row
-    return Block(b, ends, quotes)
+    return Block(plain, ends, quotes)
 

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from proftui.core.importers.csv_blocks import Block, row_cells
+from proftui.core.importers.csv_blocks import Block
 from proftui.core.timeconv import us_to_ns
 
 MISSING = frozenset({"", "N/A", "NA", "n/a", "-", "None", "null"})  # texts of "no value"
@@ -261,7 +261,7 @@ class Chunks:
             done.update(joint)
         text = self._text()
         if text and self.by_rows:
-            self._add_rows(text, lambda rows: rows.add_keys(block.rows(text), row_cells))
+            self._add_rows(text, lambda rows: rows.add_keys(block.rows(text), block.row_cells))
             done.update(text)
         rest = [i for i in range(len(self.builders)) if i not in done]
         if rest:
