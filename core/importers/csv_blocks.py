@@ -71,28 +71,27 @@ class Block:
 
         The cells are decoded as one JSON array: the block with every other cell, and each
         N/A or empty one, blanked out with its separator, and quotes blanked."""
-        sizes = np.ascontiguousarray(self.sizes[:, columns])
-        ends = self.ends[:, columns]
+        wanted = np.zeros(self.width, bool)
+        wanted[columns] = True
+        sizes, ends = self.sizes[:, wanted], self.ends[:, wanted]
         b = self.data
         out = np.full((len(columns), self.n_rows), np.nan).T  # each column contiguous
-        number = sizes != 1  # an empty cell is its separator alone
-        short = np.flatnonzero((sizes == 4) | (sizes == 2))
-        if len(short):  # N/A, and single digits ("0" is common): no need to decode them
-            at = ends.ravel()[short]
-            last = b[at - 1]
-            digit = (sizes.ravel()[short] == 2) & (last - _ZERO < 10)
-            na = (last == _A) & (b[at - 2] == _SLASH) & (b[at - 3] == _N)
-            number.ravel()[short[na | digit]] = False
-            rows, cols = np.divmod(short[digit], len(columns))
-            out[rows, cols] = last[digit] - _ZERO
+        last = b[ends - 1]
+        # N/A, and single digits ("0" is common): set here, not decoded; empty cells (their
+        # separator alone) are NaN.
+        digit = (sizes == 2) & (last - _ZERO < 10)
+        out[digit] = last[digit] - _ZERO
+        number = (sizes != 1) & ~digit
+        na = (sizes == 4) & (last == _A) & (b[ends - 2] == _SLASH) & (b[ends - 3] == _N)
+        number[na] = False
         kept = int(np.count_nonzero(number))
         if not kept:
             return out
-        cell = np.zeros(self.ends.shape, bool)  # the cells decoded, of all columns
-        cell[:, columns] = number
+        blank = np.ones(self.ends.shape, bool)  # the cells not decoded, of all columns
+        blank[:, wanted] = ~number
         text = b.copy()
         text[self.quotes] = _SPACE
-        text[np.repeat(~cell.ravel(), self.sizes.ravel())] = _SPACE
+        np.putmask(text, np.repeat(blank.ravel(), self.sizes.ravel()), _SPACE)
         seps = ends[number]
         text[seps] = _COMMA
         text[seps[-1]] = _SPACE  # no comma after the last
