@@ -29,10 +29,12 @@ import io
 import itertools
 import re
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import msgspec
 import numpy as np
+
+from proftui.core.timeconv import parse_decimal_us, us_to_ns
 
 BLOCK_BYTES = 1 << 18  # rows in flight: small enough to stay in the CPU's caches
 _LONGEST_ROW = 16 << 20  # longer is damage (csv's field limit): csv.reader says where
@@ -40,6 +42,9 @@ _COMMA, _LF, _QUOTE, _SPACE, _ZERO = 44, 10, 34, 32, 48
 _N, _SLASH, _A = b"N/A"
 _NUMBERS = msgspec.json.Decoder(list[float])
 _MINUS_ZERO = re.compile(rb"-0(?![.eE])")  # an integer -0: JSON reads it as 0, without sign
+_BLANK = np.zeros(256, bool)  # what str.strip takes around a plain µs cell (or part of it)
+_BLANK[[_SPACE, ord("\t")]] = True
+MISSING = frozenset({"", "N/A", "NA", "n/a", "-", "None", "null"})  # texts of "no value"
 # Bytes that make a row's first cell (hence the row) not blank; a row starting with any
 # other byte (blank, quote, comma, non-ASCII) may be blank: csv.reader sees to that block.
 _NOT_BLANK = np.zeros(256, bool)
@@ -131,28 +136,48 @@ class Block:
             flat = [unquote(c) for c in flat]
         return [flat[k::len(columns)] for k in range(len(columns))]
 
-    def rows(self, columns: list[int]) -> list[Any]:
-        """A key for each row's cells of `columns` (ascending): its bytes from the first to
-        the last of each run of adjacent columns (a tuple of them when there are several
-        runs); :meth:`row_cells` gives the strings csv.reader reads in one."""
-        keys = []
-        for run in np.split(np.asarray(columns), np.flatnonzero(np.diff(columns) > 1) + 1):
-            first, last = int(run[0]), int(run[-1])
-            starts = (self.ends[:, first] - self.sizes[:, first] + 1).tolist()
-            keys.append(list(map(self.raw.__getitem__, map(slice, starts,
-                                                           self.ends[:, last].tolist()))))
-        return keys[0] if len(keys) == 1 else list(zip(*keys))
+    def rows(self, columns: list[int]) -> list[bytes]:
+        """A key for each row's cells of `columns`: their bytes as read, separators between
+        them; :meth:`row_cells` gives the strings csv.reader reads in one."""
+        flags = np.zeros(self.width, bool)
+        flags[columns] = True
+        text = self.data.copy()
+        text[self.ends[:, columns[-1]]] = _LF
+        rows = text[np.repeat(np.tile(flags, self.n_rows), self.sizes.ravel())].tobytes()
+        keys = rows.split(b"\n")
+        keys.pop()
+        return keys
 
     @staticmethod
-    def row_cells(key: bytes | tuple[bytes, ...]) -> list[str]:
+    def row_cells(key: bytes) -> list[str]:
         """The cells csv.reader reads in a key of :meth:`rows`."""
-        cells: list[str] = []
-        for part in key if isinstance(key, tuple) else (key,):
-            if part:
-                cells += next(csv.reader([part.decode("utf-8", "replace")]))
-            else:  # one empty cell (csv.reader reads no cell in an empty line)
-                cells.append("")
-        return cells
+        return next(csv.reader([key.decode("utf-8", "replace")]), None) or [""]
+
+    def us_ns(self, column: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact int64 ns of a column of µs (and which are usable), as
+        :func:`~proftui.core.timeconv.us_to_ns` gives them for its stripped strings (N/A and
+        empty cells unusable), read from the bytes where they are plain decimals."""
+        b = self.data
+        end = self.ends[:, column]
+        start = end - self.sizes[:, column] + 1
+        quoted = b[start] == _QUOTE  # then it ends with one too: the block is plain
+        start += quoted
+        end -= quoted
+        for _ in range(2):  # a TAB or spaces (msprof ends stamps with a TAB)
+            start += (start < end) & _BLANK[b[start]]
+            end -= (end > start) & _BLANK[b[end - 1]]
+        lengths = end - start
+        width = int(lengths.max()) if len(lengths) else 0
+        offsets = np.arange(width)
+        chars = b[np.minimum(start[:, None] + offsets, len(b) - 1)]
+        chars[offsets >= lengths[:, None]] = 0
+        ns, ok = parse_decimal_us(chars, lengths)
+        if not ok.all():  # anything else (N/A, signs, exponents): as us_to_ns reads it
+            odd = np.flatnonzero(~ok)
+            cells = self.cells([column])[0]
+            texts = [cells[i].strip() for i in odd.tolist()]
+            ns[odd], ok[odd] = us_to_ns([t if t not in MISSING else None for t in texts])
+        return ns, ok
 
 
 def unquote(cell: str) -> str:

@@ -20,10 +20,9 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from proftui.core.importers.csv_blocks import Block
+from proftui.core.importers.csv_blocks import MISSING, Block
 from proftui.core.timeconv import us_to_ns
 
-MISSING = frozenset({"", "N/A", "NA", "n/a", "-", "None", "null"})  # texts of "no value"
 TIME_UNITS = {"us": 1_000, "ms": 1_000_000, "ns": 1, "s": 1_000_000_000}
 _EPOCH_US = 1e12  # beyond this many µs a time column holds epoch timestamps (exact int64 ns)
 _MISSING_TS = np.iinfo(np.int64).min
@@ -85,9 +84,11 @@ class ColumnBuilder:
         self.codes.append(self.code(cells))
 
     def add_numbers(self, numbers: np.ndarray, cells: Callable[[], Sequence[str]],
-                    epoch: bool | None = None) -> None:
+                    epoch: bool | None = None,
+                    us_ns: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None) -> None:
         """Add a chunk of numbers; `cells()` gives their text, for exact ns; `epoch` whether
-        they reach epoch timestamps (None: find out)."""
+        they reach epoch timestamps (None: find out); `us_ns()`, if given, their exact ns
+        (and which are usable) when the unit is µs, as _time_ns would give them."""
         self.numbers.append(numbers)
         if self.unit not in TIME_UNITS:
             return
@@ -97,7 +98,10 @@ class ColumnBuilder:
             self.epoch = True
             self.late_epoch = len(self.numbers) > 1  # earlier chunks lack their ns
         if self.epoch:
-            ns, ok = _time_ns(list(map(str.strip, cells())), numbers, self.unit)
+            if us_ns is not None and self.unit == "us":
+                ns, ok = us_ns()
+            else:
+                ns, ok = _time_ns(list(map(str.strip, cells())), numbers, self.unit)
             self.ns.append(ns)
             self.ok.append(ok)
         else:
@@ -257,7 +261,7 @@ class Chunks:
         joint = self._joint()
         matrix = block.numbers(joint) if joint else None
         if matrix is not None:
-            self._add_matrix(joint, matrix, lambda i: block.cells([i])[0])
+            self._add_matrix(joint, matrix, lambda i: block.cells([i])[0], block.us_ns)
             done.update(joint)
         text = self._text()
         if text and self.by_rows:
@@ -275,15 +279,19 @@ class Chunks:
         return [i for i, b in enumerate(self.builders) if b.codes is not None]
 
     def _add_matrix(self, joint: list[int], matrix: np.ndarray,
-                    cells: Callable[[int], Sequence[str]]) -> None:
-        """Hand the number columns `joint` their values (`cells(i)`: column i's strings)."""
+                    cells: Callable[[int], Sequence[str]],
+                    us_ns: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None
+                    ) -> None:
+        """Hand the number columns `joint` their values (`cells(i)`: column i's strings;
+        `us_ns(i)`: its exact ns if µs)."""
         builders = self.builders
         # Which time columns reach epoch timestamps: one pass over the matrix.
         scale = np.array([_epoch_threshold(builders[i].unit) for i in joint])
         with np.errstate(invalid="ignore"):
             reach = np.abs(np.where(np.isfinite(matrix), matrix, 0.0)).max(axis=0) >= scale
         for j, i in enumerate(joint):
-            builders[i].add_numbers(matrix[:, j], lambda i=i: cells(i), bool(reach[j]))
+            builders[i].add_numbers(matrix[:, j], lambda i=i: cells(i), bool(reach[j]),
+                                    None if us_ns is None else lambda i=i: us_ns(i))
 
     def _add_rows(self, text: list[int], add: Callable[[TextRows], bool]) -> None:
         """Code the text columns by whole rows (`add` hands them to a TextRows)."""
