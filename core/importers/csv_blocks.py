@@ -36,9 +36,10 @@ import numpy as np
 
 from proftui.core.timeconv import parse_decimal_us, us_to_ns
 
-BLOCK_BYTES = 1 << 18  # rows in flight: small enough to stay in the CPU's caches
+BLOCK_BYTES = 1 << 19  # rows in flight: small enough to stay in the CPU's caches
 _LONGEST_ROW = 16 << 20  # longer is damage (csv's field limit): csv.reader says where
 _COMMA, _LF, _QUOTE, _SPACE, _ZERO = 44, 10, 34, 32, 48
+_DECODED, _TEXT, _BLANKED = 0, 1, 2  # what Block.numbers does with a cell
 _N, _SLASH, _A = b"N/A"
 _NUMBERS = msgspec.json.Decoder(list[float])
 _MINUS_ZERO = re.compile(rb"-0(?![.eE])")  # an integer -0: JSON reads it as 0, without sign
@@ -66,8 +67,10 @@ class Block:
         sizes.flat[0] = ends.flat[0] + 1
         sizes.ravel()[1:] = np.diff(ends.ravel())
         self.sizes = sizes
+        self._text_bytes: tuple[list[int] | None, np.ndarray | None] = (None, None)
 
-    def numbers(self, columns: list[int]) -> np.ndarray | None:
+    def numbers(self, columns: list[int], text: list[int] | None = None
+                ) -> np.ndarray | None:
         """The cells of `columns` (ascending) as a (rows, columns) float64 matrix, NaN for
         N/A and empty cells; None when one is not a JSON number (blanks around it allowed),
         N/A or empty, or is an integer -0 (JSON reads it without its sign): the caller reads
@@ -75,7 +78,8 @@ class Block:
         csv_columns.plain_numbers does.
 
         The cells are decoded as one JSON array: the block with every other cell, and each
-        N/A or empty one, blanked out with its separator, and quotes blanked."""
+        N/A or empty one, blanked out with its separator, and quotes blanked. Which bytes
+        are those of the `text` columns is found on the way, for :meth:`rows`."""
         wanted = np.zeros(self.width, bool)
         wanted[columns] = True
         sizes, ends = self.sizes[:, wanted], self.ends[:, wanted]
@@ -92,15 +96,20 @@ class Block:
         kept = int(np.count_nonzero(number))
         if not kept:
             return out
-        blank = np.ones(self.ends.shape, bool)  # the cells not decoded, of all columns
-        blank[:, wanted] = ~number
-        text = b.copy()
-        text[self.quotes] = _SPACE
-        np.putmask(text, np.repeat(blank.ravel(), self.sizes.ravel()), _SPACE)
+        kind = np.full(self.ends.shape, _BLANKED, np.uint8)  # of each cell
+        kind[:, wanted] = np.where(number, _DECODED, _BLANKED)
+        if text:
+            kind[:, text] = _TEXT
+        kinds = np.repeat(kind.ravel(), self.sizes.ravel())  # of each byte
+        if text:
+            self._text_bytes = (text, kinds == _TEXT)
+        chars = b.copy()
+        chars[self.quotes] = _SPACE
+        np.putmask(chars, kinds != _DECODED, _SPACE)
         seps = ends[number]
-        text[seps] = _COMMA
-        text[seps[-1]] = _SPACE  # no comma after the last
-        joined = b"[" + text.tobytes() + b"]"
+        chars[seps] = _COMMA
+        chars[seps[-1]] = _SPACE  # no comma after the last
+        joined = b"[" + chars.tobytes() + b"]"
         if b"-" in joined and _MINUS_ZERO.search(joined):
             return None
         try:
@@ -139,11 +148,15 @@ class Block:
     def rows(self, columns: list[int]) -> list[bytes]:
         """A key for each row's cells of `columns`: their bytes as read, separators between
         them; :meth:`row_cells` gives the strings csv.reader reads in one."""
-        flags = np.zeros(self.width, bool)
-        flags[columns] = True
+        if self._text_bytes[0] == columns:
+            of_columns = self._text_bytes[1]
+        else:
+            flags = np.zeros(self.width, bool)
+            flags[columns] = True
+            of_columns = np.repeat(np.tile(flags, self.n_rows), self.sizes.ravel())
         text = self.data.copy()
         text[self.ends[:, columns[-1]]] = _LF
-        rows = text[np.repeat(np.tile(flags, self.n_rows), self.sizes.ravel())].tobytes()
+        rows = text[of_columns].tobytes()
         keys = rows.split(b"\n")
         keys.pop()
         return keys
@@ -213,7 +226,8 @@ class Pieces:
             return self._to_csv(data or b"")
         bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
         line = data[:data.index(b"\n") + 1]
-        if _analyse(data[len(bom):], 0) is False or line.count(b'"') % 2:
+        if (_analyse(data[len(bom):], 0) is False or line.count(b'"') % 2
+                or b"\r" in line[:-1].rstrip(b"\r")):  # a line break inside, to csv.reader
             return self._to_csv(data)
         self.at_start = False
         text = line[len(bom):].decode("utf-8", "replace")
@@ -339,6 +353,8 @@ def _analyse(data: bytes, width: int) -> Block | bool:
         closes[:-1] |= closing[:-1] + 1 == opening[1:]
         if not (opens.all() and closes.all()):
             return False
+        wide = np.flatnonzero(closing - opening > 1)  # not a doubled quote, nor ""
+        opening, closing = opening[wide], closing[wide]
         first = np.searchsorted(seps, opening)  # the first separator after each (a LF ends b)
         holding = np.flatnonzero(seps[first] < closing)  # quoted cells with commas or LFs
         if len(holding):

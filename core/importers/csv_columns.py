@@ -259,11 +259,11 @@ class Chunks:
         text rows coded at once, any other column from the strings csv.reader reads."""
         done: set[int] = set()
         joint = self._joint()
-        matrix = block.numbers(joint) if joint else None
+        text = self._text()
+        matrix = block.numbers(joint, text if self.by_rows else None) if joint else None
         if matrix is not None:
             self._add_matrix(joint, matrix, lambda i: block.cells([i])[0], block.us_ns)
             done.update(joint)
-        text = self._text()
         if text and self.by_rows:
             self._add_rows(text, lambda rows: rows.add_keys(block.rows(text), block.row_cells))
             done.update(text)
