@@ -282,17 +282,21 @@ class Pieces:
                 self.eof = not more
                 data += more
             cut = data.rfind(b"\n") + 1
-            while cut and data.count(b'"', 0, cut) % 2:
-                cut = data.rfind(b"\n", 0, cut - 1) + 1
+            odd = data.count(b'"', 0, cut) % 2
+            while cut and odd:  # that line feed is inside quotes: the one before?
+                before = data.rfind(b"\n", 0, cut - 1) + 1
+                odd ^= data.count(b'"', before, cut) % 2
+                cut = before
             if self.eof and data and not data.count(b'"') % 2:
                 cut = len(data)  # the last row may lack its line feed
-            if cut or (self.eof and not data):
+            if cut > _LONGEST_ROW or (not cut and data and (
+                    self.eof or len(data) > _LONGEST_ROW)):
+                self.pending = data  # a row too long for csv.reader, or quotes left open
+                return None
+            if cut or not data:
                 self.pending = data[cut:]
                 rows = data[:cut]
                 return rows if rows.endswith(b"\n") or not rows else rows + b"\n"
-            if self.eof or len(data) > _LONGEST_ROW:
-                self.pending = data
-                return None
             size = 2 * max(size, len(data))
 
     def _to_csv(self, data: bytes = b"") -> list[str]:

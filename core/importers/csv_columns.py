@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -258,10 +258,8 @@ class Chunks:
         """:meth:`add` for a block of plain rows: its number columns decoded together, its
         text rows coded at once, any other column from the strings csv.reader reads."""
         done: set[int] = set()
-        joint = self._joint()
         text = self._text()
-        matrix = block.numbers(joint, text if self.by_rows else None) if joint else None
-        if matrix is not None:
+        for joint, matrix in _decoded(block, self._joint(), text if self.by_rows else None):
             self._add_matrix(joint, matrix, lambda i: block.cells([i])[0], block.us_ns)
             done.update(joint)
         if text and self.by_rows:
@@ -300,6 +298,21 @@ class Chunks:
         self.by_rows = add(self.text_rows)
         if not self.by_rows:
             self.text_rows = None
+
+
+def _decoded(block: Block, columns: list[int], text: list[int] | None = None
+             ) -> Iterator[tuple[list[int], np.ndarray]]:
+    """The number columns of a block decoded together (see Block.numbers), as many as can
+    be: when one cell is not a plain number, each half of them is tried, and so on."""
+    if not columns:
+        return
+    matrix = block.numbers(columns, text)
+    if matrix is not None:
+        yield columns, matrix
+    elif len(columns) > 1:
+        half = len(columns) // 2
+        yield from _decoded(block, columns[:half])
+        yield from _decoded(block, columns[half:])
 
 
 _NUMBERS = msgspec.json.Decoder(list[float])
