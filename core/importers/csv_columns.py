@@ -259,9 +259,11 @@ class Chunks:
         text rows coded at once, any other column from the strings csv.reader reads."""
         done: set[int] = set()
         text = self._text()
-        for joint, matrix in _decoded(block, self._joint(), text if self.by_rows else None):
-            self._add_matrix(joint, matrix, lambda i: block.cells([i])[0], block.us_ns)
-            done.update(joint)
+        first = block.row_cells(block.raw[:block.ends[0, -1]])
+        joint = [i for i in self._joint() if _number_like(first[i])]  # the others would fail
+        for columns, matrix in _decoded(block, joint, text if self.by_rows else None):
+            self._add_matrix(columns, matrix, lambda i: block.cells([i])[0], block.us_ns)
+            done.update(columns)
         if text and self.by_rows:
             self._add_rows(text, lambda rows: rows.add_keys(block.rows(text), block.row_cells))
             done.update(text)
@@ -298,6 +300,15 @@ class Chunks:
         self.by_rows = add(self.text_rows)
         if not self.by_rows:
             self.text_rows = None
+
+
+def _number_like(cell: str) -> bool:
+    """Whether float() reads a cell, or it is a missing value."""
+    try:
+        float(cell)
+    except ValueError:
+        return cell.strip() in MISSING
+    return True
 
 
 def _decoded(block: Block, columns: list[int], text: list[int] | None = None
