@@ -82,22 +82,23 @@ class Block:
         are those of the `text` columns is found on the way, for :meth:`rows`."""
         wanted = np.zeros(self.width, bool)
         wanted[columns] = True
-        sizes, ends = self.sizes[:, wanted], self.ends[:, wanted]
+        shape = (self.n_rows, len(columns))
+        sizes, ends = self.sizes[:, wanted].ravel(), self.ends[:, wanted].ravel()  # by rows
         b = self.data
-        out = np.full((len(columns), self.n_rows), np.nan).T  # each column contiguous
-        last = b[ends - 1]
-        # N/A, and single digits ("0" is common): set here, not decoded; empty cells (their
+        # Single digits ("0" is common) and N/A are set here, not decoded; empty cells (their
         # separator alone) are NaN.
+        last = b[ends - 1]
         digit = (sizes == 2) & (last - _ZERO < 10)
-        out[digit] = last[digit] - _ZERO
+        out = np.where(digit, last - np.float64(_ZERO), np.nan)
         number = (sizes != 1) & ~digit
-        na = (sizes == 4) & (last == _A) & (b[ends - 2] == _SLASH) & (b[ends - 3] == _N)
-        number[na] = False
+        maybe_na = np.flatnonzero((sizes == 4) & (last == _A))
+        at = ends[maybe_na]
+        number[maybe_na[(b[at - 2] == _SLASH) & (b[at - 3] == _N)]] = False
         kept = int(np.count_nonzero(number))
         if not kept:
-            return out
+            return np.asfortranarray(out.reshape(shape))
         kind = np.full(self.ends.shape, _BLANKED, np.uint8)  # of each cell
-        kind[:, wanted] = np.where(number, _DECODED, _BLANKED)
+        kind[:, wanted] = np.where(number, _DECODED, _BLANKED).reshape(shape)
         if text:
             kind[:, text] = _TEXT
         kinds = np.repeat(kind.ravel(), self.sizes.ravel())  # of each byte
@@ -119,7 +120,7 @@ class Block:
         if len(values) != kept:  # a comma inside a quoted cell
             return None
         out[number] = np.fromiter(values, np.float64, kept)
-        return out
+        return np.asfortranarray(out.reshape(shape))  # each column contiguous
 
     def _joined(self, columns: list[int], row_end: int) -> str:
         """The cells of `columns` as read (quoted ones with their quotes), each followed by
