@@ -7,7 +7,9 @@ caches); the number columns of a chunk are joined row by row (a row's cells lie 
 in memory) into one JSON array and decoded by msgspec in one C pass, instead of a float()
 per cell; the text columns of a row are coded at once, by the tuple of their cells (a
 kernel's name, type, shapes and formats repeat together), instead of a dictionary look-up
-per cell. Any chunk these shortcuts do not fit is read cell by cell as before.
+per cell. Any chunk these shortcuts do not fit is read cell by cell as before. Plain rows
+come in blocks of bytes instead (csv_blocks.py, Chunks.add_block), whose number cells never
+become strings.
 """
 
 from __future__ import annotations
