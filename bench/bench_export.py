@@ -48,8 +48,8 @@ def naive_events(index, path: str) -> None:
     track, name, depth = index.col("slices.track"), index.col("slices.name"), \
         index.col("slices.depth")
     order = np.lexsort((depth, track, start))
-    fields = ["name", "category", "process", "thread", "start(us)", "end(us)", "duration(us)",
-              "depth"]
+    fields = ["name", "category", "process", "thread", "start_from_capture(us)",
+              "end_from_capture(us)", "duration(us)", "depth"]
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fields)
         writer.writeheader()
@@ -62,8 +62,8 @@ def naive_events(index, path: str) -> None:
                 "name": s[name[i]], "category": s[index.col("slices.cat")[i]],
                 "process": index.process_label(p) if p >= 0 else "",
                 "thread": index.track_label(t),
-                "start(us)": f"{b // 1000}.{b % 1000:03d}",
-                "end(us)": f"{e // 1000}.{e % 1000:03d}",
+                "start_from_capture(us)": f"{b // 1000}.{b % 1000:03d}",
+                "end_from_capture(us)": f"{e // 1000}.{e % 1000:03d}",
                 "duration(us)": f"{d // 1000}.{d % 1000:03d}", "depth": int(depth[i])})
 
 

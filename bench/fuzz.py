@@ -60,6 +60,7 @@ from proftui.core.aggregate import SIDES, aggregate_ops, iterations_table
 from proftui.core.export import UNITS, export_events
 from proftui.core.grouping import op_types
 from proftui.core.index import TraceIndex
+from proftui.core.iterations import capture_start_ns
 from proftui.core.overview import read_overview
 from proftui.core.report import report_tables, summary_report
 from proftui.core.rows import paint_cells, rows_for
@@ -656,7 +657,7 @@ def exercise(path: Path, rng: random.Random, batch_bytes: int, scratch: Path) ->
     overview = run(read_overview, index)
     summary, tables, found = overview or ({}, [], None)
     if found is not None:
-        run(iterations_table, found)
+        run(iterations_table, found, capture_start_ns(index, found))
     types = run(op_types, index, tables)
     for by in ("name", "category", "type"):
         run(_ops, index, rng, by, types)

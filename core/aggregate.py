@@ -18,10 +18,10 @@ import numpy as np
 
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import GROUP_BY, OpTypes, slice_keys
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
-from proftui.core.iterations import Iteration, Iterations
-from proftui.core.roles import roles
+from proftui.core.iterations import Iteration, Iterations, capture_start_ns
+from proftui.core.roles import roles, track_groups
 from proftui.core.self_time import self_times, window_self
 
 SIDES = ("all", "device", "host")
@@ -63,10 +63,7 @@ def group_bounds(index: TraceIndex, windows: GroupWindows
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each group's own window as bounds per track (lo, hi; int64 ns) and the tracks of the
     groups named (bool per track; the others are left out)."""
-    a = index.arrays
-    proc = a["tracks.process"].astype(np.int64)
-    groups = a["processes.group"].astype(np.int64)
-    track_group = np.where(proc >= 0, groups[np.maximum(proc, 0)] if len(groups) else -1, -1)
+    track_group = track_groups(index)
     track_lo = np.zeros(index.n_tracks, np.int64)
     track_hi = np.zeros(index.n_tracks, np.int64)
     keep = np.zeros(index.n_tracks, bool)
@@ -172,10 +169,8 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     occupied, spans = _occupancy(keys, index.col("slices.track")[sel], clipped_start,
                                  clipped_end, n_keys, hi - lo, track_span)
     self_sum = float(self_ns.sum())
-    labels = np.empty(len(present), dtype=object)
-    labels[:] = [key_labels[k] for k in present.tolist()]
     columns = [
-        Column(key_header, key_header, "", "text", labels),
+        text_column(key_header, [key_labels[k] for k in present.tolist()]),
         Column("Count", "Count", "", "number", cnt.astype(np.float64)),
         Column("Total", "Total", "ns", "number", tot.astype(np.float64)),
         Column("Self", "Self", "ns", "number", self_ns.astype(np.float64)),
@@ -359,9 +354,7 @@ def iteration_at(index: TraceIndex, slices: np.ndarray,
         slice_group = np.zeros(len(slices), np.int64)
         group_ids = {next(iter(groups)): 0}
     else:
-        proc = index.col("tracks.process")[index.col("slices.track")[slices]].astype(np.int64)
-        proc_group = index.col("processes.group").astype(np.int64)
-        slice_group = np.where(proc >= 0, proc_group[np.maximum(proc, 0)], -1)
+        slice_group = track_groups(index)[index.col("slices.track")[slices]]
         group_ids = {g: index.strings.find(g) for g in groups}
     for group, gid in group_ids.items():
         mine = sorted((it for it in items if it.group == group), key=lambda it: it.start_ns)
@@ -399,13 +392,15 @@ def track_titles(index: TraceIndex, tracks: np.ndarray) -> np.ndarray:
 def instances_table(index: TraceIndex, slices: np.ndarray,
                     iterations: Iterations | Sequence[Iteration] | None = None) -> Table:
     """The given slices as a table (kind "instances"), in the given order: Start (ns from the
-    trace start), Duration (ns), Track ("process: track"), Iteration (its number, NaN
-    outside every iteration) and Slice (the slice index, to jump to it)."""
+    capture start, :func:`~proftui.core.iterations.capture_start_ns`), Duration (ns), Track
+    ("process: track"), Iteration (its number, NaN outside every iteration) and Slice (the
+    slice index, to jump to it)."""
     slices = np.asarray(slices, np.int64)
     start = index.col("slices.start")[slices]
     dur = index.col("slices.dur")[slices]
     columns = [
-        Column("Start", "Start", "ns", "number", (start - index.start_ns).astype(np.float64)),
+        Column("Start (from capture start)", "Start", "ns", "number",
+               (start - capture_start_ns(index)).astype(np.float64)),
         Column("Duration", "Duration", "ns", "number", dur.astype(np.float64)),
         Column("Track", "Track", "", "text",
                track_titles(index, index.col("slices.track")[slices])),
@@ -442,12 +437,18 @@ def duration_histogram(durations_ns: np.ndarray, bins: int = 20
 # -- iterations ---------------------------------------------------------------------------------
 
 
-def iterations_table(iterations: Iterations | Sequence[Iteration],
-                     origin_ns: int | None = None) -> Table:
+# The iterations table's two starts, headers saying their unit and clock.
+ABSOLUTE_START = "Start (us, profiler clock)"
+RELATIVE_START = "Start (ms, capture)"
+
+
+def iterations_table(iterations: Iterations | Sequence[Iteration], origin_ns: int) -> Table:
     """One row per iteration, in the order given (kind "iterations").
 
-    Columns: Group, Iteration, Start (absolute int64 ns, a timestamp), Relative start (ns
-    from `origin_ns`, by default the earliest known iteration start), Duration (ns), one
+    Columns: Group, Iteration, Start (absolute int64 ns on the profiler's clock, a timestamp;
+    its header says "us, profiler clock", as it is shown), Start from capture (ms from
+    `origin_ns`, the capture start: :func:`~proftui.core.iterations.capture_start_ns`; its
+    header says so), Duration (ns), one
     column (ns) per breakdown part in order of first appearance, vs median (%) = how much
     longer (+) or shorter (-) than the median of its group, and Mark: "slowest" for the
     longest iteration of a group of two or more, "outlier" for one longer than 1.2 x its
@@ -459,9 +460,8 @@ def iterations_table(iterations: Iterations | Sequence[Iteration],
     missing = np.iinfo(np.int64).min
     start = np.array([it.start_ns if it.start_ns >= 0 else missing for it in items], np.int64)
     known = start != missing
-    if origin_ns is None:
-        origin_ns = int(start[known].min()) if known.any() else 0
-    relative = np.where(known, (start - origin_ns).astype(np.float64), np.nan)
+    # ms, so that the header can say its unit and an exported pane writes what it says
+    relative = np.where(known, (start - origin_ns) / 1e6, np.nan)
     dur = np.array([it.dur_ns if it.dur_ns >= 0 else np.nan for it in items], np.float64)
     groups = np.empty(n, dtype=object)
     groups[:] = [it.group for it in items]
@@ -486,8 +486,8 @@ def iterations_table(iterations: Iterations | Sequence[Iteration],
         Column("Group", "Group", "", "text", groups),
         Column("Iteration", "Iteration", "", "number",
                np.array([it.number for it in items], np.float64)),
-        Column("Start", "Start", "ns", "timestamp", start),
-        Column("Relative start", "Relative start", "ns", "number", relative),
+        Column(ABSOLUTE_START, "Start", "ns", "timestamp", start),
+        Column(RELATIVE_START, "Start from capture", "ms", "number", relative, fixed=True),
         Column("Duration", "Duration", "ns", "number", dur),
     ]
     for part in parts:

@@ -588,7 +588,12 @@ class TraceBuilder:
 
         points = self._flows.concat()
         points["track"] = remap[points["track"]]
-        flows = flow_edges(points, self._bound.concat(), slices, parent, self.diagnostics)
+        process = tracks["process"].astype(np.int64)
+        group = tracks["processes"]["group"].astype(np.int64)
+        track_group = np.where(process >= 0, group[np.maximum(process, 0)] if len(group) else -1,
+                               -1)
+        flows = flow_edges(points, self._bound.concat(), slices, parent, self.diagnostics,
+                           track_group)
         cname_rows = np.flatnonzero(slices["cname"])
         span = _span(slices, instants, counters)
         return TraceIndex.from_columns(

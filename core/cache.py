@@ -52,7 +52,8 @@ from proftui.core.index import TraceIndex
 from proftui.core.sources import FileIdentity
 from proftui.core.strings import StringTable
 
-FORMAT_VERSION = 4  # 4: checksums (3 kept events of unknown phases as instants)
+FORMAT_VERSION = 5  # 5: flows paired within a rank (4: checksums; 3: events of unknown
+# phases kept as instants)
 __all__ = ["MAGIC", "CacheMiss", "json_bytes"]  # shared with the other users of the cache
 _STALE_TEMP_S = 3600  # a temporary file untouched this long was left by a killed process
 _FINE_TICK_NS = 20_000_000  # > one kernel timer tick (10 ms at HZ=100), when time stamps are fine

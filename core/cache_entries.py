@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proftui.core.cache_file import MAGIC, PREFIX, CacheMiss, read_header
+from proftui.core.sources import file_size
 
 DEFAULT_MAX_BYTES = 10 << 30
 MAX_ENV = "PROFTUI_CACHE_MAX"
@@ -152,19 +153,12 @@ def make_room(path: Path, nbytes: int) -> None:
                                    f"({fmt_bytes(cap)}, {MAX_ENV})")
     own_key = path.name[:40]
     found = entries(path.parent)
-    total = sum(e.size for e in found) - _size(path)  # the file replaced frees its bytes
+    total = sum(e.size for e in found) - file_size(path)  # the file replaced frees its bytes
     for entry in found:
         if total + nbytes <= cap:
             break
         if entry.key != own_key:
             total -= remove(entry)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import orjson
 
+from proftui.core.file_pool import usable_cores
+
 MAGIC = b"PROFTUI-IDX\x00"
 PREFIX = struct.Struct("<QI4x")  # header length, CRC-32 of the header, padding
 CRC_BLOCK = 16 << 20  # bytes of an array per checksum: the unit two threads share out
@@ -229,7 +231,7 @@ def _verify(mm: mmap.mmap, header: dict, data_start: int) -> None:
             return None if zlib.crc32(data[at:end]) == expected else name
 
         total = sum(end - at for at, end, _, _ in jobs)
-        if total >= PARALLEL_BYTES and _cores() > 1:
+        if total >= PARALLEL_BYTES and usable_cores() > 1:
             with ThreadPoolExecutor(2) as pool:
                 bad = [name for name in pool.map(check, jobs) if name is not None]
         else:
@@ -240,8 +242,3 @@ def _verify(mm: mmap.mmap, header: dict, data_start: int) -> None:
         raise CacheMiss(f"damaged cache file: {bad[0]} does not match its checksum")
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1

@@ -18,11 +18,15 @@ import itertools
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import orjson
 
 from proftui.core.sources import ByteSource
+
+if TYPE_CHECKING:
+    from proftui.core.index import TraceIndex
 
 # µs: timestamps at or beyond this (2001-09-09) are already epoch wall clock.
 EPOCH_US = 10**15
@@ -155,3 +159,16 @@ def _already_epoch(source: ByteSource, head: bytes | None = None) -> bool:
     # The first thousand only: a head of megabytes holds hundreds of thousands.
     values = [int(m.group(1)) for m in itertools.islice(_TS.finditer(head), 1000)]
     return bool(values) and max(values) >= EPOCH_US
+
+
+def file_offsets(index: TraceIndex, refs: np.ndarray) -> np.ndarray:
+    """Per event (by its ordinal `ref`), the offset (ns) its file's timestamps got to put
+    the files of a profile on one clock (its source's `offset_ns` in the index metadata; 0
+    for most): a time less its offset is the time as its file writes it."""
+    sources = index.meta.get("sources", [])
+    offsets = np.array([int(s.get("offset_ns", 0)) for s in sources] + [0], np.int64)
+    if not len(refs) or not offsets.any():
+        return np.zeros(len(refs), np.int64)
+    batch = np.searchsorted(index.col("batches.first_ordinal"), refs, side="right") - 1
+    files = np.where(batch >= 0, index.col("batches.file")[np.maximum(batch, 0)], -1)
+    return offsets[np.where((files >= 0) & (files < len(sources)), files, len(sources))]

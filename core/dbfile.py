@@ -41,6 +41,7 @@ import numpy as np
 
 from proftui.core.errors import NotATraceError, ProftuiError
 from proftui.core.memory import release_free_memory
+from proftui.core.sources import file_size
 
 MAGIC = b"SQLite format 3\x00"
 NULL = -(2**62)  # a NULL cell of an integer column reads as this
@@ -100,7 +101,7 @@ def open_db(path: str) -> Iterator[DbFile]:
     name = os.path.basename(path)
     page_size = _check_header(path, name)
     wal_frames = _wal_has_frames(path + "-wal", page_size)
-    hot_journal = _size(path + "-journal") > 0
+    hot_journal = file_size(path + "-journal") > 0
     if _write_locked(path, wal_frames):
         raise DamagedDatabase(f"{name} is locked by a program writing to it: open it again "
                               "when that program has finished.")
@@ -184,13 +185,6 @@ def _damaged(path: str, exc: BaseException) -> DamagedDatabase:
     return DamagedDatabase(f"{name} is a damaged SQLite database ({text}).")
 
 
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
-
 def _check_header(path: str, name: str) -> int:
     """The page size; raises when the file is empty, not SQLite or shorter than it says."""
     try:
@@ -221,7 +215,7 @@ def _check_header(path: str, name: str) -> int:
 
 def _wal_has_frames(wal: str, page_size: int) -> bool:
     """Whether a write-ahead log holds at least one frame (data the database file lacks)."""
-    return _size(wal) >= _WAL_HEADER + _WAL_FRAME_HEADER + page_size
+    return file_size(wal) >= _WAL_HEADER + _WAL_FRAME_HEADER + page_size
 
 
 _FLOCK = "hhqqi4x"  # struct flock on Linux (l_type, l_whence, l_start, l_len, l_pid)

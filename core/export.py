@@ -33,14 +33,18 @@ import numpy as np
 import orjson
 
 from proftui.core.aggregate import GroupWindows, group_bounds
+from proftui.core.clock import file_offsets
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
+from proftui.core.iterations import capture_start_ns
 from proftui.core.search import pattern_of
 from proftui.core.strings import json_text
 
 UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _DIGITS = {"ns": 0, "us": 3, "ms": 6, "s": 9}
+# The clocks an events export can write its starts and ends on, as their headers name them.
+CLOCKS = {"relative": "from_capture", "absolute": "profiler_clock"}
 CHUNK_ROWS = 1 << 16  # rows formatted and written at a time (bounds memory)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
@@ -298,15 +302,19 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
                   args_keys: Sequence[str] = (), unit: str = "us", neutralize: bool = True,
                   overwrite: bool = False, instants: bool = True, bom: bool = False,
                   progress: Progress | None = None,
-                  groups: GroupWindows | None = None) -> ExportResult:
+                  groups: GroupWindows | None = None, clock: str = "relative") -> ExportResult:
     """Write the events overlapping [start_ns, end_ns) (absolute ns; None leaves that side
     open) on `tracks` (track ids; None for all) as CSV to `target` (a path, "-" for stdout,
     or a writable text stream).
 
     One row per slice, and per instant event unless `instants` is False, ordered by start,
     then track, then depth. Columns: name, category, process, thread (the track's label),
-    start, end and duration in `unit` (start and end from the trace start; the header says
-    the unit, e.g. ``start(us)``), depth (row in the track; empty for instants), kind
+    start, end and duration in `unit`, exact decimals of the ns; start and end on `clock`:
+    "relative", from the capture start (:func:`~proftui.core.iterations.capture_start_ns`),
+    or "absolute", the profiler's own clock as its file writes it (before any offset that
+    put several files on one clock), so that rows join with other tools; the headers say
+    which and the unit (``start_from_capture(us)``, ``start_profiler_clock(us)``,
+    ``duration(us)``), depth (row in the track; empty for instants), kind
     ("slice" or "instant"), then ``args.KEY`` per key of `args_keys` (text as it is, numbers
     and booleans as JSON, objects and arrays as JSON text; empty when absent).
     With `groups`, each group (rank or device) named there in its own window and the
@@ -315,6 +323,8 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
     """
     if unit not in UNITS:
         raise ProftuiError(f'Unknown time unit "{unit}": use ns, us, ms or s.')
+    if clock not in CLOCKS:
+        raise ProftuiError(f'Unknown clock "{clock}": use relative or absolute.')
     slices, points = window_events(index, start_ns, end_ns, tracks, instants, groups)
     n_slices = len(slices)
     start = np.concatenate([index.col("slices.start")[slices], index.col("instants.ts")[points]])
@@ -336,20 +346,23 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
         index.process_label(int(process[t])) if process[t] >= 0 else "", neutralize))
     threads = _Lookup(track, lambda t: text_cell(index.track_label(t), neutralize))
     args_cells: list[list[str]] = []
+    refs = np.concatenate([index.col("slices.ref")[slices].astype(np.int64),
+                           index.col("instants.ref")[points].astype(np.int64)])[order]
     if args_keys:
-        refs = np.concatenate([index.col("slices.ref")[slices].astype(np.int64),
-                               index.col("instants.ref")[points].astype(np.int64)])[order]
         all_args = read_args(index, refs)
         for key in args_keys:
             args_cells.append([_json_cell(a.get(key) if isinstance(a, dict) else None,
                                           neutralize) for a in all_args])
-    origin = np.int64(index.start_ns)
-    header = ["name", "category", "process", "thread", f"start({unit})", f"end({unit})",
-              f"duration({unit})", "depth", "kind", *(f"args.{k}" for k in args_keys)]
+    origin = (file_offsets(index, refs) if clock == "absolute"
+              else np.full(len(refs), capture_start_ns(index), np.int64))
+    on = CLOCKS[clock]
+    header = ["name", "category", "process", "thread", f"start_{on}({unit})",
+              f"end_{on}({unit})", f"duration({unit})", "depth", "kind",
+              *(f"args.{k}" for k in args_keys)]
     kinds = np.array(["slice", "instant"], dtype=object)
 
     def cells(lo: int, hi: int) -> list[list[str]]:
-        begin = start[lo:hi] - origin
+        begin = start[lo:hi] - origin[lo:hi]
         depth_text = list(map(str, depth[lo:hi].tolist()))
         for i in np.flatnonzero(is_instant[lo:hi]).tolist():
             depth_text[i] = ""

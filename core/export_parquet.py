@@ -41,7 +41,7 @@ from proftui.core.errors import ProftuiError
 from proftui.core.export import ExportError, ExportExists, window_events
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration
-from proftui.core.roles import roles, slice_groups
+from proftui.core.roles import roles, slice_groups, track_groups
 
 DATASETS = ("slices", "steps")
 _RANK = re.compile(r"^rank (\d+)$")
@@ -150,13 +150,12 @@ def _slice_table(pa: Any, index: TraceIndex, rows: np.ndarray,
                  iterations: Sequence[Iteration]) -> Any:
     track = index.col("slices.track")[rows].astype(np.int64)
     process = index.col("tracks.process").astype(np.int64)
-    groups = index.col("processes.group").astype(np.int64)
     tracks = np.unique(track)
     track_labels = [index.track_label(int(t)) for t in tracks.tolist()]
     process_labels = [index.process_label(int(p)) if p >= 0 else ""
                       for p in process[tracks].tolist()]
-    group_labels = [index.strings[int(groups[p])] if p >= 0 and len(groups) else ""
-                    for p in process[tracks].tolist()]
+    group_labels = [index.strings[g] if g >= 0 else ""
+                    for g in track_groups(index)[tracks].tolist()]
     at = np.searchsorted(tracks, track)
     iteration = iteration_of(index, rows, iterations)
     known = ~np.isnan(iteration)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from proftui.core.errors import Cancelled
+from proftui.core.sources import file_size
 
 POOL_MIN_BYTES = 48 << 20  # below this in all, starting interpreters costs more than it saves
 _LENGTH = struct.Struct("<Q")
@@ -42,11 +43,17 @@ class FileJob:
     batch_bytes: int
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, where the system tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def worker_count(n_files: int) -> int:
     """Workers for `n_files`: one per core the process may use, at most one per file."""
-    cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-             else (os.cpu_count() or 1))
-    return max(min(cores, n_files), 0)
+    return max(min(usable_cores(), n_files), 0)
 
 
 class FilePool:
@@ -64,7 +71,7 @@ class FilePool:
         for job in jobs:  # the least loaded worker by bytes; each keeps file order
             w = load.index(min(load))
             mine[w].append(job)
-            load[w] += max(_size(job.path), 1)
+            load[w] += max(file_size(job.path), 1)
         for assigned in mine:
             if assigned:
                 self._start(assigned)
@@ -119,39 +126,40 @@ class FilePool:
                 proc.stdout.close()
 
 
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-def serve() -> None:
-    """Worker process: index each job read (pickled) from stdin, writing one
-    length-prefixed pickled result per job to stdout."""
+def worker_read(path: str, group: str | None, offset_ns: int, batch_bytes: int,
+                start: int = 0) -> dict[str, Any]:
+    """What a worker process sends back for one trace file, read from byte `start` (the file's
+    start or an event's ``{``) to its end into a builder of its own: the builder's state, the
+    batches, the metadata and the event count; {"error": ...} when it failed (the parent then
+    reads the file itself)."""
     from proftui.core.build import TraceBuilder
     from proftui.core.diagnostics import Diagnostics
     from proftui.core.importers.chrome_json import ChromeJsonReader
     from proftui.core.memory import indexing
     from proftui.core.sources import ByteSource
 
+    try:
+        source = ByteSource(path)
+        diagnostics = Diagnostics()
+        reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
+        builder = TraceBuilder(diagnostics)
+        builder.tracks.set_group(group)
+        builder.time_offset_ns = offset_ns
+        with indexing():
+            reader.read(builder.add_events, region=(start, None))
+        return {"state": builder.state(), "batches": reader.batches,
+                "metadata": reader.metadata, "n_events": reader.n_events}
+    except Exception as exc:  # noqa: BLE001 - the parent reads the file itself
+        return {"error": repr(exc)}
+
+
+def serve() -> None:
+    """Worker process: index each job read (pickled) from stdin, writing one
+    length-prefixed pickled result per job to stdout."""
     jobs: list[FileJob] = pickle.loads(sys.stdin.buffer.read())
     out = sys.stdout.buffer
     for job in jobs:
-        try:
-            source = ByteSource(job.path)
-            diagnostics = Diagnostics()
-            reader = ChromeJsonReader(source, diagnostics, batch_bytes=job.batch_bytes)
-            builder = TraceBuilder(diagnostics)
-            builder.tracks.set_group(job.group)
-            builder.time_offset_ns = job.offset_ns
-            with indexing():
-                reader.read(builder.add_events)
-            result = {"state": builder.state(), "batches": reader.batches,
-                      "metadata": reader.metadata, "n_events": reader.n_events}
-            del builder, reader
-        except Exception as exc:  # noqa: BLE001 - the parent reads the file itself
-            result = {"error": repr(exc)}
+        result = worker_read(job.path, job.group, job.offset_ns, job.batch_bytes)
         data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
         del result
         out.write(_LENGTH.pack(len(data)))

@@ -84,15 +84,23 @@ def _id_number(value: Any) -> int | None:
 
 def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],
                slices: dict[str, np.ndarray], parent: np.ndarray,
-               diagnostics: Diagnostics) -> dict[str, np.ndarray]:
+               diagnostics: Diagnostics, track_group: np.ndarray | None = None,
+               ) -> dict[str, np.ndarray]:
     """Bind flow points to slices and chain the points of each flow into edges.
 
     `f` holds the s/t/f points (tracks in display order), `bound` the flow ends bound to a
     slice by its ordinal (v2 flows carried by X events with `bind_id`, and the flows of
     importers that know both ends), `slices` the sorted slices and `parent` their parents.
+    `track_group` (per track, its group's string id) keeps each flow within one rank or
+    device: their profilers count ids per process (torch_npu's connection and correlation
+    ids), so two ranks reuse the same (cat, name, id) for flows that have nothing in common.
     """
     slice_of = layout.bind_points(slices["track"], slices["start"], slices["dur"], parent,
                                   f["track"], f["ts"], f["enclosing"])
+    if track_group is None:
+        track_group = np.zeros(max(int(slices["track"].max(initial=-1)),
+                                   int(f["track"].max(initial=-1))) + 1, np.int64)
+    scope = track_group[f["track"]]
     unbound = int((slice_of < 0).sum())
     if unbound:
         diagnostics.add("flow_unbound", unbound)
@@ -110,11 +118,13 @@ def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],
                            ("ts", slices["start"][pos])):
             f[key] = np.concatenate([f[key], extra])
         slice_of = np.concatenate([slice_of, np.where(missing, -1, pos)])
+        scope = np.concatenate([scope, track_group[slices["track"][pos]]])
     # Points of one flow chain up: its s, then its t steps, then its f. Host and device
     # clocks can disagree, so a lone s links to its f even when the f is earlier; when an
     # id is reused (several s), the points chain in time order instead.
-    by_key = np.lexsort((f["id_str"], f["id_num"], f["name"], f["cat"]))
-    keys = np.stack([f[k][by_key] for k in ("cat", "name", "id_num", "id_str")])
+    by_key = np.lexsort((f["id_str"], f["id_num"], f["name"], f["cat"], scope))
+    keys = np.stack([scope[by_key]] + [f[k][by_key] for k in ("cat", "name", "id_num",
+                                                                "id_str")])
     new_key = np.ones(len(by_key), bool)
     new_key[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
     group = np.empty(len(by_key), np.int64)

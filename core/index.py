@@ -84,15 +84,21 @@ class TraceIndex:
 
     # -- names ----------------------------------------------------------------------------------
 
-    def process_label(self, p: int) -> str:
+    def process_label(self, p: int, *, group: bool = True, pid: bool = True,
+                      labels: bool = True) -> str:
+        """`rank 0: python (41207) [CPU]`; shorter forms leave out the group, the pid (of a
+        named process) or the labels."""
         s = self.strings
-        pid = s[self.arrays["processes.pid"][p]]
+        pid_text = s[self.arrays["processes.pid"][p]]
         name = s[self.arrays["processes.name"][p]]
-        labels = s[self.arrays["processes.labels"][p]]
-        group = s[self.arrays["processes.group"][p]]
-        text = f"{name} ({pid})" if name else (f"Process {pid}" if pid else "(no pid)")
-        text = f"{group}: {text}" if group else text
-        return f"{text} [{labels}]" if labels else text
+        label_text = s[self.arrays["processes.labels"][p]] if labels else ""
+        group_text = s[self.arrays["processes.group"][p]] if group else ""
+        if name:
+            text = f"{name} ({pid_text})" if pid and pid_text else name
+        else:
+            text = f"Process {pid_text}" if pid_text else "(no pid)"
+        text = f"{group_text}: {text}" if group_text else text
+        return f"{text} [{label_text}]" if label_text else text
 
     def track_label(self, t: int) -> str:
         s = self.strings

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -22,7 +22,9 @@ import numpy as np
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.naming import natural_key
+from proftui.core.roles import track_groups
 from proftui.core.strings import StringTable
+from proftui.core.table_query import plural
 
 _STEP = re.compile(r"^Profil(?:er|e)Step#(\d+)")  # Kineto and torch_npu; Paddle
 _ITERATION = re.compile(r"^Iteration (\d+)$")
@@ -68,6 +70,39 @@ class Iterations:
     source: str
     items: list[Iteration]
     notes: list[str] = field(default_factory=list)  # what a source held that is not here
+
+
+def group_windows(items: Sequence[Iteration], number: int) -> dict[str, tuple[int, int]]:
+    """Each group's (rank's or device's) own window [start_ns, end_ns) of iteration `number`,
+    over its entries with a time window (their steps do not line up across ranks, nor, across
+    hosts, their clocks); groups without one are absent."""
+    found: dict[str, tuple[int, int]] = {}
+    for it in items:
+        if it.number == number and it.start_ns >= 0 <= it.end_ns:
+            lo, hi = found.get(it.group, (it.start_ns, it.end_ns))
+            found[it.group] = (min(lo, it.start_ns), max(hi, it.end_ns))
+    return found
+
+
+# The words every relative time is said in: its zero is capture_start_ns.
+FROM_CAPTURE_START = "from the capture start"
+
+
+def capture_start_ns(index: TraceIndex,
+                     iterations: Iterations | Sequence[Iteration] = ()) -> int:
+    """The start of the capture (absolute ns): the zero of every time proftui shows relative,
+    in the app and in every command alike.
+
+    It is the earliest timestamp of the profile's timelines (slices, instants, counter
+    samples); a profile without a timeline has no time but its iterations', so there it is
+    the earliest known iteration start; 0 when the profile knows no time at all.
+    """
+    has_events = any(len(index.arrays.get(name, ())) for name in
+                     ("slices.start", "instants.ts", "counters.sample_ts"))
+    if has_events:
+        return index.start_ns
+    items = iterations.items if isinstance(iterations, Iterations) else iterations
+    return min((it.start_ns for it in items if it.start_ns >= 0), default=0)
 
 
 def find_iterations(index: TraceIndex, tables: list[Table] = ()) -> Iterations:  # type: ignore[assignment]
@@ -141,10 +176,8 @@ def _candidates(strings: StringTable, pattern: re.Pattern) -> list[int]:
 
 
 def _groups_of_slices(index: TraceIndex, rows: np.ndarray) -> list[str]:
-    a, s = index.arrays, index.strings
-    process = a["tracks.process"][a["slices.track"][rows]]
-    groups = a["processes.group"]
-    return [s[groups[p]] if p >= 0 else "" for p in process.tolist()]
+    groups = track_groups(index)[index.arrays["slices.track"][rows]]
+    return [index.strings[g] if g >= 0 else "" for g in groups.tolist()]
 
 
 def _from_slices(index: TraceIndex, pattern: re.Pattern, source: str,
@@ -237,7 +270,7 @@ def _join_torch_npu(found: Iterations, table: Table,
                     column.values[row]):
                 iteration.parts[name.lower()] = float(column.values[row]) * 1000.0
     if no_step:
-        found.notes.append(f"{table.kind}.csv: {no_step} row(s) without a step number (the "
+        found.notes.append(f"{table.kind}.csv: {plural(no_step, 'row')} without a step number (the "
                            "whole collection), not taken as iterations")
 
 

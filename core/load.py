@@ -24,13 +24,19 @@ from proftui.core.clock import (
 from proftui.core.dbfile import sidecars
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import NotATraceError, ProftuiError
-from proftui.core.file_pool import POOL_MIN_BYTES, FileJob, FilePool, worker_count
+from proftui.core.file_pool import (
+    POOL_MIN_BYTES,
+    FileJob,
+    FilePool,
+    worker_count,
+    worker_read,
+)
 from proftui.core.importers.ascend_db import DB_KIND, import_db
 from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord, ChromeJsonReader
 from proftui.core.importers.memory_csv import add_memory_csvs, memory_csvs
 from proftui.core.index import TraceIndex
 from proftui.core.memory import indexing
-from proftui.core.profile import ProfileLayout, TimelineFile
+from proftui.core.profile import ProfileLayout, TimelineFile, discover
 from proftui.core.runs import open_run
 from proftui.core.sources import ByteSource, FileIdentity
 
@@ -38,6 +44,18 @@ Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events s
 
 _KEPT_METADATA = ("displayTimeUnit", "baseTimeNanoseconds", "schemaVersion", "traceName",
                   "distributedInfo", "span_indx", "trace_id")
+
+
+def check_openable(path: str) -> None:
+    """Raise :class:`~proftui.core.errors.ProftuiError`, with the sentence load_trace would
+    end with, for what is wrong with `path` that shows without indexing it: no such path, a
+    folder holding nothing proftui reads, a file that cannot be opened (a directory, a pipe,
+    no permission) or whose first bytes are no Chrome trace. A path that passes can still
+    fail later (a profile whose every timeline is unreadable); damage inside a file is
+    counted, never fatal."""
+    discover(path)
+    if not os.path.isdir(path):
+        ChromeJsonReader(ByteSource(path), Diagnostics()).check_head()
 
 
 def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
@@ -87,12 +105,8 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
             return index
         except cache.CacheMiss:
             pass
-    if len(sources) == 1 and used[0].kind != DB_KIND and set(memory) <= {used[0].group}:
-        index = index_file(sources[0], progress=progress, cancelled=cancelled,
-                           batch_bytes=batch_bytes, offset_ns=clocks[0].offset_ns,
-                           memory_files=memory.get(used[0].group, ()))
-    else:
-        index = _index_files(sources, used, clocks, progress, cancelled, batch_bytes, memory)
+    index = index_files(sources, used, clocks, progress=progress, cancelled=cancelled,
+                        batch_bytes=batch_bytes, memory=memory)
     _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
     if len(sources) > 1:
         _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
@@ -175,15 +189,31 @@ def _note_mixed_clocks(index: TraceIndex, sources: list[ByteSource],
                               f"own clock beside {kinds.count(WALL_CLOCK)} on the wall clock")
 
 
-def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
-                 clocks: list[ClockOffset], progress: Progress | None,
-                 cancelled: Callable[[], bool] | None, batch_bytes: int,
-                 memory: dict[str, list[str]] | None = None) -> TraceIndex:
-    """Index several files into one index (tracks of each file qualified by its group), with
-    the counters of each group's memory CSVs (see core.importers.memory_csv)."""
+def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
+                clocks: list[ClockOffset], *, progress: Progress | None = None,
+                cancelled: Callable[[], bool] | None = None, batch_bytes: int = BATCH_BYTES,
+                memory: dict[str, list[str]] | None = None,
+                workers: int | None = None) -> TraceIndex:
+    """Index the timeline files of a profile into one index, without the cache: the tracks of
+    each file qualified by its group when there are several groups, with the counters of each
+    group's memory CSVs (see core.importers.memory_csv).
+
+    A lone trace file (no other group's memory CSVs beside it) is the profile: when it is not
+    a trace its own sentence is raised rather than counted, and a large uncompressed one is
+    split near its middle at a proven event boundary, its second half indexed by a second
+    process, when `workers` (default: the cores, at most 2) allows it.
+    """
+    memory = memory or {}
+    lone = (len(sources) == 1 and timelines[0].kind != DB_KIND
+            and set(memory) <= {timelines[0].group})
+    if lone and _worth_splitting(sources[0], workers):
+        with indexing():
+            index = _index_parallel(sources[0], progress, cancelled, batch_bytes,
+                                    clocks[0].offset_ns, memory.get(timelines[0].group, ()))
+        if index is not None:
+            return index
     diagnostics = Diagnostics()
     builder = TraceBuilder(diagnostics)
-    memory = memory or {}
     grouped = len({t.group for t in timelines} | set(memory)) > 1
     total = sum(s.size for s in sources)
     done_before = 0
@@ -226,7 +256,7 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                     metadata.setdefault("format", "sqlite")
                     continue
                 reader = _read_json(source, builder, batch_bytes, step, cancelled,
-                                    next(pooled) if pooled is not None else None)
+                                    next(pooled) if pooled is not None else None, lone)
                 if reader is None:
                     continue
                 batches += [BatchRecord(b.start, b.end, b.first_ordinal + next_ordinal,
@@ -246,10 +276,11 @@ def _index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     finally:
         if pool is not None:
             pool.close()
-    metadata["sources"] = [{"path": s.identity.path, "size": s.size,
-                            "compressed": s.compressed, "group": t.group, "kind": t.kind,
-                            **({"sqlite": databases[n]} if n in databases else {})}
-                           for n, (s, t) in enumerate(zip(sources, timelines))]
+    if not lone:  # a lone file keeps the entry _metadata gave it (no group, no kind)
+        metadata["sources"] = [{"path": s.identity.path, "size": s.size,
+                                "compressed": s.compressed, "group": t.group, "kind": t.kind,
+                                **({"sqlite": databases[n]} if n in databases else {})}
+                               for n, (s, t) in enumerate(zip(sources, timelines))]
     table = _batch_table(batches)
     table["file"] = np.array(batch_files, np.int32)
     with indexing():
@@ -271,10 +302,11 @@ def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
 
 def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
                progress: Progress, cancelled: Callable[[], bool] | None,
-               pooled: tuple[FileJob, dict[str, Any]] | None) -> ChromeJsonReader | None:
+               pooled: tuple[FileJob, dict[str, Any]] | None,
+               lone: bool) -> ChromeJsonReader | None:
     """One trace file into `builder`: merged from what a worker read, else read here (also
     when the worker failed: its problems are then counted here). None when it is not a
-    trace (counted as an unreadable file)."""
+    trace (counted as an unreadable file), unless it is `lone`: then that is raised."""
     reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes)
     if pooled is not None and "error" not in pooled[1]:
         got = pooled[1]
@@ -286,6 +318,8 @@ def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
     try:
         reader.read(builder.add_events, progress=progress, cancelled=cancelled)
     except NotATraceError as exc:
+        if lone:
+            raise  # the one trace asked for: its own sentence
         builder.diagnostics.add("unreadable_file", 1, None, str(exc))
         return None
     return reader
@@ -295,28 +329,19 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None,
                batch_bytes: int = BATCH_BYTES, workers: int | None = None,
                offset_ns: int = 0, memory_files: Sequence[str] = ()) -> TraceIndex:
-    """Index one trace file, without the cache; `offset_ns` is added to every timestamp;
-    the counters of `memory_files` (its rank's memory CSVs) join it.
+    """Index one trace file, without the cache (see :func:`index_files`, of a list of one);
+    `offset_ns` is added to every timestamp; the counters of `memory_files` (its rank's
+    memory CSVs) join it."""
+    return index_files([source], [TimelineFile(source.path, "", "trace")],
+                       [ClockOffset(offset_ns)], progress=progress, cancelled=cancelled,
+                       batch_bytes=batch_bytes, memory={"": list(memory_files)},
+                       workers=workers)
 
-    A large uncompressed file is split near its middle at a proven event boundary and its
-    second half is indexed by a second process, when the machine has a second core.
-    """
-    if workers is None:
-        workers = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else (os.cpu_count() or 1))
-    with indexing():
-        if workers > 1 and not source.compressed and source.size >= PARALLEL_MIN_BYTES:
-            index = _index_parallel(source, progress, cancelled, batch_bytes, offset_ns,
-                                    memory_files)
-            if index is not None:
-                return index
-        diagnostics = Diagnostics()
-        reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
-        builder = TraceBuilder(diagnostics)
-        builder.time_offset_ns = offset_ns
-        reader.read(builder.add_events, progress=progress, cancelled=cancelled)
-        add_memory_csvs(builder, memory_files, diagnostics)
-        return builder.build(_metadata(reader, source), _batch_table(reader.batches))
+
+def _worth_splitting(source: ByteSource, workers: int | None) -> bool:
+    """Whether to index a lone file's halves in two processes (see :func:`_index_parallel`)."""
+    workers = worker_count(2) if workers is None else workers
+    return workers > 1 and not source.compressed and source.size >= PARALLEL_MIN_BYTES
 
 
 PARALLEL_MIN_BYTES = 192 << 20  # below this, starting a second interpreter costs more than it saves
@@ -382,19 +407,8 @@ def _index_region() -> None:
     Arguments: path, start offset, batch bytes, clock offset (ns). Writes the pickled builder
     state to stdout.
     """
-    path, start, batch_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    try:
-        source = ByteSource(path)
-        diagnostics = Diagnostics()
-        reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
-        builder = TraceBuilder(diagnostics)
-        builder.time_offset_ns = int(sys.argv[4])
-        with indexing():
-            reader.read(builder.add_events, region=(start, None))
-        result = {"state": builder.state(), "batches": reader.batches,
-                  "metadata": reader.metadata, "n_events": reader.n_events}
-    except Exception as exc:  # reported to the parent, which then indexes alone
-        result = {"error": repr(exc)}
+    path, start, batch_bytes, offset_ns = sys.argv[1:5]
+    result = worker_read(path, None, int(offset_ns), int(batch_bytes), int(start))
     sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
     sys.stdout.buffer.flush()
 

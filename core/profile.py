@@ -42,14 +42,21 @@ _MINDSPORE_RANKED = re.compile(
 # Read by `proftui comm` (layout.comm), not by the timeline or the tables.
 COMM_FILES = {"communication.json": "communication",
               "communication_matrix.json": "communication_matrix"}
+# msprof-analyze's cluster_analysis_output, read by `proftui cluster` (layout.comm too).
+CLUSTER_FILES = {"cluster_communication.json": "cluster_communication",
+                 "cluster_communication_matrix.json": "cluster_communication_matrix",
+                 "communication_group.json": "communication_group"}
 _NOT_TIMELINES = {
     "communication.json": "communication summary (not a timeline; proftui comm reads it)",
     "communication_matrix.json": "communication matrix (not a timeline; proftui comm reads "
                                  "it)",
     "profiler_metadata.json": "profiler metadata",
-    "cluster_communication.json": "cluster communication summary",
-    "cluster_communication_matrix.json": "cluster communication matrix",
-    "communication_group.json": "communication groups",
+    "cluster_communication.json": "msprof-analyze cluster communication summary (not a "
+                                  "timeline; proftui cluster reads it)",
+    "cluster_communication_matrix.json": "msprof-analyze cluster communication matrix (not a "
+                                         "timeline; proftui cluster reads it)",
+    "communication_group.json": "msprof-analyze communication groups (not a timeline; "
+                                "proftui cluster reads it)",
 }
 
 
@@ -85,7 +92,8 @@ class ProfileLayout:
     run_info: list[str] = field(default_factory=list)  # profiler_info, start_info, end_info
     run: dict | None = None  # which run of several this is (see core.runs)
     ranks: dict[str, list[int]] = field(default_factory=dict)  # see rank_gaps
-    # communication summaries (kind communication, communication_matrix, or analysis_db)
+    # communication summaries (kind communication, communication_matrix, analysis_db, or
+    # msprof-analyze's cluster_communication, cluster_communication_matrix, communication_group)
     comm: list[TableFile] = field(default_factory=list)
 
     @property
@@ -157,8 +165,8 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
             if lower.endswith(".db"):
                 databases.append(path)
             continue
-        if name in COMM_FILES:
-            layout.comm.append(TableFile(path, "", COMM_FILES[name]))
+        if name in COMM_FILES or name in CLUSTER_FILES:
+            layout.comm.append(TableFile(path, "", {**COMM_FILES, **CLUSTER_FILES}[name]))
         if name in _NOT_TIMELINES:
             layout.skipped.append((path, _NOT_TIMELINES[name]))
             continue

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 
 from proftui.core.aggregate import union_ns
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.naming import natural_key
-from proftui.core.roles import op_slices, roles
+from proftui.core.roles import op_slices, roles, track_groups
 
 TOP_OPS = 10
 TOP_FINDINGS = 3
@@ -127,7 +127,11 @@ def iteration_summary(found: Iterations) -> dict[str, Any] | None:
 def _top_ops(index: TraceIndex, side: str, by: str, tables: Any, rank_by: str
              ) -> dict[str, Any]:
     """The TOP_OPS operators of one side by `rank_by` (Total or Self), from the same table
-    as the Ops pane and `proftui ops`, with their Busy share as the ratio."""
+    as the Ops pane and `proftui ops`, with their Busy share as the ratio.
+
+    On the device side, groups made only of stream waits (msprof's EVENT_WAIT: a stream held
+    while it waits for another, no work; the profiler's own kernel_details and op_statistic
+    do not list them) are left out of the rows, their time said in `waits_ns`."""
     from proftui.core.aggregate import aggregate_ops
 
     table = aggregate_ops(index, by=by, side=side, tables=tables)
@@ -136,11 +140,25 @@ def _top_ops(index: TraceIndex, side: str, by: str, tables: Any, rank_by: str
     count = table.find("Count").values  # type: ignore[union-attr]
     busy = table.find("Busy").values  # type: ignore[union-attr]
     order = np.argsort(-value, kind="stable")
+    waits = _wait_groups(index, by, tables)[table.find("name_id").values.astype(np.int64)] \
+        if side == "device" else np.zeros(table.n_rows, bool)  # type: ignore[union-attr]
     rows = [{"name": str(labels[k]), "count": int(count[k]), "time_ns": int(value[k]),
              "ratio": float(busy[k]) / 100.0 if busy[k] == busy[k] else None}
-            for k in order[:TOP_OPS].tolist()]
+            for k in order[~waits[order]][:TOP_OPS].tolist()]
     return {"side": side, "by": by, "ranked_by": rank_by.lower(), "groups": table.n_rows,
-            "time_ns": int(value.sum()), "rows": rows}
+            "time_ns": int(value.sum()), "waits_ns": int(value[waits].sum()), "rows": rows}
+
+
+def _wait_groups(index: TraceIndex, by: str, tables: Any) -> np.ndarray:
+    """Per group (of `by`), whether its device operators are all stream waits."""
+    from proftui.core.analysis.activity import WAIT, activity
+    from proftui.core.grouping import slice_keys
+
+    keys, labels = slice_keys(index, by, None, tables)
+    kind = activity(index, tables).device_kind
+    work = np.bincount(keys[kind > 0], minlength=len(labels))
+    waits = np.bincount(keys[kind == WAIT], minlength=len(labels))
+    return (waits > 0) & (waits == work)
 
 
 # (kind, type column, core column, count column or None, time column): the summary tables
@@ -199,9 +217,7 @@ def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list
     s = index.strings
     span = index.end_ns - index.start_ns
     track = index.col("slices.track")[work].astype(np.int64)
-    proc = index.col("tracks.process")[track].astype(np.int64)
-    proc_group = index.col("processes.group").astype(np.int64)
-    group = np.where(proc >= 0, proc_group[np.maximum(proc, 0)] if len(proc_group) else 0, 0)
+    group = track_groups(index, none=0)[track]
     start = index.col("slices.start")[work]
     end = start + index.col("slices.dur")[work]
     on_device = device[track]
@@ -223,6 +239,8 @@ def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list
 def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
     """The report's sections as (title, table) pairs for printing: iterations, top device
     op types, top host ops, busy ratios."""
+    from proftui.core.table_query import duration_text
+
     out: list[tuple[str, Table]] = []
     iterations = report["iterations"]
     if iterations:
@@ -249,6 +267,8 @@ def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
             side = "" if ops["side"] == "all" else f" ({ops['side']} side)"
             rows = [(r["name"], r["count"], r["time_ns"], r["ratio"]) for r in ops["rows"]]
             source = f" (from {ops['table']})" if ops.get("table") else ""
+            if ops.get("waits_ns"):
+                source += f"; stream waits left out ({duration_text(ops['waits_ns'])})"
             out.append((f"{title}{side} by {what}, of {ops['groups']}{source}",
                         rows_table([header, "Count", what.capitalize(), "Ratio(%)"],
                                ["text", "", "ns", "%"], rows)))
@@ -269,9 +289,7 @@ def rows_table(headers: list[str], units: list[str], rows: list[tuple]) -> Table
     for k, (header, unit) in enumerate(zip(headers, units)):
         values = [row[k] for row in rows]
         if unit == "text":
-            array = np.empty(len(values), dtype=object)
-            array[:] = values
-            columns.append(Column(header, header, "", "text", array))
+            columns.append(text_column(header, values))
             continue
         scale = 100.0 if unit == "%" else 1.0
         numbers = np.array([np.nan if v is None else float(v) * scale for v in values])

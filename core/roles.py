@@ -224,12 +224,15 @@ def _folded(text: str) -> str:
     return re.sub(r"[\s_]+", "_", text.strip().lower())
 
 
+def track_groups(index: TraceIndex, none: int = -1) -> np.ndarray:
+    """Per track, the string id of its process's group (rank or device); `none` for a track
+    of no process."""
+    proc = index.col("tracks.process").astype(np.int64)
+    groups = index.col("processes.group").astype(np.int64)
+    return np.where(proc >= 0, groups[np.maximum(proc, 0)] if len(groups) else none, none)
+
+
 def slice_groups(index: TraceIndex) -> np.ndarray:
     """Per slice, the string id of its group (rank or device; "" for none)."""
-    a = index.arrays
-    proc = a["tracks.process"].astype(np.int64)
-    groups = a["processes.group"].astype(np.int64)
     empty = index.strings.find("")
-    per_track = np.where(proc >= 0, groups[np.maximum(proc, 0)] if len(groups) else 0,
-                         max(empty, 0))
-    return per_track[a["slices.track"]]
+    return track_groups(index, max(empty, 0))[index.arrays["slices.track"]]

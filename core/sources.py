@@ -24,6 +24,14 @@ GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
 
 
+def file_size(path: str | os.PathLike[str]) -> int:
+    """A file's size in bytes; 0 when it is gone or cannot be read."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 @dataclass(frozen=True)
 class FileIdentity:
     """What identifies one version of a file on disk (for the cache).

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import MISSING, Column, Table
+from proftui.core.importers.csv_summary import MISSING, Column, Table, text_column
 from proftui.core.profile import TableFile
 from proftui.core.table_cache import read_table
 from proftui.core.table_query import (
@@ -100,14 +100,12 @@ def stack(tables: Sequence[Table]) -> Table:
             if key not in keys:
                 keys.append(key)
         per_table.append(mine)
-    groups = np.empty(sum(t.n_rows for t in tables), dtype=object)
-    groups[:] = [t.group for t in tables for _ in range(t.n_rows)]
-    columns = [Column(GROUP_COLUMN, GROUP_COLUMN, "", "text", groups)]
+    columns = [text_column(GROUP_COLUMN, [t.group for t in tables for _ in range(t.n_rows)])]
     for key in keys:
         parts = [mine.get(key) for mine in per_table]
         columns.append(_joined(parts, [t.n_rows for t in tables]))
     first = tables[0]
-    return Table(first.kind, "", columns, len(groups), group="",
+    return Table(first.kind, "", columns, sum(t.n_rows for t in tables), group="",
                  additive=all(t.additive for t in tables))
 
 

@@ -26,6 +26,7 @@ import math
 import re
 import weakref
 from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal
 
 import numpy as np
@@ -71,6 +72,12 @@ def duration_text(ns: float) -> str:
     return "0 ns"
 
 
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """A count and its noun, singular for one: "1 iteration", "6 iterations", "2,048 slices"
+    (`many` for a plural that is not the noun and an "s": "2 processes")."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"
+
+
 def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-z]+", name.lower()) if w]
 
@@ -101,7 +108,8 @@ def is_summable(column: Column) -> bool:
 
 
 def format_cell(column: Column, value: object) -> str:
-    """A cell as text: times in human units (from the column's unit), numbers with thousands
+    """A cell as text: times in human units (from the column's unit; a `fixed` column in
+    its own unit, 3 decimals, as its header says), numbers with thousands
     separators (ids without), ratios with 2 decimals, timestamps as µs with 3 decimals;
     missing values (NaN, the int64 minimum of timestamps, None) as ""."""
     if value is None:
@@ -122,6 +130,8 @@ def format_cell(column: Column, value: object) -> str:
     if math.isinf(number):
         return "inf" if number > 0 else "-inf"
     if column.unit in TIME_UNITS:
+        if column.fixed:
+            return f"{number:,.3f}"
         return duration_text(round(number * TIME_UNITS[column.unit]))
     if column.unit == "%":
         return f"{number:,.2f}%"
@@ -213,7 +223,7 @@ def _as_float(table: Table, column_index: int) -> Table:
     column = table.columns[column_index]
     values = np.array([_to_float(v) for v in column.values.tolist()], np.float64)
     columns = list(table.columns)
-    columns[column_index] = Column(column.header, column.name, column.unit, column.kind, values)
+    columns[column_index] = replace(column, values=values)
     return Table(table.kind, table.path, columns, table.n_rows)
 
 

@@ -77,6 +77,11 @@ def _us(value: float) -> str:
     return f"{value:.3f}"
 
 
+def _ns_text(ns: int) -> str:
+    """Epoch ns as torch_npu writes a timestamp: µs with the ns as three decimals."""
+    return f"{ns // 1000}.{ns % 1000:03d}"
+
+
 def _write_csv(path: Path, header: list[str], rows: list[list], tab: tuple[int, ...] = ()) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as f:
@@ -94,7 +99,7 @@ def _op_statistic(tasks: list[Task]) -> list[list]:
     rows = [[op, core, len(d), round(sum(d), 3), round(min(d), 3), round(sum(d) / len(d), 3),
              round(max(d), 3), round(100 * sum(d) / total, 3)]
             for (op, core), d in by_type.items()]
-    return sorted(rows, key=lambda r: -r[4])
+    return sorted(rows, key=lambda r: -r[3])
 
 
 def cann8(root: Path, base_us: float = 1780676244000000.0) -> None:
@@ -230,8 +235,7 @@ def torch_npu(root: Path, base_ns: int = 1704161511420289011) -> None:
     pid, cann, hw = 437675, 43767502, 800
 
     def ts(us: float) -> str:
-        ns = base_ns + round(us * 1000)
-        return f"{ns // 1000}.{ns % 1000:03d}"
+        return _ns_text(base_ns + round(us * 1000))
 
     names = ((pid, "Python", 0), (cann, "CANN", 7), (hw, "Ascend Hardware", 13))
     events = [{"ph": "M", "name": "process_name", "pid": p, "tid": 0, "args": {"name": n}}
@@ -248,7 +252,8 @@ def torch_npu(root: Path, base_ns: int = 1704161511420289011) -> None:
         flow_id = base_ns + round(t.start_us * 1000)  # the device task's ts in ns (> 2^53)
         events += [
             {"ph": "X", "name": f"aten::{t.op_type.lower()}", "cat": "cpu_op", "pid": pid,
-             "tid": pid, "ts": ts(t.launch_us - 5), "dur": 25.0, "args": {"Sequence number": t.index}},
+             "tid": pid, "ts": ts(t.launch_us - 5), "dur": 25.0,
+             "args": {"Sequence number": t.index}},
             {"ph": "X", "name": f"aclnn{t.op_type}", "cat": "cann", "pid": cann, "tid": pid,
              "ts": ts(t.launch_us), "dur": 15.0},
             {"ph": "X", "name": t.op_type, "pid": hw, "tid": t.stream, "ts": ts(t.start_us),

@@ -2,7 +2,8 @@
 """Regenerate the bundled sample profiles (deterministic): `python samples/make_samples.py`.
 
 ascend_cann8/, ascend_old_layout/ and torch_npu/ come from ascend_samples.py (one simulated
-run in the layouts msprof and torch_npu write).
+run in the layouts msprof and torch_npu write); cluster_2rank/ from ascend_cluster.py (two
+ranks of a torch_npu job, one slow in one step, one link slow).
 
 kineto_demo.pt.trace.json: a PyTorch-profiler (Kineto) style trace of a small training run:
 eight ProfilerStep#N iterations on the main thread with nested cpu_op / cuda_runtime slices, a
@@ -302,11 +303,13 @@ def write_all(out: Path) -> None:
     import sys
 
     sys.path.insert(0, str(HERE))
+    import ascend_cluster
     import ascend_samples
 
     for name, write in (("ascend_cann8", ascend_samples.cann8),
                         ("ascend_old_layout", ascend_samples.old_layout),
-                        ("torch_npu", ascend_samples.torch_npu)):
+                        ("torch_npu", ascend_samples.torch_npu),
+                        ("cluster_2rank", ascend_cluster.cluster_2rank)):
         shutil.rmtree(out / name, ignore_errors=True)
         write(out / name)
     for trace in (kineto_demo(), diff_pair(fixed=False), diff_pair(fixed=True)):

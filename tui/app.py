@@ -24,9 +24,11 @@ from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.analysis.advise import Advice, advise
 from proftui.core.analysis.breakdown import Breakdown, breakdown
 from proftui.core.analysis.cluster import cluster
+from proftui.core.analysis.cluster_comm import read_communication
 from proftui.core.importers.csv_summary import Table
-from proftui.core.iterations import Iteration, Iterations
+from proftui.core.iterations import Iteration, Iterations, capture_start_ns, group_windows
 from proftui.core.overview import read_overview
+from proftui.core.rank_offsets import ONE_RANK, rank_offsets, ranks_of
 from proftui.core.rows import RowIndex, rows_for
 from proftui.core.runs import SeveralRunsError
 from proftui.core.search import find_slices, pattern_of
@@ -38,7 +40,7 @@ from proftui.tui.cluster_pane import ClusterPane, HeatStrip
 from proftui.tui.comm_pane import CommPane
 from proftui.tui.commands.info import info_lines
 from proftui.tui.details import details_lines
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.help import HelpScreen
 from proftui.tui.insights import InsightsPane
 from proftui.tui.key_commands import KeyCommand, key_commands
@@ -59,10 +61,11 @@ from proftui.tui.timeline import IterationMark, Timeline
 TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane,
                "insights": InsightsPane, "comm": CommPane, "cluster": ClusterPane}
 
-# Timeline keys that reach the timeline while a pane has the focus: key, Timeline action, what.
-TIMELINE_KEYS = (("w", "zoom_in", "Zoom in"), ("s", "zoom_out", "Zoom out"),
-                 ("a", "pan_left", "Pan left"), ("d", "pan_right", "Pan right"),
-                 ("0", "reset", "Show everything"), ("f", "fit", "Fit selection"))
+# Timeline keys that reach the timeline while a pane has the focus: key, Timeline action, what,
+# whether the footer shows it.
+TIMELINE_KEYS = (("w", "zoom_in", "Zoom in", True), ("s", "zoom_out", "Zoom out", True),
+                 ("a", "pan_left", "Pan left", False), ("d", "pan_right", "Pan right", False),
+                 ("0", "reset", "Show everything", False), ("f", "fit", "Fit", True))
 
 if TYPE_CHECKING:
     from proftui.tui.export_dialog import ExportJob, ExportRequest
@@ -93,6 +96,7 @@ class ProftuiApp(BaseApp):
         Binding("n", "next_match(1)", "Next match", show=False),
         Binding("N", "next_match(-1)", "Previous match", show=False),
         Binding("g", "goto_iteration", "Iteration"),
+        Binding("A", "align_ranks", "Align ranks", show=False),
         Binding("1", "pane('details')", "Details", show=False),
         Binding("2", "pane('ops')", "Ops", show=False),
         Binding("3", "pane('tables')", "Tables", show=False),
@@ -106,10 +110,11 @@ class ProftuiApp(BaseApp):
         Binding("question_mark", "help", "Keys"),
         Binding("colon", "command_palette", "Commands", show=False),
         Binding("exclamation_mark", "view_as_command", "As a command", show=False),
-        # The timeline's window keys work from the panes too (where a pane has no binding of
-        # its own for the key: a table's `s` sorts, the ops pane's `a` is the whole trace).
-        *(Binding(key, f"timeline('{action}')", description, show=False)
-          for key, action, description in TIMELINE_KEYS),
+        # The timeline's window keys work from the panes too, before the pane's own keys
+        # (priority) whenever the timeline is on screen; a text box keeps its letters.
+        # They stand for the timeline's own bindings in the footer, as they take the keys.
+        *(Binding(key, f"timeline('{action}')", description, show=shown, priority=True)
+          for key, action, description, shown in TIMELINE_KEYS),
     ]
 
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
@@ -129,6 +134,7 @@ class ProftuiApp(BaseApp):
         self.first_paint_s: float | None = None
         self.match_count = 0
         self._prompt_mode = ""
+        self._align_default = 0  # the iteration A offers: the one at the cursor
         self._choosing_run = False
         super().__init__(theme)
 
@@ -230,6 +236,9 @@ class ProftuiApp(BaseApp):
         suffix = f"   [ops: {safe(self.ops_window)}]" if self.index is not None else ""
         # first, so that a narrow screen does not cut it off
         prefix = f"[{self.hidden_tracks} hidden: H shows] " if self.hidden_tracks else ""
+        alignment = self.query_one(Timeline).alignment
+        if alignment is not None:
+            prefix += f"[aligned at iteration {alignment.number}: A undoes] "
         status = self.query_one("#status", Static)
         status.remove_class("error")
         status.update(prefix + text + suffix)
@@ -269,7 +278,7 @@ class ProftuiApp(BaseApp):
         self._show_diagnostics()
         timeline = self.query_one(Timeline)
         if summary["sources"]:
-            marks = [IterationMark(it.number, it.start_ns, it.end_ns)
+            marks = [IterationMark(it.number, it.start_ns, it.end_ns, it.group)
                      for it in self.iterations if it.start_ns >= 0 and it.dur_ns >= 0]
             timeline.show(index, rows, marks, tables)
             timeline.focus()
@@ -281,8 +290,9 @@ class ProftuiApp(BaseApp):
             self.query_one(TabbedContent).active = "pane-tables"
             self.screen.set_focus(self.query_one(TablesPane).table_view())
         self.query_one(TablesPane).show_tables(tables)
-        self.query_one(IterationsPane).show_iterations(self.iterations,
-                                                       summary["iterations"]["source"])
+        self.query_one(IterationsPane).show_iterations(
+            self.iterations, summary["iterations"]["source"],
+            capture_start_ns(index, self.iterations))
         self._show_details(None)
         self.query_one(InsightsPane).show_busy()
         self.query_one(ClusterPane).show_busy()
@@ -309,6 +319,14 @@ class ProftuiApp(BaseApp):
                                   f"{type(exc).__name__}: {exc}")
             return
         self.call_from_thread(self.query_one(ClusterPane).show_cluster, ranks)
+        try:  # the ranks' communication, and msprof-analyze's cluster output compared
+            comm, profiler = read_communication(
+                (index.meta.get("profile") or {}).get("comm", []), tables, ranks)
+        except Exception as exc:  # noqa: BLE001
+            self.call_from_thread(self.query_one(ClusterPane).show_comm_failure,
+                                  f"{type(exc).__name__}: {exc}")
+            return
+        self.call_from_thread(self.query_one(ClusterPane).show_comm, comm, profiler)
 
     def _analysis_done(self, found: Breakdown, advice: Advice) -> None:
         self.query_one(IterationsPane).show_breakdown(found.steps)
@@ -359,13 +377,13 @@ class ProftuiApp(BaseApp):
         summary = self.summary or {}
         # Damage only: notes (flows without a partner ...) are normal output, listed under D.
         n_problems = self.index.diagnostics.damage if self.index is not None else 0
-        problems = (f"; {_count(n_problems, 'import problem', 'import problems')} (D)"
+        problems = (f"; {plural(n_problems, 'import problem')} (D)"
                     if n_problems else "; no import problems")
         tables = (summary.get("profile") or {}).get("tables", [])
         if summary.get("sources"):
-            return (f"{fmt_count(summary['slices'])} slices over "
+            return (f"{plural(summary['slices'], 'slice')} over "
                     f"{fmt_duration(summary['duration_ns'])}, "
-                    f"{_count(len(summary['processes']), 'process', 'processes')}{problems}"
+                    f"{plural(len(summary['processes']), 'process', 'processes')}{problems}"
                     "  (? keys)")
         return f"No timeline in this profile; {len(tables)} summary tables{problems}"
 
@@ -431,6 +449,8 @@ class ProftuiApp(BaseApp):
     def _prompt_submitted(self, event: Input.Submitted) -> None:
         self._close_prompt()
         text = event.value.strip()
+        if not text and self._prompt_mode == "align":
+            text = str(self._align_default)
         if not text:
             return
         if self._prompt_mode == "search":
@@ -443,6 +463,8 @@ class ProftuiApp(BaseApp):
             self.run_search(pattern)
         elif self._prompt_mode == "iteration":
             self.goto_iteration(text)
+        elif self._prompt_mode == "align":
+            self.align_at(text)
 
     def _close_prompt(self) -> None:
         self.query_one("#prompt", Input).display = False
@@ -461,7 +483,8 @@ class ProftuiApp(BaseApp):
         if not len(matches):
             self._status(f"No slice name matches {safe(text)}.")
             return
-        self._status(f"{fmt_count(len(matches))} slices match {safe(text)} (n next, N previous)")
+        verb = "matches" if len(matches) == 1 else "match"
+        self._status(f"{plural(len(matches), 'slice')} {verb} {safe(text)} (n next, N previous)")
         self.action_next_match(1)
 
     def action_next_match(self, step: int) -> None:
@@ -500,15 +523,66 @@ class ProftuiApp(BaseApp):
             return
         # Every rank's own step N: the timeline shows them all, the ops count each rank's
         # slices in its own step (their steps do not line up, nor across hosts their clocks).
-        windows = {g: (min(it.start_ns for it in found if it.group == g),
-                       max(it.end_ns for it in found if it.group == g)) for g in groups}
+        windows = group_windows(found, number)
         lo, hi = min(w[0] for w in windows.values()), max(w[1] for w in windows.values())
         label = f"iteration {number} of {len(groups)} ranks, each its own"
-        self._zoom_to(lo, hi)
+        shift = self.query_one(Timeline).shift_of_group
+        self._zoom_to(min(w[0] - shift(g) for g, w in windows.items()),
+                      max(w[1] - shift(g) for g, w in windows.items()))
         self.query_one(OpsPane).set_window(Window(label, lo, hi, windows))
         longest = max(it.dur_ns for it in found)
         self._status(f"{safe(label)}: {fmt_duration(min(it.dur_ns for it in found))} to "
                      f"{fmt_duration(longest)}")
+
+    def action_align_ranks(self) -> None:
+        """Ask at which iteration to align the ranks (the one at the cursor offered), or,
+        aligned, put every rank back on its own clock."""
+        timeline = self.query_one(Timeline)
+        if self.index is None or timeline.index is None:
+            return
+        if timeline.alignment is not None:
+            timeline.align(None)
+            self._status("Every rank is drawn on its own clock again.")
+            return
+        if len(ranks_of(self.index)) < 2:
+            self._status(ONE_RANK)
+            return
+        numbers = sorted({it.number for it in self.iterations if it.start_ns >= 0})
+        if not numbers:
+            self._status("This profile has no iterations with a time window to align the "
+                         "ranks at.")
+            return
+        self._align_default = next((it.number for it in self.iterations if it.start_ns >= 0
+                                    and it.start_ns <= timeline.cursor_ns < it.end_ns),
+                                   numbers[0])
+        self._ask("align", f"iteration to align the ranks at ({numbers[0]} to {numbers[-1]}; "
+                           f"Enter alone: {self._align_default}); Esc cancels")
+
+    def align_at(self, text: str) -> None:
+        """Draw every rank moved by its offset at iteration `text` (see core.rank_offsets)
+        and show that iteration."""
+        assert self.index is not None
+        try:
+            number = int(text.lstrip("#"))
+        except ValueError:
+            self._status(f"Not an iteration number: {safe(text)}")
+            return
+        try:
+            found = rank_offsets(self.index, self.iterations, number)
+        except ProftuiError as exc:
+            self._status(safe(exc))
+            return
+        timeline = self.query_one(Timeline)
+        timeline.align(found)
+        windows = group_windows(self.iterations, number)
+        self._zoom_to(min(lo - found.offset_of(g) for g, (lo, _) in windows.items()),
+                      max(hi - found.offset_of(g) for g, (_, hi) in windows.items()))
+        range_now = timeline.range
+        if range_now is not None:  # the ops follow the range, which now means each rank's own
+            self.query_one(OpsPane).set_window(self._range_window(*range_now))
+        text = found.describe()
+        self._status(f"{safe(text[:1].upper() + text[1:])}. Details, the ops and exports keep "
+                     "each slice's own times.")
 
     def _zoom_to(self, start_ns: int, end_ns: int) -> None:
         """The timeline shows [start_ns, end_ns) with a little room, its cursor at the start."""
@@ -520,7 +594,8 @@ class ProftuiApp(BaseApp):
     def show_iteration(self, iteration: Iteration) -> None:
         """Zoom the timeline to an iteration and scope the ops pane to it (to its rank's
         tracks, when it is one rank's of several)."""
-        self._zoom_to(iteration.start_ns, iteration.end_ns)
+        shift = self.query_one(Timeline).shift_of_group(iteration.group)
+        self._zoom_to(iteration.start_ns - shift, iteration.end_ns - shift)
         group = f" of {safe(iteration.group)}" if iteration.group else ""  # a folder name
         label = f"iteration {iteration.number}{group}"
         several = len({it.group for it in self.iterations}) > 1
@@ -544,8 +619,10 @@ class ProftuiApp(BaseApp):
         self._show_timeline()
         margin = max((evidence.end_ns - evidence.start_ns) // 10, 1)
         timeline = self.query_one(Timeline)
-        timeline.set_window(evidence.start_ns - margin, evidence.end_ns + margin)
-        timeline.set_range(evidence.start_ns, evidence.end_ns)
+        start, end = (t - timeline.shift_of_group(evidence.group)
+                      for t in (evidence.start_ns, evidence.end_ns))
+        timeline.set_window(start - margin, end + margin)
+        timeline.set_range(start, end)
         where = f" in {safe(evidence.group)}" if evidence.group else ""
         step = f", step {evidence.iteration}" if evidence.iteration is not None else ""
         self._status(f"{safe(message.finding.rule)} evidence {message.number + 1} of "
@@ -562,6 +639,7 @@ class ProftuiApp(BaseApp):
         panes.display = self.query_one("#main").display = True
         self.query_one("#overview").remove_class("shown")
         timeline.display = True
+        self.refresh_bindings()
 
     @on(HeatStrip.CellChosen)
     def _cell_chosen(self, message: HeatStrip.CellChosen) -> None:
@@ -624,11 +702,20 @@ class ProftuiApp(BaseApp):
         ops.set_window(self._range_window(message.start_ns, message.end_ns))
 
     def _range_window(self, start_ns: int, end_ns: int) -> Window:
-        """A selected range as a window, labelled from the trace start."""
-        origin = self.index.start_ns if self.index is not None else 0
+        """A selected range as a window, labelled from the capture start. With the ranks
+        aligned, the range is on the aligned clock: each rank's own window, moved by its
+        offset."""
+        origin = capture_start_ns(self.index) if self.index is not None else 0
         label = (f"range {fmt_duration(start_ns - origin)} to {fmt_duration(end_ns - origin)} "
                  f"({fmt_duration(end_ns - start_ns)})")
-        return Window(label, start_ns, end_ns)
+        alignment = self.query_one(Timeline).alignment
+        if alignment is None:
+            return Window(label, start_ns, end_ns)
+        windows = alignment.windows(start_ns, end_ns)
+        return Window(f"{label} aligned at iteration {alignment.number}: each rank's own "
+                      "window, moved by its offset",
+                      min(w[0] for w in windows.values()), max(w[1] for w in windows.values()),
+                      windows)
 
     @on(OpsPane.TracksWanted)
     def _pinned_tracks(self, message: OpsPane.TracksWanted) -> None:
@@ -650,13 +737,11 @@ class ProftuiApp(BaseApp):
 
     # -- export -----------------------------------------------------------------------------------
 
-    def _export_window(self) -> tuple[str, int | None, int | None]:
+    def _export_window(self) -> Window:
         """The window an export covers: the selected range, else the ops pane's window."""
         timeline = self.query_one(Timeline)
-        ops = self.query_one(OpsPane)
-        window = (self._range_window(*timeline.range) if timeline.range is not None
-                  else ops.window)
-        return window.label, window.start_ns, window.end_ns
+        return (self._range_window(*timeline.range) if timeline.range is not None
+                else self.query_one(OpsPane).window)
 
     def _pane_view(self) -> TableView | None:
         """The table of the active pane, if it shows one."""
@@ -673,9 +758,9 @@ class ProftuiApp(BaseApp):
         if self.index is None:
             self._status("Nothing to export yet.")
             return
-        label, _, _ = self._export_window()
+        label = self._export_window().label
         view = self._pane_view()
-        pane_label = (f"{safe(view.table.kind) or 'table'}, {fmt_count(len(view.order))} rows"
+        pane_label = (f"{safe(view.table.kind) or 'table'}, {plural(len(view.order), 'row')}"
                       if view is not None and view.table is not None else None)
         self.push_screen(ExportDialog(label, free_name("proftui-export.csv"), pane_label),
                          self._export_chosen)
@@ -686,12 +771,12 @@ class ProftuiApp(BaseApp):
 
         if request is None or self.index is None:
             return
-        label, start, end = self._export_window()
+        window = self._export_window()
         ops = self.query_one(OpsPane)
         view = self._pane_view()
         pane = (view.table, view.order.copy(), view.shown_columns) if view is not None else None
-        job = ExportJob(request, label, start, end, ops.by, ops.side, ops.types, ops.tables,
-                        pane)
+        job = ExportJob(request, window.label, window.start_ns, window.end_ns, ops.by, ops.side,
+                        ops.types, ops.tables, pane, window.groups)
         self._status(f"Exporting to {safe(request.path)} ...")
         self.run_export(job)
 
@@ -704,7 +789,7 @@ class ProftuiApp(BaseApp):
         except ProftuiError as exc:
             self.call_from_thread(self._error, f"Export failed: {safe(exc)}")
             return
-        self.call_from_thread(self._status, f"Wrote {fmt_count(result.rows)} rows "
+        self.call_from_thread(self._status, f"Wrote {plural(result.rows, 'row')} "
                                             f"({safe(job.label)}) to {safe(result.path)}")
 
     # -- panels, themes, help -------------------------------------------------------------------
@@ -712,8 +797,9 @@ class ProftuiApp(BaseApp):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self._choosing_run and action != "cancel_load":  # the chooser's keys only
             return action in ("quit", "help", "command_palette")
-        if action == "timeline":  # not while it is hidden (overview, maximised panes)
-            return self._timeline_visible()
+        if action == "timeline":  # not while it is hidden (overview, maximised panes, a
+            # dialog over it); a text box never sees these bindings (it consumes the keys)
+            return self.screen is self.screen_stack[0] and self._timeline_visible()
         return super().check_action(action, parameters)
 
     def _timeline_visible(self) -> bool:
@@ -740,6 +826,7 @@ class ProftuiApp(BaseApp):
         overview_tree.toggle_class("shown")
         if self.query_one(Timeline).index is not None:
             self.query_one(Timeline).display = not overview_tree.has_class("shown")
+        self.refresh_bindings()  # the timeline's keys come and go with it
 
     def action_view_as_command(self) -> None:
         """The headless command printing what the shown pane shows, in the status line and
@@ -779,7 +866,8 @@ class ProftuiApp(BaseApp):
             column = view.table.columns[view.sort[0]]
             sort = (column.name, view.sort[1], column.kind != "text")
         window = ops.window
-        return ops_command(self.path, self.run_number, self.index.start_ns, self.index.end_ns,
+        return ops_command(self.path, self.run_number, capture_start_ns(self.index),
+                           self.index.end_ns,
                            self.iterations, window.start_ns, window.end_ns, window.groups,
                            ops.by, ops.side, sort, len(view.order), view.filter_text,
                            len(ops.tracks or ()))
@@ -822,7 +910,3 @@ class Prompt(Input):
 
     def action_close(self) -> None:
         self.app._close_prompt()  # type: ignore[attr-defined]
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{fmt_count(n)} {one if n == 1 else many}"

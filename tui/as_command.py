@@ -3,7 +3,8 @@
 What is found in the TUI can then go in a script or a bug report. The window is written as
 `proftui ops` reads it (:func:`proftui.tui.commands.common.ops_window`): `--iteration N` where
 that gives exactly the pane's window (and, on several ranks, each rank's own step), else
-`--range T0:T1` from the trace start, in times that parse back to the same nanoseconds.
+`--range T0:T1` from the capture start (core.iterations.capture_start_ns), in times that
+parse back to the same nanoseconds.
 What a command cannot say (a filter on the ops, pinned tracks, one rank's step of several)
 is returned as notes, so that nobody mistakes the command for the pane.
 """
@@ -14,7 +15,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from proftui.core.iterations import Iteration
+from proftui.core.iterations import Iteration, group_windows
 
 # `proftui ops` prints this many rows as text unless told (tui/commands/ops.py DEFAULT_TOP).
 OPS_TOP = 50
@@ -44,18 +45,11 @@ def exact_time(ns: int) -> str:
 def _iteration_windows(iterations: Sequence[Iteration]) -> dict[
         int, tuple[int, int, dict[str, tuple[int, int]] | None]]:
     """Per iteration number, the window and group windows `proftui ops --iteration N` uses."""
-    timed: dict[int, list[Iteration]] = {}
-    for it in iterations:
-        if it.start_ns >= 0 <= it.end_ns:
-            timed.setdefault(it.number, []).append(it)
     found = {}
-    for number, items in timed.items():
-        groups: dict[str, tuple[int, int]] = {}
-        for it in items:
-            lo, hi = groups.get(it.group, (it.start_ns, it.end_ns))
-            groups[it.group] = (min(lo, it.start_ns), max(hi, it.end_ns))
-        found[number] = (min(it.start_ns for it in items), max(it.end_ns for it in items),
-                         groups if len(groups) > 1 else None)
+    for number in {it.number for it in iterations if it.start_ns >= 0 <= it.end_ns}:
+        groups = group_windows(iterations, number)
+        found[number] = (min(lo for lo, _ in groups.values()),
+                         max(hi for _, hi in groups.values()), groups if len(groups) > 1 else None)
     return found
 
 

@@ -76,6 +76,7 @@ class BaseApp(App[None]):
             main.display = False
         else:
             panes.display = not panes.display
+        self.refresh_bindings()  # the timeline's keys come and go with it
 
     def action_next_theme(self) -> None:
         names = list(THEMES)

@@ -67,7 +67,8 @@ USAGE = f"""usage: proftui PATH                 open a trace or profile director
                                       transport and link, slow links, small packets
        proftui export PATH (--range T0:T1 | --iteration N | --all) [--tracks PATTERN]
                    [--what events|ops] [--by name|category|type] [--args KEY,...]
-                   [--unit ns|us|ms|s] [--raw] [--force] [-o FILE|-]
+                   [--unit ns|us|ms|s] [--time relative|absolute] [--raw] [--force]
+                   [-o FILE|-]
                                       the events or ops of a window as CSV
        proftui cache [clear] [--json]  what the cache holds (size, last use, sources);
                                       clear empties it (cap: PROFTUI_CACHE_MAX, default 10G)

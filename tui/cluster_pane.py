@@ -19,8 +19,16 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from proftui.core.analysis.cluster import Cluster, rank_table
+from proftui.core.analysis.cluster_comm import (
+    SLOW_DEFINITION,
+    ClusterComm,
+    ProfilerComparison,
+    check_table,
+    link_type_table,
+    matrix_table,
+)
 from proftui.core.analysis.heat import METRICS, HeatGrid, cell_facts, heat_grid
-from proftui.tui.format import fmt_duration
+from proftui.tui.format import fmt_duration, plural
 from proftui.tui.panes import FilterBox, TablePane
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
@@ -169,7 +177,8 @@ class HeatStrip(Widget, can_focus=True):
         self.left = min(max(left, column - self.columns_shown + 1), column)
 
     def on_resize(self, event: events.Resize) -> None:
-        self._keep_cursor_visible()
+        self._keep_cursor_visible()  # laid out while hidden, it scrolled for a 0x0 size
+        self.refresh()
 
     def on_click(self, event: events.Click) -> None:
         grid = self.grid
@@ -250,17 +259,32 @@ class HeatStrip(Widget, can_focus=True):
         self.refresh()
 
 
+VIEWS = ("ranks", "link types", "link matrix", "vs msprof-analyze")
+
+
 class ClusterPane(TablePane):
     """The ranks compared: the heat strip, the facts of the cell under its cursor, and one row
-    per rank (medians, collectives, arrivals last, waits); Enter opens a step."""
+    per rank (medians, collectives, arrivals last, waits); Enter opens a step. `[` and `]`
+    switch the table to the bandwidth per link type and rank, the link matrix (slow links
+    flagged) and msprof-analyze's cluster output beside proftui's figures, where there."""
 
+    BINDINGS = [
+        Binding("left_square_bracket", "switch(-1)", "Previous table"),
+        Binding("right_square_bracket", "switch(1)", "Next table"),
+    ]
     DEFAULT_CSS = """
+    /* on a short screen the ranks' table is below the fold: the pane scrolls to it */
+    ClusterPane { overflow-y: auto; }
     ClusterPane > #cluster-cell { height: auto; }
+    ClusterPane > #cluster-comm { height: auto; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.found: Cluster | None = None
+        self.comm: ClusterComm | None = None
+        self.profiler: ProfilerComparison | None = None
+        self.current = 0
 
     def compose(self) -> ComposeResult:
         yield Static("Cluster: waiting for the trace ...", classes="title", id="cluster-title",
@@ -269,6 +293,7 @@ class ClusterPane(TablePane):
         yield Static("", id="cluster-cell", markup=False)
         yield FilterBox(placeholder="filter the ranks: rank 1, Last>0 ... (Enter applies)")
         yield TableView(id="cluster-ranks")
+        yield Static("", id="cluster-comm", markup=False)
 
     def table_view(self) -> TableView:
         return self.query_one("#cluster-ranks", TableView)
@@ -295,10 +320,56 @@ class ClusterPane(TablePane):
             self._title_text("Cluster: no slices to compare in this profile.")
             return
         self.strip().show(found)
-        view = self.table_view()
-        view.styles.height = min(len(found.ranks), 16) + 2  # rows, header, totals line
-        view.show(rank_table(found))
+        self.current = 0
+        self._show_table()
         self._title()
+
+    def show_comm(self, comm: ClusterComm | None, profiler: ProfilerComparison | None) -> None:
+        """Add the ranks' communication and the profiler's cluster output compared (either
+        None when the profile has none)."""
+        self.comm, self.profiler = comm, profiler
+        self.query_one("#cluster-comm", Static).update("\n".join(comm_lines(comm, profiler)))
+
+    def show_comm_failure(self, reason: str) -> None:
+        self.query_one("#cluster-comm", Static).update(
+            f"Communication could not be read: {safe(reason)}")
+
+    @property
+    def views(self) -> list[str]:
+        """The tables there is something for."""
+        have = {"ranks": self.found is not None, "link types": self.comm is not None,
+                "link matrix": self.comm is not None,
+                "vs msprof-analyze": self.profiler is not None}
+        return [v for v in VIEWS if have[v]]
+
+    @property
+    def view_name(self) -> str:
+        views = self.views
+        return views[self.current % len(views)] if views else "ranks"
+
+    def action_switch(self, step: int) -> None:
+        if self.found is not None and self.found.ranks and len(self.views) > 1:
+            self.current = (self.current + step) % len(self.views)
+            self._show_table()
+            self._title()
+
+    def _show_table(self) -> None:
+        assert self.found is not None
+        view = self.table_view()
+        name = self.view_name
+        if name == "ranks":
+            table = rank_table(self.found)
+        elif name == "link types":
+            assert self.comm is not None
+            table = link_type_table(self.comm)
+        elif name == "link matrix":
+            assert self.comm is not None
+            table = matrix_table(self.comm.matrix)
+        else:
+            assert self.profiler is not None
+            table = check_table(sorted(self.profiler.checks, key=lambda c: not c.differs))
+        view.styles.height = min(table.n_rows, 16) + 2  # rows, header, totals line
+        view.show(table)
 
     def _title(self) -> None:
         found = self.found
@@ -308,6 +379,9 @@ class ClusterPane(TablePane):
         n = len(found.ranks)
         what = METRICS[strip.metric]
         parts = [f"{n} ranks" if n > 1 else "one rank: nothing to compare across ranks"]
+        if len(self.views) > 1:
+            parts.insert(0, "  ".join(f"[{v}]" if v == self.view_name else v
+                                      for v in self.views) + " ([ ] switch)")
         if found.spread is not None:
             parts.append(f"spread {found.spread * 100:.1f} %")
         if found.slowest is not None:
@@ -336,6 +410,8 @@ class ClusterPane(TablePane):
     def _rank_chosen(self, event: TableView.RowChosen) -> None:
         """Enter on a rank: its worst step (by the strip's metric) opens."""
         event.stop()
+        if self.view_name != "ranks":
+            return
         grid = self.strip().grid
         if grid is None or not grid.iterations or not 0 <= event.row < len(grid.ranks):
             return
@@ -364,6 +440,26 @@ def cell_text(found: Cluster, rank: str, iteration: int) -> str:
     text = f"{who}, iteration {iteration}{' (warm-up)' if step.warmup else ''}: " + ", ".join(
         parts)
     if facts.collectives:
-        text += (f"; at its {facts.collectives} collectives waited "
+        text += (f"; at its {plural(facts.collectives, 'collective')} waited "
                  f"{fmt_duration(facts.wait_ns)}, arrived last at {facts.arrived_last}")
     return text
+
+
+def comm_lines(comm: ClusterComm | None, profiler: ProfilerComparison | None) -> list[str]:
+    """Under the table: the slow links and transports, and how the profiler's figures
+    compare."""
+    lines = []
+    if comm is not None:
+        slow = [c for c in comm.matrix if c.slow]
+        slow_types = [(r.rank, r.step, t) for r in comm.ranks for t in r.transports if t.slow]
+        lines.append(f"Links: {len(comm.matrix)}, {len(slow)} slow; link types slow on a rank: "
+                     f"{len(slow_types)} ({SLOW_DEFINITION})")
+        for c in slow[:5]:
+            lines.append(f"  slow link: step {c.step}: {safe(c.src)} -> {safe(c.dst)} "
+                         f"{safe(c.transport)} {c.bandwidth_gbps:.2f} GB/s (median "
+                         f"{c.median_gbps:.2f} GB/s)")
+    if profiler is not None:
+        lines.append(f"msprof-analyze's cluster output: {len(profiler.checks)} figures "
+                     f"compared, {len(profiler.differing)} differ"
+                     + "".join(f"; {safe(e)}" for e in profiler.errors))
+    return lines

@@ -20,7 +20,7 @@ from proftui.core.analysis.comm_tables import (
     slowest_links,
     transport_table,
 )
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.panes import FilterBox, TablePane
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
@@ -129,8 +129,8 @@ class CommPane(TablePane):
         self.table_view().show(table)
         names = "  ".join(f"[{v}]" if n == self.current else v for n, v in enumerate(VIEWS))
         hint = "; Enter: on the timeline" if self.view_name == "collectives" else ""
-        self._title_text(f"{names}   ({fmt_count(table.n_rows)} rows; [ ] switch, / filter, "
-                         f"s sort{hint})")
+        self._title_text(f"{names}   ({plural(table.n_rows, 'row')}; [ ] switch, / filter, "
+                         f"S sort{hint})")
         self.query_one("#comm-detail", Static).update("\n".join(flag_lines(report)))
 
     def _title_text(self, text: str) -> None:

@@ -28,12 +28,13 @@ from proftui.core.analysis.diff import (
     instances_table,
     ops_table,
 )
+from proftui.core.iterations import capture_start_ns
 from proftui.core.overview import read_overview
 from proftui.core.rows import RowIndex, rows_for
 from proftui.themes import DEFAULT_THEME
 from proftui.tui.app import Prompt
 from proftui.tui.base_app import BaseApp
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.help import HelpScreen
 from proftui.tui.panes import FilterBox, TablePane, TablesPane
 from proftui.tui.safe import safe
@@ -102,7 +103,7 @@ class CompareApp(BaseApp):
         self.sides: list[Opened] = []
         self.found: Diff | None = None
         self.locked = True
-        self.align: int | None = None  # the iteration both rulers start at; None: trace starts
+        self.align: int | None = None  # the iteration both rulers start at; None: capture starts
         self.origins: list[int] = [0, 0]
         self.instances_key: str | None = None
         self._pushed: dict[int, tuple[int, int]] = {}  # a window set here, per timeline
@@ -201,7 +202,7 @@ class CompareApp(BaseApp):
         ops.table_view().show(ops_table(found))
         side = "" if found.side == "all" else f", {found.side} side"
         ops.query_one("#diff-ops-title", Static).update(
-            f"{fmt_count(len(found.ops))} ops by {found.by}{side}, per step, largest change "
+            f"{plural(len(found.ops), 'op')} by {found.by}{side}, per step, largest change "
             "first; Enter lists an op's instances on both sides")
         steps = [dataclasses.replace(table, kind=title.split(":")[0])
                  for title, table in diff_tables(found, top=None) if not title.startswith("ops")]
@@ -220,7 +221,7 @@ class CompareApp(BaseApp):
     # -- alignment and the lock ---------------------------------------------------------------
 
     def align_at(self, number: int | None) -> bool:
-        """Put the start of iteration `number` (of each side; the trace starts with None) at 0
+        """Put the start of iteration `number` (of each side; the capture starts with None) at 0
         on both rulers and show that iteration on both. False when a side lacks it."""
         windows = [_windows(side, number).get(number) if number is not None else None
                    for side in self.sides]
@@ -229,7 +230,8 @@ class CompareApp(BaseApp):
             self._status(f"Iteration {number} has no time window in the {missing} profile.")
             return False
         if number is None:
-            windows = [(side.index.start_ns, side.index.end_ns) for side in self.sides]
+            windows = [(capture_start_ns(side.index), side.index.end_ns)
+                       for side in self.sides]
         self.align = number
         self.origins = [w[0] for w in windows]  # type: ignore[index]
         for timeline, origin in zip(self.timelines(), self.origins):
@@ -281,7 +283,7 @@ class CompareApp(BaseApp):
     def _titles(self) -> None:
         if self.found is None:
             return
-        where = f"#{self.align} start" if self.align is not None else "trace start"
+        where = f"#{self.align} start" if self.align is not None else "capture start"
         for side, summary in zip(SIDES, (self.found.base, self.found.new)):
             median = summary.median_ns
             step = f"median step {fmt_duration(median)}" if median is not None else "no steps"
@@ -337,7 +339,7 @@ class CompareApp(BaseApp):
         counts = [int((side == s).sum()) for s in SIDES]
         pane.query_one("#diff-instances-title", Static).update(
             f"{safe(key)}: {fmt_count(counts[0])} base and {fmt_count(counts[1])} new "
-            "instances in the steps compared; Enter shows one, s sorts, / filters")
+            "instances in the steps compared; Enter shows one, S sorts, / filters")
         self.query_one(TabbedContent).active = "pane-instances"
         self.screen.set_focus(pane.table_view())
         self._show_first_instances(table)
@@ -397,7 +399,7 @@ class CompareApp(BaseApp):
         index = timeline.index
         assert index is not None
         side = SIDES[self.timelines().index(timeline)]
-        origin = index.start_ns if timeline.origin_ns is None else timeline.origin_ns
+        origin = capture_start_ns(index) if timeline.origin_ns is None else timeline.origin_ns
         self._status(f"{side}: {safe(index.slice_name(i))}, "
                      f"{fmt_duration(int(index.arrays['slices.dur'][i]))} at "
                      f"{fmt_duration(int(index.arrays['slices.start'][i]) - origin)}")
@@ -442,5 +444,5 @@ COMPARE_KEYS_HELP = """proftui keys: comparing two profiles (base above, new bel
 Ops pane: the ops per step, largest change first, matched as `proftui diff` matches them;
 Enter lists the op's instances on both sides and shows the first of each (in the aligned
 iteration) on both timelines. Instances pane: Enter shows one on its side's timeline.
-In a table: s sorts by the current column, / filters, arrows move.
+In a table: S sorts by the current column, / filters, arrows move.
 """

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from proftui.core.clock import file_offsets
 from proftui.core.index import TraceIndex
+from proftui.core.iterations import FROM_CAPTURE_START, capture_start_ns
 from proftui.core.slice_info import SliceInfo
 from proftui.tui.format import fmt_duration
 from proftui.tui.safe import safe
@@ -13,12 +17,16 @@ MAX_NAME_CHARS = 2000  # a name can be megabytes long: the pane shows its start
 
 def details_lines(index: TraceIndex, info: SliceInfo, args: str) -> list[str]:
     """The details pane's text for one slice (trace text escaped)."""
-    rel = info.start_ns - index.start_ns
+    rel = info.start_ns - capture_start_ns(index)
+    # as the file writes it, as `proftui export --time absolute` does
+    ref = np.array([index.arrays["slices.ref"][info.slice]], np.int64)
+    own = info.start_ns - int(file_offsets(index, ref)[0])
     lines = [
         f"{_cut(info.name)}" + (f"   [{_cut(info.category)}]" if info.category else ""),
         f"track  {_cut(info.process)}{' / ' if info.process else ''}{_cut(info.track)}"
         f"   depth {info.depth}",
-        f"start  {fmt_duration(rel)} (at {info.start_ns} ns)   duration "
+        f"start  {fmt_duration(rel)} {FROM_CAPTURE_START} ({own} ns, profiler clock)"
+        f"   duration "
         f"{fmt_duration(info.dur_ns)}   self {fmt_duration(info.self_ns)}",
     ]
     if info.parents:

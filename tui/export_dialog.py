@@ -140,6 +140,8 @@ class ExportJob:
     types: OpTypes | None
     tables: list[Table]
     pane: tuple[Table, Any, list[int]] | None  # (table, row order, shown columns)
+    # each rank's own window (a step N of several ranks, a range of ranks aligned), or None
+    groups: dict[str, tuple[int, int]] | None = None
 
     def run(self, index: TraceIndex) -> Any:
         request = self.request
@@ -151,12 +153,12 @@ class ExportJob:
         common = {"neutralize": request.neutralize, "overwrite": request.overwrite}
         if request.what == "events":
             return export_events(index, request.path, start_ns=self.start_ns,
-                                 end_ns=self.end_ns, tracks=tracks,
+                                 end_ns=self.end_ns, tracks=tracks, groups=self.groups,
                                  args_keys=request.args_keys, unit=request.unit, **common)
         if request.what == "ops":
             table = aggregate_ops(index, start_ns=self.start_ns, end_ns=self.end_ns,
                                   tracks=tracks, by=self.by, side=self.side, types=self.types,
-                                  tables=self.tables)
+                                  tables=self.tables, groups=self.groups)
             shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
             return export_table(table, request.path, columns=shown, **common)
         if self.pane is None:

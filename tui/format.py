@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 
-from proftui.core.table_query import duration_text
+from proftui.core.table_query import duration_text, plural
 
 # One formatter for durations everywhere: the tables' cells (core) and the screens (tui).
 fmt_duration = duration_text
+__all__ = ["fmt_count", "fmt_duration", "plural", "shorten_apart", "shorten_middle"]
 
 
 def fmt_count(n: int) -> str:

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from proftui.core.analysis.advise import RULES, Advice, Evidence, Finding
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.tui.format import fmt_duration
 from proftui.tui.panes import FilterBox, TablePane
 from proftui.tui.safe import safe
@@ -22,25 +22,19 @@ from proftui.tui.table import TableView
 
 def findings_table(findings: list[Finding], with_group: bool) -> Table:
     """One row per finding, in the advisor's order (most time lost first)."""
-
-    def text(values: list[str]) -> np.ndarray:
-        out = np.empty(len(values), dtype=object)
-        out[:] = values
-        return out
-
     columns = [
-        Column("Severity", "Severity", "", "text", text([f.severity for f in findings])),
-        Column("Rule", "Rule", "", "text", text([f.rule for f in findings])),
+        text_column("Severity", [f.severity for f in findings]),
+        text_column("Rule", [f.rule for f in findings]),
     ]
     if with_group:
-        columns.append(Column("Group", "Group", "", "text", text([f.group for f in findings])))
+        columns.append(text_column("Group", [f.group for f in findings]))
     columns += [
         # "mean" in the name: the findings overlap, so the totals line leaves them unsummed
         Column("Time lost/step", "time lost per step mean", "ns", "number",
                np.array([f.time_lost_ns for f in findings], np.float64)),
         Column("% of step", "percent of step", "%", "number",
                np.array([f.share * 100.0 for f in findings], np.float64)),
-        Column("Finding", "Finding", "", "text", text([f.title for f in findings])),
+        text_column("Finding", [f.title for f in findings]),
     ]
     return Table("findings", "", columns, len(findings))
 

@@ -65,6 +65,8 @@ TITLES: dict[str, tuple[str, str]] = {
     "follow_flow(-1)": ("Flow in", "Jump to the slice a flow of the selection comes from"),
     "show_hidden": ("Show hidden tracks", "Unhide every hidden track"),
     "toggle_utilisation": ("Utilisation lines", "Show or hide the utilisation lines"),
+    "toggle_track_order": ("Track order", "Device streams first in each rank, or the trace's "
+                           "own order"),
 }
 # Plumbing, not commands: cancelling a load, the palette itself, closing a text box.
 SKIPPED = {"cancel_load", "command_palette", "close"}

@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import Tree
 
 from proftui.tui.commands.info import track_contents
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.safe import safe
 
 
@@ -68,7 +68,8 @@ class OverviewTree(Tree):
         if tables:
             node = tree.root.add(f"Summary tables ({len(tables)})", expand=True)
             for table in tables:
-                shape = (f"{fmt_count(table['rows'])} rows x {len(table['columns'])} columns"
+                shape = (f"{plural(table['rows'], 'row')} x "
+                         f"{plural(len(table['columns']), 'column')}"
                          if "rows" in table else safe(table.get("error", "")))
                 node.add_leaf(f"{safe(table['kind'])}  {shape}")
         tree.root.expand()

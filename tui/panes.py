@@ -35,7 +35,7 @@ from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration
 from proftui.themes import Palette, palette_for
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_duration, plural
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 
@@ -123,7 +123,7 @@ class OpsPane(TablePane):
         Binding("b", "toggle_by", "Name/category/type/engine"),
         Binding("v", "cycle_side", "All/device/host"),
         Binding("t", "toggle_tracks", "Pinned tracks"),
-        Binding("a", "whole_trace", "Whole trace", show=False),
+        Binding("W", "whole_trace", "Whole trace", show=False),  # a pans the timeline
         Binding("escape", "back", "Back", show=False),
     ]
 
@@ -201,12 +201,12 @@ class OpsPane(TablePane):
     def _title(self, busy: bool = False) -> None:
         view = f"by {self.by}" + (" (the default)" if self.by == DEFAULT_GROUPING else "")
         if self.tracks is not None:
-            view += f", {len(self.tracks)} pinned tracks"
-        rows = f"{fmt_count(self.ops.n_rows)} ops" if self.ops is not None else ""
+            view += f", {plural(len(self.tracks), 'pinned track')}"
+        rows = plural(self.ops.n_rows, "op") if self.ops is not None else ""
         state = "computing ..." if busy else rows
         text = (f"Ops of {safe(self.window.label)}, {view}, {self.side} tracks: {state}   "
-                "b name/category/type/engine  v all/device/host  t pinned tracks  a whole trace  "
-                "/ filter  s sort  Enter instances")
+                "b name/category/type/engine  v all/device/host  t pinned tracks  W whole trace  "
+                "/ filter  S sort  Enter instances")
         self.query_one("#ops-title", Static).update(text)
 
     @work(thread=True, exclusive=True, group="ops")
@@ -272,7 +272,7 @@ class OpsPane(TablePane):
         name = str(table_label(self.ops, event.row))
         durations = self.index.arrays["slices.dur"][self.instances]
         self.query_one("#ops-histogram", Static).update(
-            f"{safe(name)}: {fmt_count(len(self.instances))} instances in "
+            f"{safe(name)}: {plural(len(self.instances), 'instance')} in "
             f"{safe(self.window.label)}"
             f"   {histogram_text(durations)}   Enter jumps to one, Esc returns")
         self.query_one("#ops-table").display = False
@@ -370,7 +370,7 @@ def tables_title(tables: list[Table], current: int) -> str:
     after = [table_name(tables[(current + k) % len(tables)], ranked)
              for k in range(1, len(tables))]
     return (f"[{safe(table_name(table, True))}] {current + 1}/{len(tables)}, "
-            f"{fmt_count(table.n_rows)} rows" + (f"   ] next: {safe(', '.join(after))}"
+            f"{plural(table.n_rows, 'row')}" + (f"   ] next: {safe(', '.join(after))}"
                                                  if after else ""))
 
 
@@ -380,7 +380,7 @@ BREAKDOWN_COLUMNS = tuple((header, side, key, "ns" if key.endswith("_ns") else "
                           for header, side, key in TABLE_COLUMNS)
 # Shown first in the iterations table, then the bar; the absolute Start (a wide timestamp)
 # goes last.
-_LEADING = ("Group", "Iteration", "Relative start", "Duration", "vs median", "Mark")
+_LEADING = ("Group", "Iteration", "Start from capture", "Duration", "vs median", "Mark")
 BAR_COLUMN = "Breakdown"  # the stacked bar's column (its cells' text: the parts in words)
 
 
@@ -425,11 +425,13 @@ def parts_text(parts: StepParts | None) -> str:
 
 def iterations_with_breakdown(iterations: list[Iteration],
                               steps: dict[tuple[str, int], StepBreakdown],
-                              bars: list[StepParts | None] | None = None) -> Table:
-    """The iterations table (:func:`~proftui.core.aggregate.iterations_table`): the usual
-    columns, the bar's column (when some iteration has parts), the breakdown columns (when
-    there are steps), the profile's own parts, and Start last."""
-    table = iterations_table(iterations)
+                              bars: list[StepParts | None] | None = None,
+                              origin_ns: int = 0) -> Table:
+    """The iterations table (:func:`~proftui.core.aggregate.iterations_table`, starts from
+    `origin_ns`, the capture start): the usual columns, the bar's column (when some
+    iteration has parts), the breakdown columns (when there are steps), the profile's own
+    parts, and the absolute Start last."""
+    table = iterations_table(iterations, origin_ns)
     first = [c for name in _LEADING for c in table.columns if c.name == name]
     rest = [c for c in table.columns if c not in first and c.name != "Start"]
     start = [c for c in table.columns if c.name == "Start"]
@@ -465,6 +467,7 @@ class IterationsPane(TablePane):
         self.source: str | None = None
         self.steps: dict[tuple[str, int], StepBreakdown] = {}
         self.breakdown_shown = False
+        self.origin_ns = 0  # the capture start, the zero of the starts shown
 
     def compose(self) -> ComposeResult:
         yield Static("No iterations found in this profile.", classes="title",
@@ -475,9 +478,13 @@ class IterationsPane(TablePane):
     def table_view(self) -> IterationTable:
         return self.query_one("#iterations-table", IterationTable)
 
-    def show_iterations(self, iterations: list[Iteration], source: str | None) -> None:
+    def show_iterations(self, iterations: list[Iteration], source: str | None,
+                        origin_ns: int) -> None:
+        """Show `iterations` (found in `source`), their starts from `origin_ns`: the capture
+        start (:func:`~proftui.core.iterations.capture_start_ns`)."""
         self.iterations = iterations
         self.source = source
+        self.origin_ns = origin_ns
         if not iterations:
             return
         view = self.table_view()
@@ -501,7 +508,7 @@ class IterationsPane(TablePane):
     def _show(self, view: IterationTable) -> None:
         bars = iteration_bars(self.iterations, self.steps)
         view.set_bars(bars)
-        view.show(iterations_with_breakdown(self.iterations, self.steps, bars))
+        view.show(iterations_with_breakdown(self.iterations, self.steps, bars, self.origin_ns))
         self._title()
 
     def palette_changed(self) -> None:
@@ -511,7 +518,8 @@ class IterationsPane(TablePane):
 
     def _title(self) -> None:
         computed = "" if self.breakdown_shown else " (breakdown computing ...)"
-        title = Text(f"{len(self.iterations)} iterations from {safe(self.source or '?')}"
+        title = Text(f"{plural(len(self.iterations), 'iteration')} from "
+                     f"{safe(self.source or '?')}"
                      f"{computed}")
         legend = self.table_view().legend()
         if legend.plain:

@@ -26,7 +26,14 @@ from textual.widget import Widget
 
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Column, Table
-from proftui.core.table_query import default_sort, filter_mask, format_cell, sort_order, totals
+from proftui.core.table_query import (
+    default_sort,
+    filter_mask,
+    format_cell,
+    plural,
+    sort_order,
+    totals,
+)
 from proftui.tui.columns import (
     ColumnSettings,
     arrange,
@@ -61,7 +68,7 @@ class TableView(Widget, can_focus=True):
         Binding("shift+left,less_than_sign", "page_columns(-1)", "Columns left", show=False),
         Binding("shift+right,greater_than_sign", "page_columns(1)", "Columns right",
                 show=False),
-        Binding("s", "sort", "Sort"),
+        Binding("S", "sort", "Sort"),  # s is the timeline's zoom out
         Binding("C", "choose_columns", "Columns"),
         Binding("enter", "choose", "Open", show=False),
     ]
@@ -200,7 +207,7 @@ class TableView(Widget, can_focus=True):
             column = table.columns[i]
             cells = [format_cell(column, column.values[r]) for r in sample.tolist()]
             # The totals line too: its first cell counts the rows.
-            cells.append(f"{len(self.order):,} rows" if n == 0 else (
+            cells.append(plural(len(self.order), "row") if n == 0 else (
                 "" if sums[i] is None else format_cell(column, sums[i])))
             width = max([len(self._header(i)), *map(len, cells)], default=4)
             needs.append(min(width, MAX_NEED) + 1)
@@ -424,7 +431,7 @@ class TableView(Widget, can_focus=True):
             cells = []
             for n, _, _ in drawn:
                 i = self._shown[n]
-                text = f"{len(self.order):,} rows" if n == 0 else (
+                text = plural(len(self.order), "row") if n == 0 else (
                     "" if sums[i] is None else format_cell(table.columns[i], sums[i]))
                 cells.append((text, i, None))
             return self._row_strip(cells, drawn, base + Style(bold=True), width)

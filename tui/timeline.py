@@ -28,6 +28,7 @@ from proftui.core.analysis.memory import memory_series, series_peak
 from proftui.core.analysis.utilisation import SERIES, Utilisation, utilisation
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
+from proftui.core.rank_offsets import RankOffsets
 from proftui.core.rows import RowIndex, cell_boundaries, paint_cells
 from proftui.core.slice_info import nearest_slice, neighbour, row_of, slice_at
 from proftui.themes import Palette, palette_for
@@ -42,6 +43,7 @@ from proftui.tui.render import (
     ruler_text,
 )
 from proftui.tui.safe import safe
+from proftui.tui.widths import first_fitting
 
 RULER_LINES = 2
 ZOOM_STEP = 1.5
@@ -60,11 +62,12 @@ class UtilLine:
 
 @dataclass(frozen=True)
 class IterationMark:
-    """An iteration drawn on the ruler."""
+    """An iteration drawn on the ruler (of `group`, its rank or device: "" for none)."""
 
     number: int
     start_ns: int
     end_ns: int
+    group: str = ""
 
 
 class Timeline(Widget, can_focus=True):
@@ -100,6 +103,7 @@ class Timeline(Widget, can_focus=True):
         Binding("greater_than_sign", "follow_flow(1)", "Flow out", show=False),
         Binding("less_than_sign", "follow_flow(-1)", "Flow in", show=False),
         Binding("u", "toggle_utilisation", "Utilisation", show=False),
+        Binding("t", "toggle_track_order", "Track order", show=False),
     ]
 
     class SliceSelected(Message):
@@ -185,6 +189,10 @@ class Timeline(Widget, can_focus=True):
         self.util_lines: list[UtilLine] = []
         self._util_key: tuple | None = None
         self._util: dict[tuple[str, str], np.ndarray] = {}
+        # Ranks aligned at an iteration: each track drawn `_track_shift[track]` ns earlier
+        # (see align); None: every track on its own clock.
+        self.alignment: RankOffsets | None = None
+        self._track_shift: np.ndarray | None = None
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -201,6 +209,7 @@ class Timeline(Widget, can_focus=True):
         self._peaks = None
         self.util_lines = []
         self._util_key = None
+        self.alignment, self._track_shift = None, None
         self._rebuild_lines()
         self.focus_line = self.lines.find(kind=SLICES) or 0
         self.action_reset()
@@ -252,9 +261,15 @@ class Timeline(Widget, can_focus=True):
         if key == self._util_key:
             return
         self._util_key = key
-        found = utilisation(self.index, self.view_start, self.view_end, self.cells, self.tables)
-        self._util = {(u.group, name): fractions for u in found
-                      for name, fractions in u.series.items()}
+        self._util = {}
+        by_shift: dict[int, set[str]] = {}  # each rank's lines over its own window
+        for line in self.util_lines:
+            by_shift.setdefault(self.shift_of_group(line.group), set()).add(line.group)
+        for shift, groups in by_shift.items():
+            found = utilisation(self.index, self.view_start + shift, self.view_end + shift,
+                                self.cells, self.tables, groups)
+            self._util.update({(u.group, name): fractions for u in found
+                               for name, fractions in u.series.items()})
 
     def set_palette(self, palette: Palette) -> None:
         self.palette = palette
@@ -337,7 +352,7 @@ class Timeline(Widget, can_focus=True):
         """Show [start_ns, end_ns), kept to at least one ns per cell and on the trace."""
         if self.index is None:
             return
-        lo, hi = self.index.start_ns, max(self.index.end_ns, self.index.start_ns + 1)
+        lo, hi = self._span()
         span = hi - lo
         width = max(int(end_ns) - int(start_ns), self.cells)
         width = min(width, 4 * span + self.cells)
@@ -385,17 +400,17 @@ class Timeline(Widget, can_focus=True):
     def action_reset(self) -> None:
         if self.index is None:
             return
-        span = max(self.index.end_ns - self.index.start_ns, 1)
-        margin = span // 50
-        self.set_window(self.index.start_ns - margin, self.index.end_ns + margin)
-        self.cursor_ns = self.index.start_ns + span // 2
+        lo, hi = self._span()
+        margin = (hi - lo) // 50
+        self.set_window(lo - margin, hi + margin)
+        self.cursor_ns = lo + (hi - lo) // 2
 
     def action_fit(self) -> None:
         """Fit the selected slice, else the selected range, else everything."""
         if self.index is None:
             return
         if self.selected >= 0:
-            start = int(self.index.arrays["slices.start"][self.selected])
+            start = self.shown_start(self.selected)
             dur = max(int(self.index.arrays["slices.dur"][self.selected]), 1)
             self.set_window(start - dur // 10, start + dur + dur // 10)
         elif self.range is not None:
@@ -435,12 +450,13 @@ class Timeline(Widget, can_focus=True):
         if self.index is None:
             return
         if self.selected >= 0:
-            start = int(self.index.arrays["slices.start"][self.selected])
+            start = self.shown_start(self.selected)
             self.set_range(start, start + int(self.index.arrays["slices.dur"][self.selected]))
             return
         for it in self.iterations:
-            if it.start_ns <= self.cursor_ns < it.end_ns:
-                self.set_range(it.start_ns, it.end_ns)
+            shift = self.shift_of_group(it.group)
+            if it.start_ns - shift <= self.cursor_ns < it.end_ns - shift:
+                self.set_range(it.start_ns - shift, it.end_ns - shift)
                 return
 
     def action_move_cursor(self, cells: int) -> None:
@@ -514,6 +530,18 @@ class Timeline(Widget, can_focus=True):
         self._rebuild_lines()
         self.show_track(track)  # the cursor follows the track to its new place
 
+    def action_toggle_track_order(self) -> None:
+        """Device work first in each rank (the default), or the trace's own order; the
+        focused line's track (or process) stays focused."""
+        line = self.lines[self.focus_line] if self.lines else None
+        self.layout_state.device_first = not self.layout_state.device_first
+        self._rebuild_lines()
+        if line is not None:
+            found = (self.lines.find(track=line.track) if line.track >= 0 else
+                     self.lines.find(kind=PROCESS, process=line.process))
+            self.focus_line = self.focus_line if found is None else found
+        self._keep_focus_visible()
+
     def _reveal(self, track: int) -> None:
         """Unhide a track and expand its process."""
         assert self.index is not None
@@ -548,7 +576,9 @@ class Timeline(Widget, can_focus=True):
         if group_id < 0:
             return None
         found = np.flatnonzero(self.index.arrays["processes.group"] == group_id)
-        return int(found[0]) if len(found) else None
+        shown = [(line, p) for p in found.tolist()
+                 if (line := self.lines.find(kind=PROCESS, process=p)) is not None]
+        return min(shown)[1] if shown else (int(found[0]) if len(found) else None)
 
     def show_track(self, track: int) -> None:
         """Focus a track's first line, unhiding it and expanding its process if need be."""
@@ -612,7 +642,7 @@ class Timeline(Widget, can_focus=True):
         if line is not None:
             self.focus_line = line
             self._keep_focus_visible()
-        start = int(self.index.arrays["slices.start"][i])
+        start = self.shown_start(i)
         dur = int(self.index.arrays["slices.dur"][i])
         width = self.view_end - self.view_start
         if dur > width * 0.9:
@@ -623,7 +653,7 @@ class Timeline(Widget, can_focus=True):
 
     def _select(self, i: int, center: bool = True) -> None:
         if self.index is not None and i >= 0:
-            start = int(self.index.arrays["slices.start"][i])
+            start = self.shown_start(i)
             self.cursor_ns = start + int(self.index.arrays["slices.dur"][i]) // 2
             if center:
                 self._keep_cursor_visible()
@@ -635,8 +665,9 @@ class Timeline(Widget, can_focus=True):
 
     def _slice_near_cursor(self, row: int) -> int:
         assert self.index is not None and self.rows is not None
-        here = slice_at(self.index, self.rows, row, self.cursor_ns)
-        return here if here >= 0 else nearest_slice(self.index, self.rows, row, self.cursor_ns)
+        at = self.cursor_ns + self._shift_of_track(int(self.rows.row_track[row]))
+        here = slice_at(self.index, self.rows, row, at)
+        return here if here >= 0 else nearest_slice(self.index, self.rows, row, at)
 
     def _line_of_row(self, row: int) -> int | None:
         return self.lines.find(kind=SLICES, item=row)
@@ -729,6 +760,41 @@ class Timeline(Widget, can_focus=True):
         self._range_anchor = None
         self.release_mouse()
 
+    # -- ranks aligned at an iteration ------------------------------------------------------------
+
+    def align(self, offsets: RankOffsets | None) -> None:
+        """Draw each rank's tracks moved left by its offset (None: on their own clocks). The
+        screen's clock is then the reference rank's; the slices' own times do not change."""
+        assert self.index is not None
+        self.alignment = offsets
+        self._track_shift = None if offsets is None else offsets.track_offsets(self.index)
+        self._cells_key = self._util_key = None
+        self.refresh()
+
+    def _shift_of_track(self, track: int) -> int:
+        if self._track_shift is None or track < 0:
+            return 0
+        return int(self._track_shift[track])
+
+    def shift_of_group(self, group: str) -> int:
+        """How far a rank's (or device's) tracks are drawn to the left, in ns."""
+        return 0 if self.alignment is None else self.alignment.offset_of(group)
+
+    def shown_start(self, i: int) -> int:
+        """Where slice `i` starts on screen: its start, less its rank's shift."""
+        assert self.index is not None
+        track = int(self.index.arrays["slices.track"][i])
+        return int(self.index.arrays["slices.start"][i]) - self._shift_of_track(track)
+
+    def _span(self) -> tuple[int, int]:
+        """The first and last instant of the trace on screen (ranks moved by their shifts)."""
+        assert self.index is not None
+        lo, hi = self.index.start_ns, max(self.index.end_ns, self.index.start_ns + 1)
+        if self._track_shift is not None and len(self._track_shift):
+            lo -= max(int(self._track_shift.max()), 0)
+            hi -= min(int(self._track_shift.min()), 0)
+        return lo, hi
+
     # -- painting -------------------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
@@ -758,15 +824,18 @@ class Timeline(Widget, can_focus=True):
         self._cells = {}
         visible = range(self.top_line, min(self.top_line + self.body_height, len(self.lines)))
         slice_lines = [n for n in visible if self.lines[n].kind == SLICES]
-        if slice_lines:
+        shifts = {n: self._shift_of_track(int(self.lines.track[n])) for n in visible}
+        for shift in sorted({shifts[n] for n in slice_lines}):  # one window per rank's shift
+            mine = [n for n in slice_lines if shifts[n] == shift]
             found = paint_cells(self.index, self.rows,
-                                np.array([self.lines[n].item for n in slice_lines]),
-                                self.view_start, self.view_end, self.cells)
-            for k, n in enumerate(slice_lines):
+                                np.array([self.lines[n].item for n in mine]),
+                                self.view_start + shift, self.view_end + shift, self.cells)
+            for k, n in enumerate(mine):
                 self._cells[n] = (SLICES, found.owner[k], found.busy[k])
-        edges = cell_boundaries(self.view_start, self.view_end, self.cells)
+        screen_edges = cell_boundaries(self.view_start, self.view_end, self.cells)
         for n in visible:
             line = self.lines[n]
+            edges = screen_edges + shifts[n]
             if line.kind == COUNTER:
                 self._cells[n] = (COUNTER, self._counter_cells(line.item, edges),
                                   self._peak_cell(line.item, edges))
@@ -854,13 +923,16 @@ class Timeline(Widget, can_focus=True):
         if line.kind == PROCESS:
             mark = "▶" if line.process in self.layout_state.collapsed else "▼"
             hidden = self.hidden_in(line.process)
-            # the count is kept whole; the name gives way where the gutter is narrow
+            # the count is kept whole; the label gives way (its pid first) where it is narrow
             note = f" +{hidden} hidden" if hidden else ""
-            text = f"{mark} {safe(line.label)}"[: max(width - 1 - len(note), 2)] + note
+            forms = [safe(form) for form in self.lines.label_forms(n)]
+            text = f"{mark} {first_fitting(forms, max(width - 3 - len(note), 1))}{note}"
             style = self._styles(self.palette.text, bg, bold=True, underline=focused)
         else:
-            pin = "⚲ " if line.track in self.layout_state.pinned and line.label else ""
-            text = f"  {pin}{safe(line.label)}"
+            pinned = n < self.lines.n_pinned and line.label
+            forms = self.lines.label_forms(n) if pinned and self.lines.titled[n] else [line.label]
+            text = f"⚲ {first_fitting([safe(f) for f in forms], width - 3)}" if pinned \
+                else f"  {safe(line.label)}"
             colour = self.palette.text if line.kind == SLICES else self.palette.dim_text
             style = self._styles(colour, bg, underline=focused)
         text = text[: width - 1].ljust(width - 1) + " "
@@ -937,7 +1009,7 @@ class Timeline(Widget, can_focus=True):
         if y == 1:
             mark = self._styles(self.palette.iteration, self.palette.background)
             for it in self.iterations:
-                cell = self.cell_of(it.start_ns)
+                cell = self.cell_of(it.start_ns - self.shift_of_group(it.group))
                 for k, ch in enumerate(f"┃#{it.number}"):
                     if 0 <= cell + k < self.cells:
                         chars[cell + k], styles[cell + k] = ch, mark

@@ -1,5 +1,6 @@
 """Sharing a terminal's width among the columns of a table: the headless commands' printed
-tables and the app's table panes size their columns with the same rules."""
+tables and the app's table panes size their columns with the same rules; a label made to fit
+a narrow place by leaving out its least useful parts first."""
 
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ def fit_widths(needs: Sequence[int], numeric: Sequence[bool], room: int) -> list
 
     All that they need when that fits. Else numbers keep their width and the text columns
     share what the numbers leave (:func:`share_widths`, at least LEAST_TEXT each) when that
-    makes the table fit. Else the table will scroll sideways: the first column (frozen on
-    screen) takes at most a third of the room, the other text columns at most
-    MAX_TEXT_WIDTH, numbers their width.
+    makes the table fit and leaves the first column (the name) what it needs or a quarter of
+    the room. Else the table will scroll sideways: the first column (frozen on screen) takes
+    at most a third of the room, the other text columns at most MAX_TEXT_WIDTH, numbers
+    their width (a 46-column kernel_details at 250 cells had its names cut to 13 cells).
     """
     out = list(needs)
     if sum(out) <= room or not out:
@@ -40,9 +42,19 @@ def fit_widths(needs: Sequence[int], numeric: Sequence[bool], room: int) -> list
     shared = share_widths([needs[i] for i in text], spare, LEAST_TEXT)
     for i, width in zip(text, shared):
         out[i] = width
-    if sum(out) <= room:
+    if sum(out) <= room and (numeric[0] or out[0] >= min(needs[0], room // 4)):
         return out
     out = [min(w, MAX_TEXT_WIDTH + 1) if not number else w for w, number in zip(needs, numeric)]
     if not numeric[0]:
         out[0] = min(needs[0], max(room // 3, LEAST_TEXT + 1))
     return out
+
+
+def first_fitting(forms: Sequence[str], width: int) -> str:
+    """The first of `forms` (longest and fullest first) that fits `width` cells, else the
+    last one cut with an ellipsis: a label gives up its least useful parts before its name."""
+    for text in forms:
+        if len(text) <= width:
+            return text
+    last = forms[-1] if forms else ""
+    return last[: max(width - 1, 0)] + "…" if width > 0 else ""

@@ -31,6 +31,7 @@ from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
+from proftui.core.table_query import plural
 
 RULES_VERSION = 1
 MAX_EVIDENCE = 20
@@ -219,7 +220,8 @@ def _ai_cpu(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
         return None
     names = _top_names(ctx, rows)
     return _finding(ctx, RULES_BY_ID["ai_cpu"], group,
-                    f"{len(rows)} op(s) ran on AI CPU, {names[0]['name']} the longest in total",
+                    f"{plural(len(rows), 'op')} ran on AI CPU, {names[0]['name']} the longest "
+                    "in total",
                     ai_cpu, {"ops": len(rows), "over_threshold": len(long_ops),
                              "ai_cpu_ns_per_step": int(ai_cpu),
                              "share_of_device": ai_cpu / device if device else None,
@@ -275,7 +277,7 @@ def _sync(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     lost = float(np.mean([int(coverage.measure("sync_idle", *b.device_window()))
                           for b in ctx.steps[group]]))
     return _finding(ctx, RULES_BY_ID["sync"], group,
-                    f"{count:g} host-device synchronisation(s) per step",
+                    f"{count:g} host-device synchronisation{'' if count == 1 else 's'} per step",
                     lost, {"syncs_per_step": count,
                            "sync_ns_per_step": int(ctx.mean(group, "host", "sync_ns")),
                            "device_idle_in_sync_ns_per_step": int(lost),
@@ -375,7 +377,8 @@ def _small_collectives(ctx: Context, group: str, p: dict[str, float]) -> Finding
         return None
     lost = float(ctx.index.col("slices.dur")[small].sum()) / max(1, len(ctx.steps[group]))
     return _finding(ctx, RULES_BY_ID["small_collectives"], group,
-                    f"{per_step:g} collectives per step shorter than {p['max_us']:g} µs",
+                    f"{per_step:g} collective{'' if per_step == 1 else 's'} per step shorter than "
+                    f"{p['max_us']:g} µs",
                     lost, {"small_per_step": per_step, "time_in_them_ns_per_step": int(lost),
                            "top": _top_names(ctx, small)},
                     _slice_evidence(ctx, small, group))

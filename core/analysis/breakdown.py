@@ -394,7 +394,7 @@ TABLE_COLUMNS = (
 def breakdown_table(steps: Sequence[StepBreakdown]) -> Table:
     """One row per step (kind "breakdown"): Group, Iteration, Step and the parts of
     TABLE_COLUMNS (NaN where unknown)."""
-    from proftui.core.importers.csv_summary import Column
+    from proftui.core.importers.csv_summary import Column, text_column
 
     def values(side: str, key: str) -> np.ndarray:
         out = []
@@ -404,10 +404,8 @@ def breakdown_table(steps: Sequence[StepBreakdown]) -> Table:
             out.append(np.nan if value is None else float(value))
         return np.array(out, np.float64)
 
-    groups = np.empty(len(steps), dtype=object)
-    groups[:] = [b.group for b in steps]
     columns = [
-        Column("Group", "Group", "", "text", groups),
+        text_column("Group", [b.group for b in steps]),
         Column("Iteration", "Iteration", "", "number", np.array(
             [np.nan if b.iteration is None else b.iteration for b in steps], np.float64)),
         Column("Step", "Step", "ns", "number", np.array([b.step_ns for b in steps],

@@ -57,11 +57,11 @@ from proftui.core.analysis.table_diff import (
 )
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import op_name, op_types
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.roles import roles
-from proftui.core.table_query import duration_text
+from proftui.core.table_query import duration_text, plural
 
 MIN_OP_OVERLAP = 0.5  # below this share of time in ops both sides have, not comparable
 UNCHANGED_SHARE = 0.02  # a part that moved less than this share of the base step is unchanged
@@ -430,7 +430,8 @@ def diff_tables(diff: Diff, top: int | None = 20) -> list[tuple[str, Table]]:
     compared and the kinds that were not."""
     n_b, n_n = len(diff.base.step_ns), len(diff.new.step_ns)
     side = "" if diff.side == "all" else f", {diff.side} side"
-    out = [(f"step and breakdown: {n_b} base step(s), {n_n} new step(s) after the warm-up",
+    out = [(f"step and breakdown: {plural(n_b, 'base step')}, {plural(n_n, 'new step')} after "
+            "the warm-up",
             step_table(diff)),
            (f"ops by {diff.by}{side}, per step, largest change first ({len(diff.ops)} in all)",
             ops_table(diff, top))]
@@ -487,9 +488,7 @@ def instances_table(diff: Diff, base: Opened, new: Opened, key: str,
         dur.append(opened.index.col("slices.dur")[found].astype(np.float64))
         track.append(track_titles(opened.index, opened.index.col("slices.track")[found]))
         slices.append(found.astype(np.float64))
-    side_column = np.empty(len(sides), dtype=object)
-    side_column[:] = sides
-    columns = [Column("Side", "Side", "", "text", side_column),
+    columns = [text_column("Side", sides),
                Column("Iteration", "Iteration", "", "number", np.concatenate(iteration)),
                Column("Start in step", "Start in step", "ns", "number", np.concatenate(into)),
                Column("Duration", "Duration", "ns", "number", np.concatenate(dur)),

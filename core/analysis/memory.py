@@ -35,11 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from proftui.core.importers.csv_summary import Table
+from proftui.core.importers.csv_summary import BYTES_PER_UNIT, Table
 from proftui.core.index import TraceIndex
 from proftui.core.naming import natural_key
 from proftui.core.report import rows_table
-from proftui.core.roles import roles
+from proftui.core.roles import roles, track_groups
 from proftui.core.rows import FENCE, RowIndex, rows_for
 
 SERIES_NAME = re.compile(r"^(?P<component>.+) Total (?P<measure>Allocated|Reserved|Active)"
@@ -47,8 +47,6 @@ SERIES_NAME = re.compile(r"^(?P<component>.+) Total (?P<measure>Allocated|Reserv
 MEASURES = ("allocated", "reserved")  # the peaks reported
 _NOT_ALLOCATOR = frozenset({"NPU Module Memory"})  # CANN modules' reservations
 _MB = 1024 * 1024
-_TO_BYTES = {"B": 1, "Byte": 1, "Bytes": 1, "KB": 1024, "KiB": 1024, "MB": _MB, "MiB": _MB,
-             "GB": 1024 * _MB, "GiB": 1024 * _MB}
 _TORCH_OP_CATEGORIES = ("cpu_op", "Operator")  # Kineto (and torch_npu); Kineto of 2021
 _NO_TS = np.iinfo(np.int64).min
 
@@ -239,7 +237,7 @@ def _top_ops(table: Table, lo: int, hi: int) -> list[TopOp]:
     name, size, when = table.find("Name"), table.find("Size"), table.find("Allocation Time")
     if name is None or size is None or size.kind != "number":
         return []
-    sizes = size.values * _TO_BYTES.get(size.unit, 1024)
+    sizes = size.values * BYTES_PER_UNIT.get(size.unit, 1024)
     keep = np.isfinite(sizes) & (sizes > 0)
     if when is not None and when.kind == "timestamp":
         keep &= (when.values != _NO_TS) & (when.values >= lo) & (when.values <= hi)
@@ -260,11 +258,9 @@ class _OpFinder:
     def __init__(self, index: TraceIndex) -> None:
         self.index = index
         self.rows: RowIndex | None = None  # built on first use
-        a, s = index.arrays, index.strings
-        proc = a["tracks.process"].astype(np.int64)
-        groups = a["processes.group"]
-        self.track_group = np.array([s[groups[p]] if p >= 0 else "" for p in proc.tolist()],
-                                    dtype=object)
+        s = index.strings
+        self.track_group = np.array([s[g] if g >= 0 else ""
+                                     for g in track_groups(index).tolist()], dtype=object)
         found = roles(index)
         self.device, self.op = found.device, found.op
         torch = np.zeros(len(s), bool)
@@ -343,11 +339,13 @@ class _OpFinder:
 
 
 def peak_table(report: MemoryReport, origin_ns: int) -> Table:
-    """One row per peak: where, what, how much (MB), when (from `origin_ns`), the ops then."""
+    """One row per peak: where, what, how much (MB), when (from `origin_ns`, the capture
+    start; the header says so), the ops then."""
     rows = [(p.group or "(all)", p.component, p.measure, p.bytes / _MB, p.at_ns - origin_ns,
              p.host_op.name if p.host_op else "", p.device_op.name if p.device_op else "")
             for p in report.peaks]
-    table = rows_table(["Group", "Component", "Measure", "Peak(MB)", "At", "Host op",
+    table = rows_table(["Group", "Component", "Measure", "Peak(MB)", "At (from capture start)",
+                        "Host op",
                         "Device op"], ["text", "text", "text", "", "ns", "text", "text"], rows)
     return dataclasses.replace(table, additive=False)  # peaks at different times
 

@@ -9,7 +9,7 @@ device), from the same interval sets as the breakdown (:mod:`.breakdown`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,14 +33,18 @@ class Utilisation:
 
 
 def utilisation(index: TraceIndex, start_ns: int, end_ns: int, buckets: int,
-                tables: Sequence[Table] = ()) -> list[Utilisation]:
-    """Per group, the share of each of `buckets` equal parts of [start_ns, end_ns) that each
-    series held. Costs a binary search per bucket and series, at any zoom."""
+                tables: Sequence[Table] = (), groups: Collection[str] | None = None
+                ) -> list[Utilisation]:
+    """Per group (those of `groups` only, when given), the share of each of `buckets` equal
+    parts of [start_ns, end_ns) that each series held. Costs a binary search per bucket and
+    series, at any zoom."""
     buckets = max(1, int(buckets))
     edges = np.linspace(start_ns, end_ns, buckets + 1).round().astype(np.int64)
     width = np.maximum(np.diff(edges), 1).astype(np.float64)
     out = []
     for name, coverage in sorted(group_coverage(index, tables).items()):
+        if groups is not None and name not in groups:
+            continue
         series = {label: np.clip(coverage.measure(key, edges[:-1], edges[1:]) / width, 0, 1)
                   for label, key in SERIES.items()}
         out.append(Utilisation(name, edges, series))

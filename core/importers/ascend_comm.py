@@ -246,25 +246,25 @@ def read_text(rank: str, comm_path: str | None, matrix_path: str | None) -> Comm
     links: list[Link] = []
     errors = []
     if comm_path:
-        data, error = _load(comm_path)
+        data, error = load_json(comm_path)
         if error:
             errors.append(error)
         else:
             for step, kind, key, entry in _entries(data, "Communication Time Info", problems):
-                collectives.append(_collective(step, kind, key, entry, problems))
+                collectives.append(read_collective(step, kind, key, entry, problems))
     if matrix_path:
-        data, error = _load(matrix_path)
+        data, error = load_json(matrix_path)
         if error:
             errors.append(error)
         else:
             for step, kind, key, entry in _entries(data, None, problems):
-                links += _links(step, kind, key, entry, problems)
+                links += read_links(step, kind, key, entry, problems)
     return CommData(rank, comm_path or matrix_path or "", "text",
                     order_collectives(collectives), order_links(links), problems.counts,
                     " ".join(errors))
 
 
-def _load(path: str) -> tuple[Any, str]:
+def load_json(path: str) -> tuple[Any, str]:
     """The parsed JSON, or a sentence why not. A float is converted later by its shortest
     text, which is what Python's JSON writer printed (torch_npu writes these files with it)."""
     name = os.path.basename(path)
@@ -323,7 +323,7 @@ def _entries(data: dict, marker: str | None, problems: Problems):
             problems.add("comm_bad_entry")
 
 
-def _collective(step: int | None, kind: str, key: str, entry: dict,
+def read_collective(step: int | None, kind: str, key: str, entry: dict,
                 problems: Problems) -> Collective:
     name, group = split_key(key)
     times = entry.get("Communication Time Info")
@@ -376,7 +376,7 @@ def _distribution(value: Any, problems: Problems) -> tuple[PacketSize, ...]:
     return tuple(sorted(out, key=lambda p: p.size_bytes))
 
 
-def _links(step: int | None, kind: str, key: str, entry: dict,
+def read_links(step: int | None, kind: str, key: str, entry: dict,
            problems: Problems) -> list[Link]:
     name, group = split_key(key)
     op_type, sample = sample_of(name)

@@ -38,6 +38,7 @@ from proftui.core.build import TraceBuilder, distinct_rows
 from proftui.core.dbfile import NULL, Columns, DbFile, Prefetch, open_db, read_ints
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import Cancelled, NotATraceError
+from proftui.core.file_pool import usable_cores
 from proftui.core.importers.ascend_db_counters import read_counters
 
 DB_KIND = "ascend_db"  # the kind of timeline discovery names these files
@@ -166,9 +167,7 @@ def _ffts_query(db: DbFile) -> str:
 
 def _prefetch(reader: _Reader) -> Prefetch | None:
     db = reader.db
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-        os.cpu_count() or 1)
-    if cores < 2 or db.how != "immutable":
+    if usable_cores() < 2 or db.how != "immutable":
         return None
     wanted = {t: reader.present(t) for t in _PREFETCHED if reader.present(t)}
     rows = sum(db.count(t) for t in wanted)

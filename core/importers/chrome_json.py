@@ -428,6 +428,12 @@ class ChromeJsonReader:
         self.n_events = 0
         self.closed = False  # the event array's closing bracket was seen
 
+    def check_head(self) -> None:
+        """Raise :class:`NotATraceError` with the sentence :meth:`read` would give when the
+        file's head shows it is no Chrome trace (empty or unreadable, not JSON, no
+        traceEvents array), reading no further than the start of its events."""
+        self._find_events(self.source.chunks(1 << 16))
+
     def read(self, sink: EventSink,
              progress: Callable[[int, int, int], None] | None = None,
              cancelled: Callable[[], bool] | None = None,

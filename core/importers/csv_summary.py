@@ -13,7 +13,9 @@ from __future__ import annotations
 import csv
 import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +36,9 @@ _UNIT_WORD = re.compile(r"^[A-Za-zµμ%]{1,4}(?:/[A-Za-z]{1,3})?$")  # cm, kB/s:
 csv.field_size_limit(16 << 20)  # a larger cell is damage: the rows before it are kept
 _CHUNK_ROWS = 2048  # rows in flight where csv.reader reads: small enough for the CPU's caches
 _BLOCK_BYTES = BLOCK_BYTES  # bytes of rows in flight where csv_blocks reads
+# Bytes in one of each size unit the summary CSVs write (binary: their MB is 2^20 bytes).
+BYTES_PER_UNIT = {"B": 1, "Byte": 1, "Bytes": 1, "KB": 1 << 10, "KiB": 1 << 10, "MB": 1 << 20,
+                  "MiB": 1 << 20, "GB": 1 << 30, "GiB": 1 << 30}
 MAX_COLUMNS = 1024  # summary CSVs have tens; more is damage, and the rest is left out
 
 
@@ -46,6 +51,16 @@ class Column:
     unit: str
     kind: str  # "number", "timestamp" (int64 ns) or "text"
     values: np.ndarray
+    # shown in its own unit (3 decimals) rather than in human units, as its header says
+    fixed: bool = False
+
+
+def text_column(header: str, values: Sequence[Any]) -> Column:
+    """A text column named by its header, without a unit: one cell per value, in an object
+    array (np.array would make fixed-width strings of them)."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return Column(header, header, "", "text", array)
 
 
 @dataclass

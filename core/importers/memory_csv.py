@@ -29,7 +29,7 @@ import numpy as np
 from proftui.core.build import TraceBuilder
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.importers.csv_summary import BYTES_PER_UNIT, Column, Table
 from proftui.core.profile import ProfileLayout
 from proftui.core.table_cache import read_table
 
@@ -37,8 +37,6 @@ KINDS = ("memory_record", "npu_module_mem")  # table kinds this module reads as 
 MEMORY, MODULES = "Memory", "NPU Module Memory"
 SORT = {MEMORY: 24, MODULES: 25}  # as ascend_db gives them (the text export has neither)
 MEASURES = ("Allocated", "Reserved", "Active")
-_TO_MB = {"MB": 1.0, "MiB": 1.0, "KB": 1.0 / 1024, "KiB": 1.0 / 1024, "B": 1.0 / 1024 ** 2,
-          "Byte": 1.0 / 1024 ** 2, "Bytes": 1.0 / 1024 ** 2, "GB": 1024.0, "GiB": 1024.0}
 _DEVICE = re.compile(r"(\d+)\s*$")  # "NPU:0", "0"
 _NO_TS = np.iinfo(np.int64).min  # how a timestamp column marks an empty cell
 _COPIED = {"APP"}  # memory_record components that repeat another counter (see above)
@@ -122,7 +120,8 @@ def _times(column: Column | None) -> np.ndarray | None:
 def _megabytes(column: Column | None) -> np.ndarray | None:
     if column is None or column.kind != "number":
         return None
-    return column.values * _TO_MB.get(column.unit, 1.0)
+    mb = BYTES_PER_UNIT["MB"]
+    return column.values * (BYTES_PER_UNIT.get(column.unit, mb) / mb)
 
 
 def _devices(column: Column | None, n: int) -> np.ndarray:

@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
 async def test_kernel_details_of_rank_1_scrolls_to_its_last_column(tmp_path, monkeypatch):
     from tui_support import settle
 
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     app = ProftuiApp(str(TEXT))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -47,7 +46,7 @@ async def test_kernel_details_of_rank_1_scrolls_to_its_last_column(tmp_path, mon
         assert view.column == len(view.shown_columns) - 1
         header = view.render_line(0).text
         assert header.startswith("Name ") and header.rstrip().endswith(last.header)
-        await pilot.press("s")  # by it: the rows with a value first
+        await pilot.press("S")  # by it: the rows with a value first
         read = 0
         for y in range(1, view.body_height + 1):
             row = int(view.order[view.top + y - 1])

@@ -22,6 +22,12 @@ def write_trace(path: Path, events: list[dict] | None = None, *, raw: bytes | No
     return path
 
 
+def x(name: str, ts: float, dur: float, tid: Any = 1, pid: Any = 1,
+      cat: str = "cpu_op") -> dict[str, Any]:
+    """A complete (X) event, times in µs: a host op on pid 1, thread 1, unless told."""
+    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, "cat": cat}
+
+
 def load(path: Path, batch_bytes: int = 1 << 20) -> TraceIndex:
     return load_trace(str(path), use_cache=False, batch_bytes=batch_bytes)
 
@@ -32,6 +38,11 @@ def slices(index: TraceIndex) -> list[tuple[str, int, int, str, int]]:
     return [(index.slice_name(i), int(a["slices.start"][i]), int(a["slices.dur"][i]),
              index.track_label(int(a["slices.track"][i])), int(a["slices.depth"][i]))
             for i in range(index.n_slices)]
+
+
+def slice_names(index: TraceIndex) -> list[str]:
+    """Each slice's name, in index order."""
+    return [index.slice_name(i) for i in range(index.n_slices)]
 
 
 def problems(index: TraceIndex) -> dict[str, int]:

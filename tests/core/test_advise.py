@@ -8,13 +8,9 @@ from proftui.core.analysis.advise import RULES, advise, parse_overrides
 from proftui.core.errors import ProftuiError
 from proftui.core.iterations import find_iterations
 
-from helpers import load, write_trace
+from helpers import load, write_trace, x
 
 STEP_US = 1000
-
-
-def x(name, ts, dur, tid=1, pid=1, cat="cpu_op"):
-    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, "cat": cat}
 
 
 def k(name, ts, dur, tid=7, cat="kernel"):

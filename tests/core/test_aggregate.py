@@ -28,14 +28,10 @@ from proftui.core.self_time import self_times
 from proftui.core.slice_info import describe_slice
 from proftui.core.table_cache import read_table
 
-from helpers import load, write_trace
+from helpers import load, slice_names, write_trace, x
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 US = 1_000  # ns per µs: the trace below is written in µs
-
-
-def _x(name, cat, pid, tid, ts, dur):
-    return {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
 
 
 # host: forward [0,100) holds conv [10,40) (which holds relu [15,20)) and conv [50,70);
@@ -47,14 +43,14 @@ EVENTS = [
     {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "python"}},
     {"ph": "M", "name": "process_labels", "pid": 0, "args": {"labels": "GPU 0"}},
     {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
-    _x("forward", "cpu_op", 1, 1, 0, 100),
-    _x("conv", "cpu_op", 1, 1, 10, 30),
-    _x("relu", "cpu_op", 1, 1, 15, 5),
-    _x("conv", "cpu_op", 1, 1, 50, 20),
-    _x("mark", "cpu_op", 1, 1, 100, 0),
-    _x("conv_kernel", "kernel", 0, 7, 20, 40),
-    _x("conv", "kernel", 0, 7, 30, 5),
-    _x("conv_kernel", "kernel", 0, 7, 70, 50),
+    x("forward", 0, 100),
+    x("conv", 10, 30),
+    x("relu", 15, 5),
+    x("conv", 50, 20),
+    x("mark", 100, 0),
+    x("conv_kernel", 20, 40, tid=7, pid=0, cat="kernel"),
+    x("conv", 30, 5, tid=7, pid=0, cat="kernel"),
+    x("conv_kernel", 70, 50, tid=7, pid=0, cat="kernel"),
 ]
 
 
@@ -171,8 +167,8 @@ def test_instances_by_start_across_tracks_with_iterations(index) -> None:
     steps = [Iteration("", 1, origin, origin + 30 * US),
              Iteration("", 2, origin + 50 * US, origin + 110 * US)]
     table = instances_table(index, found, Iterations("test", steps))
-    assert [c.header for c in table.columns] == ["Start", "Duration", "Track", "Iteration",
-                                                 "Slice"]
+    assert [c.header for c in table.columns] == ["Start (from capture start)", "Duration",
+                                                 "Track", "Iteration", "Slice"]
     assert list(table.columns[0].values) == [10 * US, 30 * US, 50 * US]
     assert list(table.columns[1].values) == [30 * US, 5 * US, 20 * US]
     assert list(table.columns[2].values) == ["python: Thread 1", "python: stream 7",
@@ -214,9 +210,9 @@ def test_self_times_agree_with_the_details_pane_on_the_samples() -> None:
 def test_overlapping_slices_on_lanes_have_no_parent_they_overflow(tmp_path) -> None:
     # b overlaps a without nesting: the packer puts c (inside a) on row 1 and b on row 2,
     # where nothing in the row above (c) contains it.
-    events = [_x("a", "", 1, 1, 0, 10), _x("b", "", 1, 1, 5, 10), _x("c", "", 1, 1, 6, 2)]
+    events = [x("a", 0, 10, cat=""), x("b", 5, 10, cat=""), x("c", 6, 2, cat="")]
     index = load(write_trace(tmp_path / "lanes.json", events))
-    names = [index.slice_name(i) for i in range(index.n_slices)]
+    names = slice_names(index)
     depth = dict(zip(names, index.col("slices.depth").tolist()))
     parents = dict(zip(names, slice_parents(index).tolist()))
     assert depth == {"a": 0, "c": 1, "b": 2}
@@ -255,10 +251,11 @@ def test_iterations_table_marks_slowest_and_outliers_per_group() -> None:
             items.append(Iteration(group, n, t, t + length * MS, parts))
             t += length * MS
     items.append(Iteration("rank 2", 1, length_ns=50 * MS))
-    table = iterations_table(Iterations("test", items))
+    table = iterations_table(Iterations("test", items), 1_000 * MS)
     assert table.kind == "iterations" and table.n_rows == 9
     headers = [c.header for c in table.columns]
-    assert headers == ["Group", "Iteration", "Start", "Relative start", "Duration", "FP+BP",
+    assert headers == ["Group", "Iteration", "Start (us, profiler clock)",
+                       "Start (ms, capture)", "Duration", "FP+BP",
                        "iteration refresh", "vs median(%)", "Mark"]
     mark = table.find("Mark").values.tolist()
     # rank 0: median 107.5 ms, 1.2 x = 129 ms: 200 (the slowest) and 140 stand out.
@@ -270,16 +267,16 @@ def test_iterations_table_marks_slowest_and_outliers_per_group() -> None:
     assert dur[0] == 100 * MS and dur[8] == 50 * MS
     start = table.find("Start").values
     assert start[0] == 1_000 * MS and start[8] == np.iinfo(np.int64).min
-    relative = table.find("Relative start").values
-    assert relative[1] == 100 * MS and relative[6] == 0 and math.isnan(relative[8])
+    relative = table.find("Start from capture").values  # ms, as its header says
+    assert relative[1] == 100 and relative[6] == 0 and math.isnan(relative[8])
     fp_bp = table.find("FP+BP").values
     assert fp_bp[0] == 50 * MS and math.isnan(fp_bp[1])
-    shifted = iterations_table(items, origin_ns=900 * MS)  # a plain list works too
-    assert shifted.find("Relative start").values[0] == 100 * MS
+    shifted = iterations_table(items, origin_ns=900 * MS + 1)  # a plain list works too
+    assert shifted.find("Start from capture").values[0] == 99.999999
 
 
 def test_one_iteration_is_not_the_slowest() -> None:
-    table = iterations_table([Iteration("", 1, 0, 10)])
+    table = iterations_table([Iteration("", 1, 0, 10)], 0)
     assert table.find("Mark").values.tolist() == [""]
     assert table.find("vs median").values.tolist() == [0.0]
 
@@ -361,10 +358,10 @@ def test_grouped_by_type_the_ops_are_op_statistic(sample) -> None:
 
 def test_types_without_tables_come_from_scoped_names(tmp_path) -> None:
     path = write_trace(tmp_path / "t.json", [
-        _x("Default/network/Conv2D-op12", "", 1, 1, 0, 10),
-        _x("Default/net/Conv2D-op7", "", 1, 1, 20, 5),
-        _x("aten::conv2d", "cpu_op", 2, 2, 0, 4),
-        _x("Gradients/a-b/MatMul-op3", "", 1, 1, 40, 1)])
+        x("Default/network/Conv2D-op12", 0, 10, cat=""),
+        x("Default/net/Conv2D-op7", 20, 5, cat=""),
+        x("aten::conv2d", 0, 4, tid=2, pid=2),
+        x("Gradients/a-b/MatMul-op3", 40, 1, cat="")])
     index = load(path)
     types = op_types(index)
     labels = {index.strings[i]: types.labels[types.of_name[i]]

@@ -21,7 +21,7 @@ from proftui.core.iterations import find_iterations
 from proftui.core.overview import read_overview
 from proftui.core.profile import discover
 
-from helpers import problems
+from helpers import problems, slice_names
 
 
 def _load(path: Path, **kw):
@@ -163,7 +163,7 @@ def test_counters(rank: Path) -> None:
 
 def test_args_are_the_row_read_again(rank: Path) -> None:
     index = _load(rank)
-    names = [index.slice_name(i) for i in range(index.n_slices)]
+    names = slice_names(index)
     task = index.slice_args(names.index("aclnnMuls_MulAiCore_Mul"))
     assert (task["globalTaskId"], task["opType"], task["Task Type"], task["taskType"]) == (
         1, "Mul", "AI_VECTOR_CORE", "KERNEL_AIVEC")
@@ -175,7 +175,7 @@ def test_missing_tables_degrade_with_a_diagnostic(tmp_path: Path) -> None:
     write_rank(tmp_path, tables={"TASK": TABLES["TASK"]}, analysis=False)
     index = _load(tmp_path)
     # No STRING_IDS: names are the ids; no COMPUTE_TASK_INFO: the task type's id names it.
-    assert sorted({index.slice_name(i) for i in range(index.n_slices)}) == ["1", "5", "6"]
+    assert sorted(set(slice_names(index))) == ["1", "5", "6"]
     assert problems(index) == {"db_missing_table": 2, "db_unknown_string": 4}
     details = {d["detail"] for d in index.diagnostics.to_list()}
     assert "STRING_IDS (names: shown as their numbers)" in details
@@ -308,7 +308,7 @@ def test_reading_changes_no_byte_and_no_time_stamp(tmp_path: Path, kind: str,
     before = _state(db.parent)
     try:
         index = load_trace(str(tmp_path))
-        names = [index.slice_name(i) for i in range(index.n_slices)]
+        names = slice_names(index)
         opened = index.meta["sources"][0]["sqlite"]["opened"]
         load_trace(str(tmp_path))  # from the cache
     finally:
@@ -450,7 +450,7 @@ def test_an_msprof_db_in_a_prof_dir_opens_unless_its_json_is_there(tmp_path: Pat
     assert dict(layout.skipped)[str(prof / "msprof_20250101120400.db")] == (
         "an older export of the same timeline")
     index = _load(tmp_path)
-    assert {index.slice_name(i) for i in range(index.n_slices)} >= {
+    assert set(slice_names(index)) >= {
         "aclnnMuls_MulAiCore_Mul", "Node@launch", "hcom_allReduce__1_0_1"}
     out = prof / "mindstudio_profiler_output"
     out.mkdir()

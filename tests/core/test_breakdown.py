@@ -10,13 +10,9 @@ from proftui.core.analysis.breakdown import breakdown
 from proftui.core.analysis.coverage import Coverage, merge
 from proftui.core.iterations import find_iterations
 
-from helpers import load, write_trace
+from helpers import load, write_trace, x
 
 US = 1000
-
-
-def x(name, ts, dur, tid=1, pid=1, cat="cpu_op"):
-    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, "cat": cat}
 
 
 def flow(n, ts_src, ts_dst, tid_dst, pid=1):

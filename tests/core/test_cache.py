@@ -20,7 +20,7 @@ from proftui.core import cache, load_trace
 from proftui.core.rows import ROWS_KIND, build_rows, rows_for
 from proftui.core.sources import FileIdentity
 
-from helpers import columns_equal, write_trace
+from helpers import columns_equal, slice_names, write_trace
 
 EVENTS = [{"ph": "X", "name": f"op{i % 7}", "pid": 1, "tid": i % 3, "ts": i * 10, "dur": 5,
            "args": {"i": i}} for i in range(200)]
@@ -30,10 +30,6 @@ RENAMED = [{**e, "name": "opX"} if i == 3 else e for i, e in enumerate(EVENTS)]
 
 def _fresh(trace: Path):
     return load_trace(str(trace), use_cache=False)
-
-
-def _names(index) -> list[str]:
-    return [index.slice_name(i) for i in range(index.n_slices)]
 
 
 def _leftovers(cache_dir: Path) -> list[str]:
@@ -158,7 +154,7 @@ def test_a_rewrite_with_the_same_size_and_mtime_is_indexed_again(tmp_path, cache
     _rewrite_keeping_size_and_mtime(trace, how)
     again = load_trace(str(trace))
     assert "from_cache" not in again.meta
-    assert "opX" in _names(again)
+    assert "opX" in slice_names(again)
     assert columns_equal(again, _fresh(trace))
 
 
@@ -184,7 +180,7 @@ def test_a_rewrite_within_one_coarse_time_stamp_is_indexed_again(tmp_path, cache
     write_trace(trace, RENAMED)  # no faster than a person, yet often in the same tick
     again = load_trace(str(trace))
     assert "from_cache" not in again.meta
-    assert "opX" in _names(again)
+    assert "opX" in slice_names(again)
     assert load_trace(str(trace)).meta["from_cache"] is True
     assert time.monotonic() - started < 1.5  # waited for a 100 ms tick, not for seconds
 
@@ -203,7 +199,7 @@ def test_a_file_changed_while_it_is_read_is_not_cached(tmp_path, cache_dir) -> N
     assert "cache_path" not in first.meta
     assert _leftovers(cache_dir) == [] and not list(cache_dir.glob("*.idx"))
     again = load_trace(str(trace))
-    assert "from_cache" not in again.meta and "opX" in _names(again)
+    assert "from_cache" not in again.meta and "opX" in slice_names(again)
 
 
 def test_a_time_stamp_in_the_future_is_not_cached(tmp_path, cache_dir, monkeypatch) -> None:
@@ -237,7 +233,7 @@ def _profile(root: Path, names: dict[str, int]) -> Path:
 @pytest.mark.parametrize("change", ["rewrite", "add", "remove"])
 def test_a_profile_directory_follows_each_of_its_files(tmp_path, cache_dir, change) -> None:
     out = _profile(tmp_path, {"first": 10, "other": 20})
-    assert _names(load_trace(str(tmp_path))) == ["first", "other"]
+    assert slice_names(load_trace(str(tmp_path))) == ["first", "other"]
     assert load_trace(str(tmp_path)).meta["from_cache"] is True
     second = out / "msprof_slice_1_20260605161734.json"
     if change == "rewrite":
@@ -249,7 +245,7 @@ def test_a_profile_directory_follows_each_of_its_files(tmp_path, cache_dir, chan
         second.unlink()
     index = load_trace(str(tmp_path))
     assert "from_cache" not in index.meta
-    assert _names(index) == {"rewrite": ["first", "again"], "add": ["first", "other", "third"],
+    assert slice_names(index) == {"rewrite": ["first", "again"], "add": ["first", "other", "third"],
                              "remove": ["first"]}[change]
     assert columns_equal(index, _fresh(tmp_path))
 

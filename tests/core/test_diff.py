@@ -13,11 +13,7 @@ from proftui.core.errors import ProftuiError
 from proftui.core.iterations import find_iterations
 from proftui.core.overview import read_overview
 
-from helpers import load, write_trace
-
-
-def x(name, ts, dur, tid=1, pid=1, cat="cpu_op"):
-    return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, "cat": cat}
+from helpers import load, write_trace, x
 
 
 def k(name, ts, dur, tid=7):

@@ -29,8 +29,8 @@ from proftui.core.table_query import filter_mask, sort_order
 
 from helpers import load, write_trace
 
-HEADER = ["name", "category", "process", "thread", "start(us)", "end(us)", "duration(us)",
-          "depth", "kind"]
+HEADER = ["name", "category", "process", "thread", "start_from_capture(us)",
+          "end_from_capture(us)", "duration(us)", "depth", "kind"]
 
 
 def _x(name, ts, dur, pid=1, tid=1, cat="op", args=None):
@@ -110,7 +110,8 @@ def test_units_are_exact_decimals(index) -> None:
                              ("ms", "0.000001", "0.009999"), ("s", "0.000000001",
                                                               "0.000009999")):
         rows = _export(index, unit=unit)
-        assert rows[0][4:7] == [f"start({unit})", f"end({unit})", f"duration({unit})"]
+        assert rows[0][4:7] == [f"start_from_capture({unit})", f"end_from_capture({unit})",
+                                f"duration({unit})"]
         assert rows[2][4] == start and rows[2][6] == dur
     assert decimal_text(np.array([-1500, 10**18 + 7]), "us") == ["-1.500",
                                                                  "1000000000000000.007"]
@@ -182,7 +183,7 @@ def test_file_written_and_never_overwritten(index, tmp_path) -> None:
     assert target.read_bytes() == body  # untouched
     export_events(index, target, unit="ns", overwrite=True, bom=True)
     assert target.read_bytes().startswith("\ufeffname,".encode())
-    assert b"start(ns)" in target.read_bytes()
+    assert b"start_from_capture(ns)" in target.read_bytes()
     assert sorted(os.listdir(tmp_path)) == ["out.csv", "t.json"]  # no temporary files left
 
 

@@ -97,4 +97,4 @@ def test_export_of_a_subset_with_args(pair, tmp_path) -> None:
     # ts = 10 us x ordinal, tid = ordinal % 3: the window is ordinals 12,000 to 12,499 on tid 1
     want = [i for i in range(12_000, 12_500) if i % 3 == 1]
     assert [int(r["args.correlation"]) for r in rows] == want
-    assert [int(r["start(ns)"]) for r in rows] == [i * 10_000 for i in want]
+    assert [int(r["start_from_capture(ns)"]) for r in rows] == [i * 10_000 for i in want]

@@ -178,7 +178,7 @@ def test_cluster_step_trace_joins_each_rank(tmp_path) -> None:
     assert got[("rank 1", 2)]["parts_ns"]["free"] == 14_000.0
     assert got[("rank 0", 2)]["parts_ns"] == {}
     assert got[("rank 1", 1)]["start_ns"] == 1_000_500  # the window is the timeline's
-    assert found["notes"] == ["cluster_step_trace_time.csv: 1 row(s) without a step number "
+    assert found["notes"] == ["cluster_step_trace_time.csv: 1 row without a step number "
                               "(the whole collection), not taken as iterations"]
 
 
@@ -189,3 +189,24 @@ def test_cluster_step_trace_alone_gives_iterations_per_rank(tmp_path) -> None:
     assert found["source"] == "cluster_step_trace_time.csv"
     assert [(it["group"], it["number"], it["dur_ns"]) for it in found["items"]] == [
         ("rank 0", 3, -1), ("rank 4", 3, -1)]
+
+
+def test_capture_start_is_the_earliest_timestamp_of_the_profile(tmp_path) -> None:
+    """One zero for every relative time: the earliest slice, instant or counter sample,
+    before any step starts; without a timeline, the earliest known step start."""
+    from proftui.core.iterations import Iteration, Iterations, capture_start_ns
+
+    index = _load(tmp_path, [
+        {"ph": "X", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 500, "dur": 100},
+        {"ph": "C", "name": "mem", "pid": 1, "ts": 120.5, "args": {"v": 1}},
+        {"ph": "X", "name": "early", "pid": 1, "tid": 1, "ts": 130, "dur": 10},
+    ])
+    found = find_iterations(index)
+    assert found.items[0].start_ns == 500_000
+    assert capture_start_ns(index) == capture_start_ns(index, found) == 120_500
+    empty = _load(tmp_path, [])
+    steps = [Iteration("", 2, 9_000, 10_000), Iteration("", 1, -1, -1, length_ns=5),
+             Iteration("", 3, 7_000, 8_000)]
+    assert capture_start_ns(empty, Iterations("step_trace", steps)) == 7_000
+    assert capture_start_ns(empty, steps) == 7_000
+    assert capture_start_ns(empty) == 0

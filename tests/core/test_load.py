@@ -1,4 +1,5 @@
-"""load_trace as a whole: the index cache, and a core that never pulls in the UI."""
+"""load_trace as a whole: the index cache, its progress and cancelling, and a core that never
+pulls in the UI."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from proftui.core import load_trace
+from proftui.core import Cancelled, load_trace
 
 from helpers import columns_equal, slices, write_trace
 
@@ -103,6 +104,21 @@ def test_without_cache_nothing_is_written(tmp_path, cache_dir) -> None:
     load_trace(str(trace), use_cache=False)
     assert not cache_dir.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
+
+
+def test_progress_and_cancel(tmp_path) -> None:
+    path = write_trace(tmp_path / "t.json", EVENTS * 300)
+    seen: list[tuple[int, int, int]] = []
+    load_trace(str(path), use_cache=False, batch_bytes=4096,
+               progress=lambda done, total, events: seen.append((done, total, events)))
+    assert len(seen) > 5
+    assert [s[0] for s in seen] == sorted(s[0] for s in seen)  # bytes only go forward
+    assert seen[-1][0] == seen[-1][1] == path.stat().st_size
+    assert seen[-1][2] == len(EVENTS) * 300
+    calls = []
+    with pytest.raises(Cancelled):
+        load_trace(str(path), use_cache=False, batch_bytes=4096,
+                   cancelled=lambda: calls.append(1) or len(calls) > 3)
 
 
 def test_core_does_not_import_the_ui(tmp_path) -> None:

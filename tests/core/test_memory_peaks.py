@@ -120,8 +120,7 @@ def test_memory_csv_that_is_not_one_or_cannot_be_read(tmp_path) -> None:
     assert [(p.kind, p.count) for p in diagnostics] == [("unreadable_file", 1)]
 
 
-def test_changed_memory_csv_is_read_again(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+def test_changed_memory_csv_is_read_again(tmp_path) -> None:
     run = write_text_rank(tmp_path)
     first = series(load_trace(str(run)))[("", "Memory", "PTA Total Reserved(MB)")]
     csv = run / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"

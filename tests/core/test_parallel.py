@@ -128,3 +128,41 @@ def test_cancelling_stops_the_workers(tmp_path, monkeypatch) -> None:
     with pytest.raises(Cancelled):
         load_trace(str(_rank_folder(tmp_path)), use_cache=False, cancelled=lambda: True)
     assert pools and all(p.poll() is not None for p in pools[0]._procs)
+
+
+def test_a_lone_plain_trace_over_the_threshold_is_split(tmp_path, monkeypatch) -> None:
+    """load_trace splits a lone plain trace of PARALLEL_MIN_BYTES or more when there is a
+    second core; never a gzip one, nor where index_file is given one worker."""
+    from proftui.core import load as loading
+
+    plain = write_trace(tmp_path / "t.json", _events())
+    packed = write_trace(tmp_path / "t.json.gz", _events(), gz=True)
+    split: list[str] = []
+    real = loading._index_parallel
+    monkeypatch.setattr(loading, "_index_parallel",
+                        lambda source, *rest: split.append(source.path) or real(source, *rest))
+    monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 1 << 10)
+    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    serial = index_file(ByteSource(str(plain)), workers=1, batch_bytes=4096)
+    gzipped = load_trace(str(packed), use_cache=False, batch_bytes=4096)
+    assert split == []
+    halves = load_trace(str(plain), use_cache=False, batch_bytes=4096)
+    assert [p.rsplit("/", 1)[-1] for p in split] == ["t.json"]
+    assert columns_equal(serial, halves)
+    assert halves.meta["sources"] == serial.meta["sources"]
+    assert columns_equal(serial, gzipped)
+
+
+def test_the_workers_answer_for_every_file(tmp_path) -> None:
+    """Each file comes back as its worker read it, not as an error for the parent to redo
+    (which would give the same index, only slower)."""
+    from proftui.core.file_pool import FileJob, FilePool
+
+    paths = sorted(_rank_folder(tmp_path).glob("*/ASCEND_PROFILER_OUTPUT/trace_view.json"))
+    pool = FilePool([FileJob(n, str(p), f"rank {n}", 0, 4096) for n, p in enumerate(paths)], 2)
+    try:
+        results = [result for _, result in pool.results(None)]
+    finally:
+        pool.close()
+    assert [sorted(r) for r in results] == [["batches", "metadata", "n_events", "state"]] * 4
+    assert results[0]["n_events"] == len(_events())

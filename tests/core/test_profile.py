@@ -11,6 +11,8 @@ import pytest
 from proftui.core import NotATraceError, load_trace
 from proftui.core.profile import discover
 
+from helpers import slice_names
+
 
 def _trace(path: Path, events: list[dict], array: bool = True) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -20,10 +22,6 @@ def _trace(path: Path, events: list[dict], array: bool = True) -> Path:
 
 def _x(name: str, ts: float, pid: int = 1, tid: int = 1, dur: float = 1) -> dict:
     return {"ph": "X", "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
-
-
-def _names(index) -> list[str]:
-    return [index.slice_name(i) for i in range(index.n_slices)]
 
 
 def test_cann8_slices_are_stitched_in_order(tmp_path) -> None:
@@ -41,7 +39,7 @@ def test_cann8_slices_are_stitched_in_order(tmp_path) -> None:
     assert sorted(t.kind for t in layout.tables) == ["op_statistic", "op_summary"]
     assert [Path(p).name for p, _ in layout.skipped] == ["msprof_tx_20260605161734.json"]
     index = load_trace(str(tmp_path), use_cache=False)
-    assert _names(index) == ["first", "second"]
+    assert slice_names(index) == ["first", "second"]
     assert index.process_label(0) == "Ascend Hardware (1)"  # one group: no prefix
 
 
@@ -57,7 +55,7 @@ def test_devices_and_ranks_are_groups(tmp_path) -> None:
     # the same pid in two ranks: two processes, each labelled with its rank
     assert [index.process_label(p) for p in range(2)] == [
         "host_0_ascend_pt: Python (7)", "host_1_ascend_pt: Python (7)"]
-    assert sorted(_names(index)) == ["op0", "op1"]
+    assert sorted(slice_names(index)) == ["op0", "op1"]
     args = [index.slice_args(i) for i in range(index.n_slices)]
     assert args == [None, None]
 
@@ -74,7 +72,7 @@ def test_old_layout_duplicates_are_left_out(tmp_path) -> None:
     reasons = {Path(p).name: why for p, why in layout.skipped}
     assert reasons["task_time_0_2_1.json"] == "its events are in msprof_*.json too"
     index = load_trace(str(tmp_path), use_cache=False)
-    assert _names(index) == ["iter1", "iter2"]
+    assert slice_names(index) == ["iter1", "iter2"]
     assert index.slice_args(1) is None and index.meta["profile"]["groups"] == [""]
 
 
@@ -82,7 +80,7 @@ def test_an_unreadable_timeline_is_reported_and_the_rest_loads(tmp_path) -> None
     _trace(tmp_path / "a.pt.trace.json", [_x("good", 1)], array=False)
     (tmp_path / "b.pt.trace.json").write_text("this is not json at all")
     index = load_trace(str(tmp_path), use_cache=False)
-    assert _names(index) == ["good"]
+    assert slice_names(index) == ["good"]
     assert index.diagnostics.count("unreadable_file") == 1
 
 
@@ -93,8 +91,7 @@ def test_directory_with_nothing_recognisable(tmp_path) -> None:
         load_trace(str(tmp_path), use_cache=False)
 
 
-def test_profile_cache_follows_its_files(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+def test_profile_cache_follows_its_files(tmp_path) -> None:
     root = tmp_path / "run"
     _trace(root / "w0.pt.trace.json", [_x("a", 1)], array=False)
     _trace(root / "w1.pt.trace.json", [_x("b", 2)], array=False)
@@ -114,7 +111,7 @@ def test_a_dangling_link_is_reported_and_the_rest_loads(tmp_path) -> None:
     summary.mkdir()
     (summary / "op_summary_0_1_1.csv").symlink_to("nowhere.csv")
     index = load_trace(str(tmp_path), use_cache=False)
-    assert _names(index) == ["kept"]
+    assert slice_names(index) == ["kept"]
     reasons = {Path(s["path"]).name: s["why"] for s in index.meta["profile"]["skipped"]}
     assert reasons == {"msprof_0_1_2.json": f"a link to {tmp_path / 'gone.json'}, which "
                                             "does not exist",
@@ -130,7 +127,7 @@ def test_a_file_without_permission_is_reported_and_the_rest_loads(tmp_path) -> N
         index = load_trace(str(tmp_path), use_cache=False)
     finally:
         locked.chmod(0o644)
-    assert _names(index) == ["good"]
+    assert slice_names(index) == ["good"]
     assert index.meta["profile"]["skipped"] == [
         {"path": str(locked), "why": "cannot be read (Permission denied)"}]
 
@@ -165,7 +162,7 @@ def test_torch_npu_embedded_msprof_timeline_is_not_indexed_twice(tmp_path) -> No
     assert layout.skipped == [(str(out / "msprof_20240101000001.json"),
                                "trace_view.json of this run holds the same timeline")]
     assert [t.kind for t in layout.tables] == ["op_summary"]
-    assert _names(load_trace(str(tmp_path), use_cache=False)) == ["kernel"]
+    assert slice_names(load_trace(str(tmp_path), use_cache=False)) == ["kernel"]
     # Without the trace_view.json, the embedded msprof timeline is the one to show.
     (run / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").unlink()
     assert [Path(t.path).name for t in discover(str(tmp_path)).timelines] == [

@@ -12,7 +12,7 @@ from proftui.core import load_trace
 from proftui.core.profile import discover
 from proftui.core.runs import SeveralRunsError, find_runs
 
-from helpers import problems
+from helpers import problems, slice_names
 
 DAY1_NS = 1736408883_000_000_000  # 2025-01-09 07:48:03 UTC
 DAY2_NS = DAY1_NS + 86400 * 10**9
@@ -106,7 +106,7 @@ def test_run_2_opens_only_the_second_runs_ranks(same_rank_twice) -> None:
         for r in (0, 1)}
     assert profile["run"]["number"] == 2 and profile["run"]["of"] == 2
     assert profile["run"]["where"] == "job_b/"
-    assert sorted(index.slice_name(i) for i in range(index.n_slices)) == [
+    assert sorted(slice_names(index)) == [
         "job_b/rank0_ascend_pt", "job_b/rank1_ascend_pt"]
 
 

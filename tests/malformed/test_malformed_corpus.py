@@ -72,11 +72,6 @@ COMMANDS = [["info"], ["info", "--json"], ["ops"], ["ops", "--json"], ["iteratio
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def test_the_corpus_is_what_make_cases_writes() -> None:
     from make_cases import cases
 

@@ -12,13 +12,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
 
 
 @pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    """Every test indexes into a cache of its own (and never the user's)."""
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache"
-
-
-@pytest.fixture(autouse=True)
 def config_dir(tmp_path, monkeypatch):
     """Every test remembers column choices in a config folder of its own (never the user's)."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

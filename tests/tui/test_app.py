@@ -75,7 +75,7 @@ async def test_profile_directory_lists_iterations_and_tables() -> None:
         slow = [label for label in labels if label.endswith("<- slowest")]
         assert len(slow) == 1 and slow[0].startswith("#4  5.54 ms")
         assert "op_statistic  10 rows x 9 columns" in labels
-        assert "Stream 3  12 slices in 1 rows" in labels
+        assert "Stream 3  12 slices in 1 row" in labels
 
 
 async def test_esc_cancels_loading_a_gzip_bomb_then_is_the_timelines_again(tmp_path) -> None:
@@ -191,6 +191,7 @@ async def test_help_scrolls_when_it_does_not_fit() -> None:
         await pilot.pause()
         box = app.screen.query_one(ScrollableContainer)
         assert box.max_scroll_y > 0 and app.focused is box
+        assert box.max_scroll_x == 0  # the text wraps beside its keys, nothing is cut
         await pilot.press("pagedown")
         await pilot.pause()
         assert box.scroll_y > 0
@@ -212,7 +213,7 @@ async def test_a_sqlite_export_opens_like_its_text_export(tmp_path) -> None:
         await pilot.pause()
         assert app.index is not None and app.error is None
         labels = _labels(app.query_one(Tree))
-        assert "Stream 2  2 slices in 1 rows" in labels
+        assert "Stream 2  2 slices in 1 row" in labels
         assert "Iterations (1, from ProfilerStep#N annotations)" in labels
         assert any(label.startswith("kernel_details  2 rows") for label in labels)
 

@@ -5,22 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from proftui.tui.cli import USAGE, main
+from tui_support import run_cli
+
+from proftui.tui.cli import USAGE
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 KINETO = str(SAMPLES / "kineto_demo.pt.trace.json")
 TORCH_NPU = str(SAMPLES / "torch_npu")
 
 
-def _run(capsys, *argv) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def test_breakdown_json_has_one_entry_per_step_in_integer_ns(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path))
-    code, out, _ = _run(capsys, "breakdown", "--json", KINETO)
+def test_breakdown_json_has_one_entry_per_step_in_integer_ns(capsys):
+    code, out, _ = run_cli(capsys, "breakdown", "--json", KINETO)
     data = json.loads(out)
     assert code == 0 and [s["iteration"] for s in data["iterations"]] == list(range(1, 9))
     step = data["iterations"][0]
@@ -29,21 +24,19 @@ def test_breakdown_json_has_one_entry_per_step_in_integer_ns(capsys, tmp_path, m
     assert step["device"]["compute_ns"] > 0 and data["total"][0]["iteration"] is None
 
 
-def test_breakdown_of_one_iteration_and_of_a_range(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path))
-    code, out, _ = _run(capsys, "breakdown", "--iteration", "6", "--json", KINETO)
+def test_breakdown_of_one_iteration_and_of_a_range(capsys):
+    code, out, _ = run_cli(capsys, "breakdown", "--iteration", "6", "--json", KINETO)
     assert code == 0 and [s["iteration"] for s in json.loads(out)["iterations"]] == [6]
-    code, out, _ = _run(capsys, "breakdown", "--range", "0:5ms", KINETO)
+    code, out, _ = run_cli(capsys, "breakdown", "--range", "0:5ms", KINETO)
     assert code == 0 and "breakdown of the range" in out and "Compute" in out
-    code, _, err = _run(capsys, "breakdown", "--iteration", "99", KINETO)
+    code, _, err = run_cli(capsys, "breakdown", "--iteration", "99", KINETO)
     assert code == 2 and "Iteration 99 is not in this profile" in err
 
 
-def test_advise_text_and_json_agree(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path))
-    code, text, _ = _run(capsys, "advise", TORCH_NPU)
+def test_advise_text_and_json_agree(capsys):
+    code, text, _ = run_cli(capsys, "advise", TORCH_NPU)
     assert code == 0 and text.startswith("1. HIGH ai_cpu")
-    code, out, _ = _run(capsys, "advise", "--json", TORCH_NPU)
+    code, out, _ = run_cli(capsys, "advise", "--json", TORCH_NPU)
     data = json.loads(out)
     assert data["version"] == 1 and data["findings"][0]["rule"] == "ai_cpu"
     first = data["findings"][0]
@@ -52,22 +45,20 @@ def test_advise_text_and_json_agree(capsys, tmp_path, monkeypatch):
     assert {s["rule"] for s in data["skipped"]} >= {"slow_rank"}
 
 
-def test_advise_settings_and_rules(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path))
-    code, out, _ = _run(capsys, "advise", "--json", "--set", "ai_cpu.min_op_us=5000",
+def test_advise_settings_and_rules(capsys):
+    code, out, _ = run_cli(capsys, "advise", "--json", "--set", "ai_cpu.min_op_us=5000",
                         "--set", "ai_cpu.max_share=0.9", TORCH_NPU)
     assert code == 0 and "ai_cpu" not in {f["rule"] for f in json.loads(out)["findings"]}
-    code, _, err = _run(capsys, "advise", "--set", "ai_cpu.nope=1", TORCH_NPU)
+    code, _, err = run_cli(capsys, "advise", "--set", "ai_cpu.nope=1", TORCH_NPU)
     assert code == 2 and "Unknown setting" in err
-    code, out, _ = _run(capsys, "advise", "--rules", "--json")
+    code, out, _ = run_cli(capsys, "advise", "--rules", "--json")
     rules = json.loads(out)["rules"]
     assert code == 0 and {"ai_cpu", "exposed_comm", "sync"} <= {r["rule"] for r in rules}
     assert "breakdown" in USAGE and "advise" in USAGE
 
 
-def test_summary_shows_the_top_findings(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path))
-    code, out, _ = _run(capsys, "summary", TORCH_NPU)
+def test_summary_shows_the_top_findings(capsys):
+    code, out, _ = run_cli(capsys, "summary", TORCH_NPU)
     assert code == 0 and "top findings" in out and "HIGH ai_cpu" in out
-    code, out, _ = _run(capsys, "summary", "--json", TORCH_NPU)
+    code, out, _ = run_cli(capsys, "summary", "--json", TORCH_NPU)
     assert len(json.loads(out)["findings"]) <= 3

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from cluster_inputs import rank_folders as ranks
+from cluster_output_inputs import write_cluster_output, write_ranks
 from tui_support import run_cli
 
 from proftui.core.analysis.cluster import Cluster, Collectives, RankStep, RankSummary
@@ -24,7 +25,8 @@ def test_json_schema_and_values(capsys, tmp_path):
     data = json.loads(out)
     assert set(data) == {"ranks", "slowest", "spread", "collectives", "last_arrivals",
                          "wait_ns", "waits_for", "slow_rank", "ranks_without_timeline",
-                         "missing_ranks"}
+                         "missing_ranks", "communication", "profiler"}
+    assert data["communication"] is None and data["profiler"] is None  # no HCCL summaries
     r0, r1 = data["ranks"]
     assert r0["rank"] == "rank 0" and [s["iteration"] for s in r0["steps"]] == [1, 2, 3]
     assert [s["warmup"] for s in r0["steps"]] == [True, False, False]
@@ -203,3 +205,70 @@ def test_export_parquet_from_the_command_line(capsys, tmp_path, monkeypatch):
                         str(tmp_path / "other"), path)
     assert code == 2 and err == ("proftui: Parquet export needs pyarrow: pip install "
                                  "'proftui[parquet]'.\n")
+
+
+def test_communication_and_profiler_output_in_json(capsys, tmp_path):
+    write_ranks(tmp_path)
+    write_cluster_output(tmp_path, free_us_rank1=52.0)
+    code, out, err = run_cli(capsys, "cluster", "--json", str(tmp_path))
+    assert code == 0, err
+    data = json.loads(out)
+    comm = data["communication"]
+    assert comm["slow_ratio"] == 0.8 and "median" in comm["slow"]
+    assert set(comm["link_types"][0]) == {"rank", "step", "transport", "size_bytes", "time_ns",
+                                          "bandwidth_gbps", "median_gbps", "slow"}
+    assert [(t["rank"], t["transport"], t["bandwidth_gbps"], t["slow"])
+            for t in comm["link_types"]] == [
+        ("rank 0", "HCCS", 20.0, False), ("rank 0", "SDMA", 20.0, False),
+        ("rank 1", "HCCS", 10.0, True), ("rank 1", "SDMA", 10.0, True)]
+    assert comm["slow_links"] == 1
+    [slow] = [c for c in comm["matrix"] if c["slow"]]
+    assert slow == {"step": 1, "src": "rank 1", "dst": "rank 0", "transport": "HCCS",
+                    "size_bytes": 10_000_000, "time_ns": 1_000_000, "bandwidth_gbps": 10.0,
+                    "median_gbps": 20.0, "peers": 3, "slow": True}
+    profiler = data["profiler"]
+    assert [p.rsplit("/", 1)[1] for p in profiler["files"]] == [
+        "cluster_step_trace_time.csv", "cluster_communication.json",
+        "cluster_communication_matrix.json", "communication_group.json"]
+    assert profiler["tolerance"] == {"relative": 0.001,
+                                     "floors": {"ns": 1000, "bytes": 1000, "GB/s": 0.001}}
+    assert (profiler["compared"], profiler["differ"]) == (55, 3)
+    assert [(c["key"], c["figure"], c["profiler"], c["proftui"]) for c in profiler["checks"]
+            if c["differs"]] == [(f"rank 1, step {n}", "Free", 52_000, 50_000)
+                                 for n in (1, 2, 3)]
+
+
+def test_communication_and_profiler_output_in_text(capsys, tmp_path):
+    write_ranks(tmp_path)
+    write_cluster_output(tmp_path, free_us_rank1=52.0)
+    code, out, err = run_cli(capsys, "cluster", str(tmp_path))
+    assert code == 0, err
+    assert "bandwidth per link type and rank" in out
+    assert "slow: under 80% of the median bandwidth" in out
+    lines = out.splitlines()
+    header = lines.index("  step 1, HCCS")
+    assert lines[header + 1].split() == [
+        "rank", "0", "rank", "1", "local", "2"]
+    assert lines[header + 3].split() == ["rank", "1", "10.00!", "20.00"]
+    assert ("slow link: step 1: rank 1 -> rank 0 HCCS 10.00 GB/s, 50% of the median of its "
+            "3 links (20.00 GB/s)") in lines
+    assert any(line.startswith("msprof-analyze's cluster_analysis_output") and
+               "55 compared, 3 differ" in line for line in lines)
+    assert "differing figures: the first 3 of 3" in out
+    code, out, err = run_cli(capsys, "cluster", "--iteration", "2", str(tmp_path))
+    assert code == 0 and "link matrix: no links" in out  # the summaries hold step 1 only
+
+
+def test_a_damaged_cluster_output_file_is_one_warning(capsys, tmp_path):
+    write_ranks(tmp_path)
+    out = write_cluster_output(tmp_path)
+    (out / "cluster_communication.json").write_text('{"(0, 1)": {"step1": ')
+    (out / "communication_group.json").write_text('{"collective": "not a list"}')
+    code, text, err = run_cli(capsys, "cluster", str(tmp_path))
+    assert code == 0 and "Traceback" not in err
+    assert ("warning: cluster_communication.json is not valid JSON at byte 21 (damaged or cut "
+            "short).") in text.splitlines()
+    data = json.loads(run_cli(capsys, "cluster", "--json", str(tmp_path))[1])["profiler"]
+    assert data["groups"] == {} and len(data["errors"]) == 1
+    # the totals are gone: proftui's communication figures stand alone and differ
+    assert {c["table"] for c in data["checks"] if c["differs"]} == {"communication"}

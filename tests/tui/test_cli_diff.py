@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from tui_support import run_cli
 
 from proftui.tui.cli import main
 
@@ -27,16 +28,10 @@ def _trace(path: Path, step_us: list[int], kernel_us: int = 100) -> str:
     return str(path)
 
 
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_a_profile_against_itself_is_no_change_and_passes_the_gate(capsys):
-    code, out, _ = _run(capsys, "diff", "--gate", "1", KINETO, KINETO)
+    code, out, _ = run_cli(capsys, "diff", "--gate", "1", KINETO, KINETO)
     assert code == 0 and "no change" in out
-    code, out, _ = _run(capsys, "diff", "--json", KINETO, KINETO)
+    code, out, _ = run_cli(capsys, "diff", "--json", KINETO, KINETO)
     data = json.loads(out)
     assert data["step"]["delta_ns"] == 0 and data["comparable"] and data["verdict"] == "no change"
     assert {"base_total_ns", "new_total_ns", "delta_ns", "base_count", "new_count",
@@ -47,27 +42,27 @@ def test_the_gate(capsys, tmp_path):
     base = _trace(tmp_path / "base.json", [500, 500, 510, 505, 495])
     slower = _trace(tmp_path / "slow.json", [700, 700, 710, 705, 695], kernel_us=300)
     noisy = _trace(tmp_path / "noisy.json", [500, 490, 515, 500, 500])
-    assert _run(capsys, "diff", "--gate", "10", base, slower)[0] == 1  # +40 %, conclusive
-    assert _run(capsys, "diff", "--gate", "50", base, slower)[0] == 0  # under the threshold
-    assert _run(capsys, "diff", "--gate", "10", slower, base)[0] == 0  # faster
-    assert _run(capsys, "diff", "--gate", "10", base, noisy)[0] == 3  # inconclusive
-    assert _run(capsys, "diff", base, noisy)[0] == 0  # no gate: the comparison is the result
+    assert run_cli(capsys, "diff", "--gate", "10", base, slower)[0] == 1  # +40 %, conclusive
+    assert run_cli(capsys, "diff", "--gate", "50", base, slower)[0] == 0  # under the threshold
+    assert run_cli(capsys, "diff", "--gate", "10", slower, base)[0] == 0  # faster
+    assert run_cli(capsys, "diff", "--gate", "10", base, noisy)[0] == 3  # inconclusive
+    assert run_cli(capsys, "diff", base, noisy)[0] == 0  # no gate: the comparison is the result
 
 
 def test_csv_of_every_op_and_no_overwrite(capsys, tmp_path):
     base = _trace(tmp_path / "base.json", [500] * 4)
     new = _trace(tmp_path / "new.json", [600] * 4, kernel_us=200)
     target = tmp_path / "ops.csv"
-    assert _run(capsys, "diff", "--csv", str(target), base, new)[0] == 0
+    assert run_cli(capsys, "diff", "--csv", str(target), base, new)[0] == 0
     rows = list(csv.DictReader(target.open()))
     assert rows[0]["key"] == "sgemm" and int(rows[0]["delta_ns"]) == 100_000
-    code, _, err = _run(capsys, "diff", "--csv", str(target), base, new)
+    code, _, err = run_cli(capsys, "diff", "--csv", str(target), base, new)
     assert code == 2 and "exists; --force overwrites it" in err
 
 
 def test_an_unreadable_side_is_named_with_exit_2(capsys, tmp_path):
     base = _trace(tmp_path / "base.json", [500] * 4)
-    code, out, err = _run(capsys, "diff", base, str(tmp_path / "missing.json"))
+    code, out, err = run_cli(capsys, "diff", base, str(tmp_path / "missing.json"))
     assert code == 2 and "missing.json" in err and not out
     with pytest.raises(SystemExit) as stop:  # bad usage: argparse's exit
         main(["diff", "--iterations", "5:2", base, base])
@@ -91,7 +86,7 @@ def test_ranks_slowest_and_summary_tables_in_json_and_text(capsys, tmp_path):
     for rank in (0, 1):
         base = _npu_rank(tmp_path / "base", rank, 500 + 100 * rank, 10)
         new = _npu_rank(tmp_path / "new", rank, 400 + 300 * rank, 15)
-    code, out, _ = _run(capsys, "diff", "--json", base, new)
+    code, out, _ = run_cli(capsys, "diff", "--json", base, new)
     data = json.loads(out)
     assert code == 0 and {"ranks", "slowest", "tables", "ops", "step"} <= set(data)
     assert data["ranks"][1] == {"base_group": "rank 1", "new_group": "rank 1",
@@ -104,7 +99,7 @@ def test_ranks_slowest_and_summary_tables_in_json_and_text(capsys, tmp_path):
     assert stat["rows"] == [{"key": "MatMul (AI_CORE)", "base_total_ns": 20_000,
                              "new_total_ns": 30_000, "delta_ns": 10_000, "base_count": 4,
                              "new_count": 4, "status": "changed"}]
-    code, out, _ = _run(capsys, "diff", base, new)
+    code, out, _ = run_cli(capsys, "diff", base, new)
     assert "slowest rank: base rank 1 (600 us), new rank 1 (700 us)\n" in out
     assert "ranks: median step per rank, matched by name\nRank" in out
     assert re.search(r"\nrank 1 +600 us +700 us +100 us +16\.67%\n", out)

@@ -3,30 +3,30 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from tui_support import run_cli
 
 from proftui.tui.cli import USAGE, main
 
+from helpers import x
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
-
-
-def _x(name, cat, pid, tid, ts, dur):
-    return {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
 
 
 # Two steps on the host, each holding one conv; kernels on a GPU stream. Span [0, 100) µs.
 TRACE = {"traceEvents": [
     {"ph": "M", "name": "process_labels", "pid": 0, "args": {"labels": "GPU 0"}},
     {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
-    _x("ProfilerStep#1", "user_annotation", 1, 1, 0, 40),
-    _x("conv", "cpu_op", 1, 1, 5, 10),
-    _x("ProfilerStep#2", "user_annotation", 1, 1, 40, 60),
-    _x("conv", "cpu_op", 1, 1, 45, 30),
-    _x("bad\x1b[31mname", "cpu_op", 1, 1, 90, 2),
-    _x("kernel", "kernel", 0, 7, 10, 20),
-    _x("kernel", "kernel", 0, 7, 50, 50),
+    x("ProfilerStep#1", 0, 40, cat="user_annotation"),
+    x("conv", 5, 10),
+    x("ProfilerStep#2", 40, 60, cat="user_annotation"),
+    x("conv", 45, 30),
+    x("bad\x1b[31mname", 90, 2),
+    x("kernel", 10, 20, tid=7, pid=0, cat="kernel"),
+    x("kernel", 50, 50, tid=7, pid=0, cat="kernel"),
 ]}
 
 
@@ -37,18 +37,12 @@ def trace(tmp_path) -> str:
     return str(path)
 
 
-def _run(capsys, *argv) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_ops_plain_text_when_piped(trace, capsys) -> None:
-    status, out, err = _run(capsys, "ops", trace)
+    status, out, err = run_cli(capsys, "ops", trace)
     assert status == 0 and err == ""
     # The ProfilerStep#N annotations mark time: they are not operators.
     assert out.splitlines() == [
-        "ops of whole trace (0 ns to 100 us from the trace start, 100 us), by name, all "
+        "ops of whole trace (0 ns to 100 us from the capture start, 100 us), by name, all "
         "tracks: 3 ops, 5 slices",
         "Name             Count  Total   Self    Avg    Min    Max  Window(%)  Busy(%)",
         "kernel               2  70 us  70 us  35 us  20 us  50 us     70.00%   62.50%",
@@ -59,16 +53,16 @@ def test_ops_plain_text_when_piped(trace, capsys) -> None:
 
 
 def test_ops_of_an_iteration_a_range_a_side(trace, capsys) -> None:
-    status, out, _ = _run(capsys, "ops", "--iteration", "2", "--side", "device", trace)
+    status, out, _ = run_cli(capsys, "ops", "--iteration", "2", "--side", "device", trace)
     lines = out.splitlines()
     assert status == 0
-    assert lines[0] == ("ops of iteration 2 (40 us to 100 us from the trace start, 60 us), by "
-                        "name, device tracks: 1 ops, 1 slices")
+    assert lines[0] == ("ops of iteration 2 (40 us to 100 us from the capture start, 60 us), by "
+                        "name, device tracks: 1 op, 1 slice")
     assert lines[2].split() == ["kernel", "1", "50", "us", "50", "us", "50", "us", "50", "us",
                                 "50", "us", "83.33%", "100.00%"]
-    status, out, _ = _run(capsys, "ops", "--range", "12us:0.05ms", "--by", "category", trace)
+    status, out, _ = run_cli(capsys, "ops", "--range", "12us:0.05ms", "--by", "category", trace)
     lines = out.splitlines()
-    assert lines[0].startswith("ops of range (12 us to 50 us from the trace start, 38 us), "
+    assert lines[0].startswith("ops of range (12 us to 50 us from the capture start, 38 us), "
                                "by category, all tracks: 2 ops, 3 slices")
     # kernel [12,30) 18 of 38 us; conv [12,15) 3 + [45,50) 5 = 8 on one thread; busy of 26
     assert [line.split() for line in lines[2:]] == [
@@ -76,30 +70,30 @@ def test_ops_of_an_iteration_a_range_a_side(trace, capsys) -> None:
          "69.23%"],
         ["cpu_op", "2", "8", "us", "8", "us", "20", "us", "10", "us", "30", "us", "21.05%",
          "30.77%"]]
-    status, out, _ = _run(capsys, "ops", "--range", "90:", trace)  # bare numbers are µs
-    assert "range (90 us to 100 us from the trace start, 10 us)" in out
+    status, out, _ = run_cli(capsys, "ops", "--range", "90:", trace)  # bare numbers are µs
+    assert "range (90 us to 100 us from the capture start, 10 us)" in out
 
 
 def test_ops_by_engine(trace, capsys) -> None:
-    status, out, _ = _run(capsys, "ops", "--by", "engine", trace)
+    status, out, _ = run_cli(capsys, "ops", "--by", "engine", trace)
     assert status == 0
     assert [line.split()[:3] for line in out.splitlines()[1:]] == [
         ["Engine", "Count", "Total"], ["kernel", "2", "70"], ["cpu_op", "3", "42"]]
 
 
 def test_ops_sort_and_top(trace, capsys) -> None:
-    status, out, _ = _run(capsys, "ops", "--sort", "count", "--top", "1", trace)
+    status, out, _ = run_cli(capsys, "ops", "--sort", "count", "--top", "1", trace)
     lines = out.splitlines()
     assert status == 0
     assert [line.split()[0] for line in lines[2:3]] == ["kernel"]
     assert lines[3] == "... and 2 more ops (--top 0 prints all)"
-    status, out, _ = _run(capsys, "ops", "--sort", "Name", "--top", "0", trace)
+    status, out, _ = run_cli(capsys, "ops", "--sort", "Name", "--top", "0", trace)
     assert [line.split()[0] for line in out.splitlines()[2:]] == [
         "bad\\x1b[31mname", "conv", "kernel"]
 
 
 def test_ops_json(trace, capsys) -> None:
-    status, out, _ = _run(capsys, "ops", "--json", "--range", "0:40", trace)
+    status, out, _ = run_cli(capsys, "ops", "--json", "--range", "0:40", trace)
     data = json.loads(out)
     assert status == 0
     assert data["window"]["from_trace_start_ns"] == [0, 40_000]
@@ -122,7 +116,7 @@ def test_ops_json(trace, capsys) -> None:
     (["--sort", "Foo"], 'Unknown column "Foo" (known: Name, Count, Total,'),
 ])
 def test_ops_errors_are_one_sentence_and_status_2(trace, capsys, argv, message) -> None:
-    status, out, err = _run(capsys, "ops", *argv, trace)
+    status, out, err = run_cli(capsys, "ops", *argv, trace)
     assert status == 2 and out == ""
     assert err.startswith(f"proftui: {message}") and err.count("\n") == 1
 
@@ -148,16 +142,16 @@ def test_help_and_usage(capsys) -> None:
 
 def test_iterations_text_and_json_on_a_sample(capsys) -> None:
     sample = str(SAMPLES / "torch_npu")
-    status, out, _ = _run(capsys, "iterations", "--no-cache", sample)
+    status, out, _ = run_cli(capsys, "iterations", "--no-cache", sample)
     lines = out.splitlines()
     assert status == 0
     assert lines[0].startswith("6 iterations from ProfilerStep#N annotations; starts from "
-                               "the trace start")
-    assert lines[1].split()[:4] == ["Iteration", "Relative", "start", "Duration"]
+                               "the capture start")
+    assert lines[1].startswith("Iteration  Start (ms, capture)  ")
     assert len(lines) == 8
     assert lines[5].rstrip().endswith("slowest, outlier") and lines[5].split()[0] == "4"
     assert sum("outlier" in line for line in lines[2:]) == 1
-    status, out, _ = _run(capsys, "iterations", "--json", sample)
+    status, out, _ = run_cli(capsys, "iterations", "--json", sample)
     data = json.loads(out)
     assert data["source"] == "ProfilerStep#N annotations" and len(data["items"]) == 6
     fourth = data["items"][3]
@@ -171,8 +165,66 @@ def test_iterations_text_and_json_on_a_sample(capsys) -> None:
 
 def test_iterations_of_a_trace_without_steps(tmp_path, capsys) -> None:
     path = tmp_path / "plain.json"
-    path.write_text(json.dumps({"traceEvents": [_x("a", "", 1, 1, 0, 5)]}))
-    status, out, _ = _run(capsys, "iterations", str(path))
+    path.write_text(json.dumps({"traceEvents": [x("a", 0, 5, cat="")]}))
+    status, out, _ = run_cli(capsys, "iterations", str(path))
     assert status == 0 and out.startswith("no iterations found")
-    status, out, _ = _run(capsys, "iterations", "--json", str(path))
-    assert json.loads(out) == {"source": None, "notes": [], "items": []}
+    status, out, _ = run_cli(capsys, "iterations", "--json", str(path))
+    assert json.loads(out) == {"source": None, "notes": [], "capture_start_ns": 0,
+                               "items": []}
+
+
+# The first step starts 25 µs after the capture (its earliest event, a kernel at 100 µs).
+LATE_STEPS = {"traceEvents": [
+    x("kernel", 100, 5, tid=7, pid=0, cat="kernel"),
+    x("ProfilerStep#1", 125, 40, tid=1, pid=1, cat="user_annotation"),
+    x("conv", 130, 10, tid=1, pid=1, cat="cpu_op"),
+    x("ProfilerStep#2", 165.5, 60, tid=1, pid=1, cat="user_annotation"),
+]}
+
+
+def test_every_command_counts_relative_times_from_the_capture_start(tmp_path, capsys) -> None:
+    """One zero everywhere: iterations (text and JSON), ops --range and export agree on
+    where step 2 starts (65.5 µs after the earliest event, not 40.5 after step 1)."""
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps(LATE_STEPS))
+    status, out, _ = run_cli(capsys, "iterations", str(path))
+    assert status == 0
+    assert out.splitlines()[0].startswith("2 iterations from ProfilerStep#N annotations; "
+                                          "starts from the capture start;")
+    assert [line.split()[:2] for line in out.splitlines()[2:]] == [["1", "0.025"],
+                                                                   ["2", "0.066"]]
+    status, out, _ = run_cli(capsys, "iterations", "--json", str(path))
+    data = json.loads(out)
+    assert data["capture_start_ns"] == 100_000
+    assert [it["relative_start_ns"] for it in data["items"]] == [25_000, 65_500]
+    status, out, _ = run_cli(capsys, "ops", str(path), "--range", "65.5us:")
+    assert out.startswith("ops of range (65.5 us to 125.5 us from the capture start, 60 us)")
+    status, out, _ = run_cli(capsys, "export", str(path), "--range", "65.5us:", "--unit", "ns")
+    assert out.splitlines()[1].split(",")[:5] == ["ProfilerStep#2", "user_annotation",
+                                                  "Process 1", "Thread 1", "65500"]
+
+
+def test_one_iteration_is_said_in_the_singular(tmp_path, capsys) -> None:
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"traceEvents": [x("ProfilerStep#7", 0, 5, cat="")]}))
+    status, out, _ = run_cli(capsys, "iterations", str(path))
+    assert status == 0 and out.startswith("1 iteration from ProfilerStep#N annotations;")
+
+
+
+def test_on_a_narrow_terminal_the_last_columns_are_left_out_rather_than_names_cut(
+        capsys, monkeypatch):
+    # at 80 columns the kineto sample's kernel names were cut to 6 characters
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run_cli(capsys, "ops", "--top", "3", str(SAMPLES / "kineto_demo.pt.trace.json"))
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", out).splitlines()  # without the colours
+    assert code == 0 and all(len(line) <= 80 for line in lines)
+    header = next(line for line in lines if line.startswith("Name"))
+    assert header.split()[:3] == ["Name", "Count", "Total"] and "Busy(%)" not in header
+    assert any(line.startswith("void cudnn::cnn::wgrad_al") for line in lines)  # 24+ cells
+    note = next(line for line in lines if line.startswith("not shown at this width: "))
+    assert note.split(": ")[1].split(" (")[0].endswith("Window(%), Busy(%)")
+    monkeypatch.setenv("COLUMNS", "250")
+    code, out, _ = run_cli(capsys, "ops", "--top", "3", str(SAMPLES / "kineto_demo.pt.trace.json"))
+    assert "Busy(%)" in out and "not shown" not in out

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import OptionList
+from tui_support import run_cli
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.cli import main
 from proftui.tui.run_chooser import RunChooser
+
+from helpers import slice_names
 
 DAY1_NS = 1736408883_000_000_000  # 2025-01-09 07:48:03 UTC
 
@@ -39,17 +41,8 @@ def two_jobs(tmp_path) -> Path:
     return root
 
 
-def _run(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        status = main([str(a) for a in argv])
-    except SystemExit as exc:  # argparse: bad usage
-        status = exc.code
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_info_refuses_several_runs_with_their_list(two_jobs, capsys) -> None:
-    status, out, err = _run(capsys, "info", two_jobs)
+    status, out, err = run_cli(capsys, "info", two_jobs)
     assert (status, out) == (2, "")
     assert err == (f"proftui: {two_jobs} holds 2 separate runs (rank 0 twice); pick one with "
                    "--run N, or open its folder.\n"
@@ -60,7 +53,7 @@ def test_info_refuses_several_runs_with_their_list(two_jobs, capsys) -> None:
 @pytest.mark.parametrize("command", [["summary"], ["ops"], ["iterations"], ["index"],
                                      ["export", "--all"], ["info", "--json"]])
 def test_every_command_refuses_several_runs(two_jobs, capsys, command) -> None:
-    status, out, err = _run(capsys, *command, two_jobs)
+    status, out, err = run_cli(capsys, *command, two_jobs)
     assert (status, out) == (2, "")
     assert err.splitlines()[0].endswith("holds 2 separate runs (rank 0 twice); pick one with "
                                         "--run N, or open its folder.")
@@ -68,31 +61,31 @@ def test_every_command_refuses_several_runs(two_jobs, capsys, command) -> None:
 
 
 def test_run_2_opens_only_the_second_runs_ranks(two_jobs, capsys) -> None:
-    status, out, _ = _run(capsys, "info", "--json", "--run", "2", two_jobs)
+    status, out, _ = run_cli(capsys, "info", "--json", "--run", "2", two_jobs)
     assert status == 0
     data = json.loads(out)
     assert data["profile"]["groups"] == ["rank 0", "rank 1"]
     assert [Path(s["path"]).relative_to(two_jobs).parts[:2] for s in data["sources"]] == [
         ("job_b", "rank0_ascend_pt"), ("job_b", "rank1_ascend_pt")]
     assert [p["group"] for p in data["processes"]] == ["rank 0", "rank 1"]
-    status, out, _ = _run(capsys, "info", "--run", "2", two_jobs)
+    status, out, _ = run_cli(capsys, "info", "--run", "2", two_jobs)
     assert "run        2 of 2: job_b/\n" in out
     # The run's folder opens the same timelines.
-    status, alone, _ = _run(capsys, "info", "--json", two_jobs / "job_b")
+    status, alone, _ = run_cli(capsys, "info", "--json", two_jobs / "job_b")
     assert status == 0
     assert [s["path"] for s in json.loads(alone)["sources"]] == [s["path"]
                                                                  for s in data["sources"]]
-    status, out, _ = _run(capsys, "ops", "--json", "--run", "1", two_jobs)
+    status, out, _ = run_cli(capsys, "ops", "--json", "--run", "1", two_jobs)
     assert status == 0
     assert sorted(r["name"] for r in json.loads(out)["rows"]) == [  # steps mark, no ops
         "job_a rank 0", "job_a rank 1"]
 
 
 def test_a_run_that_is_not_there_is_one_sentence(two_jobs, capsys) -> None:
-    status, out, err = _run(capsys, "summary", "--run", "3", two_jobs)
+    status, out, err = run_cli(capsys, "summary", "--run", "3", two_jobs)
     assert (status, out) == (2, "")
     assert err == f"proftui: {two_jobs} holds 2 runs (1 to 2); there is no run 3.\n"
-    status, _, err = _run(capsys, "info", "--run", "0", two_jobs)
+    status, _, err = run_cli(capsys, "info", "--run", "0", two_jobs)
     assert status == 2
     assert err == ("proftui info: argument --run: a run number is 1 or more, not '0' "
                    "(see proftui info --help)\n")
@@ -104,7 +97,7 @@ def test_info_says_when_one_capture_mixes_clocks(tmp_path, capsys) -> None:
     (run / "extra").mkdir()
     (run / "extra" / "worker.pt.trace.json").write_text(json.dumps({"traceEvents": [
         {"ph": "X", "name": "zero-based", "pid": 1, "tid": 1, "ts": 40, "dur": 5}]}))
-    status, out, _ = _run(capsys, "info", run)
+    status, out, _ = run_cli(capsys, "info", run)
     assert status == 0
     assert "  clock    own clock (zero-based or monotonic), not the others' wall clock\n" in out
     assert ("           1  a timeline on its own clock (zero-based or monotonic) shares the "
@@ -128,7 +121,7 @@ async def test_the_app_asks_which_run_and_opens_the_chosen_one(two_jobs) -> None
         await pilot.pause()
         assert not isinstance(app.screen, RunChooser)
         assert app.run_number == 2 and app.index is not None
-        names = sorted(app.index.slice_name(i) for i in range(app.index.n_slices))
+        names = sorted(slice_names(app.index))
         assert names == ["ProfilerStep#1", "ProfilerStep#1", "job_b rank 0", "job_b rank 1"]
         assert app.index.meta["profile"]["groups"] == ["rank 0", "rank 1"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from proftui.tui.cli import main
+from tui_support import run_cli
+
 from proftui.tui.format import shorten_apart, shorten_middle
 
 # Two instantiations of one template: they differ in the middle only.
@@ -13,11 +14,6 @@ HEAD = "void at::native::vectorized_elementwise_kernel<4, at::native::"
 TAIL = ", at::detail::Array<char*, 3> >(int, " + "float, " * 30 + "float)"
 LONG_A = HEAD + "threshold_kernel_impl<float>" + TAIL
 LONG_B = HEAD + "AddFunctor<float>" + TAIL
-
-
-def _run(capsys, *argv) -> tuple[int, str]:
-    status = main(list(argv))
-    return status, capsys.readouterr().out
 
 
 def _kernel(name, ts, dur):
@@ -43,7 +39,7 @@ def test_summary_cuts_long_names_in_the_middle_to_the_width(capsys, tmp_path,
     path = tmp_path / "t.json"
     path.write_text(json.dumps(events))
     monkeypatch.setenv("COLUMNS", "80")
-    status, out = _run(capsys, "summary", "--no-cache", str(path))
+    status, out, _ = run_cli(capsys, "summary", "--no-cache", str(path))
     assert status == 0
     lines = out.splitlines()
     at = next(n for n, line in enumerate(lines) if line.startswith("top device op types"))
@@ -53,7 +49,7 @@ def test_summary_cuts_long_names_in_the_middle_to_the_width(capsys, tmp_path,
     assert names[2] == "relu" and len(set(names)) == 3
     assert all(n.startswith("void at::nat") and n.endswith(")") and "…" in n
                for n in names[:2])
-    status, out = _run(capsys, "summary", "--json", str(path))
+    status, out, _ = run_cli(capsys, "summary", "--json", str(path))
     whole = {r["name"] for r in json.loads(out)["top_device_types"]["rows"]}
     assert {LONG_A, LONG_B} <= whole
 
@@ -78,7 +74,7 @@ def test_summary_of_a_profile_of_tables_only(capsys, tmp_path) -> None:
     out_dir.mkdir(parents=True)
     (out_dir / "op_statistic.csv").write_text(OP_STATISTIC)
     (out_dir / "step_trace_time.csv").write_text(STEP_TRACE_TIME)
-    status, out = _run(capsys, "summary", "--no-cache", str(tmp_path / "worker_ascend_pt"))
+    status, out, _ = run_cli(capsys, "summary", "--no-cache", str(tmp_path / "worker_ascend_pt"))
     assert status == 0
     lines = out.splitlines()
     assert lines[1].startswith("no timeline: summarised from its tables")
@@ -89,7 +85,7 @@ def test_summary_of_a_profile_of_tables_only(capsys, tmp_path) -> None:
         ["MatMul", "(AI_CORE)"], ["Add", "(AI_VECTOR_CORE)"], ["Cast", "(AI_VECTOR_CORE)"]]
     assert lines[at + 2].split()[-1] == "80.00%"  # op_statistic's own Ratio(%)
     assert "busy time" not in out
-    status, out = _run(capsys, "summary", "--json", str(tmp_path / "worker_ascend_pt"))
+    status, out, _ = run_cli(capsys, "summary", "--json", str(tmp_path / "worker_ascend_pt"))
     report = json.loads(out)
     (group,) = report["iterations"]["groups"]
     assert group["length_from"] == "parts" and group["timed"] == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tui_support import run_cli
 
 from proftui.core.summary_tables import stack
 from proftui.core.table_cache import read_table
@@ -60,14 +61,8 @@ def device(tmp_path) -> str:
     return str(out.parent)
 
 
-def _run(capsys, *argv) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_list_tables(ranks, capsys) -> None:
-    status, out, err = _run(capsys, "table", ranks)
+    status, out, err = run_cli(capsys, "table", ranks)
     assert status == 0 and err == ""
     assert out.splitlines() == [
         f"3 summary tables in {ranks}",
@@ -76,7 +71,7 @@ def test_list_tables(ranks, capsys) -> None:
         "op_statistic    rank 0     3        8  rank_0/op_statistic.csv",
         "op_statistic    rank 1     2        8  rank_1/op_statistic.csv",
     ]
-    status, out, _ = _run(capsys, "table", ranks, "--json")
+    status, out, _ = run_cli(capsys, "table", ranks, "--json")
     listing = json.loads(out)
     assert status == 0 and listing["root"] == ranks
     assert listing["tables"][2] == {
@@ -89,12 +84,12 @@ def test_list_a_trace_without_tables(tmp_path, capsys) -> None:
     trace = tmp_path / "t.json"
     trace.write_text('{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, '
                      '"ts": 0, "dur": 5}]}')
-    status, out, _ = _run(capsys, "table", str(trace))
+    status, out, _ = run_cli(capsys, "table", str(trace))
     assert status == 0 and out == f"{trace} holds no summary tables.\n"
 
 
 def test_op_statistic_of_several_ranks_by_ratio(ranks, capsys) -> None:
-    status, out, err = _run(capsys, "table", ranks, "op_statistic")
+    status, out, err = run_cli(capsys, "table", ranks, "op_statistic")
     assert status == 0 and err == ""
     assert out.splitlines() == [
         "op_statistic of rank 0, rank 1: 5 rows, by Ratio(%) descending",
@@ -118,19 +113,19 @@ def test_op_statistic_of_several_ranks_by_ratio(ranks, capsys) -> None:
     ("aicpu", "Node", ["DropOutDoMask-op109", "DropOutDoMask-op104", "Cast-op7"]),
 ])
 def test_default_sorts(device, capsys, name, first_column, order) -> None:
-    status, out, _ = _run(capsys, "table", device, name, "--json")
+    status, out, _ = run_cli(capsys, "table", device, name, "--json")
     result = json.loads(out)
     names = [c["header"] for c in result["columns"]]
     assert status == 0 and result["groups"] == [""]
     assert [row[names.index(first_column)] for row in result["rows"]] == order
     expected = {"op_summary": "Task Duration(us)", "aicpu": "Total_time(us)"}[name]
     assert result["sort"] == {"column": expected, "descending": True}
-    status, out, _ = _run(capsys, "table", device, name)
+    status, out, _ = run_cli(capsys, "table", device, name)
     assert f"by {expected} descending" in out.splitlines()[0]
 
 
 def test_where_sort_asc_columns_and_top(ranks, capsys) -> None:
-    status, out, _ = _run(capsys, "table", ranks, "op_stat", "--where",
+    status, out, _ = run_cli(capsys, "table", ranks, "op_stat", "--where",
                           "Core Type~vector Count>=10", "--sort", "Total Time", "--asc",
                           "--columns", "op type,Total Time")
     assert status == 0
@@ -143,30 +138,30 @@ def test_where_sort_asc_columns_and_top(ranks, capsys) -> None:
         "rank 1  Add               60 us",
     ]
     # Text sorts A to Z unless --desc; --top keeps the first K and says how many are left.
-    status, out, _ = _run(capsys, "table", ranks, "op_statistic", "--sort", "OP Type",
+    status, out, _ = run_cli(capsys, "table", ranks, "op_statistic", "--sort", "OP Type",
                           "--columns", "Group,OP Type", "--top", "2")
     assert out.splitlines()[1:] == [
         "Group   OP Type", "rank 0  Add", "rank 1  Add", "... and 3 more rows (--top 0 prints all)"]
-    status, out, _ = _run(capsys, "table", ranks, "op_statistic", "--sort", "OP Type", "--desc",
+    status, out, _ = run_cli(capsys, "table", ranks, "op_statistic", "--sort", "OP Type", "--desc",
                           "--columns", "OP Type,Group", "--top", "1")
     assert out.splitlines()[1:3] == ["OP Type  Group", "MatMul   rank 0"]
 
 
 def test_group_picks_one_rank(ranks, capsys) -> None:
-    status, out, _ = _run(capsys, "table", ranks, "op_statistic", "--group", "rank 1",
+    status, out, _ = run_cli(capsys, "table", ranks, "op_statistic", "--group", "rank 1",
                           "--columns", "OP Type,Ratio")
     assert status == 0
     assert out.splitlines() == [
         "op_statistic of rank 1: 2 rows, by Ratio(%) descending",
         "OP Type  Ratio(%)", "MatMul     88.00%", "Add        12.00%"]
-    status, _, err = _run(capsys, "table", ranks, "op_statistic", "--group", "rank 3")
+    status, _, err = run_cli(capsys, "table", ranks, "op_statistic", "--group", "rank 3")
     assert status == 2
     assert err == ('proftui: op_statistic has no group "rank 3"; its groups are "rank 0", '
                    '"rank 1".\n')
 
 
 def test_json_schema_with_integer_ns(ranks, capsys) -> None:
-    status, out, err = _run(capsys, "table", ranks, "kernel_details", "--json",
+    status, out, err = run_cli(capsys, "table", ranks, "kernel_details", "--json",
                             "--where", "Duration>1us")
     assert status == 0 and err == ""
     assert json.loads(out) == {
@@ -192,7 +187,7 @@ def test_json_schema_with_integer_ns(ranks, capsys) -> None:
         "where": "Duration>1us",
     }
     # n_rows counts the matching rows; rows holds the first --top; missing cells are null.
-    status, out, _ = _run(capsys, "table", ranks, "op_statistic", "--json", "--top", "1",
+    status, out, _ = run_cli(capsys, "table", ranks, "op_statistic", "--json", "--top", "1",
                           "--columns", "OP Type,Total Time")
     result = json.loads(out)
     assert result["n_rows"] == 5 and result["rows"] == [["rank 1", "MatMul", 440000]]
@@ -202,20 +197,20 @@ def test_json_schema_with_integer_ns(ranks, capsys) -> None:
 def test_json_missing_cells_are_null(tmp_path, capsys) -> None:
     (tmp_path / "op_statistic.csv").write_text(
         "OP Type,Count,Total Time(us),Ratio(%)\nAdd,N/A,,5\nN/A,2,1.5,N/A\n")
-    status, out, _ = _run(capsys, "table", str(tmp_path), "op_statistic", "--json")
+    status, out, _ = run_cli(capsys, "table", str(tmp_path), "op_statistic", "--json")
     assert status == 0
     assert json.loads(out)["rows"] == [["Add", None, None, 5], [None, 2, 1500, None]]
 
 
 def test_csv_to_stdout_and_to_a_file(ranks, tmp_path, capsys) -> None:
-    status, out, err = _run(capsys, "table", ranks, "op_statistic", "--csv", "--top", "2")
+    status, out, err = run_cli(capsys, "table", ranks, "op_statistic", "--csv", "--top", "2")
     assert status == 0 and err == ""
     assert out == ("Group,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),"
                    "Max Time(us),Ratio(%)\r\n"
                    "rank 1,MatMul,AI_CORE,4,440,100,110,120,88\r\n"
                    "rank 0,MatMul,AI_CORE,4,400,90,100,110,80\r\n")
     target = tmp_path / "k.csv"
-    status, _, err = _run(capsys, "table", ranks, "kernel_details", "--csv", "-o", str(target),
+    status, _, err = run_cli(capsys, "table", ranks, "kernel_details", "--csv", "-o", str(target),
                           "--columns", "Name,Start Time,Duration")
     assert status == 0 and err == f"wrote 2 rows to {target}\n"
     assert target.read_text() == ("Name,Start Time(us),Duration(us)\n"
@@ -223,26 +218,26 @@ def test_csv_to_stdout_and_to_a_file(ranks, tmp_path, capsys) -> None:
                                   "add_1,1736408883704643.212,5.5\n")
     # An existing file is never overwritten without --force.
     target.write_text("mine")
-    status, _, err = _run(capsys, "table", ranks, "op_statistic", "--csv", "-o", str(target))
+    status, _, err = run_cli(capsys, "table", ranks, "op_statistic", "--csv", "-o", str(target))
     assert status == 1 and target.read_text() == "mine"
     assert err == f"proftui: {target} already exists; --force overwrites it.\n"
-    status, _, _ = _run(capsys, "table", ranks, "op_statistic", "--csv", "-o", str(target),
+    status, _, _ = run_cli(capsys, "table", ranks, "op_statistic", "--csv", "-o", str(target),
                         "--force")
     assert status == 0 and target.read_text().startswith("Group,OP Type,")
 
 
 def test_unknown_name_and_bad_filter_are_one_sentence(ranks, capsys) -> None:
-    status, out, err = _run(capsys, "table", ranks, "nope")
+    status, out, err = run_cli(capsys, "table", ranks, "nope")
     assert status == 2 and out == ""
     assert err == ('proftui: No table "nope" in this profile; its tables are kernel_details, '
                    "op_statistic.\n")
-    status, out, err = _run(capsys, "table", ranks, "op_statistic", "--where", "Count>>3")
+    status, out, err = run_cli(capsys, "table", ranks, "op_statistic", "--where", "Count>>3")
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith('proftui: Cannot read ">3" as a number')
-    status, _, err = _run(capsys, "table", ranks, "op_statistic", "--where", "OP Type>3")
+    status, _, err = run_cli(capsys, "table", ranks, "op_statistic", "--where", "OP Type>3")
     assert status == 2
     assert err == 'proftui: Column "OP Type" holds text: use OP Type~text or OP Type=text.\n'
-    status, _, err = _run(capsys, "table", ranks, "op_statistic", "--sort", "Colour")
+    status, _, err = run_cli(capsys, "table", ranks, "op_statistic", "--sort", "Colour")
     assert status == 2 and err.startswith('proftui: Unknown column "Colour" (known: Group, ')
 
 
@@ -263,7 +258,7 @@ def test_bad_usage_exits_2(ranks, capsys, argv, says) -> None:
 def test_no_usual_order_to_turn_round(ranks, capsys) -> None:
     with open(f"{ranks}/rank_0/step_trace_time.csv", "w") as f:
         f.write("Step,Computing\n1,5\n")
-    status, _, err = _run(capsys, "table", ranks, "step_trace_time", "--desc")
+    status, _, err = run_cli(capsys, "table", ranks, "step_trace_time", "--desc")
     assert status == 2
     assert err == ("proftui: step_trace_time has no usual order to turn round: name a column "
                    "with --sort.\n")
@@ -278,7 +273,7 @@ def test_help_has_examples(capsys) -> None:
 
 
 def test_file_base_name_picks_one_file(device, capsys) -> None:
-    status, out, _ = _run(capsys, "table", device, "aicpu_20260605161737.csv", "--columns",
+    status, out, _ = run_cli(capsys, "table", device, "aicpu_20260605161737.csv", "--columns",
                           "Node", "--top", "1")
     assert status == 0 and out.splitlines()[1:] == [
         "Node", "DropOutDoMask-op109", "... and 2 more rows (--top 0 prints all)"]
@@ -311,7 +306,7 @@ def test_text_columns_share_a_terminal_by_need() -> None:
 def test_problems_reading_a_table_are_noted_on_stderr(tmp_path, capsys) -> None:
     (tmp_path / "op_statistic.csv").write_text(
         "OP Type,Count,Ratio(%)\nAdd,1,40\nMul,2\nCast,x,60\n")
-    status, out, err = _run(capsys, "table", str(tmp_path), "op_statistic", "--json")
+    status, out, err = run_cli(capsys, "table", str(tmp_path), "op_statistic", "--json")
     assert status == 0 and json.loads(out)["rows"] == [["Cast", "x", 60], ["Add", "1", 40],
                                                         ["Mul", "2", None]]
     assert err == ("proftui: note: op_statistic: 1 CSV row with more or fewer cells than its "

@@ -129,3 +129,39 @@ async def test_g_scopes_the_ops_to_each_ranks_own_step(tmp_path) -> None:
         app.show_iteration(found[0])
         assert ops.window.groups == {"rank 1": (2_000 * US, 2_210 * US)}
         await settle(app, pilot)  # its recount done before the app closes
+
+
+async def test_link_types_matrix_and_the_profilers_figures_switch_in(tmp_path) -> None:
+    from cluster_output_inputs import write_cluster_output, write_ranks
+
+    write_ranks(tmp_path)
+    write_cluster_output(tmp_path, free_us_rank1=52.0)
+    app = ProftuiApp(str(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("7")
+        await settle(app, pilot)
+        pane = app.query_one(ClusterPane)
+        view = app.query_one("#cluster-ranks", TableView)
+        assert pane.views == ["ranks", "link types", "link matrix", "vs msprof-analyze"]
+        assert view.table.columns[0].name == "Rank" and view.table.n_rows == 2
+        comm = str(app.query_one("#cluster-comm", Static).render())
+        assert comm.splitlines()[0].startswith("Links: 5, 1 slow; link types slow on a rank: 2")
+        assert ("slow link: step 1: rank 1 -> rank 0 HCCS 10.00 GB/s (median 20.00 GB/s)"
+                in comm)
+        assert "msprof-analyze's cluster output: 55 figures compared, 3 differ" in comm
+        await pilot.press("right_square_bracket")
+        assert pane.view_name == "link types" and view.table.kind == "cluster_link_types"
+        bandwidth = view.table.find("Bandwidth(GB/s)")
+        assert list(bandwidth.values) == [20.0, 20.0, 10.0, 10.0]
+        title = str(app.query_one("#cluster-title", Static).render())
+        assert title.startswith("ranks  [link types]  link matrix  vs msprof-analyze")
+        await pilot.press("right_square_bracket")
+        flags = view.table.find("Flag")
+        assert view.table.kind == "cluster_link_matrix" and list(flags.values).count("slow") == 1
+        await pilot.press("right_square_bracket")
+        assert view.table.kind == "cluster_profiler_checks"
+        first = [view.table.columns[k].values[0] for k in range(4)]
+        assert first == ["step_trace", "rank 1, step 1", "Free", "0.052000 ms"]
+        await pilot.press("left_square_bracket", "left_square_bracket", "left_square_bracket")
+        assert pane.view_name == "ranks" and view.table.n_rows == 2

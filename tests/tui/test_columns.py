@@ -116,6 +116,10 @@ def test_widths_fit_share_or_scroll() -> None:
     # Numbers keep theirs, the text shares what is left when that makes it fit.
     assert fit_widths([70, 10, 10], [False, True, True], 60) == [40, 10, 10]
     assert fit_widths([70, 30, 10, 10], [False, False, True, True], 60) == [20, 20, 10, 10]
+    # Not when the name would get less than a quarter of the room: 46 columns of a
+    # kernel_details at 250 cells cut the names to 13.
+    many = [40] + [20] * 10 + [5] * 20
+    assert fit_widths(many, [False] * 11 + [True] * 20, 250)[0] == 40
     # Else it scrolls: the first column at most a third, other text at most 48 (+1).
     assert fit_widths([90, 80] + [11] * 10, [False, False] + [True] * 10, 90) == (
         [30, 49] + [11] * 10)

@@ -129,7 +129,7 @@ async def test_an_unreadable_side_is_named_in_one_sentence(tmp_path) -> None:
 def test_the_command_line_checks_both_paths_first(tmp_path, capsys) -> None:
     assert main([BEFORE, str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err
-    assert "missing.json: no such file or folder" in err and err.count("\n") == 1
+    assert "missing.json: no such file or directory" in err and err.count("\n") == 1
     with pytest.raises(SystemExit) as exit_:
         main([BEFORE, AFTER, "--run", "1"])
     assert exit_.value.code == 2

@@ -21,8 +21,8 @@ SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace
 
 
 @pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(tmp_path / "cache"))
+def in_tmp_path(tmp_path, monkeypatch):
+    """Exports named without a folder land in the test's own."""
     monkeypatch.chdir(tmp_path)
 
 

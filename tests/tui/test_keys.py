@@ -23,6 +23,8 @@ def _width(timeline: Timeline) -> int:
 
 
 async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
+    """w a s d 0 f move the timeline whenever it is on screen, even from a table (whose sort
+    is S) or the Ops pane (whose whole trace is W); a text box keeps its letters."""
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -39,17 +41,27 @@ async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
         assert timeline.view_start > start
         await pilot.press("0")
         assert _width(timeline) == width0
-        # The table's own s sorts (the timeline does not zoom out), the ops pane's a is the
-        # whole trace (the timeline does not pan).
+        # s and a reach the timeline from the table too: it zooms out and pans, the sort
+        # stays; S sorts (shown in the footer), W is the ops pane's whole trace.
         sort_before = view.sort
         await pilot.press("right", "s")
-        assert view.sort != sort_before
-        assert _width(timeline) == width0
+        assert view.sort == sort_before
+        assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
         start = timeline.view_start
         await pilot.press("a")
-        assert timeline.view_start == start
+        assert timeline.view_start < start
+        await pilot.press("S")
+        assert view.sort is not None and view.sort != sort_before
+        assert "S Sort" in " ".join(str(w.render()) for w in app.query("FooterKey"))
+        ops = app.query_one(OpsPane)
+        await pilot.press("g", "3", "enter", "2")
+        await settle(app, pilot)
+        assert ops.window.label != "whole trace"
+        await pilot.press("W")
+        await settle(app, pilot)
+        assert ops.window.label == "whole trace"
         # The details pane has nothing to focus: the timeline takes the focus, all its keys.
-        await pilot.press("1")
+        await pilot.press("0", "1")
         assert app.focused is timeline
         await pilot.press("s")
         assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
@@ -88,8 +100,8 @@ async def test_colon_opens_the_palette_listing_every_key() -> None:
                            or f"or {shown})" in help_text for help_text in helps.values()), \
                     binding
         assert helps["Zoom in"] == "Zoom the timeline in around the cursor (key w)"
-        assert helps["Ops: Whole trace"].endswith("(key a)")
-        assert helps["Table: Sort"].endswith("(key s)")
+        assert helps["Ops: Whole trace"].endswith("(key W)")
+        assert helps["Table: Sort"].endswith("(key S)")
         assert "Cluster: Metric" in helps and "Quit" in helps
         assert {"Zoom in", "Zoom out", "Fit selection", "Search", "Go to iteration",
                 "Next theme", "Diagnostics"} <= set(helps)
@@ -135,3 +147,72 @@ async def test_bang_shows_and_copies_the_command_of_the_pane() -> None:
             app.query_one("#status", Static).render())
         await pilot.press("4", "exclamation_mark")
         assert app.clipboard == f"proftui iterations {SAMPLE}"
+
+
+def _bound_keys() -> set[str]:
+    """Every key a proftui screen or widget binds (letters and digits as typed)."""
+    import inspect
+    import pkgutil
+    from importlib import import_module
+
+    from textual.binding import Binding
+
+    import proftui.tui as tui
+
+    keys: set[str] = set()
+    for info in pkgutil.iter_modules(tui.__path__):
+        module = import_module(f"proftui.tui.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and "BINDINGS" in cls.__dict__:
+                for binding in Binding.make_bindings(cls.__dict__["BINDINGS"]):
+                    keys.add(binding.key)
+    return keys
+
+
+def test_every_letter_key_the_readme_and_the_help_name_is_bound() -> None:
+    """The README's key block (it once listed an unbound `i`) and the help overlay name only
+    keys that something binds: every lone letter or digit in their key columns."""
+    import re
+
+    from proftui.tui.help import KEYS_HELP
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## The timeline", 1)[1]
+    block = next(part for part in section.split("\n\n") if part.startswith("    w / s"))
+    help_keys = [line[:15] for line in KEYS_HELP.splitlines() if line.startswith("  ")]
+    named = set(re.findall(r"(?<!\S)([A-Za-z0-9])(?!\S)", block + "\n" + "\n".join(help_keys)))
+    assert {"w", "s", "1", "o", "D", "b"} <= named
+    assert named - {"a"} <= _bound_keys(), named - _bound_keys()  # "a process": bound anyway
+    assert "a" in _bound_keys()
+
+
+def test_help_says_what_b_groups_by() -> None:
+    from proftui.tui.help import KEYS_HELP
+    from proftui.tui.panes import OpsPane
+
+    assert "  b            group by name, category, type or engine" in KEYS_HELP.splitlines()
+    toggles = [b for b in OpsPane.BINDINGS if b.key == "b"]
+    assert toggles and toggles[0].action == "toggle_by"
+
+
+def _footer(app) -> str:
+    return " ".join(str(key.render()) for key in app.query("FooterKey"))
+
+
+async def test_the_footer_shows_the_timeline_keys_wherever_they_work() -> None:
+    # The priority bindings that take w s f from the panes hid the timeline's own from the
+    # footer: a newcomer's first screen did not say how to zoom.
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.focused, Timeline)
+        for shown in (_footer(app), None):
+            if shown is None:
+                await pilot.press("2")  # the Ops pane: the keys still move the timeline
+                await settle(app, pilot)
+                shown = _footer(app)
+            assert all(key in shown for key in ("w Zoom in", "s Zoom out", "f Fit"))
+        assert "S Sort" in shown
+        await pilot.press("o")  # the overview hides the timeline: its keys are gone
+        await settle(app, pilot)
+        assert "Zoom in" not in _footer(app)

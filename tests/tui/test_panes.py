@@ -139,7 +139,7 @@ async def test_tables_pane_sorts_by_the_usual_first_move() -> None:
         shown = column.values[view.order]
         assert (np.diff(shown[~np.isnan(shown)]) <= 0).all()
         assert "op_statistic" in kinds
-        await pilot.press("s")  # sort again by the same column: ascending now
+        await pilot.press("S")  # sort again by the same column: ascending now
         assert view.sort is not None and view.sort[1] is False
 
 
@@ -392,7 +392,7 @@ async def test_ops_columns_share_the_width_and_scroll_to_min_and_max() -> None:
                 await pilot.press("right")
             assert "Max" in view.render_line(0).text.split()
             assert view.render_line(0).text.startswith("Name")
-            await pilot.press("s")
+            await pilot.press("S")
             maxima = _column(view, "Max")[view.order]
             assert (np.diff(maxima) <= 0).all()
             assert not (np.diff(_column(view, "Total")[view.order]) <= 0).all()
@@ -408,7 +408,7 @@ async def test_grouping_otherwise_keeps_the_sort() -> None:
         view = app.query_one("#ops-table", TableView)
         while _headers(view)[view.column] != "Count":
             await pilot.press("left")
-        await pilot.press("s", "s")  # by count, ascending
+        await pilot.press("S", "S")  # by count, ascending
         assert view.sort == (view.table.columns.index(view.table.find("Count")), False)
         await pilot.press("b")
         await settle(app, pilot)
@@ -437,3 +437,63 @@ async def test_table_tabs_carry_their_rank(tmp_path) -> None:
         title = str(app.query_one("#tables-title").render())
         assert title.startswith("[op_statistic rank1_ascend_pt] 2/2")
         assert "next: op_statistic rank0_ascend_pt" in title
+
+
+async def test_iterations_pane_starts_from_the_capture_start_as_the_command_does(
+        tmp_path, capsys) -> None:
+    """The pane and `proftui iterations` count from one zero, the capture start (the
+    earliest event, 25 µs before the first step), and their header says so and in ms."""
+    from tui_support import run_cli
+
+    def x(name, cat, pid, tid, ts, dur):
+        return {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts,
+                "dur": dur}
+
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps({"traceEvents": [
+        x("kernel", "kernel", 0, 7, 100, 5), x("ProfilerStep#1", "user_annotation", 1, 1, 125, 40),
+        x("conv", "cpu_op", 1, 1, 130, 10), x("ProfilerStep#2", "user_annotation", 1, 1, 165.5, 60),
+    ]}))
+    status, out, _ = run_cli(capsys, "iterations", str(path))
+    assert status == 0
+    cli = {line.split()[0]: line.split()[1] for line in out.splitlines()[2:]}
+    assert cli == {"1": "0.025", "2": "0.066"}
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        view = app.query_one("#iterations-table", TableView)
+        lines = [view.render_line(y).text for y in range(3)]
+        assert "Start (ms, capture)" in lines[0]
+        assert "Start (us, profiler clock)" in " ".join(
+            view.table.columns[i].header for i in view.shown_columns)
+        shown = {line.split("│")[0].strip(): line.split("│")[1].split()[0] for line in lines[1:]}
+        assert shown == cli
+        assert view.table.find("Start from capture").values.tolist() == [0.025, 0.0655]
+        # The details of step 2 count from the same zero, and say so.
+        step = next(i for i in range(app.index.n_slices)
+                    if app.index.slice_name(i) == "ProfilerStep#2")
+        app.query_one(Timeline).select(step)
+        await settle(app, pilot)
+        details = str(app.query_one("#details").render())
+        assert "start  65.5 us from the capture start (165500 ns, profiler clock)" in details
+
+
+async def test_counts_of_one_are_said_in_the_singular(tmp_path) -> None:
+    """One step: "1 iteration" in the Iterations pane's title and "1 row" in its totals
+    line."""
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "name": "ProfilerStep#7", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+        {"ph": "X", "name": "conv", "pid": 1, "tid": 1, "ts": 5, "dur": 10}]}))
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        title = str(app.query_one("#iterations-title").render())
+        assert title.startswith("1 iteration from ProfilerStep#N annotations")
+        view = app.query_one("#iterations-table", TableView)
+        totals = view.render_line(view.size.height - 1).text
+        assert totals.lstrip().startswith("1 row│"), totals

@@ -8,6 +8,7 @@ import random
 import numpy as np
 
 from proftui.core import load_trace
+from proftui.core.roles import device_tracks
 from proftui.core.rows import build_rows
 from proftui.themes import CONTRAST, DARK, LIGHT, THEMES, luminance
 from proftui.tui.lines import LayoutState, build_lines
@@ -151,8 +152,12 @@ def _reference_lines(index, rows, state) -> list[tuple]:
     a = index.arrays
     out: list[tuple] = []
 
-    def track_lines(t: int, p: int) -> None:
+    several = len(a["processes.pid"]) > 1
+
+    def track_lines(t: int, p: int, pinned: bool = False) -> None:
         label = index.track_label(t)
+        if pinned and several and p >= 0:  # no longer under its header: it names its process
+            label = f"{index.process_label(p, pid=False)} · {label}"
         n_rows = int(rows.track_first_row[t + 1] - rows.track_first_row[t])
         for depth in range(n_rows):
             out.append(("slices", p, t, int(rows.track_first_row[t]) + depth,
@@ -166,8 +171,13 @@ def _reference_lines(index, rows, state) -> list[tuple]:
     track_process = a["tracks.process"].tolist()
     for t in state.pinned:
         if t not in state.hidden:
-            track_lines(t, track_process[t])
-    for p in range(len(a["processes.pid"])):
+            track_lines(t, track_process[t], pinned=True)
+    processes = list(range(len(a["processes.pid"])))
+    if state.device_first:  # those with device work first (one group here)
+        works = [track_process[t] for t in np.flatnonzero(device_tracks(index)).tolist()
+                 if rows.track_first_row[t + 1] > rows.track_first_row[t]]
+        processes.sort(key=lambda p: p not in works)
+    for p in processes:
         tracks = [t for t in range(index.n_tracks) if track_process[t] == p
                   and t not in state.hidden and t not in state.pinned]
         if tracks:
@@ -191,6 +201,8 @@ def test_lines_match_a_loop_over_tracks(tmp_path) -> None:
                 "ts": i, "s": rng.choice("tpg")} for i in range(20)]
     events += [{"ph": "b", "name": "io", "cat": "a", "id": i, "pid": 3, "ts": i}
                for i in range(3)]
+    events += [{"ph": "X", "name": f"k{i}", "cat": "kernel", "pid": 4, "tid": 9, "ts": 10 * i,
+                "dur": 5} for i in range(3)]  # a device stream in the last process
     path = tmp_path / "t.json"
     path.write_text(json.dumps(events))
     index = load_trace(str(path), use_cache=False)
@@ -199,7 +211,7 @@ def test_lines_match_a_loop_over_tracks(tmp_path) -> None:
         tracks, procs = list(range(index.n_tracks)), list(range(len(index.arrays["processes.pid"])))
         state = LayoutState(set(rng.sample(procs, rng.randint(0, 2))),
                             rng.sample(tracks, rng.randint(0, 3)),
-                            set(rng.sample(tracks, rng.randint(0, 3))))
+                            set(rng.sample(tracks, rng.randint(0, 3))), rng.random() < 0.7)
         lines = build_lines(index, rows, state)
         got = [(ln.kind, ln.process, ln.track, ln.item, ln.label) for ln in lines]
         assert got == _reference_lines(index, rows, state), state

@@ -1,48 +1,72 @@
-"""Snapshots of the timeline at fixed sizes on the bundled samples (text of every line).
+"""Pictures of the app at 80x24 and 200x50 on the bundled samples: the main screen, each pane,
+the overview and the help overlay, compared with pytest-textual-snapshot (the plugin Textual
+tests itself with).
 
-A changed picture fails the test; after checking the new picture by eye, refresh the files
-with `PROFTUI_UPDATE_SNAPSHOTS=1 python -m pytest tests/tui/test_snapshots.py`.
+A changed picture fails the test and the report shows old and new side by side. After checking
+the new pictures by eye, refresh them with
+
+    python -m pytest tests/tui/test_snapshots.py --snapshot-update
+
+The pictures live in `__snapshots__/test_snapshots/`. They are drawn by the Textual version
+they were taken with; under another version they are skipped rather than failed (see
+`SNAPSHOT_TEXTUAL`), since a new Textual redraws borders and colours without anything of ours
+changing.
 """
 
 from __future__ import annotations
 
-import os
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.timeline import Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
-SNAPSHOTS = Path(__file__).parent / "snapshots"
 
+# The Textual release the pictures were taken with (update it with the pictures).
+SNAPSHOT_TEXTUAL = "8.2.8"
+
+SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
+
+# (name, sample, keys pressed once the profile is open)
 CASES = [
-    ("kineto_100x30", "kineto_demo.pt.trace.json", (100, 30), ()),
-    ("kineto_80x24_zoomed", "kineto_demo.pt.trace.json", (80, 24), ("w", "w", "w", "enter")),
-    ("ascend_cann8_120x40", "ascend_cann8", (120, 40), ()),
-    ("ascend_old_layout_100x30", "ascend_old_layout", (100, 30), ("g", "2", "enter")),
-    ("torch_npu_100x30", "torch_npu", (100, 30), ("down", "enter")),
+    ("kineto_main", "kineto_demo.pt.trace.json", ()),
+    ("kineto_zoomed", "kineto_demo.pt.trace.json", ("w", "w", "w", "enter")),
+    ("ascend_cann8_main", "ascend_cann8", ()),
+    ("ascend_old_layout_iteration_2", "ascend_old_layout", ("g", "2", "enter")),
+    ("torch_npu_main", "torch_npu", ("down", "enter")),
+    ("ops_pane", "torch_npu", ("2",)),
+    ("tables_pane", "torch_npu", ("3",)),
+    ("iterations_pane", "torch_npu", ("4",)),
+    ("insights_pane", "torch_npu", ("5",)),
+    ("comm_pane", "cluster_2rank", ("6",)),
+    ("cluster_pane", "cluster_2rank", ("7",)),
+    ("cluster_main", "cluster_2rank", ()),
+    ("overview", "torch_npu", ("o",)),
+    ("help", "kineto_demo.pt.trace.json", ("question_mark",)),
 ]
 
+pytestmark = pytest.mark.skipif(
+    version("textual") != SNAPSHOT_TEXTUAL,
+    reason=f"the pictures were drawn by Textual {SNAPSHOT_TEXTUAL}, "
+           f"this is {version('textual')}")
 
-@pytest.mark.parametrize(("name", "sample", "size", "keys"), CASES, ids=[c[0] for c in CASES])
-async def test_timeline_snapshot(name, sample, size, keys) -> None:
-    app = ProftuiApp(str(SAMPLES / sample))
-    async with app.run_test(size=size) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+
+@pytest.mark.parametrize("size", SIZES, ids=list(SIZES))
+@pytest.mark.parametrize(("name", "sample", "keys"), CASES, ids=[c[0] for c in CASES])
+def test_snapshot(snap_compare, monkeypatch, name, sample, keys, size) -> None:
+    if not (SAMPLES / sample).exists():
+        pytest.fail(f"sample {sample} missing: run samples/make_samples.py")
+    # A relative path, so that the title does not carry where the checkout lives.
+    monkeypatch.chdir(SAMPLES)
+
+    async def open_and_press(pilot) -> None:
+        await settle(pilot.app, pilot)
         for key in keys:
             await pilot.press(key)
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        timeline = app.query_one(Timeline)
-        lines = [timeline.render_line(y).text.rstrip() for y in range(timeline.size.height)]
-        lines.append("-" * size[0])
-        lines += str(app.query_one("#details").render()).splitlines()
-        picture = "\n".join(lines) + "\n"
-    path = SNAPSHOTS / f"{name}.txt"
-    if os.environ.get("PROFTUI_UPDATE_SNAPSHOTS"):
-        path.write_text(picture, encoding="utf-8")
-    assert path.exists(), f"no snapshot {path.name}: run with PROFTUI_UPDATE_SNAPSHOTS=1"
-    assert picture == path.read_text(encoding="utf-8")
+            await settle(pilot.app, pilot)
+
+    assert snap_compare(ProftuiApp(sample), terminal_size=SIZES[size],
+                        run_before=open_and_press)

@@ -61,9 +61,9 @@ async def test_many_rows_scroll_sort_and_choose() -> None:
         await pilot.press("home", "down", "down", "enter")
         assert app.chosen == [int(view.order[2])]
         # `s` turns the order round on the sorted column; left then `s` sorts by names.
-        await pilot.press("s")
+        await pilot.press("S")
         assert view.sort == (1, False) and values[view.order[0]] == np.nanmin(values)
-        await pilot.press("left", "s")
+        await pilot.press("left", "S")
         assert view.sort == (0, False)
         first = [table.columns[0].values[r] for r in view.order[:3]]
         assert first == sorted(first)
@@ -144,7 +144,7 @@ async def test_wide_table_scrolls_sideways_with_the_first_column_kept() -> None:
             assert line.startswith(f"kernel_{row:03d}")
             assert line.rstrip().endswith(format_cell(last, last.values[row]))
         # Sorting by the column brought into view orders the rows by it.
-        await pilot.press("s")
+        await pilot.press("S")
         assert view.sort == (44, True)
         shown = last.values[view.order]
         assert (np.diff(shown) <= 0).all() and not (np.diff(last.values) <= 0).all()

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input, Label, Static
-from tui_support import settle
+from tui_support import run_cli, settle
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.cli import main
 from proftui.tui.export_dialog import ExportDialog
 from proftui.tui.safe import safe, safe_json, safe_lines
 from proftui.tui.timeline import Timeline
@@ -128,15 +127,6 @@ def hostile(tmp_path_factory) -> dict[str, str]:
     return {"trace": str(trace), "profile": str(profile), "root": str(root)}
 
 
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:  # argparse: bad usage
-        status = exc.code
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 # -- the headless commands -----------------------------------------------------------------------
 
 TEXT_COMMANDS = [
@@ -162,7 +152,7 @@ def test_text_commands_show_trace_text_escaped(hostile, capsys, monkeypatch, com
                                                on_terminal) -> None:
     if on_terminal:
         _terminal(monkeypatch)
-    status, out, err = _run(capsys, *command, hostile[which])
+    status, out, err = run_cli(capsys, *command, hostile[which])
     assert status == 0, err
     _assert_clean(SGR.sub("", out), "stdout")
     _assert_clean(err, "stderr")
@@ -179,7 +169,7 @@ def test_text_commands_show_trace_text_escaped(hostile, capsys, monkeypatch, com
 @pytest.mark.parametrize("command", JSON_COMMANDS, ids=" ".join)
 def test_json_is_valid_faithful_and_safe_for_a_terminal(hostile, capsys, command,
                                                         which) -> None:
-    status, out, err = _run(capsys, *command, hostile[which])
+    status, out, err = run_cli(capsys, *command, hostile[which])
     assert status == 0, err
     _assert_clean(out, "stdout")
     data = json.loads(out)
@@ -194,13 +184,13 @@ def test_json_is_valid_faithful_and_safe_for_a_terminal(hostile, capsys, command
 @pytest.mark.parametrize("command", EXPORTS, ids=["events", "ops", "args", "tracks"])
 def test_csv_to_a_terminal_is_escaped_and_to_a_pipe_is_exact(hostile, capsys, monkeypatch,
                                                              command, which) -> None:
-    status, piped, err = _run(capsys, *command, hostile[which])
+    status, piped, err = run_cli(capsys, *command, hostile[which])
     assert status == 0, err
     assert "\x1b]0;pwned\x07\x9b31m\u202eevil" in piped  # data kept as it is
     rows = list(csv.reader(io.StringIO(piped, newline="")))
     assert len(rows) >= 2 and len({len(row) for row in rows}) == 1
     _terminal(monkeypatch)
-    status, shown, err = _run(capsys, *command, hostile[which])
+    status, shown, err = run_cli(capsys, *command, hostile[which])
     assert status == 0, err
     _assert_clean(shown, "stdout")
     assert SHOWN in shown
@@ -208,7 +198,7 @@ def test_csv_to_a_terminal_is_escaped_and_to_a_pipe_is_exact(hostile, capsys, mo
 
 
 def test_export_help_says_what_a_terminal_gets(capsys) -> None:
-    status, out, _ = _run(capsys, "export", "--help")
+    status, out, _ = run_cli(capsys, "export", "--help")
     assert status == 0
     assert "Written to a terminal" in out and "written exactly" in out
 
@@ -229,7 +219,7 @@ def test_export_help_says_what_a_terminal_gets(capsys) -> None:
 def test_error_sentences_quote_names_escaped(hostile, capsys, argv, status, message) -> None:
     Path(hostile["root"], "empty\x1b]0;owned\x07.json").touch()
     argv = tuple(a.format(**hostile) for a in argv)
-    got, out, err = _run(capsys, *argv)
+    got, out, err = run_cli(capsys, *argv)
     assert got == status and out == ""
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
     _assert_clean(err, "stderr")
@@ -252,7 +242,7 @@ def not_utf8_name(hostile, tmp_path) -> str:
                                      ("iterations",)], ids=" ".join)
 def test_a_file_name_that_is_not_utf8_is_shown_escaped(not_utf8_name, capsys,
                                                        command) -> None:
-    status, out, err = _run(capsys, *command, "--no-cache", not_utf8_name)
+    status, out, err = run_cli(capsys, *command, "--no-cache", not_utf8_name)
     assert status == 0, err
     _assert_clean(out + err, "output")
     out.encode("utf-8")  # printable
@@ -263,9 +253,9 @@ def test_a_file_name_that_is_not_utf8_is_shown_escaped(not_utf8_name, capsys,
 
 
 def test_a_file_name_that_is_not_utf8_can_be_cached(not_utf8_name, capsys) -> None:
-    status, out, err = _run(capsys, "info", not_utf8_name)
+    status, out, err = run_cli(capsys, "info", not_utf8_name)
     assert status == 0, err
-    status, again, err = _run(capsys, "info", not_utf8_name)
+    status, again, err = run_cli(capsys, "info", not_utf8_name)
     assert status == 0 and again == out  # the second time from the cache
 
 
@@ -434,7 +424,7 @@ def test_table_shows_cells_headers_and_names_escaped(hostile, capsys, monkeypatc
                                                      on_terminal) -> None:
     if on_terminal:
         _terminal(monkeypatch)
-    status, out, err = _run(capsys, "table", hostile["profile"], *argv)
+    status, out, err = run_cli(capsys, "table", hostile["profile"], *argv)
     assert status == 0, err
     _assert_clean(SGR.sub("", out), "stdout")
     _assert_clean(err, "stderr")
@@ -444,18 +434,18 @@ def test_table_shows_cells_headers_and_names_escaped(hostile, capsys, monkeypatc
 @pytest.mark.parametrize("argv", [(), ("op_statistic",), ("notes",)],
                          ids=lambda a: " ".join(a) or "list")
 def test_table_json_is_faithful_and_safe(hostile, capsys, argv) -> None:
-    status, out, err = _run(capsys, "table", hostile["profile"], *argv, "--json")
+    status, out, err = run_cli(capsys, "table", hostile["profile"], *argv, "--json")
     assert status == 0, err
     _assert_clean(out, "stdout")
     assert any(IN_NAMES in text for text in _strings(json.loads(out)))
 
 
 def test_table_csv_to_a_terminal_is_escaped(hostile, capsys, monkeypatch) -> None:
-    status, piped, err = _run(capsys, "table", hostile["profile"], "op_statistic", "--csv")
+    status, piped, err = run_cli(capsys, "table", hostile["profile"], "op_statistic", "--csv")
     assert status == 0, err
     assert IN_NAMES in piped  # data kept as it is (the Group column too)
     _terminal(monkeypatch)
-    status, shown, err = _run(capsys, "table", hostile["profile"], "op_statistic", "--csv")
+    status, shown, err = run_cli(capsys, "table", hostile["profile"], "op_statistic", "--csv")
     assert status == 0, err
     _assert_clean(shown, "stdout")
     assert SHOWN in shown and shown.count("\n") == piped.count("\r\n")
@@ -467,7 +457,7 @@ def test_table_csv_to_a_terminal_is_escaped(hostile, capsys, monkeypatch) -> Non
     (("op_statistic", "--group", "\x1b]0;owned\x07"), "has no group"),
 ])
 def test_table_error_sentences_are_escaped(hostile, capsys, argv, message) -> None:
-    status, out, err = _run(capsys, "table", hostile["profile"], *argv)
+    status, out, err = run_cli(capsys, "table", hostile["profile"], *argv)
     assert status == 2 and out == ""
     assert message in err and err.count("\n") == 1
     _assert_clean(err, "stderr")

@@ -11,7 +11,8 @@ import pytest
 from proftui.core.slice_info import row_of
 from proftui.themes import THEMES
 from proftui.tui.app import ProftuiApp
-from proftui.tui.lines import PROCESS, SLICES
+from proftui.tui.lines import COUNTER, PROCESS, SLICES
+from proftui.tui.render import FULL, cell_classes
 from proftui.tui.timeline import ZOOM_STEP, Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -233,7 +234,7 @@ async def test_small_terminal_and_themes() -> None:
 
         assert app.query_one(IterationTable).palette is THEMES["proftui-contrast"][1]
         await pilot.press("question_mark")
-        assert "zoom in / out around the cursor" in str(app.screen.query_one("Static").render())
+        assert "zoom in / out around the cursor" in app.screen.text  # the help
         await pilot.press("escape")
         assert app.screen.query(Timeline)
 
@@ -430,3 +431,109 @@ async def test_hidden_tracks_are_counted_where_they_were_and_on_the_status_line(
         assert status().startswith("Every hidden track is shown again.")
         assert not any("hidden" in h for h in headers())
         assert len([h for h in headers() if "loader" in h]) == 1
+
+
+async def test_process_headers_keep_their_name_at_80_columns() -> None:
+    """A header too long for the gutter leaves out its pid, then its labels, not its name."""
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = await _open(pilot, app)
+        headers = [timeline._gutter(n).text.rstrip() for n, line in enumerate(timeline.lines)
+                   if line.kind == PROCESS]
+        assert sorted(headers) == ["▼ python [CPU]", "▼ python [GPU 0]"]
+        assert app.index.process_label(0) == "python (41207) [CPU]"  # whole where it fits
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        assert "▼ python (41207) [CPU]" in [timeline._gutter(n).text.rstrip()
+                                            for n in range(len(timeline.lines))]
+
+
+async def test_a_pinned_track_names_its_rank_and_process(tmp_path) -> None:
+    """Pinned above every process, a track's label says which rank (and process) it is of,
+    giving up the process before the rank where the gutter is narrow."""
+    from cluster_inputs import rank_folders
+
+    app = ProftuiApp(rank_folders(tmp_path, [[110], [160]]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        stream = next(n for n, line in enumerate(timeline.lines) if line.label == "Stream 3"
+                      and app.index.process_label(line.process).startswith("rank 1:"))
+        timeline.focus_line = stream
+        await pilot.press("p")
+        assert timeline.lines[0].label == "rank 1 · Ascend Hardware · Stream 3"
+        assert timeline._gutter(0).text.rstrip() == "⚲ rank 1 · Stream 3"
+        assert timeline.lines[1].label != timeline.lines[0].label  # under a header: as was
+    app = ProftuiApp(str(SAMPLE))  # one rank, two processes: the process
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        timeline.focus_line = timeline.lines.find(kind=SLICES, track=next(
+            t for t in range(app.index.n_tracks) if app.index.track_label(t) == "stream 7"))
+        await pilot.press("p")
+        assert timeline._gutter(0).text.rstrip() == "⚲ python [GPU 0] · stream 7"
+        # A pinned counter keeps its series' name.
+        timeline.focus_line = timeline.lines.find(kind=COUNTER)
+        series = timeline.lines[timeline.focus_line].label
+        await pilot.press("p")
+        assert timeline.lines[0].kind == COUNTER
+        assert timeline._gutter(0).text.rstrip() == f"⚲ {series}"
+
+
+async def test_device_streams_come_first_below_a_deep_host_stack(tmp_path) -> None:
+    """A Python stack 40 deep would push the device stream below the fold: by default the
+    process with device work comes first in its rank; t gives the trace's order back (and
+    again the default), the focused track staying focused."""
+    stack = [{"ph": "X", "name": f"frame{d}", "cat": "python_function", "pid": 1, "tid": 1,
+              "ts": d, "dur": 1000 - 2 * d} for d in range(40)]
+    kernels = [{"ph": "X", "name": f"kernel{k}", "cat": "kernel", "pid": 2, "tid": 7,
+                "ts": 100 * k, "dur": 50} for k in range(8)]
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(stack + kernels))
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = await _open(pilot, app)
+
+        def kernel_line() -> int:
+            return next(n for n, line in enumerate(timeline.lines)
+                        if line.kind == SLICES and line.process == 1)
+
+        assert app.index.process_label(1) == "Process 2"  # after the host in the trace
+        assert kernel_line() == 1 < timeline.body_height  # on the first screen
+        assert timeline.focus_line == kernel_line()
+        drawn = timeline.render_line(timeline.body_top + kernel_line()).text
+        assert drawn.startswith("  Thread 7 ") and "k…" in drawn
+        await pilot.press("t")
+        assert kernel_line() == 42  # the host's header and 40 rows, its header
+        assert timeline.focus_line == kernel_line()
+        await pilot.press("t")
+        assert kernel_line() == 1 and timeline.focus_line == 1
+
+
+@pytest.mark.parametrize(("size", "whole"), [((160, 40), True), ((80, 24), False)])
+async def test_a_wide_slice_shows_as_much_of_its_name_as_it_is_wide(tmp_path, size,
+                                                                     whole) -> None:
+    """A slice's label takes the whole of its run on screen: a 100-character name is shown
+    whole where the slice is wider, cut with an ellipsis at the slice's end where not."""
+    name = "aten::" + "long_kernel_name_" * 5 + "x" * 9
+    assert len(name) == 100
+    events = [{"ph": "X", "name": name, "pid": 1, "tid": 1, "ts": 0, "dur": 3000},
+              {"ph": "X", "name": "next", "pid": 1, "tid": 1, "ts": 3000, "dur": 200}]
+    path = tmp_path / "wide.json"
+    path.write_text(json.dumps(events))
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=size) as pilot:
+        timeline = await _open(pilot, app)
+        row = timeline.lines.find(kind=SLICES)
+        body = timeline.render_line(timeline.body_top + row).text[timeline.gutter_width:]
+        _, owner, busy = timeline._cells[row]
+        filled = np.flatnonzero((cell_classes(owner, busy) == FULL)
+                                & (owner == next(i for i in range(2)
+                                                 if app.index.slice_name(i) == name)))
+        first, cells = int(filled[0]), len(filled)
+        assert filled[-1] - first + 1 == cells  # one run
+        assert (cells > len(name) + 1) is whole
+        label = body[first: first + cells]
+        if whole:
+            assert label.strip() == name
+        else:
+            assert label == " " + name[: cells - 2] + "…"

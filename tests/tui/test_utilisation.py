@@ -129,7 +129,7 @@ async def test_navigation_and_clicks_pass_over_them() -> None:
         # Pin, hide and collapse still act on the tracks, under the utilisation lines.
         await pilot.press("down", "down", "p")
         assert timeline.layout_state.pinned
-        assert timeline.render_line(timeline.body_top).text.startswith("  ⚲")
+        assert timeline.render_line(timeline.body_top).text.startswith("⚲ ")
         assert timeline.render_line(RULER_LINES).text.startswith("  device busy")
         await pilot.press("h", "H", "c")
         # Paging to the end keeps the focused line on screen below the pinned block.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from os import PathLike
+
 from textual.worker import WorkerCancelled
 
 
@@ -18,12 +20,12 @@ async def settle(app, pilot) -> None:
     await pilot.pause()
 
 
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+def run_cli(capsys, *argv: str | PathLike[str]) -> tuple[int, str, str]:
     """Run `proftui ARGV` in process: its exit status (argparse's too), stdout and stderr."""
     from proftui.tui.cli import main
 
     try:
-        code = main(list(argv))
+        code = main([str(a) for a in argv])
     except SystemExit as exc:  # argparse: bad usage
         code = exc.code
     out = capsys.readouterr()

@@ -30,6 +30,7 @@ def cmd_advise(argv: list[str]) -> int:
         return _print_rules("--json" in argv, argv)
     args = parser.parse_args(argv)
     from proftui.core.analysis.advise import advise, parse_overrides
+    from proftui.core.iterations import capture_start_ns
     from proftui.core.overview import read_overview
 
     overrides = parse_overrides(args.set)
@@ -39,7 +40,7 @@ def cmd_advise(argv: list[str]) -> int:
     if args.json:
         print_json(found.to_json())
         return EXIT_OK
-    sys.stdout.write("".join(finding_lines(found, index.start_ns)))
+    sys.stdout.write("".join(finding_lines(found, capture_start_ns(index))))
     return EXIT_OK
 
 

@@ -14,6 +14,7 @@ from proftui.tui.commands.common import (
     print_table,
     window_text,
 )
+from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
 
@@ -33,6 +34,7 @@ def cmd_breakdown(argv: list[str]) -> int:
                         help="print JSON for machines (all times in integer ns)")
     args = parser.parse_args(argv)
     from proftui.core.analysis.breakdown import breakdown, breakdown_table
+    from proftui.core.iterations import capture_start_ns
     from proftui.core.overview import read_overview
 
     index = load(args)
@@ -53,10 +55,10 @@ def cmd_breakdown(argv: list[str]) -> int:
     several = len({b.group for b in found.total}) > 1
     hidden = set() if several else {"Group"}
     if window is not None:
-        title = f"breakdown of the {window_text('range', *window, index.start_ns)}"
+        title = f"breakdown of the {window_text('range', *window, capture_start_ns(index))}"
         rows = found.steps
     else:
-        title = (f"{len(found.steps)} step(s) from {safe(iterations.source)}"
+        title = (f"{plural(len(found.steps), 'step')} from {safe(iterations.source)}"
                  if found.steps else "no steps: the whole capture")
         rows = found.steps or found.total
     table = breakdown_table(rows)

@@ -8,6 +8,7 @@ import time
 
 from proftui import __version__
 from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, _Parser, print_json, print_table
+from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
 
@@ -59,7 +60,7 @@ def cmd_cache(argv: list[str]) -> int:
         print_json({"directory": str(directory), "max_bytes": cap, "total_bytes": total,
                     "entries": [_plain(d) for d in found]})
         return EXIT_OK
-    summary = (f"{len(found)} entries, {cache_entries.fmt_bytes(total)} of "
+    summary = (f"{plural(len(found), 'entry', 'entries')}, {cache_entries.fmt_bytes(total)} of "
                f"{cache_entries.fmt_bytes(cap)} ({cache_entries.MAX_ENV}) in {directory}")
     if not found:
         sys.stdout.write(f"{safe(summary)}\n")
@@ -78,15 +79,8 @@ def _plain(d) -> dict:
 
 def _listing(found: list):
     """The entries as a table of text columns (what print_table prints)."""
-    import numpy as np
-
     from proftui.core.cache_entries import fmt_bytes
-    from proftui.core.importers.csv_summary import Column, Table
-
-    def text(values: list[str]) -> np.ndarray:
-        out = np.empty(len(values), dtype=object)
-        out[:] = values
-        return out
+    from proftui.core.importers.csv_summary import Table, text_column
 
     def sources(d) -> str:
         if not d.sources:
@@ -98,12 +92,11 @@ def _listing(found: list):
         return first + rest + (f"; {d.problem}" if d.problem else "")
 
     columns = [
-        Column("Kind", "Kind", "", "text", text([d.kind for d in found])),
-        Column("Size", "Size", "", "text", text([fmt_bytes(d.entry.size) for d in found])),
-        Column("Last used", "Last used", "", "text",
-               text([_when(d.entry.last_used_ns) for d in found])),
-        Column("Files", "Files", "", "text", text([str(len(d.entry.files)) for d in found])),
-        Column("Sources", "Sources", "", "text", text([sources(d) for d in found])),
+        text_column("Kind", [d.kind for d in found]),
+        text_column("Size", [fmt_bytes(d.entry.size) for d in found]),
+        text_column("Last used", [_when(d.entry.last_used_ns) for d in found]),
+        text_column("Files", [str(len(d.entry.files)) for d in found]),
+        text_column("Sources", [sources(d) for d in found]),
     ]
     return Table("cache", "", columns, len(found))
 

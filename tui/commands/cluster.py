@@ -9,6 +9,7 @@ import numpy as np
 
 from proftui.tui.commands.common import (
     EXIT_OK,
+    check_top,
     load,
     new_parser,
     ops_window,
@@ -16,7 +17,7 @@ from proftui.tui.commands.common import (
     print_table,
 )
 from proftui.tui.commands.info import rank_gap_lines
-from proftui.tui.format import fmt_duration
+from proftui.tui.format import fmt_duration, plural
 from proftui.tui.safe import safe
 
 RAMP = "▁▂▃▄▅▆▇█"  # step time, from the cluster's shortest to its longest
@@ -39,7 +40,11 @@ def cmd_cluster(argv: list[str]) -> int:
         "of the median steps and the slowest step; a strip of step time per rank and "
         "iteration; each collective matched across the ranks of its group (by HCCL op name, "
         "NCCL args, else order) with its arrival skew, the rank that came last and each "
-        "rank's wait; and who waits for whom.",
+        "rank's wait; and who waits for whom. Where HCCL's communication summaries are "
+        "there: bandwidth per link type (SDMA, RDMA, HCCS, PCIE, SIO) and rank, the rank x "
+        "rank link matrix with slow links flagged (under 0.8 of the median of the step's "
+        "links of the same transport); where msprof-analyze's cluster_analysis_output is "
+        "there, its figures beside proftui's, differences flagged.",
         "  proftui cluster cluster_run/               # a folder of rank*_ascend_pt dirs\n"
         "  proftui cluster --iteration 7 --top 20 cluster_run/\n"
         "  proftui cluster --json cluster_run/ | jq '.last_arrivals'")
@@ -53,9 +58,9 @@ def cmd_cluster(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true",
                         help="print JSON for machines (all times in integer ns)")
     args = parser.parse_args(argv)
-    if args.top < 1:
-        parser.error("--top wants 1 or more")
+    check_top(parser, args.top)
     from proftui.core.analysis.cluster import cluster
+    from proftui.core.analysis.cluster_comm import read_communication
     from proftui.core.overview import read_overview
 
     index = load(args)
@@ -63,16 +68,105 @@ def cmd_cluster(argv: list[str]) -> int:
     if args.iteration is not None:
         ops_window(args, index)  # the same sentence for an iteration that is not there
     found = cluster(index, iterations, tables, number=args.iteration)
-    gaps = (index.meta.get("profile") or {}).get("ranks") or {}
+    profile = index.meta.get("profile") or {}
+    comm, profiler = read_communication(profile.get("comm", []), tables, found)
+    if comm is not None and args.iteration is not None:
+        comm = comm.only_step(args.iteration)
+    gaps = profile.get("ranks") or {}
     if args.json:
         print_json({**found.to_json(args.top),
                     "ranks_without_timeline": gaps.get("without_timeline", []),
-                    "missing_ranks": gaps.get("missing", [])})
+                    "missing_ranks": gaps.get("missing", []),
+                    "communication": comm.to_json() if comm is not None else None,
+                    "profiler": profiler.to_json() if profiler is not None else None})
         return EXIT_OK
     for line in rank_gap_lines({"ranks": gaps}):
         sys.stdout.write("warning: " + line.removeprefix("warning").strip() + "\n")
     print_cluster(found, args.top, STRIPS[args.strip])
+    if comm is not None:
+        print_comm(comm)
+    if profiler is not None:
+        print_profiler(profiler, args.top)
     return EXIT_OK
+
+
+def print_comm(comm) -> None:
+    """Bandwidth per link type and rank, the link matrix and its slow links."""
+    from proftui.core.analysis.cluster_comm import SLOW_DEFINITION, link_type_table
+
+    table = link_type_table(comm)
+    if table.n_rows:
+        print_table(table, list(range(len(table.columns))), range(table.n_rows),
+                    "bandwidth per link type and rank (HCCL's summaries; bandwidth = size / "
+                    f"time; SDMA sums HCCS, PCIE and SIO); {SLOW_DEFINITION}")
+    sys.stdout.write("".join(matrix_lines(comm.matrix)))
+
+
+def matrix_lines(cells, width: int = WIDTH) -> list[str]:
+    """The link matrix as a grid per step and transport (src rows, dst columns, GB/s; `!`
+    marks a slow link), within `width` columns; the slow links listed below."""
+    from proftui.core.analysis.cluster_comm import SLOW_DEFINITION, endpoint_key
+
+    if not cells:
+        return ["link matrix: no links in the communication matrices\n"]
+    out = [f"link matrix (GB/s, src rows, dst columns, every op type summed; ! {SLOW_DEFINITION})"
+           "\n"]
+    grids: dict[tuple, dict[tuple[str, str], object]] = {}
+    for c in cells:
+        grids.setdefault((c.step, c.transport), {})[(c.src, c.dst)] = c
+    for (step, transport), grid in grids.items():
+        srcs = sorted({s for s, _ in grid}, key=endpoint_key)
+        dsts = sorted({d for _, d in grid}, key=endpoint_key)
+        labels = [_cut(safe(x) or "(all)", 10) for x in srcs]
+        left = max(len(x) for x in labels)
+        cell = max(9, *(len(_cut(safe(d) or "(all)", 10)) + 1 for d in dsts))
+        shown = dsts[:max((width - left - 2) // cell, 1)]
+        at = f"step {step}, " if step is not None else ""
+        more = f" (first {len(shown)} of {len(dsts)} dst; --json has all)" if len(
+            shown) < len(dsts) else ""
+        out.append(f"  {at}{safe(transport)}{more}\n")
+        out.append(" " * (left + 2) + "".join(
+            _cut(safe(d) or "(all)", 10).rjust(cell) for d in shown) + "\n")
+        for src, label in zip(srcs, labels):
+            row = []
+            for dst in shown:
+                c = grid.get((src, dst))
+                text = ("" if c is None else "-" if c.bandwidth_gbps is None
+                        else f"{c.bandwidth_gbps:.2f}" + ("!" if c.slow else " "))
+                row.append(text.rjust(cell))
+            out.append(f"{label.ljust(left)}  {''.join(row)}".rstrip() + "\n")
+    slow = [c for c in cells if c.slow]
+    for c in slow:
+        at = f"step {c.step}: " if c.step is not None else ""
+        out.append(f"slow link: {at}{safe(c.src)} -> {safe(c.dst)} {safe(c.transport)} "
+                   f"{c.bandwidth_gbps:.2f} GB/s, {c.bandwidth_gbps / c.median_gbps:.0%} of the "
+                   f"median of its {c.peers} links ({c.median_gbps:.2f} GB/s)\n")
+    if not slow:
+        out.append("slow links: none\n")
+    return out
+
+
+def print_profiler(found, top: int) -> None:
+    """msprof-analyze's cluster output beside proftui's figures: the differing ones."""
+    import os
+
+    from proftui.core.analysis.cluster_comm import FLOORS, TOLERANCE, check_table
+
+    names = ", ".join(safe(os.path.basename(p)) for p in found.files)
+    sys.stdout.write(f"msprof-analyze's cluster_analysis_output ({names}) beside proftui's "
+                     f"figures: {len(found.checks)} compared, {len(found.differing)} differ "
+                     f"(more than {TOLERANCE:.1%} apart and more than 1 µs, 1 kB or "
+                     f"{FLOORS['GB/s']} GB/s; or on one side only)\n")
+    for error in found.errors:
+        sys.stdout.write(f"warning: {safe(error)}\n")
+    if found.problems:
+        sys.stdout.write("warning: " + ", ".join(f"{n} x {safe(k)}" for k, n in
+                                                 found.problems.items()) + "\n")
+    differing = found.differing
+    if differing:
+        table = check_table(differing[:top])
+        print_table(table, list(range(len(table.columns))), range(table.n_rows),
+                    f"differing figures: the first {table.n_rows} of {len(differing)}")
 
 
 def print_cluster(found, top: int, strip: str = "step_ns") -> None:
@@ -166,7 +260,7 @@ def step_strip(found, width: int = WIDTH, metric: str = "step_ns") -> list[str]:
     what = METRICS[metric]
     lines = [f"{what} per rank and iteration: {RAMP[0]} {fmt_duration(grid.lo_ns)} .. "
              f"{RAMP[-1]} {fmt_duration(grid.hi_ns)}" + (
-                 f" ({per_cell} iterations a cell, their "
+                 f" ({plural(per_cell, 'iteration')} a cell, their "
                  f"{'slowest' if metric == 'step_ns' else 'largest'})" if per_cell > 1 else "")
              + "\n"]
     lines.append(_ruler(numbers, per_cell, n_cells, label_width, room) + "\n")

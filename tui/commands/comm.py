@@ -8,6 +8,7 @@ import sys
 from proftui.tui.commands.common import (
     EXIT_FAILURE,
     EXIT_OK,
+    check_top,
     new_parser,
     print_json,
     print_table,
@@ -34,8 +35,7 @@ def cmd_comm(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true",
                         help="print JSON for machines (times in integer ns, sizes in bytes)")
     args = parser.parse_args(argv)
-    if args.top < 1:
-        parser.error("--top wants 1 or more")
+    check_top(parser, args.top)
     from proftui.core.analysis.comm import communication
     from proftui.core.comm_sources import profile_entries, read_sources
 

@@ -20,6 +20,9 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 # Plain-text tables pad a column to at most this many characters: long kernel names still
 # line up, and one megabyte-long name does not make every line a megabyte.
 MAX_ALIGN = 1000
+# On a terminal, a table leaves out its last columns rather than cut a text column (a name)
+# shorter than this.
+READABLE_TEXT = 24
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,6 +46,17 @@ def new_parser(command: str, description: str, examples: str) -> _Parser:
                         help="index the file afresh; do not read or write the cache")
     parser.add_argument("-V", "--version", action="version", version=f"proftui {__version__}")
     return parser
+
+
+def check_top(parser: argparse.ArgumentParser, top: int | None, *,
+              zero_is_all: bool = False) -> None:
+    """Bad usage for a --top under 1, or under 0 where --top 0 prints every row."""
+    if top is None:
+        return
+    if zero_is_all and top < 0:
+        parser.error("--top wants a count of 0 or more")
+    if not zero_is_all and top < 1:
+        parser.error("--top wants 1 or more")
 
 
 def _run_number(text: str) -> int:
@@ -144,8 +158,9 @@ def add_window_options(parser: argparse.ArgumentParser, required: bool = False) 
     window.add_argument("--iteration", type=int, metavar="N",
                         help="only the slices overlapping iteration N")
     window.add_argument("--range", metavar="T0:T1",
-                        help="a window from the trace start, e.g. 12.5ms:40ms (bare numbers "
-                             "are µs; units ns, us, ms, s; an end may be left out)")
+                        help="a window from the capture start (the profile's earliest "
+                             "timestamp), e.g. 12.5ms:40ms (bare numbers are µs; units ns, "
+                             "us, ms, s; an end may be left out)")
     if required:
         window.add_argument("--all", action="store_true", help="the whole trace")
 
@@ -153,9 +168,10 @@ def add_window_options(parser: argparse.ArgumentParser, required: bool = False) 
 def ops_window(args: argparse.Namespace, index) -> tuple[int, int, str]:
     """(start_ns, end_ns, label) of the window asked for by --iteration or --range."""
     from proftui.core.errors import ProftuiError
+    from proftui.core.iterations import capture_start_ns
     from proftui.core.table_query import parse_time_ns
 
-    origin, end = index.start_ns, index.end_ns
+    origin, end = capture_start_ns(index), index.end_ns
     if args.iteration is not None:
         found = profile_iterations(index)
         mine = [it for it in found.items if it.number == args.iteration]
@@ -191,21 +207,21 @@ def group_windows(args: argparse.Namespace, index) -> dict[str, tuple[int, int]]
     """With --iteration N on a profile of several groups (ranks or devices): each group's own
     window of step N, as their steps do not line up (nor, across hosts, their clocks); None
     otherwise (one window serves, from ops_window)."""
+    from proftui.core.iterations import group_windows as own_windows
+
     if getattr(args, "iteration", None) is None:
         return None
-    found: dict[str, tuple[int, int]] = {}
-    for it in profile_iterations(index).items:
-        if it.number == args.iteration and it.start_ns >= 0 <= it.end_ns:
-            lo, hi = found.get(it.group, (it.start_ns, it.end_ns))
-            found[it.group] = (min(lo, it.start_ns), max(hi, it.end_ns))
+    found = own_windows(profile_iterations(index).items, args.iteration)
     return found if len(found) > 1 else None
 
 
 def window_text(label: str, lo: int, hi: int, origin: int) -> str:
-    """Which window numbers describe, e.g. "iteration 3 (12.5 ms to 25 ms from the trace
-    start, 12.5 ms)"."""
-    return (f"{label} ({fmt_duration(lo - origin)} to {fmt_duration(hi - origin)} from the "
-            f"trace start, {fmt_duration(hi - lo)})")
+    """Which window numbers describe, e.g. "iteration 3 (12.5 ms to 25 ms from the capture
+    start, 12.5 ms)"; `origin` is the capture start (capture_start_ns)."""
+    from proftui.core.iterations import FROM_CAPTURE_START
+
+    return (f"{label} ({fmt_duration(lo - origin)} to {fmt_duration(hi - origin)} "
+            f"{FROM_CAPTURE_START}, {fmt_duration(hi - lo)})")
 
 
 def print_table(table, columns: list[int], rows, title: str, blank: str = "") -> None:
@@ -229,11 +245,18 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
         from rich.text import Text
 
         console = Console()
+        # Names cut to a few characters say nothing: where the columns leave a text column
+        # less than READABLE_TEXT cells, the last columns are left out (and named below).
+        hidden: list[str] = []
+        while len(headers) > 2 and not _readable(widths, right, console.width):
+            hidden.insert(0, headers.pop())
+            for items in (widths, right, *cells):
+                items.pop()
         # Numbers keep their full width; text columns share the rest (cut with an ellipsis).
         # Where boxed columns leave the text too little, columns are ruled by spaces only.
         n_text = max(right.count(False), 1)
         boxed = console.width - 1 - sum(w + 3 for w, r in zip(widths, right) if r)
-        compact = boxed // n_text - 3 < 12
+        compact = boxed // n_text - 3 < 12 or bool(hidden)
         cost = 2 if compact else 3
         spare = console.width - 1 - sum(w + cost for w, r in zip(widths, right) if r)
         text_widths = iter(share_widths([w for w, r in zip(widths, right) if not r],
@@ -249,6 +272,9 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
         for row in cells:
             view.add_row(*(Text(x) for x in row))
         console.print(view)
+        if hidden:
+            console.print(Text(f"not shown at this width: {', '.join(hidden)} "
+                               "(a wider terminal shows them)", style="dim"))
         return
 
     def line(row: list[str]) -> str:
@@ -257,6 +283,13 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
 
     out = [title, line(headers)] + [line(row) for row in cells]
     sys.stdout.write("\n".join(out) + "\n")
+
+
+def _readable(widths: list[int], right: list[bool], width: int) -> bool:
+    """Whether, the numbers keeping their width, each text column can have what it needs or
+    at least READABLE_TEXT cells (two cells between columns)."""
+    return sum(w if r else min(w, READABLE_TEXT) for w, r in zip(widths, right)) \
+        + 2 * len(widths) < width
 
 
 def json_key(column) -> str:

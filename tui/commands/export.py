@@ -18,14 +18,17 @@ from proftui.tui.commands.common import (
     new_parser,
     ops_window,
 )
-from proftui.tui.format import fmt_count
+from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
 
 def cmd_export(argv: list[str]) -> int:
     parser = new_parser("export", "Write the events of a window as CSV (one row per slice or "
-                        "instant: name, category, process, thread, start, end and duration from "
-                        "the trace start, depth, kind, and chosen args), or its ops table. CSV "
+                        "instant: name, category, process, thread, start, end and duration, "
+                        "depth, kind, and chosen args), or its ops table. Starts and ends are "
+                        "exact decimals, from the capture start (the profile's earliest "
+                        "timestamp) or, with --time absolute, on the profiler's own clock as "
+                        "the file writes it; the headers say which. CSV "
                         "as RFC 4180, UTF-8, a header row; cells a spreadsheet would run as a "
                         "formula (=, +, -, @) get a leading ' unless --raw. An existing file is "
                         "never overwritten without --force; a failed export leaves no file. "
@@ -39,7 +42,8 @@ def cmd_export(argv: list[str]) -> int:
                         "--unit ns\n"
                         "  proftui export trace.json --iteration 2 --what ops --by category "
                         "-o ops.csv --force\n"
-                        "  proftui export trace.json --all --tracks '/^python.*thread/' | head")
+                        "  proftui export trace.json --all --tracks '/^python.*thread/' | head\n"
+                        "  proftui export trace.json --iteration 2 --time absolute --unit ns")
     add_window_options(parser, required=True)
     parser.add_argument("--tracks", metavar="PATTERN", help='only tracks whose "process / '
                         'track" label contains PATTERN (ignoring case), or matches /regex/')
@@ -54,6 +58,11 @@ def cmd_export(argv: list[str]) -> int:
                         "(events only), e.g. 'Input Dims,External id'")
     parser.add_argument("--unit", choices=("ns", "us", "ms", "s"), default=None,
                         help="time unit of the columns (events: default us; ops: default ns)")
+    parser.add_argument("--time", choices=("relative", "absolute"), default=None,
+                        help="events' start and end: relative (default), from the capture "
+                        "start, headers start_from_capture(UNIT) ...; or absolute, the "
+                        "profiler's clock as in the source file (to join rows with other "
+                        "tools), headers start_profiler_clock(UNIT) ...")
     parser.add_argument("--raw", action="store_true", help="keep cells that look like "
                         "formulas as they are (no leading ')")
     parser.add_argument("--format", choices=("csv", "parquet"), default="csv",
@@ -68,6 +77,9 @@ def cmd_export(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.args is not None and args.what != "events":
         parser.error("--args applies to --what events only")
+    if args.time is not None and (args.what != "events" or args.format != "csv"):
+        parser.error("--time applies to the events' CSV only (Parquet's start_ns are "
+                     "always absolute)")
     keys = [k.strip() for k in (args.args or "").split(",") if k.strip()]
     if args.args is not None and not keys:
         parser.error("--args wants one or more keys, e.g. --args 'Input Dims,grid'")
@@ -121,7 +133,8 @@ def cmd_export(argv: list[str]) -> int:
     if args.what == "events":
         window = {} if args.all else {"start_ns": lo, "end_ns": hi}
         result = export_events(index, target, tracks=tracks, args_keys=keys,
-                               unit=args.unit or "us", groups=groups, **window, **common)
+                               unit=args.unit or "us", groups=groups,
+                               clock=args.time or "relative", **window, **common)
     else:
         table = aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks, by=args.by,
                               tables=grouping_tables(index, args.by), groups=groups)
@@ -129,7 +142,7 @@ def cmd_export(argv: list[str]) -> int:
         result = export_table(table, target, columns=shown, unit=args.unit or "ns",
                               **common)
     if result.path != "-":
-        sys.stderr.write(f"wrote {fmt_count(result.rows)} rows to {safe(result.path)}\n")
+        sys.stderr.write(f"wrote {plural(result.rows, 'row')} to {safe(result.path)}\n")
     return EXIT_OK
 
 
@@ -150,6 +163,6 @@ def _parquet(args, index, tracks, window: tuple[int, int] | None,
     result = export_parquet(index, args.output, iterations=iterations.items, steps=steps,
                             start_ns=lo, end_ns=hi, tracks=tracks, groups=groups,
                             overwrite=args.force)
-    sys.stderr.write(f"wrote {fmt_count(result.slices)} slices and {fmt_count(result.steps)} "
-                     f"steps in {result.partitions} rank partitions to {safe(result.path)}\n")
+    sys.stderr.write(f"wrote {plural(result.slices, 'slice')} and {plural(result.steps, 'step')} "
+                     f"in {plural(result.partitions, 'rank partition')} to {safe(result.path)}\n")
     return EXIT_OK

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, load, new_parser
-from proftui.tui.format import fmt_count
+from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
 
@@ -18,9 +18,9 @@ def cmd_index(argv: list[str]) -> int:
     index = load(args)
     where = index.meta.get("cache_path")
     if index.meta.get("from_cache"):
-        sys.stdout.write(f"already indexed: {fmt_count(index.n_slices)} slices\n")
+        sys.stdout.write(f"already indexed: {plural(index.n_slices, 'slice')}\n")
     elif where:
-        sys.stdout.write(f"indexed {fmt_count(index.n_slices)} slices into {safe(where)}\n")
+        sys.stdout.write(f"indexed {plural(index.n_slices, 'slice')} into {safe(where)}\n")
     else:
         why = index.meta.get("cache_error", "the cache was not written")
         sys.stderr.write(f"proftui: {safe(why)}\n")

@@ -12,7 +12,7 @@ from proftui.tui.commands.common import (
     new_parser,
     print_json,
 )
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.safe import safe
 
 MAX_FILES_SHOWN = 20
@@ -85,7 +85,8 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"tables     {len(profile['tables'])}")
         for table in profile["tables"]:
             group = f" [{safe(table['group'])}]" if table["group"] else ""
-            shape = (f"{fmt_count(table['rows']):>9} rows x {len(table['columns']):<3}"
+            rows = "row " if table.get("rows") == 1 else "rows"  # aligned: the numbers line up
+            shape = (f"{fmt_count(table['rows']):>9} {rows} x {len(table['columns']):<3}"
                      if "rows" in table else safe(table.get("error", "")))
             lines.append(f"  {safe(table['kind']):<22} {shape} "
                          f"{safe(_short(table['path'], profile))}{group}")
@@ -165,9 +166,9 @@ def track_contents(track: dict[str, Any]) -> str:
     """What a track holds, e.g. "1,024 slices in 3 rows, 2 instants"."""
     parts = []
     if track["slices"]:
-        parts.append(f"{fmt_count(track['slices'])} slices in {track['rows']} rows")
+        parts.append(f"{plural(track['slices'], 'slice')} in {plural(track['rows'], 'row')}")
     if track["instants"]:
-        parts.append(f"{fmt_count(track['instants'])} instants")
+        parts.append(plural(track["instants"], "instant"))
     if track["counter_series"]:
         parts.append(f"{track['counter_series']} counters")
     return ", ".join(parts) or "empty"

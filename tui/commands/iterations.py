@@ -12,12 +12,14 @@ from proftui.tui.commands.common import (
     print_table,
     profile_iterations,
 )
+from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
 
 def cmd_iterations(argv: list[str]) -> int:
     parser = new_parser("iterations", "Print one line per iteration (training step): its start "
-                        "from the trace start, duration, breakdown (FP+BP, iteration refresh, "
+                        "in ms from the capture start (the profile's earliest timestamp), "
+                        "duration, breakdown (FP+BP, iteration refresh, "
                         "data aug bound; or computing, communication, free ...), how it compares "
                         "with the median of its rank or device, and the slowest and outliers "
                         "(longer than 1.2 x the median) marked.",
@@ -27,29 +29,28 @@ def cmd_iterations(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
     from proftui.core.aggregate import iterations_table
+    from proftui.core.iterations import FROM_CAPTURE_START, capture_start_ns
 
     index = load(args)
     found = profile_iterations(index)
-    origin = index.start_ns if index.n_slices else None
-    table = iterations_table(found, origin_ns=origin)
+    origin = capture_start_ns(index, found)
+    table = iterations_table(found, origin)
     if args.json:
         vs = table.find("vs median")
         marks = table.find("Mark")
-        relative = table.find("Relative start")
         items = []
         for n, it in enumerate(found.items):
-            rel = float(relative.values[n])  # type: ignore[union-attr]
             vs_n = float(vs.values[n])  # type: ignore[union-attr]
             items.append({
                 "group": it.group, "number": it.number,
                 "start_ns": it.start_ns if it.start_ns >= 0 else None,
                 "end_ns": it.end_ns if it.end_ns >= 0 else None,
                 "dur_ns": it.dur_ns if it.dur_ns >= 0 else None,
-                "relative_start_ns": int(rel) if rel == rel else None,
+                "relative_start_ns": it.start_ns - origin if it.start_ns >= 0 else None,
                 "parts_ns": it.parts, "vs_median_pct": vs_n if vs_n == vs_n else None,
                 "mark": marks.values[n]})  # type: ignore[union-attr]
         result = {"source": found.source if found.items else None, "notes": found.notes,
-                  "items": items}
+                  "capture_start_ns": origin, "items": items}
         print_json(result)
         return EXIT_OK
     if not found.items:
@@ -58,9 +59,8 @@ def cmd_iterations(argv: list[str]) -> int:
         return EXIT_OK
     hidden = {"Start"} | ({"Group"} if not any(it.group for it in found.items) else set())
     columns = [i for i, c in enumerate(table.columns) if c.name not in hidden]
-    origin_text = "trace start" if origin is not None else "first iteration"
-    title = (f"{len(found.items)} iterations from {safe(found.source)}; starts from the "
-             f"{origin_text}; outliers are longer than 1.2 x their group's median")
+    title = (f"{plural(len(found.items), 'iteration')} from {safe(found.source)}; starts "
+             f"{FROM_CAPTURE_START}; outliers are longer than 1.2 x their group's median")
     print_table(table, columns, range(table.n_rows), title)
     for note in found.notes:
         sys.stdout.write(f"note: {safe(note)}\n")

@@ -8,6 +8,7 @@ import sys
 from proftui.tui.commands.common import (
     EXIT_OK,
     add_window_options,
+    check_top,
     group_windows,
     load,
     new_parser,
@@ -39,9 +40,9 @@ def cmd_memory(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true",
                         help="print JSON for machines (bytes and times as integers)")
     args = parser.parse_args(argv)
-    if args.top < 1:
-        parser.error("--top wants 1 or more")
+    check_top(parser, args.top)
     from proftui.core.analysis.memory import memory
+    from proftui.core.iterations import capture_start_ns
     from proftui.core.overview import read_overview
 
     index = load(args)
@@ -55,7 +56,8 @@ def cmd_memory(argv: list[str]) -> int:
     if not found.has_data:
         sys.stdout.write(NO_DATA)
         return EXIT_OK
-    print_memory(found, args.top, window_text(label, lo, hi, index.start_ns), index.start_ns)
+    origin = capture_start_ns(index)
+    print_memory(found, args.top, window_text(label, lo, hi, origin), origin)
     return EXIT_OK
 
 
@@ -67,8 +69,8 @@ def print_memory(found, top: int, window: str, origin_ns: int) -> None:
     if found.peaks:
         table = peak_table(found, origin_ns)
         print_table(table, list(range(len(table.columns))), range(table.n_rows),
-                    "peaks: the highest sample of each allocator series (At: from the trace "
-                    "start; the innermost host op and device op running then)")
+                    "peaks: the highest sample of each allocator series (the innermost "
+                    "host op and device op running then)")
     else:
         sys.stdout.write("peaks: no allocator counters in this window\n")
     ops = found.top(top)

@@ -26,11 +26,14 @@ def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
                         help="colour theme (default dark; T switches at run time)")
     args = parser.parse_args(argv)
     from proftui.core.errors import ProftuiError
+    from proftui.core.load import check_openable
 
     for path in (args.path, args.new):
         if path is not None and not os.path.exists(path):
-            raise ProftuiError(f"{path}: no such file or folder (commands: "
+            raise ProftuiError(f"{path}: no such file or directory (commands: "
                                f"{', '.join(commands)}; see proftui --help).")
+        if path is not None:  # what shows at once is said at once, as the commands say it
+            check_openable(path)
     theme = THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME
     if args.new is not None:
         if args.run is not None:
@@ -44,7 +47,13 @@ def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
 
         app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run)
     app.run()
-    if app.error:  # shown in the app; said again where scripts and the shell see it
+    return exit_status(app)
+
+
+def exit_status(app) -> int:
+    """After the app: the sentence of a trace it could not open, said again where scripts
+    and the shell see it (as the commands say it), and exit status 2; else 0."""
+    if app.error:
         sys.stderr.write(f"proftui: {safe(app.error)}\n")
         return EXIT_USAGE
     return EXIT_OK

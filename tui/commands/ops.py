@@ -8,6 +8,7 @@ from proftui.tui.commands.common import (
     EXIT_OK,
     GROUPINGS,
     add_window_options,
+    check_top,
     group_windows,
     grouping_tables,
     json_key,
@@ -19,7 +20,7 @@ from proftui.tui.commands.common import (
     print_table,
     window_text,
 )
-from proftui.tui.format import fmt_count, fmt_duration
+from proftui.tui.format import fmt_count, fmt_duration, plural
 
 DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
 
@@ -51,13 +52,14 @@ def cmd_ops(argv: list[str]) -> int:
                         f"(default {DEFAULT_TOP} as text, all as JSON; 0 for all)")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
-    if args.top is not None and args.top < 0:
-        parser.error("--top wants a count of 0 or more")
+    check_top(parser, args.top, zero_is_all=True)
     from proftui.core.aggregate import aggregate_ops
+    from proftui.core.iterations import FROM_CAPTURE_START, capture_start_ns
     from proftui.core.table_query import column_index, sort_order
 
     index = load(args)
     lo, hi, label = ops_window(args, index)
+    origin = capture_start_ns(index)
     groups = group_windows(args, index)
     table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side,
                           tables=grouping_tables(index, args.by), groups=groups)
@@ -72,7 +74,7 @@ def cmd_ops(argv: list[str]) -> int:
     if args.json:
         result = {
             "window": {"label": label, "start_ns": lo, "end_ns": hi,
-                       "from_trace_start_ns": [lo - index.start_ns, hi - index.start_ns],
+                       "from_trace_start_ns": [lo - origin, hi - origin],
                        "groups": None if groups is None else {
                            g: {"start_ns": a, "end_ns": b} for g, (a, b) in groups.items()}},
             "by": args.by, "side": args.side, "ops": table.n_rows, "slices": n_slices,
@@ -80,11 +82,11 @@ def cmd_ops(argv: list[str]) -> int:
                      for r in shown]}
         print_json(result)
         return EXIT_OK
-    where = (window_text(label, lo, hi, index.start_ns) if groups is None else
-             f"{label}, each in its own window ({fmt_duration(lo - index.start_ns)} to "
-             f"{fmt_duration(hi - index.start_ns)} from the trace start in all)")
+    where = (window_text(label, lo, hi, origin) if groups is None else
+             f"{label}, each in its own window ({fmt_duration(lo - origin)} to "
+             f"{fmt_duration(hi - origin)} {FROM_CAPTURE_START} in all)")
     title = (f"ops of {where}, by {args.by}, "
-             f"{args.side} tracks: {fmt_count(table.n_rows)} ops, {fmt_count(n_slices)} slices")
+             f"{args.side} tracks: {plural(table.n_rows, 'op')}, {plural(n_slices, 'slice')}")
     columns = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
     print_table(table, columns, shown, title, blank="(none)")
     if len(shown) < len(rows):

@@ -15,7 +15,7 @@ from proftui.tui.commands.common import (
     print_json,
     print_table,
 )
-from proftui.tui.format import fmt_count, fmt_duration, shorten_apart
+from proftui.tui.format import fmt_duration, plural, shorten_apart
 from proftui.tui.safe import safe
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def finding_text(finding: dict, origin_ns: int | None) -> str:
     """One finding of the report's JSON as two lines: what, what it costs, where first (from
-    the trace start; not said without a timeline, `origin_ns` None)."""
+    the capture start, `origin_ns`; not said without a timeline, `origin_ns` None)."""
     group = f" [{safe(finding['group'])}]" if finding["group"] else ""
     first = finding["evidence"][0] if finding["evidence"] else None
     where = (f", first at {fmt_duration(first['start_ns'] - origin_ns)}"
@@ -66,16 +66,18 @@ def cmd_summary(argv: list[str]) -> int:
                         "  proftui summary --json torch_npu_ascend_pt/ | jq .busy")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
+    from proftui.core.iterations import capture_start_ns
     from proftui.core.report import report_tables, summary_report
 
-    report = summary_report(load(args))
+    index = load(args)
+    report = summary_report(index)
     if args.json:
         print_json(report)
         return EXIT_OK
     files = report["files"]
     tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
-    what = (f"span {fmt_duration(report['span_ns'])}, {fmt_count(report['slices'])} slices "
-            f"from {len(files)} timeline{'s' if len(files) != 1 else ''}" if files
+    what = (f"span {fmt_duration(report['span_ns'])}, {plural(report['slices'], 'slice')} "
+            f"from {plural(len(files), 'timeline')}" if files
             else "no timeline: summarised from its tables")
     sys.stdout.write(f"summary of {safe(report['path'])}\n{what}"
                      + (f"; tables: {tables}" if tables else "") + "\n")
@@ -87,7 +89,7 @@ def cmd_summary(argv: list[str]) -> int:
         print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
     if report["findings"]:
         sys.stdout.write("top findings (proftui advise for all, with evidence):\n"
-                         + "".join(finding_text(f, report["start_ns"] if files else None)
+                         + "".join(finding_text(f, capture_start_ns(index) if files else None)
                                    for f in report["findings"]))
     sys.stdout.write("\n".join(diagnostic_lines(
         [{"kind": kind, "count": n} for kind, n in report["diagnostics"].items()])) + "\n")

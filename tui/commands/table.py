@@ -9,11 +9,12 @@ from typing import Any
 from proftui.tui.commands.common import (
     EXIT_OK,
     TerminalText,
+    check_top,
     new_parser,
     print_json,
     print_table,
 )
-from proftui.tui.format import fmt_count
+from proftui.tui.format import fmt_count, plural
 from proftui.tui.safe import safe
 
 DEFAULT_TOP = 50  # rows printed as text unless --top says otherwise
@@ -83,8 +84,7 @@ def cmd_table(argv: list[str]) -> int:
     parser.add_argument("--raw", action="store_true", help="with --csv: keep cells that "
                         "look like formulas as they are (no leading ')")
     args = parser.parse_args(argv)
-    if args.top is not None and args.top < 0:
-        parser.error("--top wants a count of 0 or more")
+    check_top(parser, args.top, zero_is_all=True)
     if not args.csv and (args.output != "-" or args.force or args.raw):
         parser.error("-o, --force and --raw apply to --csv only")
     names = [n.strip() for n in (args.columns or "").split(",") if n.strip()]
@@ -122,7 +122,7 @@ def _list(layout, as_json: bool, use_cache: bool = True) -> int:
     import numpy as np
 
     from proftui.core.errors import ProftuiError
-    from proftui.core.importers.csv_summary import Column, Table
+    from proftui.core.importers.csv_summary import Column, Table, text_column
     from proftui.core.summary_tables import file_name
     from proftui.core.table_cache import read_table
 
@@ -143,25 +143,17 @@ def _list(layout, as_json: bool, use_cache: bool = True) -> int:
         sys.stdout.write(f"{safe(layout.root)} holds no summary tables.\n")
         return EXIT_OK
 
-    def text(key: str) -> Any:
-        values = np.empty(len(entries), dtype=object)
-        values[:] = [_relative(e[key], layout.root) if key == "path" else e[key]
-                     for e in entries]
-        return values
-
     def number(key: str) -> Any:
         return np.array([np.nan if e[key] is None else e[key] for e in entries], np.float64)
 
-    files = text("path")
-    for i, entry in enumerate(entries):
-        if entry["error"]:
-            files[i] = f"{files[i]} ({entry['error'].rstrip('.')})"
-    columns = [Column("Kind", "Kind", "", "text", text("kind"))]
+    files = [_relative(e["path"], layout.root)
+             + (f" ({e['error'].rstrip('.')})" if e["error"] else "") for e in entries]
+    columns = [text_column("Kind", [e["kind"] for e in entries])]
     if any(e["group"] for e in entries):
-        columns.append(Column("Group", "Group", "", "text", text("group")))
+        columns.append(text_column("Group", [e["group"] for e in entries]))
     columns += [Column("Rows", "Rows", "", "number", number("n_rows")),
                 Column("Columns", "Columns", "", "number", number("n_columns")),
-                Column("File", "File", "", "text", files)]
+                text_column("File", files)]
     listing = Table("tables", layout.root, columns, len(entries))
     print_table(listing, list(range(len(columns))), range(len(entries)),
                 f"{len(entries)} summary tables in {layout.root}")
@@ -263,7 +255,7 @@ def _title(table, groups: list[str], answer) -> str:
     whose = ""
     if any(groups):
         whose = f" of {', '.join(g or '(top)' for g in groups)}"
-    count = f"{fmt_count(table.n_rows)} rows"
+    count = plural(table.n_rows, "row")
     if answer.where:
         count += f", {fmt_count(answer.n_matching)} matching {answer.where}"
     order = ""

@@ -1,4 +1,5 @@
-"""Malformed input: what survives a truncation or garbage, what is counted, what is refused."""
+"""Broken input to load_trace: what survives a truncation or garbage, what is counted, and
+what is refused with one sentence."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from proftui.core import NotATraceError, ProftuiError, TraceIndex
 from proftui.core.importers.chrome_json import _entry_boundary
 
-from helpers import BATCH_SIZES, load, problems, slices, write_trace
+from helpers import BATCH_SIZES, columns_equal, load, problems, slices, write_trace
 
 # One event of each kind the index keeps, with strings that look like event boundaries.
 EVENTS = [
@@ -29,6 +30,26 @@ EVENTS = [
      "args": {"json": '[{"a":1},{"b":2},{"c":3},{"d":4},{"e":5},{"f":6}]'}},
     {"ph": "X", "name": "x4", "pid": 1, "tid": 3, "ts": 23, "dur": 1},
 ]
+
+# A smaller trace, a boundary in a name and in args, its global instant last.
+SMALL_TRACE = [
+    {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "p"}},
+    {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 10, "args": {"k": "v,{x}"}},
+    {"ph": "X", "name": "b\"},{\"", "pid": 1, "tid": 1, "ts": 2, "dur": 3},
+    {"ph": "B", "name": "c", "pid": 1, "tid": 2, "ts": 4},
+    {"ph": "E", "pid": 1, "tid": 2, "ts": 9},
+    {"ph": "i", "name": "d", "pid": 1, "tid": 1, "ts": 5, "s": "g"},
+]
+
+
+def _spans(raw: bytes, events: list[dict]) -> list[tuple[dict, int, int]]:
+    """(event, start, end): where each event's text lies in `raw`."""
+    spans = []
+    for event in events:
+        text = json.dumps(event).encode()
+        start = raw.index(text)
+        spans.append((event, start, start + len(text)))
+    return spans
 
 
 def _survivors(index: TraceIndex) -> dict[str, object]:
@@ -59,16 +80,14 @@ def _expected(before: list[dict]) -> dict[str, object]:
     return out
 
 
+# -- truncated ---------------------------------------------------------------------------------
+
 @pytest.mark.parametrize("batch", BATCH_SIZES)
 @pytest.mark.parametrize("wrapper", [True, False], ids=["object", "array"])
 def test_truncated_at_every_byte(tmp_path, wrapper, batch) -> None:
     body = {"displayTimeUnit": "ns", "traceEvents": EVENTS, "traceName": "t"}
     raw = json.dumps(body if wrapper else EVENTS).encode()
-    spans = []
-    for event in EVENTS:
-        text = json.dumps(event).encode()
-        start = raw.index(text)
-        spans.append((event, start, start + len(text)))
+    spans = _spans(raw, EVENTS)
     array_start = raw.index(b"[") + 1
     path = tmp_path / "cut.json"
     for cut in range(len(raw) + 1):
@@ -91,6 +110,26 @@ def test_truncated_at_every_byte(tmp_path, wrapper, batch) -> None:
         assert set(found) <= {"truncated", "bad_json", "bad_tail", "unclosed_begin"}, where
         if cut == len(raw):
             assert found == {}
+
+
+@pytest.mark.parametrize("wrapper", [True, False], ids=["object", "array"])
+def test_every_truncation_keeps_the_complete_events(tmp_path, wrapper) -> None:
+    raw = json.dumps({"traceEvents": SMALL_TRACE} if wrapper else SMALL_TRACE).encode()
+    spans = _spans(raw, SMALL_TRACE)
+    array_start = raw.index(b"[") + 1
+    for cut in range(1, len(raw)):
+        path = write_trace(tmp_path / "cut.json", raw=raw[:cut])
+        try:
+            index = load(path, batch_bytes=16)
+        except NotATraceError:
+            assert cut < array_start  # refused only before the event array begins
+            continue
+        names = {s[0] for s in slices(index)}
+        for event, start, end in spans:
+            if end <= cut and event["ph"] == "X":
+                assert event["name"] in names, (cut, event["name"])
+        if any(start < cut < end for _, start, end in spans):
+            assert "truncated" in problems(index), (cut, problems(index))
 
 
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
@@ -167,6 +206,43 @@ def test_truncated_gzip_keeps_what_was_inflated(tmp_path) -> None:
     assert seen == sorted(seen) and seen[-1] > 2000
 
 
+def test_gzip_truncated_and_corrupt(tmp_path) -> None:
+    raw = json.dumps(SMALL_TRACE * 200).encode()
+    packed = gzip.compress(raw)
+    reference = load(write_trace(tmp_path / "ref.json", raw=raw))
+    index = load(write_trace(tmp_path / "ok.json.gz", raw=raw, gz=True))
+    assert columns_equal(index, reference)
+    assert index.slice_args(0) == {"k": "v,{x}"}
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(packed[: len(packed) // 2])
+    index = load(cut)
+    assert 0 < index.n_slices < reference.n_slices
+    assert "truncated" in problems(index)
+    bad = bytearray(packed)
+    bad[10: 74] = b"\x00" * 64  # the first deflate block is damaged: nothing is readable
+    with pytest.raises(NotATraceError, match="corrupt gzip data"):
+        load(write_trace(tmp_path / "bad.json.gz", raw=bytes(bad)))
+
+
+def test_two_gzip_members(tmp_path) -> None:
+    raw = json.dumps(SMALL_TRACE).encode()
+    path = tmp_path / "two.json.gz"
+    path.write_bytes(gzip.compress(raw[:40]) + gzip.compress(raw[40:]))
+    assert columns_equal(load(path), load(write_trace(tmp_path / "r.json", raw=raw)))
+
+
+@pytest.mark.parametrize("batch", BATCH_SIZES)
+def test_legal_loose_endings(tmp_path, batch) -> None:
+    events = json.dumps(SMALL_TRACE)[1:-1]
+    reference = load(write_trace(tmp_path / "ref.json", SMALL_TRACE, wrapper=False))
+    for raw in (f"[{events}", f"[{events},", f"[{events},\n  ", f"[{events},{{}}]",
+                f"\ufeff[{events}]", f'{{"traceEvents": [{events}, {{}}]}}'):
+        index = load(write_trace(tmp_path / "t.json", raw=raw.encode()), batch)
+        assert columns_equal(index, reference), raw[-20:]
+
+
+# -- garbage inside ---------------------------------------------------------------------------
+
 @pytest.mark.parametrize("batch", BATCH_SIZES)
 def test_garbage_inside_events(tmp_path, batch) -> None:
     raw = b"""\xef\xbb\xbf{"traceEvents": [
@@ -216,6 +292,44 @@ def test_garbage_inside_events(tmp_path, batch) -> None:
     assert problems(index) == {"bad_timestamp": 6, "bad_duration": 5, "negative_duration": 1,
                                "bad_field": 4, "not_an_object": 4}
     assert index.meta["displayTimeUnit"] == "ms"
+
+
+@pytest.mark.parametrize("batch", BATCH_SIZES)
+def test_garbage_inside_valid_json(tmp_path, batch) -> None:
+    raw = b"""[
+      {"ph": "X", "name": "ok", "pid": 1, "tid": 1, "ts": 1, "dur": 2},
+      {"ph": "X", "name": "nan", "pid": 1, "tid": 1, "ts": NaN, "dur": 2},
+      {"ph": "X", "name": "neg", "pid": 1, "tid": 1, "ts": 5, "dur": -3},
+      {"ph": "X", "name": "bool ts", "pid": 1, "tid": 1, "ts": "x", "dur": 1},
+      {"ph": "X", "name": "no dur", "pid": 1, "tid": 1, "ts": 7},
+      {"ph": "X", "name": {"a": 1}, "pid": [1], "tid": 1, "ts": 8, "dur": 1},
+      {"ph": "X", "name": "bad \xff utf8", "pid": 1, "tid": 1, "ts": 9, "dur": 1},
+      {"ph": "X", "name": "dup", "name": "dup2", "pid": 1, "tid": 1, "ts": 10, "dur": 1},
+      {"ph": "X", "name": "huge", "pid": 1, "tid": 1, "ts": 1e300, "dur": 1},
+      17,
+      {"ph": "X", "name": "last", "pid": 1, "tid": 1, "ts": 11, "dur": 1}
+    ]"""
+    index = load(write_trace(tmp_path / "t.json", raw=raw), batch)
+    names = sorted(s[0] for s in slices(index))
+    assert names == sorted(["ok", "neg", "no dur", '{"a": 1}', "bad \ufffd utf8", "dup2",
+                            "last"])
+    got = problems(index)
+    assert got["bad_timestamp"] == 3  # NaN, "x", 1e300
+    assert got["negative_duration"] == 1 and got["bad_duration"] == 1
+    assert got["not_an_object"] == 1
+    assert got["bad_field"] >= 1
+    neg = next(s for s in slices(index) if s[0] == "neg")
+    assert neg[2] == 0  # clamped
+
+
+def test_args_with_nan_and_bad_utf8(tmp_path) -> None:
+    raw = (b'[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1, '
+           b'"args": {"v": NaN, "s": "\xff\xfe"}}, '
+           b'{"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1, '
+           b'"args": {"s": "ok \xff"}}]')
+    index = load(write_trace(tmp_path / "t.json", raw=raw))
+    assert index.slice_args(0) == {"v": None, "s": "\ufffd\ufffd"}
+    assert index.slice_args(1) == {"s": "ok \ufffd"}
 
 
 @pytest.mark.parametrize("batch", BATCH_SIZES)
@@ -274,42 +388,6 @@ def test_counter_values_beyond_float_range(tmp_path, batch) -> None:
     assert problems(index) == {"bad_counter": 1}
 
 
-@pytest.mark.parametrize("content", [
-    b"",
-    b"   \n\t ",
-    b"\xef\xbb\xbf",
-    b"\xef\xbb\xbf  \n",
-    b"Device_id,Model Name,Op Name\n0,resnet,conv1\n",
-    b"\xef\xbb\xbfName,Type,Task Duration(us)\nconv,AI_CORE,1.5\n",
-    bytes(range(256)),
-    b"\x00\x00\x00\x00{\"traceEvents\": []}",
-    b"hello",
-    b"42",
-    b'"traceEvents"',
-    b'{"traceEvents": 5}',
-    b'{"traceEvents": "[]"}',
-    b"""{
-  "projectId": "My Google Cloud Project",
-  "traceId": "6ef9eae4acda422912f705b69539cec8",
-  "spans": [
-    {"spanId": "13616474711799465301", "kind": "RPC_CLIENT", "name": "/endpoint",
-     "startTime": "2015-09-03T16:40:00.841654024Z", "endTime": "2015-09-03T16:40:00.856599389Z",
-     "labels": {"key1": "value1"}}
-  ]
-}""",
-    b'{"communication": {"step1": {"Communication Time Info": {"Elapse Time(ms)": 1.5}}}}',
-], ids=["empty", "whitespace", "bom", "bom-whitespace", "csv", "csv-bom", "binary", "nul-lead",
-        "text", "number", "string", "events-number", "events-string", "cloud-trace",
-        "communication-json"])
-@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
-def test_not_a_trace_is_refused_with_a_sentence(tmp_path, content, gz) -> None:
-    path = write_trace(tmp_path / "input.json", raw=content, gz=gz)
-    with pytest.raises(NotATraceError) as info:
-        load(path)
-    message = str(info.value)
-    assert str(path) in message and message.endswith(".") and "\n" not in message
-
-
 def test_an_array_of_non_events_is_counted_not_refused(tmp_path) -> None:
     index = load(write_trace(tmp_path / "t.json", raw=b'[1, "two", [3], null]'))
     assert index.n_slices == 0
@@ -328,6 +406,62 @@ def test_invalid_json_between_events(tmp_path) -> None:
         assert problems(index) == {"bad_json": 2}, batch
 
 
+# -- refused -----------------------------------------------------------------------------------
+
+EMPTY = "is empty"
+NOT_JSON = "does not start with"
+NOT_CHROME = "no traceEvents"
+
+
+@pytest.mark.parametrize("content,says", [
+    (b"", EMPTY),
+    (b"   \n\t ", EMPTY),
+    (b"\xef\xbb\xbf", EMPTY),
+    (b"\xef\xbb\xbf  \n", EMPTY),
+    (b"Device_id,Model Name,Op Name\n0,resnet,conv1\n", NOT_JSON),
+    (b"\xef\xbb\xbfName,Type,Task Duration(us)\nconv,AI_CORE,1.5\n", NOT_JSON),
+    (b"Name,Type\nconv,AI_CORE\n", NOT_JSON),
+    (bytes(range(256)), NOT_JSON),
+    (b"\x00\x00\x00\x00{\"traceEvents\": []}", NOT_JSON),
+    (b"hello", NOT_JSON),
+    (b"42", NOT_JSON),
+    (b'"traceEvents"', NOT_JSON),
+    (b'{"traceEvents": 5}', NOT_CHROME),
+    (b'{"traceEvents": "[]"}', NOT_CHROME),
+    (b'{"projectId": "p", "spans": [{"spanId": "1"}]}', NOT_CHROME),
+    (b"""{
+  "projectId": "My Google Cloud Project",
+  "traceId": "6ef9eae4acda422912f705b69539cec8",
+  "spans": [
+    {"spanId": "13616474711799465301", "kind": "RPC_CLIENT", "name": "/endpoint",
+     "startTime": "2015-09-03T16:40:00.841654024Z", "endTime": "2015-09-03T16:40:00.856599389Z",
+     "labels": {"key1": "value1"}}
+  ]
+}""", NOT_CHROME),
+    (b'{"communication": {"step1": {"Communication Time Info": {"Elapse Time(ms)": 1.5}}}}',
+     NOT_CHROME),
+], ids=["empty", "whitespace", "bom", "bom-whitespace", "csv", "csv-bom", "csv-summary", "binary",
+        "nul-lead", "text", "number", "string", "events-number", "events-string",
+        "cloud-trace-short", "cloud-trace", "communication-json"])
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_not_a_trace_is_refused_with_a_sentence(tmp_path, content, says, gz) -> None:
+    path = write_trace(tmp_path / "input.json", raw=content, gz=gz)
+    with pytest.raises(NotATraceError) as info:
+        load(path)
+    message = str(info.value)
+    assert str(path) in message and message.endswith(".") and "\n" not in message
+    assert says in message
+
+
+def test_unreadable_paths(tmp_path) -> None:
+    with pytest.raises(ProftuiError, match="no such file"):
+        load(tmp_path / "missing.json")
+    empty_dir = tmp_path / "empty"
+    empty_dir.mkdir()
+    with pytest.raises(NotATraceError, match="holds no trace or profiler output"):
+        load(empty_dir)
+
+
 def test_odd_file_names_in_a_profile_directory(tmp_path) -> None:
     folder = tmp_path / "run"
     folder.mkdir()
@@ -339,10 +473,3 @@ def test_odd_file_names_in_a_profile_directory(tmp_path) -> None:
     assert [s[0] for s in slices(index)] == ["a"]
 
 
-def test_readable_errors_for_paths(tmp_path) -> None:
-    with pytest.raises(ProftuiError, match="no such file"):
-        load(tmp_path / "missing.json")
-    empty_dir = tmp_path / "empty"
-    empty_dir.mkdir()
-    with pytest.raises(NotATraceError):
-        load(empty_dir)

@@ -1,0 +1,30 @@
+"""What every test shares: a cache directory of its own, never the user's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The cache of what fixtures wider than one test open (a module's corpus profile): they
+    are set up before any test's own cache_dir is named."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        path = tmp_path_factory.mktemp("cache")
+        monkeypatch.setenv("PROFTUI_CACHE_DIR", str(path))
+        monkeypatch.delenv("PROFTUI_CACHE_MAX", raising=False)
+        yield path
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty cache directory of the test's own, named by PROFTUI_CACHE_DIR (for every
+    test: opening a trace or reading a summary table caches it), with no size cap from the
+    environment."""
+    path = tmp_path / "cache"
+    monkeypatch.setenv("PROFTUI_CACHE_DIR", str(path))
+    monkeypatch.delenv("PROFTUI_CACHE_MAX", raising=False)
+    return path
