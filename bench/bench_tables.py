@@ -18,6 +18,9 @@ a shared machine; the calls do no waiting) and MB/s of the file (1 MB = 10**6 by
     python bench/bench_tables.py                 # 128 MB each
     python bench/bench_tables.py --quick         # 16 MB each, a smoke run
     python bench/bench_tables.py --profile       # also cProfile's top entries of a cold parse
+    python bench/bench_tables.py --best --compare /work/pkgs/main  # another checkout's cold
+                                                 # parse beside ours (a directory holding a
+                                                 # proftui package), best of the rounds
 """
 
 from __future__ import annotations
@@ -92,13 +95,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true",
                         help="print cProfile's top entries of a cold parse of each file")
+    parser.add_argument("--compare", metavar="DIR",
+                        help="also time the cold parse of the proftui package in DIR")
+    parser.add_argument("--best", action="store_true",
+                        help="the best of the rounds instead of their median")
     args = parser.parse_args()
+    pick = min if args.best else statistics.median
     mb = 16 if args.quick else args.mb
     files = [workload(Path(args.dir), kind, mb) for kind in ("kernel_details", "op_summary")]
-    print(f"\nCPU seconds in fresh processes, median of {args.repeat}; ratio = against the "
-          "bare csv.reader pass of the same file")
+    print(f"\nCPU seconds in fresh processes, {'best' if args.best else 'median'} of "
+          f"{args.repeat}; ratio = against the bare csv.reader pass of the same file")
     print(f"  {'file':28s} {'rows':>9s} {'bare':>7s} {'cold':>7s} {'x bare':>7s} {'MB/s':>6s}"
-          f" {'+store':>7s} {'x bare':>7s} {'reopen':>7s} {'x bare':>7s}")
+          f" {'+store':>7s} {'x bare':>7s} {'reopen':>7s} {'x bare':>7s}"
+          + (f" {'compared':>8s} {'x bare':>7s}" if args.compare else ""))
     for path in files:
         size_mb = path.stat().st_size / 1e6
         times: dict[str, list[float]] = {}
@@ -111,14 +120,20 @@ def main() -> None:
                     got = run(CHILD, str(path), what, env=env)
                     times.setdefault(what, []).append(got["seconds"])
                     rows = got["rows"] or rows
+                if args.compare:
+                    other = dict(env, PYTHONPATH=args.compare)
+                    times.setdefault("compared", []).append(
+                        run(CHILD, str(path), "cold", env=other)["seconds"])
             finally:
                 shutil.rmtree(cache, ignore_errors=True)
-        med = {k: statistics.median(v) for k, v in times.items()}
+        med = {k: pick(v) for k, v in times.items()}
         bare = med["bare"]
         print(f"  {path.name:28s} {rows:>9,} {bare:>6.2f}s {med['cold']:>6.2f}s "
               f"{med['cold'] / bare:>6.2f}x {size_mb / med['cold']:>6.0f} "
               f"{med['store']:>6.2f}s {med['store'] / bare:>6.2f}x {med['reopen']:>6.3f}s "
-              f"{med['reopen'] / bare:>6.3f}x")
+              f"{med['reopen'] / bare:>6.3f}x"
+              + (f" {med['compared']:>7.2f}s {med['compared'] / bare:>6.2f}x"
+                 if args.compare else ""))
     print("  targets: cold <= 2x the bare pass (>= 60 MB/s), reopen <= 0.3x")
     if args.profile:
         for path in files:

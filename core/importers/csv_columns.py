@@ -7,21 +7,24 @@ caches); the number columns of a chunk are joined row by row (a row's cells lie 
 in memory) into one JSON array and decoded by msgspec in one C pass, instead of a float()
 per cell; the text columns of a row are coded at once, by the tuple of their cells (a
 kernel's name, type, shapes and formats repeat together), instead of a dictionary look-up
-per cell. Any chunk these shortcuts do not fit is read cell by cell as before.
+per cell. Any chunk these shortcuts do not fit is read cell by cell as before. Plain rows
+come in blocks of bytes instead (csv_blocks.py, Chunks.add_block), whose number cells never
+become strings.
 """
 
 from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Any
 
 import msgspec
 import numpy as np
 
+from proftui.core.importers.csv_blocks import MISSING, Block
 from proftui.core.timeconv import us_to_ns
 
-MISSING = frozenset({"", "N/A", "NA", "n/a", "-", "None", "null"})  # texts of "no value"
 TIME_UNITS = {"us": 1_000, "ms": 1_000_000, "ns": 1, "s": 1_000_000_000}
 _EPOCH_US = 1e12  # beyond this many µs a time column holds epoch timestamps (exact int64 ns)
 _MISSING_TS = np.iinfo(np.int64).min
@@ -83,9 +86,11 @@ class ColumnBuilder:
         self.codes.append(self.code(cells))
 
     def add_numbers(self, numbers: np.ndarray, cells: Callable[[], Sequence[str]],
-                    epoch: bool | None = None) -> None:
+                    epoch: bool | None = None,
+                    us_ns: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None) -> None:
         """Add a chunk of numbers; `cells()` gives their text, for exact ns; `epoch` whether
-        they reach epoch timestamps (None: find out)."""
+        they reach epoch timestamps (None: find out); `us_ns()`, if given, their exact ns
+        (and which are usable) when the unit is µs, as _time_ns would give them."""
         self.numbers.append(numbers)
         if self.unit not in TIME_UNITS:
             return
@@ -95,7 +100,10 @@ class ColumnBuilder:
             self.epoch = True
             self.late_epoch = len(self.numbers) > 1  # earlier chunks lack their ns
         if self.epoch:
-            ns, ok = _time_ns(list(map(str.strip, cells())), numbers, self.unit)
+            if us_ns is not None and self.unit == "us":
+                ns, ok = us_ns()
+            else:
+                ns, ok = _time_ns(list(map(str.strip, cells())), numbers, self.unit)
             self.ns.append(ns)
             self.ok.append(ok)
         else:
@@ -166,6 +174,7 @@ class TextRows:
         self.per_column: list[list[int]] = [[] for _ in columns]  # tuple number -> code
         self.arrays: list[np.ndarray] = []  # per_column as arrays, while no tuple is new
         self.seen = 0
+        self.cells: Callable[[Any], Sequence[str]] = tuple
 
     def add(self, body: list[list[str]]) -> bool:
         """Code the text columns of `body`; False when the tuples repeat too little (the
@@ -174,6 +183,13 @@ class TextRows:
             rows = [(r[self.columns[0]],) for r in body]
         else:
             rows = list(map(self.pick, body))
+        return self.add_keys(rows, tuple)
+
+    def add_keys(self, rows: Sequence[Hashable], cells: Callable[[Any], Sequence[str]]
+                 ) -> bool:
+        """:meth:`add` for rows given by a key each (a tuple of their text cells, or a
+        block's row of them: see csv_blocks.Block.rows); `cells` gives a new key's cells."""
+        self.cells = cells
         numbers = np.fromiter(map(self.rows.__getitem__, rows), np.int32, len(rows))
         self.seen += len(rows)
         if len(self.arrays) != len(self.per_column):
@@ -183,8 +199,8 @@ class TextRows:
             builder.codes.append(codes[numbers])
         return len(self.rows) < self._GIVE_UP or 4 * len(self.rows) < self.seen
 
-    def _new(self, row: tuple[str, ...]) -> None:
-        for builder, codes, cell in zip(self.builders, self.per_column, row):
+    def _new(self, row: Hashable) -> None:
+        for builder, codes, cell in zip(self.builders, self.per_column, self.cells(row)):
             codes.append(builder.texts[cell])
         self.arrays = []
 
@@ -196,7 +212,7 @@ class _RowCodes(dict):
         super().__init__()
         self.owner = owner
 
-    def __missing__(self, row: tuple[str, ...]) -> int:
+    def __missing__(self, row: Hashable) -> int:
         number = self[row] = len(self)
         self.owner._new(row)
         return number
@@ -218,24 +234,14 @@ class Chunks:
 
     def add(self, body: list[list[str]]) -> None:
         builders = self.builders
-        joint = [i for i, b in enumerate(builders) if b.codes is None and b.joint]
+        joint = self._joint()
         matrix = plain_matrix(body, joint) if joint else None
         if matrix is not None:
-            # Which time columns reach epoch timestamps: one pass over the matrix.
-            scale = np.array([_epoch_threshold(builders[i].unit) for i in joint])
-            with np.errstate(invalid="ignore"):
-                reach = np.abs(np.where(np.isfinite(matrix), matrix, 0.0)).max(axis=0) >= scale
-            for j, i in enumerate(joint):
-                builders[i].add_numbers(matrix[:, j], lambda i=i: [r[i] for r in body],
-                                        bool(reach[j]))
+            self._add_matrix(joint, matrix, lambda i: [r[i] for r in body])
             done = set(joint)
-            text = [i for i, b in enumerate(builders) if b.codes is not None]
+            text = self._text()
             if text and self.by_rows:
-                if self.text_rows is None or self.text_rows.columns != text:
-                    self.text_rows = TextRows(builders, text)
-                self.by_rows = self.text_rows.add(body)
-                if not self.by_rows:
-                    self.text_rows = None
+                self._add_rows(text, lambda rows: rows.add(body))
                 done.update(text)
             rest = [i for i in range(len(builders)) if i not in done]
         else:
@@ -249,6 +255,77 @@ class Chunks:
             columns = zip(*map(pick, body)) if len(rest) > 1 else iter([list(map(pick, body))])
         for i, cells in zip(rest, columns):
             builders[i].add(cells)
+
+    def add_block(self, block: Block) -> None:
+        """:meth:`add` for a block of plain rows: its number columns decoded together, its
+        text rows coded at once, any other column from the strings csv.reader reads."""
+        done: set[int] = set()
+        text = self._text()
+        first = block.row_cells(block.raw[:block.ends[0, -1]])
+        joint = [i for i in self._joint() if _number_like(first[i])]  # the others would fail
+        for columns, matrix in _decoded(block, joint, text if self.by_rows else None):
+            self._add_matrix(columns, matrix, lambda i: block.cells([i])[0], block.us_ns)
+            done.update(columns)
+        if text and self.by_rows:
+            self._add_rows(text, lambda rows: rows.add_keys(block.rows(text), block.row_cells))
+            done.update(text)
+        rest = [i for i in range(len(self.builders)) if i not in done]
+        if rest:
+            for i, cells in zip(rest, block.cells(rest)):
+                self.builders[i].add(cells)
+
+    def _joint(self) -> list[int]:
+        return [i for i, b in enumerate(self.builders) if b.codes is None and b.joint]
+
+    def _text(self) -> list[int]:
+        return [i for i, b in enumerate(self.builders) if b.codes is not None]
+
+    def _add_matrix(self, joint: list[int], matrix: np.ndarray,
+                    cells: Callable[[int], Sequence[str]],
+                    us_ns: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None
+                    ) -> None:
+        """Hand the number columns `joint` their values (`cells(i)`: column i's strings;
+        `us_ns(i)`: its exact ns if µs)."""
+        builders = self.builders
+        # Which time columns reach epoch timestamps: one pass over the matrix.
+        scale = np.array([_epoch_threshold(builders[i].unit) for i in joint])
+        with np.errstate(invalid="ignore"):
+            reach = np.abs(np.where(np.isfinite(matrix), matrix, 0.0)).max(axis=0) >= scale
+        for j, i in enumerate(joint):
+            builders[i].add_numbers(matrix[:, j], lambda i=i: cells(i), bool(reach[j]),
+                                    None if us_ns is None else lambda i=i: us_ns(i))
+
+    def _add_rows(self, text: list[int], add: Callable[[TextRows], bool]) -> None:
+        """Code the text columns by whole rows (`add` hands them to a TextRows)."""
+        if self.text_rows is None or self.text_rows.columns != text:
+            self.text_rows = TextRows(self.builders, text)
+        self.by_rows = add(self.text_rows)
+        if not self.by_rows:
+            self.text_rows = None
+
+
+def _number_like(cell: str) -> bool:
+    """Whether float() reads a cell, or it is a missing value."""
+    try:
+        float(cell)
+    except ValueError:
+        return cell.strip() in MISSING
+    return True
+
+
+def _decoded(block: Block, columns: list[int], text: list[int] | None = None
+             ) -> Iterator[tuple[list[int], np.ndarray]]:
+    """The number columns of a block decoded together (see Block.numbers), as many as can
+    be: when one cell is not a plain number, each half of them is tried, and so on."""
+    if not columns:
+        return
+    matrix = block.numbers(columns, text)
+    if matrix is not None:
+        yield columns, matrix
+    elif len(columns) > 1:
+        half = len(columns) // 2
+        yield from _decoded(block, columns[:half])
+        yield from _decoded(block, columns[half:])
 
 
 _NUMBERS = msgspec.json.Decoder(list[float])
@@ -337,12 +414,31 @@ def _time_ns(cells: list[str], numbers: np.ndarray, unit: str) -> tuple[np.ndarr
     ns texts as integers, ms and s through float64."""
     if unit == "us":
         return us_to_ns([c if c not in MISSING else None for c in cells])
+    exact: dict[int, int] = {}
     if unit == "ns":
+        texts = [c if c not in MISSING else "0" for c in cells]
         try:  # integer texts, exact beyond float64's 2**53
-            ns = np.array([c if c not in MISSING else "0" for c in cells]).astype(np.int64)
-            return ns, ~np.isnan(numbers)
-        except (ValueError, OverflowError):
-            pass  # decimals or out of range: through float64 below
+            return np.array(texts).astype(np.int64), ~np.isnan(numbers)
+        except (ValueError, OverflowError):  # decimals or out of range: through float64
+            exact = _integers(texts)  # but each integer exact all the same
     scaled = numbers * TIME_UNITS[unit]
     ok = np.isfinite(scaled) & (np.abs(scaled) < 2.0 ** 63)
-    return np.where(ok, np.rint(np.where(ok, scaled, 0.0)), 0).astype(np.int64), ok
+    ns = np.where(ok, np.rint(np.where(ok, scaled, 0.0)), 0).astype(np.int64)
+    if exact:
+        where = np.fromiter(exact, np.int64, len(exact))
+        ns[where] = np.fromiter(exact.values(), np.int64, len(exact))
+        ok[where] = ~np.isnan(numbers[where])
+    return ns, ok
+
+
+def _integers(texts: list[str]) -> dict[int, int]:
+    """Which texts are integers inside int64 (as int() reads them), and their values."""
+    exact = {}
+    for i, text in enumerate(texts):
+        try:
+            value = int(text)
+        except ValueError:
+            continue
+        if -(1 << 63) <= value < 1 << 63:
+            exact[i] = value
+    return exact

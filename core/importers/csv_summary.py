@@ -11,7 +11,6 @@ and counted. An unknown CSV loads the same way, with its own header.
 from __future__ import annotations
 
 import csv
-import itertools
 import operator
 import re
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ import numpy as np
 
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import ProftuiError
+from proftui.core.importers.csv_blocks import BLOCK_BYTES, Block, Pieces
 from proftui.core.importers.csv_columns import MISSING, Chunks, ColumnBuilder  # noqa: F401 (MISSING: for importers of this module)
 from proftui.core.memory import indexing
 
@@ -34,7 +34,8 @@ UNITS = frozenset({
     "cycles", "cycle", "times", "count"})
 _UNIT_WORD = re.compile(r"^[A-Za-zµμ%]{1,4}(?:/[A-Za-z]{1,3})?$")  # cm, kB/s: short, no spaces
 csv.field_size_limit(16 << 20)  # a larger cell is damage: the rows before it are kept
-_CHUNK_ROWS = 2048  # rows in flight: small enough to stay in the CPU's caches
+_CHUNK_ROWS = 2048  # rows in flight where csv.reader reads: small enough for the CPU's caches
+_BLOCK_BYTES = BLOCK_BYTES  # bytes of rows in flight where csv_blocks reads
 # Bytes in one of each size unit the summary CSVs write (binary: their MB is 2^20 bytes).
 BYTES_PER_UNIT = {"B": 1, "Byte": 1, "Bytes": 1, "KB": 1 << 10, "KiB": 1 << 10, "MB": 1 << 20,
                   "MiB": 1 << 20, "GB": 1 << 30, "GiB": 1 << 30}
@@ -110,26 +111,32 @@ def _parse(path: str, kind: str, group: str, all_ns: bool, text: set[int]
            ) -> tuple[Table, list[ColumnBuilder]]:
     diagnostics = Diagnostics()
     try:
-        with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
-            reader = csv.reader(f)
-            header = [h.strip() for h in next(reader, [])]
+        with open(path, "rb") as f:
+            pieces = Pieces(f, _CHUNK_ROWS, _BLOCK_BYTES)
+            header = [h.strip() for h in pieces.header]
             if len(header) > MAX_COLUMNS:  # every row is as wide as the header: bound it
                 diagnostics.add("wide_csv", len(header) - MAX_COLUMNS, None,
                                 f"{len(header)} columns")
                 header = header[:MAX_COLUMNS]
+                pieces.width = 0  # csv.reader's rows, cut below
             names = [split_unit(h) for h in header]
             builders = [ColumnBuilder(unit, all_ns, i in text)
                         for i, (_, unit) in enumerate(names)]
             chunks = Chunks(builders)
             width, n_rows, ragged = len(header), 0, 0
+            rows = iter(pieces)
             while True:
                 try:
-                    chunk = list(itertools.islice(reader, _CHUNK_ROWS))
+                    chunk = next(rows, None)
                 except csv.Error as exc:  # a cell past the field limit, a NUL byte
-                    diagnostics.add("bad_csv", 1, None, f"line {reader.line_num}: {exc}")
+                    diagnostics.add("bad_csv", 1, None, f"line {pieces.line_num}: {exc}")
                     break
-                if not chunk:
+                if chunk is None:
                     break
+                if isinstance(chunk, Block):
+                    chunks.add_block(chunk)
+                    n_rows += chunk.n_rows
+                    continue
                 body = _non_blank(chunk)
                 if set(map(len, body)) - {width}:
                     ragged += _even_up(body, width)

@@ -156,6 +156,7 @@ def test_numbers_are_float_s_to_the_bit(tmp_path) -> None:
 
 def test_a_column_turning_to_text_late_keeps_the_files_text(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(csv_summary, "_CHUNK_ROWS", 4)
+    monkeypatch.setattr(csv_summary, "_BLOCK_BYTES", 16)
     text = "X,Y(us)\n" + "".join(f"{i}.0,{i}\n" for i in range(10)) + "word,5\n"
     table = parse_table(_csv(tmp_path, text, "x.csv"))[0]
     assert table.columns[0].kind == "text"
@@ -164,6 +165,7 @@ def test_a_column_turning_to_text_late_keeps_the_files_text(tmp_path, monkeypatc
 
 def test_epoch_timestamps_late_in_a_column_are_exact(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(csv_summary, "_CHUNK_ROWS", 4)
+    monkeypatch.setattr(csv_summary, "_BLOCK_BYTES", 16)
     rows = ["N/A"] * 6 + ["12.5", "1736408883704643.213\t", "1736408883704643.001"]
     table = parse_table(_csv(tmp_path, "T(us)\n" + "\n".join(rows) + "\n", "t.csv"))[0]
     column = table.columns[0]
@@ -178,4 +180,5 @@ def test_the_chunk_size_changes_nothing(tmp_path, monkeypatch, chunk) -> None:
     monkeypatch.setattr(csv_summary, "_CHUNK_ROWS", 2048)
     expected = parse_table(path)[0]
     monkeypatch.setattr(csv_summary, "_CHUNK_ROWS", chunk)
+    monkeypatch.setattr(csv_summary, "_BLOCK_BYTES", chunk * 64)  # (csv_blocks' chunks)
     _same(parse_table(path)[0], expected)
