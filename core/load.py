@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from proftui.core import cache
+from proftui.core import cache, discovery_cache
 from proftui.core.clock import (
     OWN_CLOCK,
     WALL_CLOCK,
@@ -33,7 +33,7 @@ from proftui.core.importers.memory_csv import memory_csvs
 from proftui.core.index import TraceIndex
 from proftui.core.memory import indexing
 from proftui.core.profile import DB_KIND, ProfileLayout, TimelineFile, discover
-from proftui.core.runs import open_run
+from proftui.core.runs import SeveralRunsError, open_run
 from proftui.core.seek_cache import store_seek_points
 from proftui.core.sources import ByteSource, FileIdentity
 
@@ -59,6 +59,12 @@ def check_openable(path: str) -> None:
     no permission) or whose first bytes are no Chrome trace. A path that passes can still
     fail later (a profile whose every timeline is unreadable); damage inside a file is
     counted, never fatal."""
+    fingerprint = discovery_cache.Fingerprint.of(path)
+    try:
+        if fingerprint is not None and discovery_cache.load(fingerprint, None) is not None:
+            return  # discovered before, and nothing it looked at changed
+    except SeveralRunsError:
+        return  # so it holds something to open
     discover(path)
     if not os.path.isdir(path):
         from proftui.core.diagnostics import Diagnostics
@@ -131,7 +137,12 @@ class _Opening:
 
 
 def _opening(path: str, run: int | None, use_cache: bool) -> _Opening:
-    layout = open_run(path, run)
+    fingerprint = discovery_cache.Fingerprint.of(path) if use_cache else None
+    found = discovery_cache.load(fingerprint, run) if fingerprint is not None else None
+    if found is not None:
+        layout, discovered_ns = found.layout, 0
+    else:
+        layout, discovered_ns = _discover(path, run, fingerprint)
     # A SQLite export's -wal or -journal holds some of its content: part of its identity; so
     # do the memory CSVs whose counters join their rank's timeline.
     side = _sidecars([t.path for t in layout.timelines if t.kind == DB_KIND])
@@ -152,11 +163,30 @@ def _opening(path: str, run: int | None, use_cache: bool) -> _Opening:
     if layout.timelines and not sources:
         raise ProftuiError(f"{path}: none of its timelines can be read.")
     identities = [s.identity for s in sources] + _identities(side)
-    clocks = [offset_for(t.path, t.kind, s) for t, s in zip(used, sources)]
+    if found is not None and len(found.clocks) == len(used):
+        clocks = found.clocks
+    else:
+        clocks = [offset_for(t.path, t.kind, s) for t, s in zip(used, sources)]
+        if fingerprint is not None and len(used) == len(layout.timelines):
+            discovery_cache.store(fingerprint, run, discovered_ns,
+                                  discovery_cache.Discovered(layout, clocks))
     # The clocks are in the key: a start_info that changes re-indexes the profile.
     options = cache.json_bytes([[t.group, t.kind, c.offset_ns, c.describe()]
                                 for t, c in zip(used, clocks)]).decode()
     return _Opening(layout, sources, used, clocks, memory, identities, options, read_start_ns)
+
+
+def _discover(path: str, run: int | None,
+              fingerprint: discovery_cache.Fingerprint | None) -> tuple[ProfileLayout, int]:
+    """Discover `path` (its run `run`), and when it was begun (see cache.settle; 0 without a
+    fingerprint, when nothing is cached). Several runs found are cached as such, then raised."""
+    discovered_ns = discovery_cache.settle(fingerprint) if fingerprint is not None else 0
+    try:
+        return open_run(path, run), discovered_ns
+    except SeveralRunsError as exc:
+        if fingerprint is not None:
+            discovery_cache.store(fingerprint, run, discovered_ns, exc)
+        raise
 
 
 def _from_cache(opening: _Opening) -> TraceIndex | None:

@@ -115,7 +115,8 @@ def discover(path: str, keep: Callable[[str], bool] | None = None) -> ProfileLay
         return layout
     root = os.path.realpath(path)
     layout = ProfileLayout(root)
-    files = _walk(root, layout)
+    files, unreadable = walk(root)
+    layout.skipped += unreadable
     if keep is not None:
         files = [f for f in files if keep(f)]
     _classify(root, files, layout)
@@ -132,15 +133,18 @@ def discover(path: str, keep: Callable[[str], bool] | None = None) -> ProfileLay
     return layout
 
 
-def _walk(root: str, layout: ProfileLayout) -> list[str]:
-    found = []
-    for here, dirs, names in os.walk(root, onerror=lambda e: layout.skipped.append(
+def walk(root: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The files under the folder `root` that discovery looks at (in its order), and the
+    folders it cannot read, with why."""
+    found: list[str] = []
+    unreadable: list[tuple[str, str]] = []
+    for here, dirs, names in os.walk(root, onerror=lambda e: unreadable.append(
             (str(e.filename), f"cannot be read: {e.strerror}"))):
         depth = here[len(root):].count(os.sep)
         dirs[:] = sorted((d for d in dirs if d not in _SKIP_DIRS and depth < _MAX_DEPTH),
                          key=natural_key)
         found += [os.path.join(here, n) for n in sorted(names, key=natural_key)]
-    return found
+    return found, unreadable
 
 
 def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:

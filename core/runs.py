@@ -97,7 +97,7 @@ class SeveralRunsError(ProftuiError):
     """A path holds several separate runs and none was chosen; `runs` lists them."""
 
     def __init__(self, path: str, root: str, runs: list[Run], reasons: list[str]) -> None:
-        self.path, self.root, self.runs = path, root, runs
+        self.path, self.root, self.runs, self.reasons = path, root, runs, reasons
         why = f" ({', '.join(reasons)})" if reasons else ""
         super().__init__(f"{path} holds {len(runs)} separate runs{why}; pick one with "
                          "--run N, or open its folder.")
