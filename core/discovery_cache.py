@@ -92,9 +92,10 @@ def entry_path(root: str, run: int | None) -> Path:
     return cache.cache_dir() / f"{hashlib.sha256(text).hexdigest()[:40]}.{SUFFIX}"
 
 
-def load(fingerprint: Fingerprint, run: int | None) -> Discovered | None:
-    """What discovery found for this folder and run when it is cached and nothing it looked
-    at changed; None otherwise. Raises SeveralRunsError when that is what was found."""
+def load(fingerprint: Fingerprint, run: int | None, path: str) -> Discovered | None:
+    """What discovery found for this folder (`path` as it was given) and run when it is
+    cached and nothing it looked at changed; None otherwise. Raises SeveralRunsError when
+    that is what was found."""
     try:
         header, _ = cache.read_file(entry_path(fingerprint.root, run))
         if (header.get("layout_version") != LAYOUT_VERSION
@@ -102,7 +103,7 @@ def load(fingerprint: Fingerprint, run: int | None) -> Discovered | None:
             return None
         found = header["found"]
         if "runs" in found:
-            raise SeveralRunsError(found["path"], fingerprint.root,
+            raise SeveralRunsError(path, fingerprint.root,
                                    [_run(r) for r in found["runs"]], list(found["reasons"]))
         return Discovered(_layout(found["layout"]),
                           [ClockOffset(**c) for c in found["clocks"]])
@@ -126,7 +127,7 @@ def store(fingerprint: Fingerprint, run: int | None, read_start_ns: int,
     if Fingerprint.of(fingerprint.root) != fingerprint:
         return
     if isinstance(found, SeveralRunsError):
-        plain: dict[str, Any] = {"path": found.path, "reasons": list(found.reasons),
+        plain: dict[str, Any] = {"reasons": list(found.reasons),
                                  "runs": [asdict(r) for r in found.runs]}
     else:
         plain = {"layout": asdict(found.layout), "clocks": [asdict(c) for c in found.clocks]}

@@ -61,7 +61,7 @@ def check_openable(path: str) -> None:
     counted, never fatal."""
     fingerprint = discovery_cache.Fingerprint.of(path)
     try:
-        if fingerprint is not None and discovery_cache.load(fingerprint, None) is not None:
+        if fingerprint is not None and discovery_cache.load(fingerprint, None, path) is not None:
             return  # discovered before, and nothing it looked at changed
     except SeveralRunsError:
         return  # so it holds something to open
@@ -138,7 +138,7 @@ class _Opening:
 
 def _opening(path: str, run: int | None, use_cache: bool) -> _Opening:
     fingerprint = discovery_cache.Fingerprint.of(path) if use_cache else None
-    found = discovery_cache.load(fingerprint, run) if fingerprint is not None else None
+    found = discovery_cache.load(fingerprint, run, path) if fingerprint is not None else None
     if found is not None:
         layout, discovered_ns = found.layout, 0
     else:

@@ -113,6 +113,9 @@ def test_several_runs_still_split_from_the_cache(tmp_path, discoveries) -> None:
             load_trace(folder)
         lines.append((str(caught.value), caught.value.lines(), caught.value.reasons))
         check_openable(folder)
+    with pytest.raises(SeveralRunsError) as caught:
+        load_trace(folder + "/")  # the same folder: said by the path as it is given now
+    assert str(caught.value).startswith(f"{folder}/ holds 2 separate runs (rank 0 twice);")
     assert len(discoveries) == 1
     assert lines[0] == lines[1]
     assert lines[0][1] == ["  1  job_a/: rank 0, rank 1; captured 2025-01-09 07:48:02 UTC",
@@ -137,8 +140,8 @@ def test_a_damaged_entry_is_ignored_and_replaced(ranks, discoveries, damage) -> 
         data[at + 5] ^= 0x04  # rank-1 -> rank-5 in the header: its checksum no longer holds
     entry.write_bytes({"flipped": bytes(data), "cut": bytes(data[:len(data) // 2]),
                        "emptied": b""}[damage])
-    assert discovery_cache.load(fingerprint, None) is None
+    assert discovery_cache.load(fingerprint, None, str(ranks)) is None
     again = load_trace(str(ranks))
     assert len(discoveries) == 2
     assert again.meta["profile"] == first.meta["profile"]
-    assert discovery_cache.load(fingerprint, None) is not None  # stored afresh
+    assert discovery_cache.load(fingerprint, None, str(ranks)) is not None  # stored afresh
