@@ -30,6 +30,7 @@ Nothing fails: the figures are printed beside the targets of ../shared/PERF.md (
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -77,6 +78,15 @@ async def _run_session(path: str, size: tuple[int, int], profile_kind: str) -> d
     from proftui.tui.app import ProftuiApp
     from proftui.tui.timeline import Timeline
 
+    collecting = [0.0, 0.0]  # when the running collection started; seconds collecting
+
+    def on_gc(phase, info):
+        if phase == "start":
+            collecting[0] = time.thread_time()
+        else:
+            collecting[1] += time.thread_time() - collecting[0]
+
+    gc.callbacks.append(on_gc)
     painted = [0, 0.0]  # timeline lines painted, seconds spent painting them
     render_line = Timeline.render_line
 
@@ -136,7 +146,7 @@ async def _run_session(path: str, size: tuple[int, int], profile_kind: str) -> d
 
             profiler = cProfile.Profile()
         for kind, key in session():
-            before = (time.thread_time(), painted[0], painted[1])
+            before = (time.thread_time(), painted[0], painted[1], collecting[1])
             if profiler is not None and kind == profile_kind:
                 profiler.enable()
             t0 = time.perf_counter()
@@ -163,10 +173,13 @@ async def _run_session(path: str, size: tuple[int, int], profile_kind: str) -> d
             at, cpu, lines, paint = end
             frames.append({"kind": kind, "key": key, "busy": cpu - before[0],
                            "latency": at - t0, "lines": lines - before[1],
-                           "paint": paint - before[2],
+                           "paint": paint - before[2], "gc": collecting[1] - before[3],
                            "window_ns": tl.view_end - tl.view_start})
+        t = time.thread_time()
+        gc.collect()
         out = {"frames": frames, "slices": app.index.n_slices, "cells": tl.cells,
-               "body_lines": tl.body_height}
+               "body_lines": tl.body_height, "gc_objects": len(gc.get_objects()),
+               "full_gc": time.thread_time() - t}
         if profiler is not None:
             import io
             import pstats
