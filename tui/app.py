@@ -7,6 +7,7 @@ search (`/`, `n`, `N`) and going to an iteration (`g`).
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
 import time
@@ -352,6 +353,10 @@ class ProftuiApp(BaseApp):
         self.analyse(index, self.iterations, tables, summary["iterations"]["source"])
         self.query_one(CommPane).show_busy()
         self.read_comm((summary.get("profile") or {}).get("comm", []))
+        settle_heap()
+
+    def on_unmount(self) -> None:
+        gc.unfreeze()  # what settle_heap froze can be collected again once the app is gone
 
     @work(thread=True, exclusive=True, group="analysis")
     def analyse(self, index: TraceIndex, iterations: list[Iteration],
@@ -976,3 +981,13 @@ class Prompt(Input):
 
     def action_close(self) -> None:
         self.app._close_prompt()  # type: ignore[attr-defined]
+
+
+def settle_heap() -> None:
+    """Keep what the opened trace holds (its widgets, tables, overview) out of the cyclic
+    garbage collector's full passes: one took ~50 ms of a frame whenever it fell during
+    navigation (bench/bench_frames.py), over objects that live as long as the trace is shown.
+    What an earlier trace left is collected first; the app unfreezes all on unmount."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()

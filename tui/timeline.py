@@ -175,7 +175,8 @@ class Timeline(Widget, can_focus=True):
         self.iterations: list[IterationMark] = []
         self.palette: Palette = palette_for("proftui-dark")
         self._styles = StyleCache()
-        self._colour_of_name: dict[int, int] = {}
+        # Colour index by name (a string id), -1 until first needed; sized on first use.
+        self._colour_of_name = np.zeros(0, np.int16)
         self._cells_key: tuple | None = None
         self._cells: dict[int, tuple] = {}
         self._counter_range: dict[int, tuple[float, float]] = {}
@@ -205,7 +206,7 @@ class Timeline(Widget, can_focus=True):
         self.index, self.rows = index, rows
         self.iterations = iterations or []
         self.tables = tuple(tables)
-        self._colour_of_name.clear()
+        self._colour_of_name = np.zeros(0, np.int16)
         self._counter_range.clear()
         self._peaks = None
         self.util_lines = []
@@ -285,7 +286,7 @@ class Timeline(Widget, can_focus=True):
     def set_palette(self, palette: Palette) -> None:
         self.palette = palette
         self._styles = StyleCache()
-        self._colour_of_name.clear()
+        self._colour_of_name = np.zeros(0, np.int16)
         self.refresh()
 
     def set_matches(self, matches: np.ndarray) -> None:
@@ -905,12 +906,15 @@ class Timeline(Widget, can_focus=True):
         a = self.index.arrays
         safe_owner = np.maximum(owner, 0)
         names = a["slices.name"][safe_owner]
-        unique, inverse = np.unique(names, return_inverse=True)
         table = self._colour_of_name
-        codes = np.array([table.get(k) if k in table else table.setdefault(
-            k, self.palette.colour_index(self.index.strings[k])) for k in unique.tolist()],
-            np.int64)
-        colours = codes[inverse]
+        if len(table) != len(self.index.strings):
+            table = self._colour_of_name = np.full(len(self.index.strings), -1, np.int16)
+        colours = table[names].astype(np.int64)
+        new = colours < 0
+        if new.any():  # names met for the first time
+            for k in np.unique(names[new]).tolist():
+                table[k] = self.palette.colour_index(self.index.strings[k])
+            colours = table[names].astype(np.int64)
         cname_slices = a["slice_cname.slice"]
         if len(cname_slices):
             pos = np.searchsorted(cname_slices, safe_owner)

@@ -363,3 +363,14 @@ async def test_the_status_line_leaves_out_the_ops_window_rather_than_cut_it() ->
         await settle(app, pilot)
         status = str(app.query_one("#status", Static).render())
         assert status.endswith("(? keys)   [ops: whole trace]")
+
+
+async def test_opened_trace_is_kept_out_of_full_collections() -> None:
+    import gc
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.summary is not None
+        assert gc.get_freeze_count() > 0  # the heap as loaded is frozen: no 50 ms full passes
+    assert gc.get_freeze_count() == 0  # and released once the app is gone
