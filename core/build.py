@@ -8,9 +8,12 @@ on lanes, binds flows and hands frozen arrays to :class:`~proftui.core.index.Tra
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -152,9 +155,9 @@ class TraceBuilder:
             if lo == hi:
                 continue
             idx = order[lo:hi]
-            positions = idx.tolist()
-            self._count_phases(g, [phs[i] for i in positions])
-            self._add_group(g, [events[i] for i in positions], idx + ref0, offset,
+            pick = _picker(idx.tolist())
+            self._count_phases(g, pick(phs))
+            self._add_group(g, pick(events), idx + ref0, offset,
                             (times[0][idx], times[1][idx]))
 
     def _shift(self, ts: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -311,10 +314,11 @@ class TraceBuilder:
         ts, ok = times
         id_num, id_str = flow_ids([e.id if e.id is not None else e.id2 for e in evs],
                                   self._intern)
-        letters = np.array([e.ph for e in evs])
-        phase = np.where(letters == "s", 0, np.where(letters == "t", 1, 2)).astype(np.int8)
+        letters = [e.ph for e in evs]
+        phase = np.fromiter(map(_FLOW_PHASE.__getitem__, letters), np.int8, len(evs))
         # s and t bind to the enclosing slice; f too with bp "e", else to the next slice.
-        enclosing = (phase != 2) | np.fromiter((e.bp == "e" for e in evs), bool, len(evs))
+        enclosing = (phase != 2) | np.fromiter(map(operator.eq, [e.bp for e in evs],
+                                                   repeat("e")), bool, len(evs))
         self._flows.append(ok, ts=ts, track=self._thread_tracks(evs),
                            cat=self._intern([e.cat for e in evs]),
                            name=self._intern([e.name for e in evs]),
@@ -653,6 +657,20 @@ class TraceBuilder:
             "sample_ref": np.asarray(c.sample_ref, np.int64)[order],
         }
 
+def _picker(positions: list[int]) -> Callable[[list[Any]], list[Any]]:
+    """The items at `positions` of a list, as a list (an itemgetter: no Python loop)."""
+    if len(positions) == 1:
+        return lambda items: [items[positions[0]]]
+    get = operator.itemgetter(*positions)
+    return lambda items: list(get(items))
+
+
+class _FlowPhases(dict):
+    def __missing__(self, key: object) -> int:
+        return 2  # f (the only other letter of the flow group)
+
+
+_FLOW_PHASE = _FlowPhases(s=0, t=1)
 _CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
 # Ids of the flows importers add by pairs: far from the ids traces carry (connection ids,
 # correlation ids, device timestamps), so that no trace flow of the same category and name
