@@ -144,9 +144,11 @@ class TraceBuilder:
             groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
         ref0 = self.ref_base + first_ordinal
         times = self._shift(*us_to_ns([e.ts for e in events]))  # one conversion a batch
+        dur_us = getattr(events, "dur_us", None)  # durations the decoder converted already
         if len(groups) and groups.min() == groups.max():
             self._count_phases(int(groups[0]), phs)
-            self._add_group(int(groups[0]), events, np.arange(len(events)) + ref0, offset, times)
+            self._add_group(int(groups[0]), events, np.arange(len(events)) + ref0, offset, times,
+                            dur_us)
             return
         order = np.argsort(groups, kind="stable")
         bounds = np.searchsorted(groups[order], np.arange(MISSING + 2))
@@ -158,7 +160,8 @@ class TraceBuilder:
             pick = _picker(idx.tolist())
             self._count_phases(g, pick(phs))
             self._add_group(g, pick(events), idx + ref0, offset,
-                            (times[0][idx], times[1][idx]))
+                            (times[0][idx], times[1][idx]),
+                            dur_us[idx] if dur_us is not None and g == X else None)
 
     def _shift(self, ts: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Timestamps moved to the shared clock; one the move would overflow is unusable."""
@@ -185,13 +188,14 @@ class TraceBuilder:
             self.phase_counts.update(phs)
 
     def _add_group(self, group: int, evs: list[Event], refs: np.ndarray, offset: int,
-                   times: tuple[np.ndarray, np.ndarray]) -> None:
+                   times: tuple[np.ndarray, np.ndarray], dur_us: np.ndarray | None = None,
+                   ) -> None:
         if group in (X, B, E, INSTANT, FLOW, UNKNOWN):
             bad = len(evs) - int(np.count_nonzero(times[1]))
             if bad:
                 self.diagnostics.add("bad_timestamp", bad, offset)
         if group == X:
-            self._add_complete(evs, refs, offset, times)
+            self._add_complete(evs, refs, offset, times, dur_us)
         elif group in (B, E):
             ts, ok = times
             self._be.append(ok, ts=ts, track=self._thread_tracks(evs),
@@ -244,9 +248,11 @@ class TraceBuilder:
             return np.fromiter(map(self.tracks.__getitem__, fixed), np.int32, len(evs))
 
     def _add_complete(self, evs: list[Event], refs: np.ndarray, offset: int,
-                      times: tuple[np.ndarray, np.ndarray]) -> None:
+                      times: tuple[np.ndarray, np.ndarray],
+                      dur_us: np.ndarray | None = None) -> None:
         ts, ok = times
-        dur, dok = _durations_ns([e.dur for e in evs])
+        dur, dok = (_durations_ns([e.dur for e in evs]) if dur_us is None
+                    else _float_durations_ns(dur_us))
         bad_dur = ok & ~dok
         if bad_dur.any():
             self.diagnostics.add("bad_duration", int(bad_dur.sum()), offset)
@@ -732,11 +738,17 @@ def _durations_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     if us.dtype.kind in "fiu" and us.ndim == 1 and len(us) == len(values):
         # All numbers, the usual case, kept on the float path for speed: the decoder turned
         # every float with digits below the ns back into its text, so rint of these is exact.
-        ok = np.abs(us) < 2.25e12  # 26 days: longer is damage; False for NaN
-        return np.rint(np.where(ok, us, 0.0) * 1000.0).astype(np.int64), ok
+        return _float_durations_ns(us)
     ns, ok = us_to_ns(values)  # some texts: read from the text
     ok &= np.abs(ns) < 2_250_000_000_000_000
     return np.where(ok, ns, 0), ok
+
+
+def _float_durations_ns(us: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Durations in µs as numbers (NaN when missing), none with digits below the ns, as
+    int64 ns (see :func:`_durations_ns`)."""
+    ok = np.abs(us) < 2.25e12  # 26 days: longer is damage; False for NaN
+    return np.rint(np.where(ok, us, 0.0) * 1000.0).astype(np.int64), ok
 
 
 def _span(slices: dict, instants: dict, counters: dict) -> tuple[int, int]:

@@ -198,6 +198,13 @@ def _trailing_run(slashes: np.ndarray, size: int) -> int:
     return n
 
 
+class EventBatch(list):
+    """Decoded events with `dur_us`: their durations as float64 µs (NaN where absent), when
+    every one converts exactly from its float (no digits below the ns), else None."""
+
+    dur_us: np.ndarray | None = None
+
+
 class _DurationText(msgspec.Struct, gc=False):
     dur: Any = None
 
@@ -230,7 +237,10 @@ def _exact_durations(buf: bytes, events: list[Event]) -> list[Event]:
             return events
         for i in finer.tolist():
             events[i].dur = texts[i].dur
-    return events
+        return events
+    batch = EventBatch(events)
+    batch.dur_us = us  # spares the index a second conversion
+    return batch
 
 
 def decode_piece(piece: bytes, final: bool) -> Piece:
