@@ -52,7 +52,9 @@ class Event(msgspec.Struct, gc=False):
     ts: Any = None
     # Decoded as a float (fast); a duration with digits below the ns is read again as its
     # text (see _exact_durations), as `ts` always is; the lenient path keeps the text.
-    dur: float | None = None
+    # Absent: NaN (no duration either way), so that a batch's durations convert to floats in
+    # one go; an explicit null stays None.
+    dur: float | None = math.nan
     pid: Any = None
     tid: Any = None
     id: Any = None
