@@ -663,6 +663,7 @@ class TraceBuilder:
             "sample_ref": np.asarray(c.sample_ref, np.int64)[order],
         }
 
+
 def _picker(positions: list[int]) -> Callable[[list[Any]], list[Any]]:
     """The items at `positions` of a list, as a list (an itemgetter: no Python loop)."""
     if len(positions) == 1:
@@ -671,12 +672,7 @@ def _picker(positions: list[int]) -> Callable[[list[Any]], list[Any]]:
     return lambda items: list(get(items))
 
 
-class _FlowPhases(dict):
-    def __missing__(self, key: object) -> int:
-        return 2  # f (the only other letter of the flow group)
-
-
-_FLOW_PHASE = _FlowPhases(s=0, t=1)
+_FLOW_PHASE = {"s": 0, "t": 1, "f": 2}  # the letters of the flow group
 _CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
 # Ids of the flows importers add by pairs: far from the ids traces carry (connection ids,
 # correlation ids, device timestamps), so that no trace flow of the same category and name
