@@ -8,9 +8,12 @@ on lanes, binds flows and hands frozen arrays to :class:`~proftui.core.index.Tra
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -141,9 +144,11 @@ class TraceBuilder:
             groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
         ref0 = self.ref_base + first_ordinal
         times = self._shift(*us_to_ns([e.ts for e in events]))  # one conversion a batch
+        dur_us = getattr(events, "dur_us", None)  # durations the decoder converted already
         if len(groups) and groups.min() == groups.max():
             self._count_phases(int(groups[0]), phs)
-            self._add_group(int(groups[0]), events, np.arange(len(events)) + ref0, offset, times)
+            self._add_group(int(groups[0]), events, np.arange(len(events)) + ref0, offset, times,
+                            dur_us)
             return
         order = np.argsort(groups, kind="stable")
         bounds = np.searchsorted(groups[order], np.arange(MISSING + 2))
@@ -152,10 +157,11 @@ class TraceBuilder:
             if lo == hi:
                 continue
             idx = order[lo:hi]
-            positions = idx.tolist()
-            self._count_phases(g, [phs[i] for i in positions])
-            self._add_group(g, [events[i] for i in positions], idx + ref0, offset,
-                            (times[0][idx], times[1][idx]))
+            pick = _picker(idx.tolist())
+            self._count_phases(g, pick(phs))
+            self._add_group(g, pick(events), idx + ref0, offset,
+                            (times[0][idx], times[1][idx]),
+                            dur_us[idx] if dur_us is not None and g == X else None)
 
     def _shift(self, ts: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Timestamps moved to the shared clock; one the move would overflow is unusable."""
@@ -182,13 +188,14 @@ class TraceBuilder:
             self.phase_counts.update(phs)
 
     def _add_group(self, group: int, evs: list[Event], refs: np.ndarray, offset: int,
-                   times: tuple[np.ndarray, np.ndarray]) -> None:
+                   times: tuple[np.ndarray, np.ndarray], dur_us: np.ndarray | None = None,
+                   ) -> None:
         if group in (X, B, E, INSTANT, FLOW, UNKNOWN):
             bad = len(evs) - int(np.count_nonzero(times[1]))
             if bad:
                 self.diagnostics.add("bad_timestamp", bad, offset)
         if group == X:
-            self._add_complete(evs, refs, offset, times)
+            self._add_complete(evs, refs, offset, times, dur_us)
         elif group in (B, E):
             ts, ok = times
             self._be.append(ok, ts=ts, track=self._thread_tracks(evs),
@@ -241,9 +248,11 @@ class TraceBuilder:
             return np.fromiter(map(self.tracks.__getitem__, fixed), np.int32, len(evs))
 
     def _add_complete(self, evs: list[Event], refs: np.ndarray, offset: int,
-                      times: tuple[np.ndarray, np.ndarray]) -> None:
+                      times: tuple[np.ndarray, np.ndarray],
+                      dur_us: np.ndarray | None = None) -> None:
         ts, ok = times
-        dur, dok = _durations_ns([e.dur for e in evs])
+        dur, dok = (_durations_ns([e.dur for e in evs]) if dur_us is None
+                    else _float_durations_ns(dur_us))
         bad_dur = ok & ~dok
         if bad_dur.any():
             self.diagnostics.add("bad_duration", int(bad_dur.sum()), offset)
@@ -311,10 +320,11 @@ class TraceBuilder:
         ts, ok = times
         id_num, id_str = flow_ids([e.id if e.id is not None else e.id2 for e in evs],
                                   self._intern)
-        letters = np.array([e.ph for e in evs])
-        phase = np.where(letters == "s", 0, np.where(letters == "t", 1, 2)).astype(np.int8)
+        letters = [e.ph for e in evs]
+        phase = np.fromiter(map(_FLOW_PHASE.__getitem__, letters), np.int8, len(evs))
         # s and t bind to the enclosing slice; f too with bp "e", else to the next slice.
-        enclosing = (phase != 2) | np.fromiter((e.bp == "e" for e in evs), bool, len(evs))
+        enclosing = (phase != 2) | np.fromiter(map(operator.eq, [e.bp for e in evs],
+                                                   repeat("e")), bool, len(evs))
         self._flows.append(ok, ts=ts, track=self._thread_tracks(evs),
                            cat=self._intern([e.cat for e in evs]),
                            name=self._intern([e.name for e in evs]),
@@ -653,6 +663,16 @@ class TraceBuilder:
             "sample_ref": np.asarray(c.sample_ref, np.int64)[order],
         }
 
+
+def _picker(positions: list[int]) -> Callable[[list[Any]], list[Any]]:
+    """The items at `positions` of a list, as a list (an itemgetter: no Python loop)."""
+    if len(positions) == 1:
+        return lambda items: [items[positions[0]]]
+    get = operator.itemgetter(*positions)
+    return lambda items: list(get(items))
+
+
+_FLOW_PHASE = {"s": 0, "t": 1, "f": 2}  # the letters of the flow group
 _CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
 # Ids of the flows importers add by pairs: far from the ids traces carry (connection ids,
 # correlation ids, device timestamps), so that no trace flow of the same category and name
@@ -714,11 +734,17 @@ def _durations_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     if us.dtype.kind in "fiu" and us.ndim == 1 and len(us) == len(values):
         # All numbers, the usual case, kept on the float path for speed: the decoder turned
         # every float with digits below the ns back into its text, so rint of these is exact.
-        ok = np.abs(us) < 2.25e12  # 26 days: longer is damage; False for NaN
-        return np.rint(np.where(ok, us, 0.0) * 1000.0).astype(np.int64), ok
+        return _float_durations_ns(us)
     ns, ok = us_to_ns(values)  # some texts: read from the text
     ok &= np.abs(ns) < 2_250_000_000_000_000
     return np.where(ok, ns, 0), ok
+
+
+def _float_durations_ns(us: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Durations in µs as numbers (NaN when missing), none with digits below the ns, as
+    int64 ns (see :func:`_durations_ns`)."""
+    ok = np.abs(us) < 2.25e12  # 26 days: longer is damage; False for NaN
+    return np.rint(np.where(ok, us, 0.0) * 1000.0).astype(np.int64), ok
 
 
 def _span(slices: dict, instants: dict, counters: dict) -> tuple[int, int]:

@@ -52,7 +52,9 @@ class Event(msgspec.Struct, gc=False):
     ts: Any = None
     # Decoded as a float (fast); a duration with digits below the ns is read again as its
     # text (see _exact_durations), as `ts` always is; the lenient path keeps the text.
-    dur: float | None = None
+    # Absent: NaN (no duration either way), so that a batch's durations convert to floats in
+    # one go; an explicit null stays None.
+    dur: float | None = math.nan
     pid: Any = None
     tid: Any = None
     id: Any = None
@@ -198,6 +200,13 @@ def _trailing_run(slashes: np.ndarray, size: int) -> int:
     return n
 
 
+class EventBatch(list):
+    """Decoded events with `dur_us`: their durations as float64 µs (NaN where absent), when
+    every one converts exactly from its float (no digits below the ns), else None."""
+
+    dur_us: np.ndarray | None = None
+
+
 class _DurationText(msgspec.Struct, gc=False):
     dur: Any = None
 
@@ -230,7 +239,10 @@ def _exact_durations(buf: bytes, events: list[Event]) -> list[Event]:
             return events
         for i in finer.tolist():
             events[i].dur = texts[i].dur
-    return events
+        return events
+    batch = EventBatch(events)
+    batch.dur_us = us  # spares the index a second conversion
+    return batch
 
 
 def decode_piece(piece: bytes, final: bool) -> Piece:
