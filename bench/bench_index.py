@@ -283,7 +283,7 @@ def workloads(generator: Path, workdir: Path, sizes: list[int]) -> list[tuple[Pa
 # --------------------------------------------------------------------------------------------
 # Output
 # --------------------------------------------------------------------------------------------
-SPEED_TARGET = {"kineto": ">=200 / >=280", "msprof": ">=140 / >=200", "gzip": ">=150"}
+SPEED_TARGET = {"kineto": ">=200 / >=280", "msprof": ">=200 / -", "gzip": ">=150"}
 
 
 def peak_target(data_bytes: int) -> str:
