@@ -78,10 +78,7 @@ class MatrixCell:
     slow: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"step": self.step, "src": self.src, "dst": self.dst,
-                "transport": self.transport, "size_bytes": self.size_bytes,
-                "time_ns": self.time_ns, "bandwidth_gbps": self.bandwidth_gbps,
-                "median_gbps": self.median_gbps, "peers": self.peers, "slow": self.slow}
+        return dataclasses.asdict(self)  # every field, by its name
 
 
 @dataclass(frozen=True)

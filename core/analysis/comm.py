@@ -199,12 +199,7 @@ class LinkStat:
     slow: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"rank": self.rank, "step": self.step, "kind": self.kind,
-                "op_type": self.op_type, "group": self.group, "src": self.src,
-                "dst": self.dst, "transport": self.transport, "size_bytes": self.size_bytes,
-                "time_ns": self.time_ns, "bandwidth_gbps": self.bandwidth_gbps,
-                "peer_median_gbps": self.peer_median_gbps, "peers": self.peers,
-                "slow": self.slow}
+        return dataclasses.asdict(self)  # every field, by its name
 
 
 @dataclass(frozen=True)
