@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from proftui.core.file_pool import usable_cores
+from proftui.core.cores import usable_cores
 
 MAGIC = b"PROFTUI-IDX\x00"
 PREFIX = struct.Struct("<QI4x")  # header length, CRC-32 of the header, padding

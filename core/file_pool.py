@@ -14,7 +14,6 @@ the states that arrived ahead of their turn.
 
 from __future__ import annotations
 
-import os
 import pickle
 import queue
 import struct
@@ -25,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from proftui.core.cores import usable_cores
 from proftui.core.errors import Cancelled
 from proftui.core.sources import file_size
 
@@ -41,14 +41,6 @@ class FileJob:
     group: str | None
     offset_ns: int
     batch_bytes: int
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity, where the system tells it)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def worker_count(n_files: int) -> int:

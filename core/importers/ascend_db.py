@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from proftui.core.build import TraceBuilder, distinct_rows
+from proftui.core.cores import usable_cores
 from proftui.core.dbfile import NULL, Columns, DbFile, Prefetch, open_db, read_ints
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import Cancelled, NotATraceError
-from proftui.core.file_pool import usable_cores
 from proftui.core.importers.ascend_db_counters import read_counters
 
 # File names of the exports (the rank, when there is one, is the number).
