@@ -42,7 +42,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-GEN = HERE.parent.parent / "shared" / "bench" / "gen_trace.py"
+sys.path.insert(0, str(HERE))
+from bench_reopen import generated_trace  # noqa: E402
 
 
 def session() -> list[tuple[str, str]]:
@@ -209,16 +210,6 @@ def run_child(path: Path, size: str, env: dict[str, str], profile_kind: str = ""
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def make_trace(root: Path, mb: int) -> Path:
-    trace = root / f"k{mb}.json"
-    if not trace.exists():
-        root.mkdir(parents=True, exist_ok=True)
-        print(f"generating {trace} ({mb} MB) ...", flush=True)
-        subprocess.run([sys.executable, str(GEN), "--mb", str(mb), "--layout", "compact",
-                        "-o", str(trace)], check=True)
-    return trace
-
-
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(int(q * len(ordered)), len(ordered) - 1)]
@@ -267,8 +258,8 @@ def main() -> None:
         child(args.child, args.size, args.profile)
         return
     root = Path(args.dir)
-    big = Path(args.trace) if args.trace else make_trace(root, 200 if args.quick else args.mb)
-    base = Path(args.base_trace) if args.base_trace else make_trace(root, args.base_mb)
+    big = Path(args.trace) if args.trace else generated_trace(root, 200 if args.quick else args.mb)
+    base = Path(args.base_trace) if args.base_trace else generated_trace(root, args.base_mb)
     cache = Path(args.cache or tempfile.mkdtemp(prefix="proftui-bench-frames-"))
     env = {**os.environ, "PROFTUI_CACHE_DIR": str(cache)}
     for trace in (base, big):
