@@ -41,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -255,6 +256,23 @@ def store_derived(index: TraceIndex, kind: str, arrays: dict[str, np.ndarray]) -
                dict(arrays))
     except OSError:
         pass
+
+
+def derived(index: TraceIndex, kind: str, compute: Callable[[], dict[str, np.ndarray]],
+            fits: Callable[[dict[str, np.ndarray]], bool]) -> dict[str, np.ndarray]:
+    """Arrays computed from `index`: those stored beside its cache file under `kind` when
+    they are there and `fits` them (the right lengths: a check against damage that the
+    checksums cannot see, such as arrays of another layout), else `compute()`'s, stored there
+    for the next time."""
+    try:
+        stored = load_derived(index, kind)
+        if fits(stored):
+            return stored
+    except (CacheMiss, KeyError):
+        pass
+    arrays = compute()
+    store_derived(index, kind, arrays)
+    return arrays
 
 
 def load_derived(index: TraceIndex, kind: str) -> dict[str, np.ndarray]:

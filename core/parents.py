@@ -28,20 +28,13 @@ def slice_parents(index: TraceIndex) -> np.ndarray:
     if memo is not None:
         return memo
     from proftui.core import cache
+    from proftui.core.rows import rows_for
 
-    parents = None
-    try:
-        stored = cache.load_derived(index, PARENTS_KIND)["parent"]
-        if len(stored) == index.n_slices:
-            parents = stored
-    except (cache.CacheMiss, KeyError):
-        pass
-    if parents is None:
-        from proftui.core.rows import rows_for
-
-        parents = find_parents(index.col("slices.start"), index.col("slices.dur"),
-                               rows_for(index))
-        cache.store_derived(index, PARENTS_KIND, {"parent": parents})
+    parents = cache.derived(
+        index, PARENTS_KIND,
+        lambda: {"parent": find_parents(index.col("slices.start"), index.col("slices.dur"),
+                                        rows_for(index))},
+        lambda got: len(got["parent"]) == index.n_slices)["parent"]
     _parents_memo[index] = parents
     return parents
 

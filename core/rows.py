@@ -289,16 +289,14 @@ def rows_for(index: TraceIndex) -> RowIndex:
     built (and stored there for the next time)."""
     from proftui.core import cache
 
-    try:
-        rows = RowIndex.from_arrays(cache.load_derived(index, ROWS_KIND))
-        if (len(rows.track_first_row) == index.n_tracks + 1 and len(rows.order) == index.n_slices
-                and rows.n_rows == int(index.col("tracks.rows").sum())):
-            return rows
-    except (cache.CacheMiss, KeyError):
-        pass
-    rows = build_rows(index)
-    cache.store_derived(index, ROWS_KIND, rows.arrays())
-    return rows
+    def fits(arrays: dict[str, np.ndarray]) -> bool:
+        rows = RowIndex.from_arrays(arrays)
+        return (len(rows.track_first_row) == index.n_tracks + 1
+                and len(rows.order) == index.n_slices
+                and rows.n_rows == int(index.col("tracks.rows").sum()))
+
+    return RowIndex.from_arrays(cache.derived(index, ROWS_KIND,
+                                              lambda: build_rows(index).arrays(), fits))
 
 
 ROWS_KIND = "rows1"  # bump when the layout of the stored arrays changes

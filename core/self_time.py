@@ -49,15 +49,8 @@ def self_times(index: TraceIndex) -> np.ndarray:
         return found
     from proftui.core import cache
 
-    try:
-        stored = cache.load_derived(index, SELF_KIND)["self"]
-        if len(stored) == index.n_slices:
-            found = stored
-    except (cache.CacheMiss, KeyError):
-        pass
-    if found is None:
-        found = compute_self_times(index)
-        cache.store_derived(index, SELF_KIND, {"self": found})
+    found = cache.derived(index, SELF_KIND, lambda: {"self": compute_self_times(index)},
+                          lambda got: len(got["self"]) == index.n_slices)["self"]
     _memo[index] = found
     return found
 

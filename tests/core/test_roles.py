@@ -290,3 +290,23 @@ def test_shares_of_parallel_streams_stay_within_100(tmp_path) -> None:
     # self: k 160, f 60 (the inner f is the outer's child), g 40: of 260
     assert busy == pytest.approx({"k": 1600 / 26, "f": 600 / 26, "g": 400 / 26})
     assert sum(busy.values()) == pytest.approx(100.0)
+
+
+def test_roles_are_kept_beside_the_cached_index(tmp_path, cache_dir, monkeypatch) -> None:
+    from proftui.core import roles as roles_module
+    from proftui.core.load import load_trace
+
+    trace = write_trace(tmp_path / "t.json", _torch_npu_like(), wrapper=False)
+    first = roles(load_trace(str(trace)))
+    assert len(list(cache_dir.glob(f"*.{roles_module.ROLES_KIND}"))) == 1
+
+    def reclassify(index):
+        raise AssertionError("classified again")
+
+    monkeypatch.setattr(roles_module, "_classify", reclassify)
+    mapped = load_trace(str(trace))
+    assert mapped.meta["from_cache"] is True
+    again = roles(mapped)
+    for field in ("device", "side_rule", "role", "op", "collective"):
+        assert getattr(again, field).tolist() == getattr(first, field).tolist()
+    assert again.op.any() and again.collective.any() and again.device.any()
