@@ -24,7 +24,7 @@ from proftui.core.index import TraceIndex
 from proftui.core.naming import natural_key
 from proftui.core.roles import track_groups
 from proftui.core.strings import StringTable
-from proftui.core.table_query import plural
+from proftui.core.words import plural
 
 _STEP = re.compile(r"^Profil(?:er|e)Step#(\d+)")  # Kineto and torch_npu; Paddle
 _ITERATION = re.compile(r"^Iteration (\d+)$")

@@ -239,7 +239,7 @@ def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list
 def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
     """The report's sections as (title, table) pairs for printing: iterations, top device
     op types, top host ops, busy ratios."""
-    from proftui.core.table_query import duration_text
+    from proftui.core.words import duration_text
 
     out: list[tuple[str, Table]] = []
     iterations = report["iterations"]

@@ -33,10 +33,10 @@ import numpy as np
 
 from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import MISSING, Column, Table
+from proftui.core.words import duration_text
 
 TIME_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000,
               "s": 1_000_000_000}
-_DURATION_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"), (1, "ns"))
 _MISSING_TS = np.iinfo(np.int64).min
 
 # The typical first move per table kind: (column, descending).
@@ -57,25 +57,6 @@ DEFAULT_SORTS: dict[str, tuple[str, bool]] = {
 }
 
 # -- text of values -----------------------------------------------------------------------------
-
-
-def duration_text(ns: float) -> str:
-    """A duration in the largest unit that keeps it >= 1, with 3 significant decimals
-    (the same text as ``proftui.tui.format.fmt_duration``)."""
-    sign = "-" if ns < 0 else ""
-    ns = abs(int(ns))
-    for scale, unit in _DURATION_UNITS:
-        if ns >= scale:
-            value = ns / scale
-            text = f"{value:.3f}".rstrip("0").rstrip(".") if scale > 1 else str(ns)
-            return f"{sign}{text} {unit}"
-    return "0 ns"
-
-
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    """A count and its noun, singular for one: "1 iteration", "6 iterations", "2,048 slices"
-    (`many` for a plural that is not the noun and an "s": "2 processes")."""
-    return f"{count:,} {noun if count == 1 else many or noun + 's'}"
 
 
 def _words(name: str) -> list[str]:

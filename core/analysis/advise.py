@@ -31,7 +31,7 @@ from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
-from proftui.core.table_query import plural
+from proftui.core.words import plural
 
 RULES_VERSION = 1
 MAX_EVIDENCE = 20

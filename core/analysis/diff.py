@@ -61,7 +61,7 @@ from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.roles import roles
-from proftui.core.table_query import duration_text, plural
+from proftui.core.words import duration_text, plural
 
 MIN_OP_OVERLAP = 0.5  # below this share of time in ops both sides have, not comparable
 UNCHANGED_SHARE = 0.02  # a part that moved less than this share of the base step is unchanged

@@ -16,7 +16,7 @@ from typing import Any
 from proftui.core.importers.csv_summary import Table
 from proftui.core.naming import natural_key
 from proftui.core.report import rows_table
-from proftui.core.table_query import duration_text
+from proftui.core.words import duration_text
 
 
 @dataclass(frozen=True)

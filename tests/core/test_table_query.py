@@ -15,7 +15,6 @@ from proftui.core.table_cache import read_table
 from proftui.core.table_query import (
     column_index,
     default_sort,
-    duration_text,
     factorize,
     filter_mask,
     format_cell,
@@ -23,6 +22,7 @@ from proftui.core.table_query import (
     sort_order,
     totals,
 )
+from proftui.core.words import duration_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 NAN = math.nan
