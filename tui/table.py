@@ -30,10 +30,10 @@ from proftui.core.table_query import (
     default_sort,
     filter_mask,
     format_cell,
-    plural,
     sort_order,
     totals,
 )
+from proftui.core.words import plural
 from proftui.tui.columns import (
     ColumnSettings,
     arrange,
