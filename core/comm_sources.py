@@ -12,7 +12,6 @@ import os
 from proftui.core.importers.ascend_comm import CommData, read_text
 from proftui.core.importers.ascend_db_comm import read_db
 from proftui.core.profile import COMM_FILES
-from proftui.core.runs import open_run
 
 
 def read_sources(entries: list[dict]) -> tuple[list[CommData], list[tuple[str, str]]]:
@@ -58,5 +57,7 @@ def profile_entries(path: str, run: int | None = None) -> list[dict]:
         here = os.path.dirname(os.path.realpath(path))
         return [{"path": os.path.join(here, n), "group": "", "kind": kind}
                 for n, kind in COMM_FILES.items() if os.path.isfile(os.path.join(here, n))]
-    layout = open_run(path, run)
+    from proftui.core.load import profile_layout
+
+    layout = profile_layout(path, run)
     return [{"path": c.path, "group": c.group, "kind": c.kind} for c in layout.comm]

@@ -121,6 +121,16 @@ def cached_trace(path: str, run: int | None = None) -> TraceIndex | None:
     return _from_cache(_opening(path, run, use_cache=True))
 
 
+def profile_layout(path: str, run: int | None = None, use_cache: bool = True) -> ProfileLayout:
+    """What discovery finds in `path` (its run `run`): from the discovery cache when it holds a
+    current entry (a folder opened before), else discovered now (not stored: an entry holds
+    the timelines' clocks too, which only opening reads). Raises as
+    :func:`proftui.core.runs.open_run` does."""
+    fingerprint = discovery_cache.Fingerprint.of(path) if use_cache else None
+    found = discovery_cache.load(fingerprint, run, path) if fingerprint is not None else None
+    return found.layout if found is not None else open_run(path, run)
+
+
 @dataclass
 class _Opening:
     """What a path opens: its layout, the timelines that can be read (with their clocks) and

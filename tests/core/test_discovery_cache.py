@@ -145,3 +145,18 @@ def test_a_damaged_entry_is_ignored_and_replaced(ranks, discoveries, damage) -> 
     assert len(discoveries) == 2
     assert again.meta["profile"] == first.meta["profile"]
     assert discovery_cache.load(fingerprint, None, str(ranks)) is not None  # stored afresh
+
+
+def test_table_and_comm_take_an_opened_folder_from_the_discovery_cache(ranks, discoveries,
+                                                                        capsys) -> None:
+    from proftui.core.comm_sources import profile_entries
+    from proftui.tui.cli import main
+
+    load_trace(str(ranks))
+    assert discoveries == [str(ranks)]
+    assert main(["table", str(ranks)]) == 0
+    assert profile_entries(str(ranks)) == []
+    assert discoveries == [str(ranks)]  # neither walked the folder again
+    assert main(["table", "--no-cache", str(ranks)]) == 0
+    assert discoveries == [str(ranks)] * 2
+    capsys.readouterr()

@@ -97,11 +97,11 @@ def cmd_table(argv: list[str]) -> int:
                                    ("--asc/--desc", args.descending is not None)) if given]
         if used:
             parser.error(f"{used[0]} needs a table NAME (list them without options)")
-    from proftui.core.runs import open_run
+    from proftui.core.load import profile_layout
 
     if args.csv and args.output != "-":  # refuse before reading (core checks again)
         _check_output(args.output, args.force)
-    layout = open_run(args.path, args.run)
+    layout = profile_layout(args.path, args.run, use_cache=not args.no_cache)
     if args.name is None:
         return _list(layout, args.json, use_cache=not args.no_cache)
     return _show(layout.tables, args, names)
