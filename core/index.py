@@ -121,27 +121,11 @@ class TraceIndex:
     # -- args -----------------------------------------------------------------------------------
 
     def event_args(self, ref: int) -> Any:
-        """The `args` of the event numbered `ref`, read again from the trace file."""
-        from proftui.core.importers.chrome_json import decode_piece, event_args
-        from proftui.core.seek_cache import open_source
+        """The `args` of the event numbered `ref`, read again from the trace file (see
+        :func:`proftui.core.args.read_args`)."""
+        from proftui.core.args import read_args
 
-        firsts = self.arrays["batches.first_ordinal"]
-        b = int(np.searchsorted(firsts, ref, side="right")) - 1
-        sources = self.meta.get("sources", [])
-        if b < 0 or int(self.arrays["batches.file"][b]) >= len(sources):
-            return None
-        source_meta = sources[int(self.arrays["batches.file"][b])]
-        if source_meta.get("sqlite"):  # a row of a SQLite export, read again
-            from proftui.core.importers.ascend_db_args import db_args
-
-            return db_args(source_meta["path"], source_meta["sqlite"]["refs"], [ref])[0]
-        start, end = int(self.arrays["batches.start"][b]), int(self.arrays["batches.end"][b])
-        source = open_source(self, int(self.arrays["batches.file"][b]))
-        piece = decode_piece(source.read_range(start, end), bool(self.arrays["batches.final"][b]))
-        k = ref - int(firsts[b])
-        if not 0 <= k < len(piece.events):
-            return None
-        return event_args(piece.events[k])
+        return read_args(self, np.array([ref], np.int64))[0]
 
     def slice_args(self, i: int) -> Any:
         return self.event_args(int(self.arrays["slices.ref"][i]))

@@ -406,7 +406,7 @@ def _nccl_args(index: TraceIndex, rows: np.ndarray) -> list[dict | None]:
     """Per collective kernel, the args naming its process group and collective: its own, else
     those of the record_param_comms op that launched it (by the launch flow, up the callers
     of the launching slice); None where neither has them."""
-    from proftui.core.export import read_args
+    from proftui.core.args import read_args
     from proftui.core.parents import slice_parents
 
     ref = index.col("slices.ref")
