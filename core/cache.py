@@ -59,7 +59,8 @@ FORMAT_VERSION = 5  # 5: flows paired within a rank (4: checksums; 3: events of 
 __all__ = ["MAGIC", "CacheMiss", "json_bytes"]  # shared with the other users of the cache
 _STALE_TEMP_S = 3600  # a temporary file untouched this long was left by a killed process
 _FINE_TICK_NS = 20_000_000  # > one kernel timer tick (10 ms at HZ=100), when time stamps are fine
-_RUN_KEYS = ("cache_path", "cache_id", "from_cache", "cache_error", "no_cache")  # this run's
+# This run's, not the index's (ranks_cached: how many files came from rank entries).
+_RUN_KEYS = ("cache_path", "cache_id", "from_cache", "cache_error", "no_cache", "ranks_cached")
 
 
 def cache_dir() -> Path:

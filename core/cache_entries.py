@@ -3,8 +3,9 @@
 first; emptying it.
 
 An entry is a main file (``<key>.idx``: a trace's index, ``<key>.tbl``: a summary table,
-``<key>.lay``: what discovery found in a folder, see :mod:`proftui.core.discovery_cache`) with
-the derived files stored beside it (``<key>.idx.rows1`` ...); they are counted and removed
+``<key>.lay``: what discovery found in a folder, see :mod:`proftui.core.discovery_cache`,
+``<key>.rnk``: one trace file of a profile of several as it was read, see
+:mod:`proftui.core.rank_cache`) with the derived files stored beside it (``<key>.idx.rows1`` ...); they are counted and removed
 together. An entry's last use is the latest modification time among its files: loading a file
 sets its time to now (:func:`mark_used`), and writing one does. Only files named as proftui
 names them and starting with its MAGIC are counted, listed or removed: anything else a person
@@ -32,7 +33,7 @@ from proftui.core.sources import file_size
 
 DEFAULT_MAX_BYTES = 10 << 30
 MAX_ENV = "PROFTUI_CACHE_MAX"
-_NAME = re.compile(r"^([0-9a-f]{40})\.(idx|tbl|lay)(?:\.([A-Za-z0-9_]+))?$")
+_NAME = re.compile(r"^([0-9a-f]{40})\.(idx|tbl|lay|rnk)(?:\.([A-Za-z0-9_]+))?$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _STALE_TEMP_S = 3600  # a temporary file untouched this long was left by a killed process
@@ -167,8 +168,8 @@ class Described:
     """An entry as `proftui cache` lists it."""
 
     entry: Entry
-    kind: str  # "index", "table", "layout", "derived only" (the main file is gone) or
-    # "unreadable"
+    kind: str  # "index", "table", "layout", "rank", "derived only" (the main file is gone)
+    # or "unreadable"
     sources: list[str]  # the files it was made from
     sources_exist: list[bool]
     problem: str  # why it cannot be used, or ""
@@ -182,7 +183,7 @@ def describe(entry: Entry, version: int, program: str) -> Described:
         header = _header(entry.main)
     except CacheMiss as exc:
         return Described(entry, "unreadable", [], [], str(exc))
-    kind = {".tbl": "table", ".lay": "layout"}.get(entry.main[-4:], "index")
+    kind = {".tbl": "table", ".lay": "layout", ".rnk": "rank"}.get(entry.main[-4:], "index")
     sources = [str(s[0]) for s in header.get("sources", []) if isinstance(s, list) and s]
     problem = ""
     if header.get("version") != version or header.get("program") != program:

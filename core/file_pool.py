@@ -22,11 +22,14 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proftui.core.cores import usable_cores
 from proftui.core.errors import Cancelled
 from proftui.core.sources import file_size
+
+if TYPE_CHECKING:
+    from proftui.core.sources import ByteSource
 
 POOL_MIN_BYTES = 48 << 20  # below this in all, starting interpreters costs more than it saves
 _LENGTH = struct.Struct("<Q")
@@ -121,28 +124,37 @@ class FilePool:
 def worker_read(path: str, group: str | None, offset_ns: int, batch_bytes: int,
                 start: int = 0) -> dict[str, Any]:
     """What a worker process sends back for one trace file, read from byte `start` (the file's
-    start or an event's ``{``) to its end into a builder of its own: the builder's state, the
-    batches, the metadata and the event count; {"error": ...} when it failed (the parent then
-    reads the file itself)."""
+    start or an event's ``{``) to its end (see :func:`read_alone`); {"error": ...} when it
+    failed (the parent then reads the file itself)."""
+    from proftui.core.sources import ByteSource
+
+    try:
+        return read_alone(ByteSource(path), group, offset_ns, batch_bytes, start)
+    except Exception as exc:  # noqa: BLE001 - the parent reads the file itself
+        return {"error": repr(exc)}
+
+
+def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_bytes: int,
+               start: int = 0, progress: Callable[[int, int, int], None] | None = None,
+               cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+    """One trace file (from byte `start`) read into a builder of its own, with its group and
+    clock offset: the builder's state, the batches, the metadata and the event count, its
+    ordinals numbered from 0 (to merge in file order). Raises what reading raises."""
     from proftui.core.build import TraceBuilder
     from proftui.core.diagnostics import Diagnostics
     from proftui.core.importers.chrome_json import ChromeJsonReader
     from proftui.core.memory import indexing
-    from proftui.core.sources import ByteSource
 
-    try:
-        source = ByteSource(path)
-        diagnostics = Diagnostics()
-        reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
-        builder = TraceBuilder(diagnostics)
-        builder.tracks.set_group(group)
-        builder.time_offset_ns = offset_ns
-        with indexing():
-            reader.read(builder.add_events, region=(start, None))
-        return {"state": builder.state(), "batches": reader.batches,
-                "metadata": reader.metadata, "n_events": reader.n_events}
-    except Exception as exc:  # noqa: BLE001 - the parent reads the file itself
-        return {"error": repr(exc)}
+    diagnostics = Diagnostics()
+    reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
+    builder = TraceBuilder(diagnostics)
+    builder.tracks.set_group(group)
+    builder.time_offset_ns = offset_ns
+    with indexing():
+        reader.read(builder.add_events, progress=progress, cancelled=cancelled,
+                    region=(start, None))
+    return {"state": builder.state(), "batches": reader.batches,
+            "metadata": reader.metadata, "n_events": reader.n_events}
 
 
 def serve() -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from proftui.core import cache, discovery_cache
+from proftui.core import cache, discovery_cache, rank_cache
 from proftui.core.clock import (
     OWN_CLOCK,
     WALL_CLOCK,
@@ -26,6 +26,7 @@ from proftui.core.file_pool import (
     POOL_MIN_BYTES,
     FileJob,
     FilePool,
+    read_alone,
     worker_count,
     worker_read,
 )
@@ -98,7 +99,8 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
             return index
     index = index_files(sources, used, clocks, progress=progress, cancelled=cancelled,
                         batch_bytes=batch_bytes, memory=opening.memory,
-                        file_progress=file_progress)
+                        file_progress=file_progress,
+                        cache_since_ns=opening.read_start_ns if use_cache else None)
     _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
     if len(sources) > 1:
         _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
@@ -293,10 +295,17 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                 clocks: list[ClockOffset], *, progress: Progress | None = None,
                 cancelled: Callable[[], bool] | None = None, batch_bytes: int | None = None,
                 memory: dict[str, list[str]] | None = None, workers: int | None = None,
-                file_progress: FileProgress | None = None) -> TraceIndex:
-    """Index the timeline files of a profile into one index, without the cache: the tracks of
-    each file qualified by its group when there are several groups, with the counters of each
-    group's memory CSVs (see core.importers.memory_csv).
+                file_progress: FileProgress | None = None,
+                cache_since_ns: int | None = None) -> TraceIndex:
+    """Index the timeline files of a profile into one index: the tracks of each file
+    qualified by its group when there are several groups, with the counters of each group's
+    memory CSVs (see core.importers.memory_csv).
+
+    With `cache_since_ns` (when reading the files began, see cache.settle), each trace file of
+    a profile of several is merged from its entry in the cache when it holds a current one
+    (:mod:`proftui.core.rank_cache`; ``meta["ranks_cached"]`` counts them), and each read
+    afresh is read into a builder of its own and stored as its entry; None: no entry is read
+    or written.
 
     A lone trace file (no other group's memory CSVs beside it) is the profile: when it is not
     a trace its own sentence is raised rather than counted, and a large uncompressed one is
@@ -330,7 +339,15 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     next_ordinal = 0
     metadata: dict[str, Any] = {}
     databases: dict[int, dict[str, Any]] = {}  # file number -> how its database was read
-    pool = _pool(sources, timelines, clocks, grouped, batch_bytes)
+    ranked = (cache_since_ns is not None
+              and sum(t.kind != DB_KIND for t in timelines) > 1)
+    keys = [rank_cache.Key(s.identity, t.group if grouped else None, c.offset_ns, batch_bytes)
+            if ranked and t.kind != DB_KIND else None
+            for s, t, c in zip(sources, timelines, clocks)]
+    cached = {n: got for n, key in enumerate(keys)
+              if key is not None and (got := rank_cache.load(key)) is not None}
+    ranks_cached = 0
+    pool = _pool(sources, timelines, clocks, grouped, batch_bytes, set(cached))
     pooled = pool.results(cancelled) if pool is not None else None
     try:
         with indexing():
@@ -367,8 +384,20 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                     databases[number] = {"opened": got.opened, "refs": got.refs, **got.facts}
                     metadata.setdefault("format", "sqlite")
                     continue
-                reader = _read_json(source, builder, batch_bytes, step, cancelled,
-                                    next(pooled) if pooled is not None else None, lone)
+                key = keys[number]
+                result = cached.pop(number, None)
+                if result is not None:
+                    ranks_cached += 1
+                else:
+                    if pooled is not None:
+                        result = next(pooled)[1]
+                    elif key is not None:
+                        result = _read_alone(source, key, step, cancelled)
+                    if (key is not None and cache_since_ns is not None and result is not None
+                            and "error" not in result):
+                        rank_cache.store(key, result, cache_since_ns)
+                reader = _read_json(source, builder, batch_bytes, step, cancelled, result,
+                                    lone)
                 if reader is None:
                     continue
                 batches += [BatchRecord(b.start, b.end, b.first_ordinal + next_ordinal,
@@ -393,6 +422,8 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                                 "compressed": s.compressed, "group": t.group, "kind": t.kind,
                                 **({"sqlite": databases[n]} if n in databases else {})}
                                for n, (s, t) in enumerate(zip(sources, timelines))]
+    if ranked:
+        metadata["ranks_cached"] = ranks_cached
     table = _batch_table(batches)
     table["file"] = np.array(batch_files, np.int32)
     with indexing():
@@ -400,12 +431,14 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
 
 
 def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
-          clocks: list[ClockOffset], grouped: bool, batch_bytes: int) -> FilePool | None:
-    """Worker processes for the trace files of a profile, when there are several and enough
-    bytes to be worth starting them; None to read them all here."""
+          clocks: list[ClockOffset], grouped: bool, batch_bytes: int,
+          cached: set[int]) -> FilePool | None:
+    """Worker processes for the trace files of a profile (but those numbered in `cached`),
+    when there are several and enough bytes to be worth starting them; None to read them all
+    here."""
     jobs = [FileJob(n, s.path, t.group if grouped else None, c.offset_ns, batch_bytes)
             for n, (s, t, c) in enumerate(zip(sources, timelines, clocks))
-            if t.kind != DB_KIND]
+            if t.kind != DB_KIND and n not in cached]
     workers = worker_count(len(jobs))
     if workers < 2 or sum(sources[j.number].size for j in jobs) < POOL_MIN_BYTES:
         return None
@@ -414,16 +447,15 @@ def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
 
 def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
                progress: Progress, cancelled: Callable[[], bool] | None,
-               pooled: tuple[FileJob, dict[str, Any]] | None,
-               lone: bool) -> ChromeJsonReader | None:
-    """One trace file into `builder`: merged from what a worker read, else read here (also
+               got: dict[str, Any] | None, lone: bool) -> ChromeJsonReader | None:
+    """One trace file into `builder`: merged from `got` (what a worker, this process or the
+    cache read into a builder of its own: see file_pool.read_alone), else read here (also
     when the worker failed: its problems are then counted here). None when it is not a
     trace (counted as an unreadable file), unless it is `lone`: then that is raised."""
     from proftui.core.importers.chrome_json import ChromeJsonReader
 
     reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes)
-    if pooled is not None and "error" not in pooled[1]:
-        got = pooled[1]
+    if got is not None and "error" not in got:
         builder.merge(got["state"], builder.ref_base)
         reader.batches, reader.n_events = got["batches"], got["n_events"]
         reader.metadata.update(got["metadata"])
@@ -437,6 +469,17 @@ def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
         builder.diagnostics.add("unreadable_file", 1, None, str(exc))
         return None
     return reader
+
+
+def _read_alone(source: ByteSource, key: rank_cache.Key, progress: Progress,
+                cancelled: Callable[[], bool] | None) -> dict[str, Any] | None:
+    """One trace file read here into a builder of its own (to keep as its rank entry); None
+    when it is not a trace (:func:`_read_json` then reads and counts it as one)."""
+    try:
+        return read_alone(source, key.group, key.offset_ns, key.batch_bytes,
+                          progress=progress, cancelled=cancelled)
+    except NotATraceError:
+        return None
 
 
 def index_file(source: ByteSource, *, progress: Progress | None = None,
