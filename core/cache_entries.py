@@ -5,11 +5,12 @@ first; emptying it.
 An entry is a main file (``<key>.idx``: a trace's index, ``<key>.tbl``: a summary table,
 ``<key>.lay``: what discovery found in a folder, see :mod:`proftui.core.discovery_cache`,
 ``<key>.rnk``: one trace file of a profile of several as it was read, see
-:mod:`proftui.core.rank_cache`) with the derived files stored beside it (``<key>.idx.rows1`` ...); they are counted and removed
-together. An entry's last use is the latest modification time among its files: loading a file
-sets its time to now (:func:`mark_used`), and writing one does. Only files named as proftui
-names them and starting with its MAGIC are counted, listed or removed: anything else a person
-put in the directory is left alone.
+:mod:`proftui.core.rank_cache`) with the derived files stored beside it
+(``<key>.idx.rows1`` ...); they are counted and removed together. An entry's last use is the
+latest modification time among its files: loading a file sets its time to now
+(:func:`mark_used`), and writing one does. Only files named as proftui names them and starting
+with its MAGIC are counted, listed or removed: anything else a person put in the directory is
+left alone.
 
 Removing an entry another process has mapped is safe on Linux and other POSIX systems: the
 file's name goes, but its pages stay valid in that process until it unmaps them (it may then
