@@ -71,7 +71,8 @@ def test_a_reopen_with_nothing_changed_reads_no_heads(ranks, monkeypatch, cache_
     assert again.meta["profile"] == first.meta["profile"]
     assert _groups(again) == ["rank-0", "rank-1", "rank-2"]
     kinds = [cache_entries.describe(e, 0, "").kind for e in cache_entries.entries(cache_dir)]
-    assert sorted(kinds) == ["index", "layout"]  # listed by `proftui cache`, under its cap
+    # listed by `proftui cache`, under its cap (each rank file has its entry too)
+    assert sorted(kinds) == ["index", "layout", "rank", "rank", "rank"]
 
 
 @pytest.mark.parametrize("change", ["touched", "added", "removed", "replaced"])
