@@ -100,7 +100,7 @@ class FilePool:
     def results(self, cancelled: Callable[[], bool] | None = None
                 ) -> Iterator[tuple[FileJob, dict[str, Any]]]:
         """(job, result) in job order; a result is {"state", "batches", "metadata",
-        "n_events"} or {"error"}. Raises Cancelled when `cancelled` says so."""
+        "n_events", "seek_points"} or {"error"}. Raises Cancelled when `cancelled` says so."""
         for job in self.jobs:
             while job.number not in self._results:
                 if cancelled is not None and cancelled():
@@ -139,7 +139,8 @@ def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_byte
                cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
     """One trace file (from byte `start`) read into a builder of its own, with its group and
     clock offset: the builder's state, the batches, the metadata and the event count, its
-    ordinals numbered from 0 (to merge in file order). Raises what reading raises."""
+    ordinals numbered from 0 (to merge in file order), and the seek points of a gzip file
+    (None for a plain one). Raises what reading raises."""
     from proftui.core.build import TraceBuilder
     from proftui.core.diagnostics import Diagnostics
     from proftui.core.importers.chrome_json import ChromeJsonReader
@@ -154,7 +155,8 @@ def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_byte
         reader.read(builder.add_events, progress=progress, cancelled=cancelled,
                     region=(start, None))
     return {"state": builder.state(), "batches": reader.batches,
-            "metadata": reader.metadata, "n_events": reader.n_events}
+            "metadata": reader.metadata, "n_events": reader.n_events,
+            "seek_points": source.seek_points}
 
 
 def serve() -> None:

@@ -396,6 +396,8 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                     if (key is not None and cache_since_ns is not None and result is not None
                             and "error" not in result):
                         rank_cache.store(key, result, cache_since_ns)
+                if result is not None and result.get("seek_points") is not None:
+                    source.seek_points = result["seek_points"]  # kept beside the index
                 reader = _read_json(source, builder, batch_bytes, step, cancelled, result,
                                     lone)
                 if reader is None:

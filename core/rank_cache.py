@@ -6,10 +6,10 @@ identity, so any change re-indexes it. Beside it, each trace file read for a pro
 several is stored as an entry of its own (``<key>.rnk``: counted under the size cap, listed by
 ``proftui cache`` as kind ``rank``, removed least recently used first like the others): what a
 worker sends back for it (:func:`proftui.core.file_pool.read_alone`: the builder's state, the
-batches, the metadata, the event count), its ordinals numbered from 0, so that it merges at
-any place in the file order. The key is the file's identity, its group (how its pids are
-qualified), its clock offset, the batch size (batches are recorded in the index), and the
-versions of this layout, of the cache format and of the program.
+batches, the metadata, the event count, a gzip file's seek points), its ordinals numbered from
+0, so that it merges at any place in the file order. The key is the file's identity, its group
+(how its pids are qualified), its clock offset, the batch size (batches are recorded in the
+index), and the versions of this layout, of the cache format and of the program.
 
 The state's columns are the entry's arrays; the rest (strings, track keys, process and
 thread names, counters, async events, diagnostics, batches, metadata) is one pickled byte
@@ -37,6 +37,8 @@ import numpy as np
 from proftui import __version__
 from proftui.core import cache
 from proftui.core.cache_file import CacheMiss
+from proftui.core.gzip_seek import SeekPoints
+from proftui.core.seek_cache import PARTS
 from proftui.core.sources import FileIdentity
 
 SUFFIX = "rnk"
@@ -83,6 +85,9 @@ def store(key: Key, result: dict[str, Any], read_start_ns: int) -> bool:
     state = result["state"]
     arrays = {f"{table}.{column}": values for table, columns in state["chunks"].items()
               for column, values in columns.items()}
+    points = result.get("seek_points")
+    if points is not None:
+        arrays.update({f"seek.{part}": getattr(points, part) for part in PARTS})
     rest = {"state": {k: state[k] for k in _STATE_KEYS}, **{k: result[k] for k in _RESULT_KEYS}}
     arrays["rest"] = np.frombuffer(pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL),
                                    np.uint8)
@@ -102,6 +107,11 @@ def load(key: Key) -> dict[str, Any] | None:
         if any(header.get(name) != value for name, value in key.header().items()):
             return None
         rest = _Loader(io.BytesIO(arrays.pop("rest"))).load()
+        points = None
+        if "seek.out" in arrays:
+            points = SeekPoints(*(arrays.pop(f"seek.{part}") for part in PARTS))
+            if not points.valid(key.identity.size):
+                return None
         chunks: dict[str, dict[str, np.ndarray]] = {}
         for name, values in arrays.items():
             table, column = name.split(".", 1)
@@ -109,7 +119,7 @@ def load(key: Key) -> dict[str, Any] | None:
         state = {**rest["state"], "chunks": chunks}
         if not _consistent(state):
             return None
-        return {"state": state, **{k: rest[k] for k in _RESULT_KEYS}}
+        return {"state": state, **{k: rest[k] for k in _RESULT_KEYS}, "seek_points": points}
     except CacheMiss:
         return None
     except Exception:  # noqa: BLE001 - any damage at all means "not trusted"

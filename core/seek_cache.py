@@ -14,7 +14,7 @@ from proftui.core.index import TraceIndex
 from proftui.core.sources import ByteSource
 
 KIND = "seek"
-_PARTS = ("out", "inp", "bits", "windows", "window_ends")
+PARTS = ("out", "inp", "bits", "windows", "window_ends")  # SeekPoints' arrays
 
 
 def store_seek_points(index: TraceIndex, sources: list[ByteSource]) -> None:
@@ -24,7 +24,7 @@ def store_seek_points(index: TraceIndex, sources: list[ByteSource]) -> None:
     for number, source in enumerate(sources):
         points = source.seek_points
         if source.compressed and points is not None and len(points.out):
-            arrays.update({f"{number}.{part}": getattr(points, part) for part in _PARTS})
+            arrays.update({f"{number}.{part}": getattr(points, part) for part in PARTS})
     if arrays:
         cache.store_derived(index, KIND, arrays)
 
@@ -37,7 +37,7 @@ def open_source(index: TraceIndex, number: int) -> ByteSource:
         return source
     try:
         arrays = cache.load_derived(index, KIND)
-        points = SeekPoints(*(arrays[f"{number}.{part}"] for part in _PARTS))
+        points = SeekPoints(*(arrays[f"{number}.{part}"] for part in PARTS))
     except (CacheMiss, KeyError):
         return source
     if points.valid(source.size):

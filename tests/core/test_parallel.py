@@ -164,7 +164,8 @@ def test_the_workers_answer_for_every_file(tmp_path) -> None:
         results = [result for _, result in pool.results(None)]
     finally:
         pool.close()
-    assert [sorted(r) for r in results] == [["batches", "metadata", "n_events", "state"]] * 4
+    assert [sorted(r) for r in results] == [["batches", "metadata", "n_events", "seek_points",
+                                             "state"]] * 4
     assert results[0]["n_events"] == len(_events())
 
 

@@ -242,3 +242,37 @@ def test_without_the_cache_no_rank_entry_is_read_or_written(ranks, cache_dir,
 def test_a_lone_trace_gets_no_rank_entry(tmp_path, cache_dir) -> None:
     load_trace(str(_write_rank(tmp_path, 0)))
     assert _rank_entries(cache_dir) == []
+
+
+def test_gzip_ranks_keep_their_seek_points(tmp_path, reading) -> None:
+    """A gzip rank's seek points (for reading args back) come back with its entry, and from
+    a worker process that read it: every rank of the index has them."""
+    import gzip
+    import random
+    import string
+
+    from proftui.core.export import read_args
+    from proftui.core.gzip_seek import SPACING
+    from proftui.core.seek_cache import open_source
+
+    rng = random.Random(3)
+    pad = "".join(rng.choices(string.ascii_letters, k=1 << 16))  # compresses little
+    folder = tmp_path / "gz"
+    folder.mkdir()
+    for rank in range(2):
+        events = [{"ph": "X", "name": f"op{i % 7}", "pid": 1, "tid": 1,
+                   "ts": START_US + 10 * i, "dur": 5,
+                   "args": {"i": i, "pad": pad[(i * 97) % 60000:][:300]}}
+                  for i in range(SPACING // 330 + 2000)]
+        data = json.dumps({"distributedInfo": {"rank": rank}, "traceEvents": events}).encode()
+        assert len(data) > SPACING
+        (folder / f"rank-{rank}.pt.trace.json.gz").write_bytes(gzip.compress(data, 1))
+    cold = load_trace(str(folder))
+    assert all(open_source(cold, n).seek_points is not None for n in range(2))
+    _without_index(cold)
+    del reading[:]
+    merged = load_trace(str(folder))
+    assert reading == [] and merged.meta["ranks_cached"] == 2
+    assert all(open_source(merged, n).seek_points is not None for n in range(2))
+    last = merged.col("slices.ref")[-3:]
+    assert read_args(merged, last) == read_args(load_trace(str(folder), use_cache=False), last)
