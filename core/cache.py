@@ -6,7 +6,11 @@ diagnostics) and checksummed arrays. Anything unexpected (another version, a fil
 length, a different source identity, a checksum that does not match) makes the file be
 ignored, never trusted, and the next store replaces it. Files are written to a temporary name
 and renamed: a reader sees the old file or the whole new one, and a reader's map of a
-replaced file stays valid.
+replaced file stays valid. The other entries of the cache are cache files too, written and
+read through :func:`write_file` and :func:`read_file`: summary tables
+(:mod:`proftui.core.table_cache`), what discovery found in a folder
+(:mod:`proftui.core.discovery_cache`) and each trace file of a profile of several as it was
+read (:mod:`proftui.core.rank_cache`); :mod:`proftui.core.cache_entries` lists them.
 
 Checksums: every array is verified when its file is opened, before the index (or derived
 arrays, or a summary table) is handed out, so a flipped bit, a zeroed page or a cut file is

@@ -16,7 +16,8 @@ def _parser() -> _Parser:
     parser = _Parser(
         prog="proftui cache",
         description="List what the cache holds: each entry (a trace's index with the arrays "
-                    "derived from it, or a summary table) with its size, when it was last "
+                    "derived from it, a summary table, what discovery found in a folder, or "
+                    "one rank's file of a profile as it was read) with its size, when it was last "
                     "used, the files it was made from and whether they still exist; then the "
                     "total and the cap (PROFTUI_CACHE_MAX, default 10G: the least recently "
                     "used entries are removed to stay under it). `proftui cache clear` "
