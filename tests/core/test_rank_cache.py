@@ -167,6 +167,20 @@ def test_only_the_changed_rank_is_read_again(ranks, cache_dir, reading) -> None:
     assert load_trace(str(ranks)).meta["ranks_cached"] == 3 and reading == []
 
 
+def test_a_rank_added_or_removed_reads_no_other(ranks, reading) -> None:
+    load_trace(str(ranks))
+    _write_rank(ranks, 3)
+    del reading[:]
+    grown = load_trace(str(ranks))
+    assert reading == ["rank-3.pt.trace.json"] and grown.meta["ranks_cached"] == 3
+    _same(grown, load_trace(str(ranks), use_cache=False))
+    (ranks / "rank-0.pt.trace.json").unlink()
+    del reading[:]
+    shrunk = load_trace(str(ranks))
+    assert reading == [] and shrunk.meta["ranks_cached"] == 3
+    _same(shrunk, load_trace(str(ranks), use_cache=False))
+
+
 def test_a_touched_rank_is_read_again(ranks, reading) -> None:
     import os
 
