@@ -1,5 +1,7 @@
 """Benchmark of opening a folder of ranks: cold index in one process and on all cores, cached
-reopen to the first frame's data, beside `orjson.loads` of the same files, as ratios.
+reopen to the first frame's data, reopen from the ranks' own cache entries (the folder's entry
+gone; then one rank touched, so that it alone is indexed again), beside `orjson.loads` of the
+same files, as ratios.
 
     python bench/bench_cluster.py               # 64 ranks of ~50 MB (3.2 GB in /tmp)
     python bench/bench_cluster.py --ranks 8 --mb 10     # a quick run
@@ -25,7 +27,7 @@ GEN = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_trace.py"
 
 _RUN = """
 import json, resource, sys, time
-mode, root, cache = sys.argv[1], sys.argv[2], sys.argv[3]
+mode, root, cache, n_cached = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 import os
 os.environ["PROFTUI_CACHE_DIR"] = cache
 t0 = time.perf_counter()
@@ -40,13 +42,15 @@ else:
     from proftui.core import load as loading
     if mode == "serial":
         loading.worker_count = lambda n: 1
-    index = loading.load_trace(root, use_cache=mode in ("store", "reopen"))
+    index = loading.load_trace(root, use_cache=mode != "pool" and mode != "serial")
     if mode == "reopen":  # what the first frame needs besides the index
         from proftui.core.overview import read_overview
         from proftui.core.rows import rows_for
         rows_for(index)
         read_overview(index)
     n = index.n_slices
+    if mode in ("ranks", "touched"):
+        assert index.meta["ranks_cached"] == n_cached, index.meta.get("ranks_cached")
 seconds = time.perf_counter() - t0
 peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
@@ -71,9 +75,11 @@ def make_ranks(root: Path, ranks: int, mb: float) -> int:
     return sum(p.stat().st_size for p in root.glob("*.json"))
 
 
-def run(mode: str, root: Path, cache: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", _RUN, mode, str(root), str(cache)],
-                         check=True, capture_output=True, text=True)
+def run(mode: str, root: Path, cache: Path, n_cached: int = 0) -> dict:
+    """One measurement in a fresh process; `n_cached`: the ranks it must find in the cache
+    (modes "ranks" and "touched")."""
+    out = subprocess.run([sys.executable, "-c", _RUN, mode, str(root), str(cache),
+                          str(n_cached)], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -96,11 +102,19 @@ def main() -> None:
     base = run("orjson", root, cache)
     print(f"baseline orjson.loads of every rank, one process: {base['seconds']:7.2f} s "
           f"({size / 1e6 / base['seconds']:5.0f} MB/s), peak RSS {base['peak'] / 1e6:,.0f} MB")
+    ranks = len(list(root.glob("*.json")))
     for mode, label in (("serial", "cold index, one process"),
                         ("pool", "cold index, all cores"),
                         ("store", "cold index, all cores, cache stored"),
-                        ("reopen", "cached reopen to first-frame data")):
-        got = run(mode, root, cache)
+                        ("reopen", "cached reopen to first-frame data"),
+                        ("ranks", "folder's entry gone: ranks' entries"),
+                        ("touched", "one rank touched: it alone indexed")):
+        if mode == "ranks":  # the folder's index is gone; every rank's own entry is there
+            for path in cache.glob("*.idx*"):
+                path.unlink()
+        elif mode == "touched":
+            os.utime(root / "rank-1.pt.trace.json")
+        got = run(mode, root, cache, ranks - (mode == "touched"))
         s = got["seconds"]
         print(f"{label:36s} {s:7.2f} s  {size / 1e6 / s:7.0f} MB/s  {s / base['seconds']:6.2f} x "
               f"orjson  peak RSS {got['peak'] / 1e6:7,.0f} MB ({got['peak'] / size:4.2f} x "
