@@ -70,6 +70,7 @@ class Lines:
         procs = index.arrays["processes.group"] if index is not None else np.zeros(0, np.int64)
         self.several_processes = len(procs) > 1
         self.several_groups = len(np.unique(procs)) > 1
+        self._made: dict[int, Line] = {}  # each line is asked for several times a frame
 
     @classmethod
     def empty(cls) -> Lines:
@@ -82,6 +83,13 @@ class Lines:
     def __getitem__(self, n: int) -> Line:
         if not -len(self) <= n < len(self):
             raise IndexError(n)
+        n %= len(self)
+        made = self._made.get(n)
+        if made is None:
+            made = self._made[n] = self._make(n)
+        return made
+
+    def _make(self, n: int) -> Line:
         kind, process = int(self.kind[n]), int(self.process[n])
         track, item = int(self.track[n]), int(self.item[n])
         index = self.index
