@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +65,19 @@ def columns_equal(a: TraceIndex, b: TraceIndex) -> bool:
         elif x.tolist() != y.tolist():
             return False
     return problems(a) == problems(b)
+
+
+def kineto_rank_file(folder: Path, rank: int, events: list[dict]) -> Path:
+    """A Kineto trace of rank `rank` (``rank-N.pt.trace.json``, with its distributedInfo)."""
+    path = folder / f"rank-{rank}.pt.trace.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "distributedInfo": {"rank": rank},
+                                "traceEvents": events}))
+    return path
+
+
+def kineto_ranks(folder: Path, events: Callable[[int], list[dict]], ranks: int = 3) -> Path:
+    """`folder` made, holding a Kineto trace per rank of the `events(rank)`."""
+    folder.mkdir()
+    for rank in range(ranks):
+        kineto_rank_file(folder, rank, events(rank))
+    return folder

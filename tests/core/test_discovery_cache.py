@@ -3,7 +3,6 @@ file is touched, added or removed, several runs still split, a damaged entry ign
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -14,25 +13,25 @@ from proftui.core import cache_entries, clock, discovery_cache, load, profile, r
 from proftui.core.load import check_openable, load_trace
 from proftui.core.runs import SeveralRunsError
 
+from helpers import kineto_rank_file, kineto_ranks
+
 START_US = DAY1_NS // 1000
 
 
+def kineto_events(rank: int, events: int = 2) -> list[dict]:
+    """A rank's slices (sizes differ by `events`: no twins to hash)."""
+    return [{"ph": "X", "name": f"r{rank}.{n}", "pid": rank, "tid": 1,
+             "ts": START_US + 10 * n, "dur": 5} for n in range(events)]
+
+
 def kineto_rank(folder: Path, rank: int, events: int = 2) -> Path:
-    """A Kineto trace of one rank (sizes differ by `events`: no twins to hash)."""
-    path = folder / f"rank-{rank}.pt.trace.json"
-    path.write_text(json.dumps({"distributedInfo": {"rank": rank}, "traceEvents": [
-        {"ph": "X", "name": f"r{rank}.{n}", "pid": rank, "tid": 1,
-         "ts": START_US + 10 * n, "dur": 5} for n in range(events)]}))
-    return path
+    """A Kineto trace of one rank."""
+    return kineto_rank_file(folder, rank, kineto_events(rank, events))
 
 
 @pytest.fixture
 def ranks(tmp_path) -> Path:
-    folder = tmp_path / "ranks"
-    folder.mkdir()
-    for rank in range(3):
-        kineto_rank(folder, rank, events=2 + rank)
-    return folder
+    return kineto_ranks(tmp_path / "ranks", lambda rank: kineto_events(rank, 2 + rank))
 
 
 @pytest.fixture

@@ -16,6 +16,8 @@ from proftui.core.index import TraceIndex
 from proftui.core.load import load_trace
 from proftui.tui.cli import main
 
+from helpers import kineto_rank_file, kineto_ranks
+
 START_US = 1_700_000_000_000_000  # the wall clock, as Kineto writes it
 
 
@@ -52,20 +54,13 @@ def _events(rank: int, extra: int = 0) -> list[dict]:
 
 
 def _write_rank(folder: Path, rank: int, extra: int = 0) -> Path:
-    path = folder / f"rank-{rank}.pt.trace.json"
-    path.write_text(json.dumps({"schemaVersion": 1, "distributedInfo": {"rank": rank},
-                                "traceEvents": _events(rank, extra)}))
-    return path
+    return kineto_rank_file(folder, rank, _events(rank, extra))
 
 
 @pytest.fixture
 def ranks(tmp_path) -> Path:
     """A folder of three Kineto ranks (of different sizes)."""
-    folder = tmp_path / "ranks"
-    folder.mkdir()
-    for rank in range(3):
-        _write_rank(folder, rank, extra=rank)
-    return folder
+    return kineto_ranks(tmp_path / "ranks", lambda rank: _events(rank, extra=rank))
 
 
 @pytest.fixture(params=["here", "pool"])
