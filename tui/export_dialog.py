@@ -1,5 +1,6 @@
 """Exporting from the app: the dialog (what to write: the window's events, its ops or a pane
-as shown; which tracks and args; the time unit; the file, never overwritten without asking)
+as shown; which tracks and args; the time unit and clock, as `proftui export --unit --time`
+take them; the file, never overwritten without asking)
 and the job it becomes, which a worker runs with core calls."""
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ WHAT = (("events", "Events in the window (one row per slice)"),
         ("ops", "Ops of the window (as the ops pane aggregates them)"),
         ("pane", "The current pane's table as shown (filtered and sorted)"))
 UNITS = ("us", "ns", "ms", "s")
+# The events' start and end: from the capture start, or the profiler's clock (core.export).
+CLOCK_CHOICES = (("from the capture start", "relative"), ("on the profiler's clock", "absolute"))
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class ExportRequest:
     unit: str
     neutralize: bool
     overwrite: bool
+    clock: str = "relative"  # of the events' start and end (see core.export.export_events)
 
 
 class ExportDialog(ModalScreen["ExportRequest | None"]):
@@ -49,11 +53,14 @@ class ExportDialog(ModalScreen["ExportRequest | None"]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
     ExportDialog { align: center middle; }
-    ExportDialog > Vertical { width: 90; max-width: 95%; height: auto; padding: 0 1;
+    ExportDialog > Vertical { width: 90; max-width: 95%; height: auto; max-height: 100%;
+                              overflow-y: auto; padding: 0 1;
                               border: round $primary; background: $surface; }
     ExportDialog Input { margin: 0 0 0 0; }
     ExportDialog #export-warning { color: $warning; height: auto; }
     ExportDialog Horizontal { height: auto; }
+    ExportDialog #export-unit { width: 20; }
+    ExportDialog #export-clock { width: 1fr; }
     """
 
     def __init__(self, window_label: str, default_path: str, pane_label: str | None) -> None:
@@ -79,8 +86,10 @@ class ExportDialog(ModalScreen["ExportRequest | None"]):
             with Horizontal():
                 yield Select([(f"times in {u}", u) for u in UNITS], value="us",
                              allow_blank=False, id="export-unit")
-                yield Checkbox("neutralise cells starting with = + - @", value=True,
-                               id="export-neutralize")
+                yield Select(CLOCK_CHOICES, value="relative", allow_blank=False,
+                             id="export-clock")
+            yield Checkbox("neutralise cells starting with = + - @", value=True,
+                           id="export-neutralize")
             yield Input(value=self.default_path, id="export-path")
             yield Label("", id="export-warning", markup=False)
             with Horizontal():
@@ -124,7 +133,7 @@ class ExportDialog(ModalScreen["ExportRequest | None"]):
             what=what, path=path, tracks=self.query_one("#export-tracks", Input).value.strip(),
             args_keys=keys, unit=str(self.query_one("#export-unit", Select).value),
             neutralize=self.query_one("#export-neutralize", Checkbox).value,
-            overwrite=overwrite))
+            overwrite=overwrite, clock=str(self.query_one("#export-clock", Select).value)))
 
 
 @dataclass(frozen=True)
@@ -154,7 +163,8 @@ class ExportJob:
         if request.what == "events":
             return export_events(index, request.path, start_ns=self.start_ns,
                                  end_ns=self.end_ns, tracks=tracks, groups=self.groups,
-                                 args_keys=request.args_keys, unit=request.unit, **common)
+                                 args_keys=request.args_keys, unit=request.unit,
+                                 clock=request.clock, **common)
         if request.what == "ops":
             table = aggregate_ops(index, start_ns=self.start_ns, end_ns=self.end_ns,
                                   tracks=tracks, by=self.by, side=self.side, types=self.types,

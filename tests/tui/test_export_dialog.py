@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from textual.widgets import Input, RadioSet
+from textual.widgets import Input, RadioSet, Select
 from tui_support import settle
 
 from proftui.core.query import slices_in_window
@@ -33,7 +33,8 @@ def _read(path: Path) -> list[list[str]]:
         return list(csv.reader(f))
 
 
-async def _export(app, pilot, path: Path, what: str = "events") -> None:
+async def _export(app, pilot, path: Path, what: str = "events", clock: str = "relative"
+                  ) -> None:
     await pilot.press("e")
     await pilot.pause()
     dialog = app.screen
@@ -42,6 +43,7 @@ async def _export(app, pilot, path: Path, what: str = "events") -> None:
         radios = dialog.query_one(RadioSet)
         button = next(b for b in radios.query("RadioButton") if b.name == what)
         button.value = True
+    dialog.query_one("#export-clock", Select).value = clock
     field = dialog.query_one("#export-path", Input)
     field.value = str(path)
     await pilot.click("#export-go")
@@ -64,6 +66,24 @@ async def test_events_of_the_range_are_written_and_reported(tmp_path) -> None:
         assert names == sorted(app.index.slice_name(int(i)) for i in expected)
         status = str(app.query_one("#status").render())
         assert f"Wrote {len(expected)} rows (range " in status
+
+
+async def test_times_from_the_capture_start_or_on_the_profilers_clock(tmp_path) -> None:
+    from proftui.core.iterations import capture_start_ns
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 44)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter")  # a slice selected: the window is the whole trace
+        await _export(app, pilot, tmp_path / "relative.csv")
+        await _export(app, pilot, tmp_path / "absolute.csv", clock="absolute")
+        relative, absolute = _read(tmp_path / "relative.csv"), _read(tmp_path / "absolute.csv")
+        assert relative[0][4] == "start_from_capture(us)"
+        assert absolute[0][4] == "start_profiler_clock(us)"
+        assert len(relative) == len(absolute) > 1
+        start_us = capture_start_ns(app.index) / 1000  # this trace's clock is the file's
+        for before, after in zip(relative[1:], absolute[1:]):
+            assert float(after[4]) == pytest.approx(float(before[4]) + start_us)
 
 
 async def test_an_existing_file_is_overwritten_only_when_confirmed(tmp_path) -> None:
@@ -140,3 +160,4 @@ def test_free_name_never_picks_an_existing_file(tmp_path) -> None:
     (tmp_path / "proftui-export.csv").write_text("")
     (tmp_path / "proftui-export-1.csv").write_text("")
     assert free_name("proftui-export.csv") == "proftui-export-2.csv"
+
