@@ -60,9 +60,8 @@ def check_openable(path: str) -> None:
     no permission) or whose first bytes are no Chrome trace. A path that passes can still
     fail later (a profile whose every timeline is unreadable); damage inside a file is
     counted, never fatal."""
-    fingerprint = discovery_cache.Fingerprint.of(path)
     try:
-        if fingerprint is not None and discovery_cache.load(fingerprint, None, path) is not None:
+        if _discovered(path, None, use_cache=True)[1] is not None:
             return  # discovered before, and nothing it looked at changed
     except SeveralRunsError:
         return  # so it holds something to open
@@ -128,9 +127,17 @@ def profile_layout(path: str, run: int | None = None, use_cache: bool = True) ->
     current entry (a folder opened before), else discovered now (not stored: an entry holds
     the timelines' clocks too, which only opening reads). Raises as
     :func:`proftui.core.runs.open_run` does."""
+    found = _discovered(path, run, use_cache)[1]
+    return found.layout if found is not None else open_run(path, run)
+
+
+def _discovered(path: str, run: int | None, use_cache: bool
+                ) -> tuple[discovery_cache.Fingerprint | None, discovery_cache.Discovered | None]:
+    """The fingerprint of `path` (None without the cache, or for a path that has none) and
+    what discovery found there before, if it is cached and current (else None)."""
     fingerprint = discovery_cache.Fingerprint.of(path) if use_cache else None
     found = discovery_cache.load(fingerprint, run, path) if fingerprint is not None else None
-    return found.layout if found is not None else open_run(path, run)
+    return fingerprint, found
 
 
 @dataclass
@@ -149,8 +156,7 @@ class _Opening:
 
 
 def _opening(path: str, run: int | None, use_cache: bool) -> _Opening:
-    fingerprint = discovery_cache.Fingerprint.of(path) if use_cache else None
-    found = discovery_cache.load(fingerprint, run, path) if fingerprint is not None else None
+    fingerprint, found = _discovered(path, run, use_cache)
     if found is not None:
         layout, discovered_ns = found.layout, 0
     else:
