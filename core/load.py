@@ -350,10 +350,11 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     keys = [rank_cache.Key(s.identity, t.group if grouped else None, c.offset_ns, batch_bytes)
             if ranked and t.kind != DB_KIND else None
             for s, t, c in zip(sources, timelines, clocks)]
-    cached = {n: got for n, key in enumerate(keys)
-              if key is not None and (got := rank_cache.load(key)) is not None}
+    # Each entry is loaded as its turn comes (one at a time in memory, not all); one found
+    # damaged then is read here.
+    cached = {n for n, key in enumerate(keys) if key is not None and key.path().exists()}
     ranks_cached = 0
-    pool = _pool(sources, timelines, clocks, grouped, batch_bytes, set(cached))
+    pool = _pool(sources, timelines, clocks, grouped, batch_bytes, cached)
     pooled = pool.results(cancelled) if pool is not None else None
     try:
         with indexing():
@@ -391,11 +392,11 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                     metadata.setdefault("format", "sqlite")
                     continue
                 key = keys[number]
-                result = cached.pop(number, None)
+                result = rank_cache.load(key) if number in cached else None
                 if result is not None:
                     ranks_cached += 1
                 else:
-                    if pooled is not None:
+                    if pooled is not None and number not in cached:
                         result = next(pooled)[1]
                     elif key is not None:
                         result = _read_alone(source, key, step, cancelled)

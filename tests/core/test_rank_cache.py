@@ -65,13 +65,13 @@ def ranks(tmp_path) -> Path:
 
 @pytest.fixture(params=["here", "pool"])
 def reading(request, monkeypatch) -> list[str]:
-    """The names of the files read afresh from now on: here, or by worker processes."""
+    """The names of the files read afresh from now on: here (read_alone), and with the
+    "pool" parameter also by worker processes."""
     read: list[str] = []
-    if request.param == "here":
-        real = load.read_alone
-        monkeypatch.setattr(load, "read_alone", lambda source, *args, **kwargs: (
-            read.append(Path(source.path).name) or real(source, *args, **kwargs)))
-    else:
+    real = load.read_alone
+    monkeypatch.setattr(load, "read_alone", lambda source, *args, **kwargs: (
+        read.append(Path(source.path).name) or real(source, *args, **kwargs)))
+    if request.param == "pool":
         real_pool = load.FilePool
         monkeypatch.setattr(load, "POOL_MIN_BYTES", 0)
         monkeypatch.setattr(load, "worker_count", lambda n: 2)
