@@ -62,10 +62,6 @@ TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPan
 
 # Timeline keys that reach the timeline while a pane has the focus: key, Timeline action, what,
 # whether the footer shows it.
-TIMELINE_KEYS = (("w", "zoom_in", "Zoom in", True), ("s", "zoom_out", "Zoom out", True),
-                 ("a", "pan_left", "Pan left", False), ("d", "pan_right", "Pan right", False),
-                 ("0", "reset", "Show everything", False), ("f", "fit", "Fit", True))
-
 # How long the overview waits for the first frame before it is read anyway.
 FIRST_FRAME_WAIT_S = 1.0
 
@@ -122,11 +118,6 @@ class ProftuiApp(BaseApp):
         Binding("question_mark", "help", "Keys"),
         Binding("colon", "command_palette", "Commands", show=False),
         Binding("exclamation_mark", "view_as_command", "As a command", show=False),
-        # The timeline's window keys work from the panes too, before the pane's own keys
-        # (priority) whenever the timeline is on screen; a text box keeps its letters.
-        # They stand for the timeline's own bindings in the footer, as they take the keys.
-        *(Binding(key, f"timeline('{action}')", description, show=shown, priority=True)
-          for key, action, description, shown in TIMELINE_KEYS),
     ]
 
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
@@ -868,19 +859,13 @@ class ProftuiApp(BaseApp):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self._choosing_run and action != "cancel_load":  # the chooser's keys only
             return action in ("quit", "help", "command_palette")
-        if action == "timeline":  # not while it is hidden (overview, maximised panes, a
-            # dialog over it); a text box never sees these bindings (it consumes the keys)
-            return self.screen is self.screen_stack[0] and self._timeline_visible()
         return super().check_action(action, parameters)
 
-    def _timeline_visible(self) -> bool:
+    def key_timeline(self) -> Timeline | None:
         timeline = self.query_one(Timeline)
-        return (timeline.index is not None and timeline.display
-                and bool(self.query_one("#main").display))
-
-    def action_timeline(self, action: str) -> None:
-        """A timeline key pressed while a pane has the focus: the timeline acts on it."""
-        getattr(self.query_one(Timeline), f"action_{action}")()
+        shown = (timeline.index is not None and timeline.display
+                 and bool(self.query_one("#main").display))
+        return timeline if shown else None
 
     def action_pane(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"pane-{name}"
@@ -889,7 +874,7 @@ class ProftuiApp(BaseApp):
             widget = self.query_one(pane)
             first = getattr(widget, "first_focus", widget.table_view)
             self.screen.set_focus(first())
-        elif self._timeline_visible():  # the details have no keys: the timeline's work
+        elif self.key_timeline() is not None:  # the details have no keys: the timeline's work
             self.screen.set_focus(self.query_one(Timeline))
 
     def action_toggle_overview(self) -> None:

@@ -12,10 +12,15 @@ from textual.binding import Binding
 from proftui.themes import THEMES, Palette, palette_for
 from proftui.tui.timeline import Timeline
 
+# The timeline's window keys: (key, the timeline's action, its description, in the footer).
+TIMELINE_KEYS = (("w", "zoom_in", "Zoom in", True), ("s", "zoom_out", "Zoom out", True),
+                 ("a", "pan_left", "Pan left", False), ("d", "pan_right", "Pan right", False),
+                 ("0", "reset", "Show everything", False), ("f", "fit", "Fit", True))
+
 
 class BaseApp(App[None]):
     """The shared keys and state; a subclass composes `#main` (the timelines) and `#panes`,
-    and says what its status line shows."""
+    says what its status line shows and which timeline the window keys move."""
 
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -25,6 +30,11 @@ class BaseApp(App[None]):
         Binding("minus", "resize_panes(-2)", "Shorter panes", show=False),
         Binding("m", "maximise", "Maximise", show=False),
         Binding("T", "next_theme", "Theme", show=False),
+        # The timeline's window keys work from the panes too, before the pane's own keys
+        # (priority) whenever a timeline is on screen; a text box keeps its letters.
+        # They stand for the timeline's own bindings in the footer, as they take the keys.
+        *(Binding(key, f"timeline('{action}')", description, show=shown, priority=True)
+          for key, action, description, shown in TIMELINE_KEYS),
     ]
 
     def __init__(self, theme: str) -> None:
@@ -55,7 +65,20 @@ class BaseApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_load":  # otherwise Esc goes on to the focused widget
             return self._loading and not self._cancel.is_set()
+        if action == "timeline":  # not while none is on screen (overview, maximised panes,
+            # a dialog over it); a text box never sees these bindings (it consumes the keys)
+            return self.screen is self.screen_stack[0] and self.key_timeline() is not None
         return True
+
+    def key_timeline(self) -> Timeline | None:
+        """The timeline the window keys move (None while none is on screen)."""
+        raise NotImplementedError
+
+    def action_timeline(self, action: str) -> None:
+        """A timeline key pressed, wherever the focus is: the timeline acts on it."""
+        timeline = self.key_timeline()
+        if timeline is not None:
+            getattr(timeline, f"action_{action}")()
 
     def action_cancel_load(self) -> None:
         self._cancel.set()

@@ -138,6 +138,14 @@ class CompareApp(BaseApp):
     def timelines(self) -> list[Timeline]:
         return [self.query_one(f"#{side}", Timeline) for side in SIDES]
 
+    def key_timeline(self) -> Timeline | None:
+        """The focused timeline, else (a pane has the focus) the base one; the other follows
+        while they are locked."""
+        if not self.query_one("#main").display:
+            return None
+        shown = [t for t in self.timelines() if t.index is not None and t.display]
+        return (self.focused if self.focused in shown else shown[0]) if shown else None
+
     def _status(self, text: str) -> None:
         self.query_one("#status", Static).update(text)
 
@@ -432,7 +440,8 @@ COMPARE_KEYS_HELP = """proftui keys: comparing two profiles (base above, new bel
   l            lock on / off: the timelines pan and zoom together (on at the start)
   g            align both at an iteration: its start is 0 on both rulers
   tab          focus the other timeline, then the panes
-  w / s  a / d zoom and pan the focused timeline (the other follows while locked)
+  w / s  a / d zoom and pan the focused timeline, from a pane the base one (the other
+               follows while locked)
   Enter  Esc   select the slice at the cursor, clear it; arrows move between slices
   f  0         fit the selection, show everything
   u            utilisation lines on / off

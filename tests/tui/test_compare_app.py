@@ -68,6 +68,23 @@ async def test_the_lock_moves_both_and_off_lets_each_go_its_own_way() -> None:
         assert caught[0] == caught[1] == moved[1]
 
 
+async def test_the_window_keys_move_the_timelines_from_a_pane() -> None:
+    app = CompareApp(BEFORE, AFTER)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("1")  # the ops pane's table has the focus
+        await pilot.pause()
+        focused = app.focused
+        assert focused is not None and focused not in app.timelines()
+        before = _offsets(app)
+        await pilot.press("w", "d")  # not the table's: the base zooms and pans, new follows
+        await pilot.pause()
+        after = _offsets(app)
+        assert after[0] == after[1]
+        assert after[0][1] - after[0][0] < before[0][1] - before[0][0]
+        assert app.focused is focused  # the focus stayed in the pane
+
+
 async def test_g_aligns_both_at_another_iteration() -> None:
     app = CompareApp(BEFORE, AFTER)
     async with app.run_test(size=(120, 40)) as pilot:
