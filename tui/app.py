@@ -60,8 +60,6 @@ from proftui.tui.timeline import IterationMark, Timeline
 TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane,
                "insights": InsightsPane, "comm": CommPane, "cluster": ClusterPane}
 
-# Timeline keys that reach the timeline while a pane has the focus: key, Timeline action, what,
-# whether the footer shows it.
 # How long the overview waits for the first frame before it is read anyway.
 FIRST_FRAME_WAIT_S = 1.0
 
