@@ -162,6 +162,14 @@ def test_only_the_changed_rank_is_read_again(ranks, cache_dir, reading) -> None:
     assert load_trace(str(ranks)).meta["ranks_cached"] == 3 and reading == []
 
 
+def test_proftui_index_says_how_many_ranks_came_from_their_entries(ranks, capsys) -> None:
+    assert main(["index", str(ranks)]) == 0
+    assert "cache entries" not in capsys.readouterr().out  # all read: nothing to say
+    _write_rank(ranks, 2, extra=5)
+    assert main(["index", str(ranks)]) == 0
+    assert "(2 of 3 trace files from their own cache entries)" in capsys.readouterr().out
+
+
 def test_a_rank_added_or_removed_reads_no_other(ranks, reading) -> None:
     load_trace(str(ranks))
     _write_rank(ranks, 3)

@@ -20,9 +20,22 @@ def cmd_index(argv: list[str]) -> int:
     if index.meta.get("from_cache"):
         sys.stdout.write(f"already indexed: {plural(index.n_slices, 'slice')}\n")
     elif where:
-        sys.stdout.write(f"indexed {plural(index.n_slices, 'slice')} into {safe(where)}\n")
+        sys.stdout.write(f"indexed {plural(index.n_slices, 'slice')} into {safe(where)}"
+                         f"{_from_rank_entries(index.meta)}\n")
     else:
         why = index.meta.get("cache_error", "the cache was not written")
         sys.stderr.write(f"proftui: {safe(why)}\n")
         return EXIT_FAILURE
     return EXIT_OK
+
+
+def _from_rank_entries(meta: dict) -> str:
+    """How many trace files of a profile of several were merged from their own cache entries
+    (see core.rank_cache) rather than read, when any were."""
+    cached = meta.get("ranks_cached")
+    if not cached:
+        return ""
+    from proftui.core.profile import DB_KIND
+
+    files = sum(1 for s in meta.get("sources", []) if s.get("kind") != DB_KIND)
+    return f" ({cached} of {plural(files, 'trace file')} from their own cache entries)"
