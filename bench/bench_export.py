@@ -6,7 +6,7 @@ events in the same run (absolute times drift on shared machines):
   event with f-string times (pandas is not a dependency);
 - the ops table of 1 M rows: ``export.export_table`` against ``csv.writer`` on the rows;
 - args columns from a real trace file (200 k events, Kineto-like): ``export_events`` with two
-  args keys (each batch of the file decoded once) against ``index.slice_args(i)`` per event
+  args keys (each batch of the file decoded once) against ``slice_args(index, i)`` per event
   (one batch decoded per event), the latter timed on 2,000 events and scaled.
 
     python bench/bench_export.py                  # 1 M events
@@ -26,6 +26,7 @@ import numpy as np
 from bench_ops import synth_index, synth_table  # noqa: I001 (run from bench/)
 
 from proftui.core import load_trace
+from proftui.core.args import slice_args
 from proftui.core.export import export_events, export_table
 
 
@@ -125,7 +126,7 @@ def bench_args(n_events: int, folder: str) -> None:
                                          overwrite=True))
     line("export_events with 2 args keys", t_ours, n, path)
     sample = min(2_000, n)
-    t_one = timed(lambda: [index.slice_args(i) for i in range(sample)]) / sample * n
+    t_one = timed(lambda: [slice_args(index, i) for i in range(sample)]) / sample * n
     line("baseline: slice_args(i) per event (scaled)", t_one, n)
 
 

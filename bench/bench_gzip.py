@@ -116,6 +116,7 @@ import glob, json, os, sys, time
 path, repeat = sys.argv[1], int(sys.argv[2])
 from proftui.core import cache
 from proftui.core.load import load_trace
+from proftui.core.args import args_of
 ix = load_trace(path, use_cache=True)
 assert ix.meta.get("from_cache"), "not from the cache"
 seek_file = ix.meta["cache_path"] + ".seek"
@@ -124,7 +125,7 @@ order = refs.argsort()
 where = {"start": int(refs[order[0]]), "middle": int(refs[order[len(order) // 2]]),
          "end": int(refs[order[-1]])}
 out = {"points": len(cache.load_derived(ix, "seek")["0.out"])}
-ix.event_args(where["start"])  # the first call imports the decoder
+args_of(ix, where["start"])  # the first call imports the decoder
 for mode in ("seek", "start"):
     if mode == "start":
         os.rename(seek_file, seek_file + ".off")  # gone: inflated from the file's start
@@ -133,7 +134,7 @@ for mode in ("seek", "start"):
         best = None
         for _ in range(repeat):
             t0 = time.perf_counter()
-            args = ix.event_args(ref)
+            args = args_of(ix, ref)
             ms = (time.perf_counter() - t0) * 1000
             best = ms if best is None else min(best, ms)
         got[label] = {"ms": best, "args": args}

@@ -57,6 +57,7 @@ import numpy as np
 import proftui
 from proftui.core import ProftuiError, load_trace
 from proftui.core.aggregate import SIDES, aggregate_ops, iterations_table
+from proftui.core.args import args_of, slice_args
 from proftui.core.export import UNITS, export_events
 from proftui.core.grouping import op_types
 from proftui.core.index import TraceIndex
@@ -733,14 +734,14 @@ def _paint(index: TraceIndex, rows: Any, rng: random.Random) -> None:
 def _details(index: TraceIndex, rows: Any, rng: random.Random) -> None:
     n = index.n_slices
     for i in sorted({0, n - 1, *(rng.randrange(n) for _ in range(3))}) if n else []:
-        index.slice_args(i)
+        slice_args(index, i)
         describe_slice(index, rows, i)
 
 
 def _instant_args(index: TraceIndex) -> None:
     refs = index.col("instants.ref")
     for j in ({0, len(refs) - 1} if len(refs) else set()):
-        index.event_args(int(refs[j]))
+        args_of(index, int(refs[j]))
 
 
 def _table_queries(table: Any, rng: random.Random) -> None:

@@ -4,11 +4,12 @@ keeps no args (they are most of a trace's bytes), only where each batch of event
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from proftui.core.index import TraceIndex
+if TYPE_CHECKING:
+    from proftui.core.index import TraceIndex
 
 
 def read_args(index: TraceIndex, refs: np.ndarray) -> list[Any]:
@@ -52,3 +53,13 @@ def read_args(index: TraceIndex, refs: np.ndarray) -> list[Any]:
                 if 0 <= k < len(events):
                     out[pos] = event_args(events[k])
     return out
+
+
+def args_of(index: TraceIndex, ref: int) -> Any:
+    """The `args` of the event numbered `ref` (None where absent)."""
+    return read_args(index, np.array([ref], np.int64))[0]
+
+
+def slice_args(index: TraceIndex, i: int) -> Any:
+    """The `args` of slice `i` (None where absent)."""
+    return args_of(index, int(index.arrays["slices.ref"][i]))

@@ -120,16 +120,6 @@ class TraceIndex:
 
     # -- args -----------------------------------------------------------------------------------
 
-    def event_args(self, ref: int) -> Any:
-        """The `args` of the event numbered `ref`, read again from the trace file (see
-        :func:`proftui.core.args.read_args`)."""
-        from proftui.core.args import read_args
-
-        return read_args(self, np.array([ref], np.int64))[0]
-
-    def slice_args(self, i: int) -> Any:
-        return self.event_args(int(self.arrays["slices.ref"][i]))
-
     # -- summaries ------------------------------------------------------------------------------
 
     def summary(self, listed_tracks: int | None = LISTED_TRACKS) -> dict[str, Any]:

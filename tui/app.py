@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
+from proftui.core.args import slice_args
 from proftui.core.importers.csv_summary import Table
 from proftui.core.iterations import Iteration, Iterations, capture_start_ns, group_windows
 from proftui.core.overview import read_overview
@@ -469,7 +470,7 @@ class ProftuiApp(BaseApp):
         """Read the selected slice's args from the trace file (lazily, off the UI thread)."""
         assert self.index is not None
         try:
-            args = self.index.slice_args(info.slice)
+            args = slice_args(self.index, info.slice)
             text = "(none)" if args is None else orjson.dumps(args).decode()
         except (OSError, ProftuiError, ValueError) as exc:
             text = f"(could not be read: {exc})"

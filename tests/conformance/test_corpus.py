@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from proftui.core import NotATraceError, load_trace
+from proftui.core.args import slice_args
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")
@@ -131,7 +132,7 @@ def test_old_layout_prof_directory() -> None:
     assert index.n_slices == 10838
     stream = next(t for t in range(index.n_tracks) if index.track_label(t) == "Stream 2")
     first = int(index.col("tracks.first_slice")[stream])
-    assert "Task Type" in index.slice_args(first)  # args read lazily from the right file
+    assert "Task Type" in slice_args(index, first)  # args read lazily from the right file
 
 
 def test_cann8_prof_directory() -> None:

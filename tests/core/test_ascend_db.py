@@ -16,6 +16,7 @@ import pytest
 from ascend_db_helpers import ANALYSIS, NA, PID, TABLES, WORKER, T, gtid, write_db, write_rank
 
 from proftui.core import dbfile, load_trace
+from proftui.core.args import slice_args
 from proftui.core.errors import ProftuiError
 from proftui.core.iterations import find_iterations
 from proftui.core.overview import read_overview
@@ -164,11 +165,11 @@ def test_counters(rank: Path) -> None:
 def test_args_are_the_row_read_again(rank: Path) -> None:
     index = _load(rank)
     names = slice_names(index)
-    task = index.slice_args(names.index("aclnnMuls_MulAiCore_Mul"))
+    task = slice_args(index, names.index("aclnnMuls_MulAiCore_Mul"))
     assert (task["globalTaskId"], task["opType"], task["Task Type"], task["taskType"]) == (
         1, "Mul", "AI_VECTOR_CORE", "KERNEL_AIVEC")
-    assert index.slice_args(names.index("AscendCL@aclrtMemcpy"))["type"] == "acl"
-    assert index.slice_args(names.index("aten::exact"))["startNs"] == "1700000000123456789"
+    assert slice_args(index, names.index("AscendCL@aclrtMemcpy"))["type"] == "acl"
+    assert slice_args(index, names.index("aten::exact"))["startNs"] == "1700000000123456789"
 
 
 def test_missing_tables_degrade_with_a_diagnostic(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import re
 import pytest
 
 from proftui.core import NotATraceError, ProftuiError, TraceIndex
+from proftui.core.args import slice_args
 from proftui.core.importers.chrome_json import _entry_boundary
 
 from helpers import BATCH_SIZES, columns_equal, load, problems, slices, write_trace
@@ -212,7 +213,7 @@ def test_gzip_truncated_and_corrupt(tmp_path) -> None:
     reference = load(write_trace(tmp_path / "ref.json", raw=raw))
     index = load(write_trace(tmp_path / "ok.json.gz", raw=raw, gz=True))
     assert columns_equal(index, reference)
-    assert index.slice_args(0) == {"k": "v,{x}"}
+    assert slice_args(index, 0) == {"k": "v,{x}"}
     cut = tmp_path / "cut.json.gz"
     cut.write_bytes(packed[: len(packed) // 2])
     index = load(cut)
@@ -288,7 +289,7 @@ def test_garbage_inside_events(tmp_path, batch) -> None:
         ("last", 14000, 1000, "Thread 1", 0),
     ])
     bad_utf8 = next(i for i in range(index.n_slices) if index.slice_name(i).startswith("bad"))
-    assert index.slice_args(bad_utf8) == {"s": "\ufffd("}
+    assert slice_args(index, bad_utf8) == {"s": "\ufffd("}
     assert problems(index) == {"bad_timestamp": 6, "bad_duration": 5, "negative_duration": 1,
                                "bad_field": 4, "not_an_object": 4}
     assert index.meta["displayTimeUnit"] == "ms"
@@ -328,8 +329,8 @@ def test_args_with_nan_and_bad_utf8(tmp_path) -> None:
            b'{"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1, '
            b'"args": {"s": "ok \xff"}}]')
     index = load(write_trace(tmp_path / "t.json", raw=raw))
-    assert index.slice_args(0) == {"v": None, "s": "\ufffd\ufffd"}
-    assert index.slice_args(1) == {"s": "ok \ufffd"}
+    assert slice_args(index, 0) == {"v": None, "s": "\ufffd\ufffd"}
+    assert slice_args(index, 1) == {"s": "ok \ufffd"}
 
 
 @pytest.mark.parametrize("batch", BATCH_SIZES)

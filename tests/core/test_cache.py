@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from proftui.core import cache, load_trace
+from proftui.core.args import slice_args
 from proftui.core.rows import ROWS_KIND, build_rows, rows_for
 from proftui.core.sources import FileIdentity
 
@@ -123,7 +124,7 @@ def test_second_open_is_from_the_cache(tmp_path, cache_dir) -> None:
     assert second.meta["from_cache"] is True
     assert columns_equal(first, second)
     assert not second.col("slices.start").flags.writeable  # mapped read-only
-    assert second.slice_args(3) == first.slice_args(3)
+    assert slice_args(second, 3) == slice_args(first, 3)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "t.json"]  # nothing beside
 
 
@@ -568,4 +569,4 @@ def test_a_map_outlives_the_replacement_of_its_file(tmp_path, cache_dir) -> None
     os.replace(garbage, entry)  # what another writer's rename does, with other bytes
     fresh = _fresh(trace)
     assert columns_equal(mapped, fresh)
-    assert [mapped.slice_args(i) for i in range(5)] == [fresh.slice_args(i) for i in range(5)]
+    assert [slice_args(mapped, i) for i in range(5)] == [slice_args(fresh, i) for i in range(5)]

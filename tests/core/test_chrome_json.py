@@ -11,6 +11,7 @@ import json
 import pytest
 
 from proftui.core import TraceIndex
+from proftui.core.args import slice_args
 
 from helpers import BATCH_SIZES, columns_equal, load, problems, slices, write_trace
 
@@ -629,7 +630,7 @@ def test_nestable_async(tmp_path, batch) -> None:
         ("never ends", 15000, 16000, "net (async)", 0),  # to the trace's end (31 µs)
     ]
     assert instants(index) == [("progress", 13000, "io (async)", 0)]
-    assert index.slice_args(0) == {"url": "/a"}
+    assert slice_args(index, 0) == {"url": "/a"}
     assert problems(index) == {"unmatched_async_end": 1, "unclosed_async": 1}
 
 
@@ -737,7 +738,7 @@ def test_args_read_lazily(tmp_path, batch, gz) -> None:
     ]
     index = load(write_trace(tmp_path / ("t.json.gz" if gz else "t.json"), events, gz=gz),
                  batch)
-    by_name = {index.slice_name(i): index.slice_args(i) for i in range(index.n_slices)}
+    by_name = {index.slice_name(i): slice_args(index, i) for i in range(index.n_slices)}
     assert by_name == {
         "kernel": {"External id": 3, "grid": [1, 2, 3], "occupancy": 0.25,
                    "name": "void gemm<float, 128>(\"x\")\r\n", "big": 2**60},
@@ -763,7 +764,7 @@ def test_boundaries_inside_strings_and_nested_args(tmp_path, batch, nan) -> None
     assert slices(index) == [(f"e{i}", 10000 * i, 1000, "Thread 1", 0) for i in range(6)]
     assert problems(index) == {}
     expected = dict(events[3]["args"], v=None if nan else 1)
-    assert index.slice_args(3) == expected
+    assert slice_args(index, 3) == expected
 
 
 def test_nested_list_args_read_lazily(tmp_path, batch) -> None:
@@ -773,8 +774,8 @@ def test_nested_list_args_read_lazily(tmp_path, batch) -> None:
         {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 5, "dur": 1},
     ])
     index = load(path, batch)
-    assert index.slice_args(0) == {"External id": 3, "shape": [[1, 2]], "ratio": 0.25}
-    assert index.slice_args(1) is None
+    assert slice_args(index, 0) == {"External id": 3, "shape": [[1, 2]], "ratio": 0.25}
+    assert slice_args(index, 1) is None
 
 
 # -- the same index whatever the batch size ----------------------------------------------------
@@ -808,8 +809,8 @@ def test_identical_columns_at_every_batch_size(tmp_path, batch) -> None:
     reference = load(path, 1 << 30)
     index = load(path, batch)
     assert columns_equal(index, reference)
-    assert [index.slice_args(i) for i in range(index.n_slices)] == [
-        reference.slice_args(i) for i in range(reference.n_slices)]
+    assert [slice_args(index, i) for i in range(index.n_slices)] == [
+        slice_args(reference, i) for i in range(reference.n_slices)]
     assert slices(index) == [
         ("step", 100125, 50000, "Thread 1", 0),
         ("fwd", 101000, 9000, "Thread 1", 1),

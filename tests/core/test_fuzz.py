@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from proftui.core import ProftuiError, load_trace
+from proftui.core.args import slice_args
 from proftui.core.grouping import op_types
 from proftui.core.iterations import find_iterations
 from proftui.core.overview import overview
@@ -87,7 +88,7 @@ def test_mutated_traces_never_crash(tmp_path) -> None:
             continue  # refused with a readable sentence
         overview(index)
         for i in range(min(3, index.n_slices)):
-            index.slice_args(i)
+            slice_args(index, i)
         assert index.end_ns >= index.start_ns, case
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from proftui.core import cache, cache_entries, gzip_seek, seek_cache
+from proftui.core.args import args_of
 from proftui.core.export import export_events, read_args
 from proftui.core.load import load_trace
 from proftui.core.seek_cache import open_source
@@ -68,7 +69,7 @@ def test_descending_and_one_at_a_time(pair) -> None:
     refs = list(range(N - 1, -1, -997))
     assert [a["correlation"] for a in read_args(packed, refs)] == refs
     for ref in refs[:5]:
-        assert packed.event_args(ref) == plain.event_args(ref)
+        assert args_of(packed, ref) == args_of(plain, ref)
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +86,8 @@ def test_event_args_of_every_event(small_pair) -> None:
     plain, packed = small_pair
     refs = plain.col("slices.ref").tolist()
     assert len(packed.col("batches.start")) > 20
-    got = [packed.event_args(ref) for ref in refs]
-    assert got == [plain.event_args(ref) for ref in refs]
+    got = [args_of(packed, ref) for ref in refs]
+    assert got == [args_of(plain, ref) for ref in refs]
     assert [a["correlation"] for a in got] == refs
 
 
@@ -140,7 +141,7 @@ def test_args_near_the_end_from_a_seek_point(cached, monkeypatch) -> None:
     want = read_args(plain, list(range(N - 300, N)))
     _from_start_forbidden(monkeypatch)  # the end is read from the seek points alone
     assert read_args(packed, list(range(N - 300, N))) == want
-    assert [packed.event_args(ref) for ref in range(N - 5, N)] == want[-5:]
+    assert [args_of(packed, ref) for ref in range(N - 5, N)] == want[-5:]
     assert [a["correlation"] for a in want] == list(range(N - 300, N))
 
 
@@ -152,7 +153,7 @@ def test_every_events_args_across_the_seek_points(cached) -> None:
     assert [a["correlation"] for a in got] == refs.tolist()
     rng = random.Random(3)
     some = rng.sample(range(N), 40)
-    assert [packed.event_args(ref) for ref in some] == [plain.event_args(r) for r in some]
+    assert [args_of(packed, ref) for ref in some] == [args_of(plain, r) for r in some]
 
 
 def _seek_file(index) -> Path:

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from proftui.core import Cancelled, ProftuiError, load_trace
+from proftui.core.args import slice_args
 from proftui.core.load import cached_trace
 
 from helpers import columns_equal, slices, write_trace
@@ -49,7 +50,7 @@ def test_second_load_comes_from_the_cache(tmp_path, cache_dir, gz) -> None:
     assert second.diagnostics.count("unclosed_begin") == 1
     assert second.meta["phase_counts"] == first.meta["phase_counts"]
     assert second.col("flows.flow_id_num").tolist() == [2**60 + 1]
-    assert [second.slice_args(i) for i in range(2)] == [{"step": 1}, {"shape": [[1, 3]]}]
+    assert [slice_args(second, i) for i in range(2)] == [{"step": 1}, {"shape": [[1, 3]]}]
     # nothing is written next to the trace
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["cache", trace.name])
 
@@ -128,8 +129,9 @@ def test_core_does_not_import_the_ui(tmp_path) -> None:
         "import sys\n"
         "import proftui.core\n"
         "from proftui.core import load_trace\n"
+        "from proftui.core.args import slice_args\n"
         f"index = load_trace({str(trace)!r}, use_cache=False)\n"
-        "index.summary(); index.slice_args(0)\n"
+        "index.summary(); slice_args(index, 0)\n"
         "ui = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')\n"
         "            or m.startswith(('proftui.tui', 'proftui.themes')))\n"
         "print(index.n_slices, ui)\n"

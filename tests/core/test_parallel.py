@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from proftui.core.args import slice_args
 from proftui.core.load import _index_parallel, index_file, load_trace
 from proftui.core.sources import ByteSource
 
@@ -49,7 +50,7 @@ def test_two_halves_equal_one_pass(tmp_path) -> None:
     assert problems(parallel) == problems(serial) == {}
     assert len(parallel.col("flows.src_slice")) == 1500
     last = parallel.n_slices - 1
-    assert parallel.slice_args(last) == serial.slice_args(last)
+    assert slice_args(parallel, last) == slice_args(serial, last)
     labels = {parallel.track_label(t) for t in range(parallel.n_tracks)}
     assert {"main (7)", "stream 3"} <= labels
 
@@ -102,7 +103,7 @@ def test_ranks_read_by_worker_processes_equal_one_process(tmp_path, monkeypatch)
     groups = {pooled.strings[g] for g in pooled.arrays["processes.group"].tolist()}
     assert groups == {"rank 0", "rank 1", "rank 2", "rank 3"}
     for k in (0, pooled.n_slices // 2, pooled.n_slices - 1):  # args read back from each file
-        assert pooled.slice_args(k) == serial.slice_args(k)
+        assert slice_args(pooled, k) == slice_args(serial, k)
 
 
 def test_a_damaged_rank_is_counted_and_the_others_still_open(tmp_path, monkeypatch) -> None:

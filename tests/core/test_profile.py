@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from proftui.core import NotATraceError, load_trace
+from proftui.core.args import slice_args
 from proftui.core.profile import discover
 
 from helpers import slice_names
@@ -56,7 +57,7 @@ def test_devices_and_ranks_are_groups(tmp_path) -> None:
     assert [index.process_label(p) for p in range(2)] == [
         "host_0_ascend_pt: Python (7)", "host_1_ascend_pt: Python (7)"]
     assert sorted(slice_names(index)) == ["op0", "op1"]
-    args = [index.slice_args(i) for i in range(index.n_slices)]
+    args = [slice_args(index, i) for i in range(index.n_slices)]
     assert args == [None, None]
 
 
@@ -73,7 +74,7 @@ def test_old_layout_duplicates_are_left_out(tmp_path) -> None:
     assert reasons["task_time_0_2_1.json"] == "its events are in msprof_*.json too"
     index = load_trace(str(tmp_path), use_cache=False)
     assert slice_names(index) == ["iter1", "iter2"]
-    assert index.slice_args(1) is None and index.meta["profile"]["groups"] == [""]
+    assert slice_args(index, 1) is None and index.meta["profile"]["groups"] == [""]
 
 
 def test_an_unreadable_timeline_is_reported_and_the_rest_loads(tmp_path) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from proftui.core import cache, cache_entries, cache_file, load, rank_cache
+from proftui.core.args import slice_args
 from proftui.core.importers.chrome_json import BATCH_BYTES
 from proftui.core.index import TraceIndex
 from proftui.core.load import load_trace
@@ -145,7 +146,7 @@ def test_the_index_merged_from_rank_entries_is_the_cold_one(ranks, reading) -> N
     uncached = load_trace(str(ranks), use_cache=False)
     _same(merged, uncached)
     _same(merged, cold)
-    assert merged.n_slices > 3 * 40 and merged.slice_args(0) == uncached.slice_args(0)
+    assert merged.n_slices > 3 * 40 and slice_args(merged, 0) == slice_args(uncached, 0)
 
 
 def test_only_the_changed_rank_is_read_again(ranks, cache_dir, reading) -> None:

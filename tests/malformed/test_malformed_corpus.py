@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from proftui.core import load_trace
+from proftui.core.args import slice_args
 from proftui.tui.cli import main
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -111,7 +112,7 @@ def test_summary_tables_with_their_problems(case, capsys) -> None:
 def test_what_survives_inside_damaged_events() -> None:
     deep = load_trace(str(CASES / "deep_args.json"), use_cache=False)
     i = next(i for i in range(deep.n_slices) if deep.slice_name(i) == "deep")
-    value, lists = deep.slice_args(i)["a"], 0
+    value, lists = slice_args(deep, i)["a"], 0
     while isinstance(value, list) and value:
         value, lists = value[0], lists + 1
     # the event is level 1, its args 2, the lists 3 to 100 are kept, then null
