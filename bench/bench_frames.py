@@ -43,7 +43,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests" / "tui"))
 from bench_reopen import generated_trace  # noqa: E402
+from tui_support import settle  # noqa: E402  (the app tests' wait for workers)
 
 
 def session() -> list[tuple[str, str]]:
@@ -74,7 +76,6 @@ async def _run_session(path: str, size: tuple[int, int], profile_kind: str) -> d
 
     import numpy as np
     from textual.app import App
-    from textual.worker import WorkerCancelled
 
     from proftui.tui.app import ProftuiApp
     from proftui.tui.timeline import Timeline
@@ -123,13 +124,7 @@ async def _run_session(path: str, size: tuple[int, int], profile_kind: str) -> d
             await pilot.pause(0.01)
         while app.summary is None and app.error is None:  # the overview, read after
             await pilot.pause(0.01)
-        for _ in range(10):
-            try:
-                await app.workers.wait_for_complete()
-                break
-            except WorkerCancelled:
-                continue
-        await pilot.pause()
+        await settle(app, pilot)
         if app.error is not None:
             raise SystemExit(app.error)
         tl = app.query_one(Timeline)
