@@ -11,6 +11,7 @@ import gc
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -65,6 +66,8 @@ TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPan
 FIRST_FRAME_WAIT_S = 1.0
 
 if TYPE_CHECKING:
+    from textual.widget import AwaitMount
+
     from proftui.core.analysis.advise import Advice
     from proftui.core.analysis.breakdown import Breakdown
     from proftui.tui.export_dialog import ExportJob, ExportRequest
@@ -137,6 +140,7 @@ class ProftuiApp(BaseApp):
         self.hidden_tracks = 0  # said first on the status line while there are any
         self._diagnostics_text = ""
         self.first_paint_s: float | None = None
+        self._pane_mounts: list[AwaitMount] | None = None  # see _panes_ready
         self._first_frame = threading.Event()  # set once the timeline is first painted
         self._indexing_file = ""  # of a profile of several timelines: which one is indexed
         self.match_count = 0
@@ -151,21 +155,14 @@ class ProftuiApp(BaseApp):
         with Vertical(id="main"):
             yield Timeline(id="timeline")
             yield OverviewTree("trace", id="overview")
+        # The panes' widgets are mounted into their tabs once the first frame is painted
+        # (see _panes_ready): styling and laying out their few hundred widgets first would
+        # delay it by a third of a second.
         with TabbedContent(id="panes", initial="pane-details"):
             with TabPane("1 Details", id="pane-details"):
                 yield Static("", id="details", markup=False)
-            with TabPane("2 Ops", id="pane-ops"):
-                yield OpsPane(id="ops")
-            with TabPane("3 Tables", id="pane-tables"):
-                yield TablesPane(id="tables")
-            with TabPane("4 Iterations", id="pane-iterations"):
-                yield IterationsPane(id="iterations")
-            with TabPane("5 Insights", id="pane-insights"):
-                yield InsightsPane(id="insights")
-            with TabPane("6 Comm", id="pane-comm"):
-                yield CommPane(id="comm")
-            with TabPane("7 Cluster", id="pane-cluster"):
-                yield ClusterPane(id="cluster")
+            for number, name in enumerate(TABLE_PANES, 2):  # "2 Ops", ...
+                yield TabPane(f"{number} {name.title()}", id=f"pane-{name}")
         yield Static("", id="diagnostics", markup=False)
         yield Prompt(id="prompt")
         yield Footer()
@@ -179,7 +176,28 @@ class ProftuiApp(BaseApp):
         for bars in self.query(IterationTable):  # the breakdown bars use the slice colours
             bars.palette = palette
             bars.refresh()
-        self.query_one(IterationsPane).palette_changed()  # and so does their legend
+        for pane in self.query(IterationsPane):  # and so does their legend (once mounted)
+            pane.palette_changed()
+
+    async def _panes_ready(self) -> None:
+        """Mount the panes' widgets into their tabs (the first call) and wait until they are.
+
+        Called once the first frame is painted, before the overview fills the panes, and
+        before any input is handled: keys and clicks wait for the panes (see `on_event`)."""
+        if self._pane_mounts is None:
+            self._pane_mounts = [self.query_one(f"#pane-{name}", TabPane).mount(pane(id=name))
+                                 for name, pane in TABLE_PANES.items()]
+            for mounting in self._pane_mounts:
+                await mounting
+            self.palette_changed(self.palette())
+        else:
+            for mounting in self._pane_mounts:
+                await mounting
+
+    async def on_event(self, event: events.Event) -> None:
+        if self._pane_mounts is None and isinstance(event, (events.Key, events.MouseEvent)):
+            await self._panes_ready()  # (the app's queue waits meanwhile: input stays in order)
+        await super().on_event(event)
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -193,7 +211,8 @@ class ProftuiApp(BaseApp):
             opened = cached.result() if cached is not None else None
             if opened is not None:
                 index, rows = opened
-            else:
+            else:  # indexing takes a while: the panes are there meanwhile
+                self.call_from_thread(self._panes_ready)
                 index = load_trace(self.path, run=self.run_number, use_cache=self.use_cache,
                                    progress=self._report_progress,
                                    cancelled=self._cancel.is_set,
@@ -206,19 +225,25 @@ class ProftuiApp(BaseApp):
                 self._first_frame.wait(FIRST_FRAME_WAIT_S)
             summary, tables, iterations = read_overview(index)
         except Cancelled:
-            self.call_from_thread(self._show_status, "Loading cancelled (press q to quit).")
+            self.call_from_thread(self._with_panes, self._show_status,
+                                  "Loading cancelled (press q to quit).")
         except SeveralRunsError as exc:
-            self.call_from_thread(self._choose_run, exc)
+            self.call_from_thread(self._with_panes, self._choose_run, exc)
         except ProftuiError as exc:
-            self.call_from_thread(self._show_error, str(exc))
+            self.call_from_thread(self._with_panes, self._show_error, str(exc))
         except Exception as exc:  # noqa: BLE001 - a bug must not leave a traceback on screen
-            self.call_from_thread(self._show_error, f"unexpected {type(exc).__name__} while "
-                                  f"reading it ({exc}); please report it")
+            self.call_from_thread(self._with_panes, self._show_error,
+                                  f"unexpected {type(exc).__name__} while reading it ({exc}); "
+                                  "please report it")
         else:
-            self.call_from_thread(self._show_index, index, rows, summary, tables,
-                                  iterations.items)
+            self.call_from_thread(self._with_panes, self._show_index, index, rows, summary,
+                                  tables, iterations.items)
         finally:
             self._loading = False  # Esc is the focused widget's again
+
+    async def _with_panes(self, show: Callable[..., None], *args: Any) -> None:
+        await self._panes_ready()
+        show(*args)
 
     def _choose_run(self, several: SeveralRunsError) -> None:
         """Several separate runs: ask which one to open rather than mix their clocks."""
@@ -309,7 +334,12 @@ class ProftuiApp(BaseApp):
         timeline = self.query_one(Timeline)
         timeline.show(index, rows, utilisation=False)  # (it needs the tables)
         timeline.focus()
-        self.call_after_refresh(self._painted)
+        self.call_after_refresh(self._first_frame_painted)
+
+    async def _first_frame_painted(self) -> None:
+        self._painted()
+        await self._panes_ready()
+        self._first_frame.set()  # the overview is read now (see load_index)
 
     def _show_index(self, index: TraceIndex, rows: RowIndex, summary: dict[str, Any],
                     tables: list[Table], iterations: list[Iteration]) -> None:
@@ -426,7 +456,6 @@ class ProftuiApp(BaseApp):
 
     def _painted(self) -> None:
         self.first_paint_s = time.monotonic() - self._started
-        self._first_frame.set()
 
     def _overview_status(self) -> str:
         """What the index holds, in a line (from the index alone: it is shown with the first

@@ -53,11 +53,15 @@ class BaseApp(App[None]):
     def watch_theme(self, theme: str) -> None:
         if not self.screen_stack:  # set in __init__: on_mount applies it
             return
-        dark = self.current_theme.dark if self.current_theme is not None else True
-        palette = palette_for(theme, dark)
+        palette = self.palette()
         for timeline in self.query(Timeline):
             timeline.set_palette(palette)
         self.palette_changed(palette)
+
+    def palette(self) -> Palette:
+        """The slice colours of the theme shown."""
+        dark = self.current_theme.dark if self.current_theme is not None else True
+        return palette_for(self.theme, dark)
 
     def palette_changed(self, palette: Palette) -> None:
         """Hook: other widgets drawn in the slice colours."""

@@ -333,6 +333,31 @@ async def test_an_index_read_from_the_cache_beforehand_is_shown_as_it_is(monkeyp
         assert "200 slices over 26.447 ms, 2 processes; no import problems" in status
 
 
+async def test_the_panes_are_mounted_after_the_first_frame_and_keys_wait_for_them() -> None:
+    """Opened from the cache, the first frame is painted before the panes' widgets are
+    mounted; a key pressed before they are waits for them rather than find none."""
+    from concurrent.futures import Future
+
+    from proftui.core import load_trace
+    from proftui.core.rows import rows_for
+    from proftui.tui.panes import OpsPane
+    from proftui.tui.table import TableView
+
+    index = load_trace(str(SAMPLE), use_cache=False)
+    cached: Future = Future()  # the cache read, held back until the key is pressed
+    app = ProftuiApp(str(SAMPLE), cached=cached)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert not app.query(OpsPane) and app.first_paint_s is None
+        await pilot.press("2")  # the Ops pane, before the index is there
+        assert app.query_one("#panes").active == "pane-ops"
+        assert isinstance(app.focused, TableView)
+        cached.set_result((index, rows_for(index)))
+        await settle(app, pilot)
+        assert app.first_paint_s is not None and app.index is index
+        assert len(app.query_one(OpsPane).table_view().order) > 0
+
+
 async def test_indexing_a_folder_of_ranks_names_each_rank_on_the_status_line(
         tmp_path, monkeypatch) -> None:
     from cluster_inputs import rank_folders
