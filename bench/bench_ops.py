@@ -31,11 +31,11 @@ import numpy as np
 
 from proftui.core.aggregate import aggregate_ops
 from proftui.core.diagnostics import Diagnostics
-from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.layout import layout_tracks, sort_slices
 from proftui.core.parents import slice_parents
 from proftui.core.strings import StringTable
+from proftui.core.table import Column, Table
 from proftui.core.table_query import filter_mask, sort_order
 
 N_NAMES = 2_000

@@ -18,11 +18,11 @@ import numpy as np
 
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import GROUP_BY, OpTypes, slice_keys
-from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration, Iterations, capture_start_ns
 from proftui.core.roles import roles, track_groups
 from proftui.core.self_time import self_times, window_self
+from proftui.core.table import Column, Table, text_column
 
 SIDES = ("all", "device", "host")
 OUTLIER_RATIO = 1.2  # an iteration longer than this times its group's median is an outlier

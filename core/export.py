@@ -36,11 +36,11 @@ from proftui.core.aggregate import GroupWindows, group_bounds
 from proftui.core.args import read_args
 from proftui.core.clock import file_offsets
 from proftui.core.errors import ExportError, ExportExists, ProftuiError
-from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import capture_start_ns
 from proftui.core.search import pattern_of
 from proftui.core.strings import json_text
+from proftui.core.table import Table
 
 UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _DIGITS = {"ns": 0, "us": 3, "ms": 6, "s": 9}

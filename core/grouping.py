@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.roles import matching, roles
+from proftui.core.table import Table
 
 GROUP_BY = {"name": "Name", "category": "Category", "type": "Type", "engine": "Engine"}
 # MindSpore/msprof device slices are named by op instance, with their scope:

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.naming import natural_key
 from proftui.core.roles import track_groups
 from proftui.core.strings import StringTable
+from proftui.core.table import Table
 from proftui.core.words import plural
 
 _STEP = re.compile(r"^Profil(?:er|e)Step#(\d+)")  # Kineto and torch_npu; Paddle

@@ -9,11 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.ascend_db_tables import read_db_table
-from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations, find_iterations
-from proftui.core.table_cache import read_table
+from proftui.core.table import Table
 
 
 def overview(index: TraceIndex) -> dict[str, Any]:
@@ -57,6 +55,10 @@ def _describe_sides(index: TraceIndex, summary: dict[str, Any]) -> None:
 def _read_tables(summary: dict[str, Any], use_cache: bool = True) -> list[Table]:
     """Read the profile's summary CSVs (from the cache, with `use_cache`); note rows, columns
     and problems in their entries."""
+    # The readers (CSV, SQLite) are imported here, off the first frame's path.
+    from proftui.core.importers.ascend_db_tables import read_db_table
+    from proftui.core.table_cache import read_table
+
     tables = []
     for entry in (summary.get("profile") or {}).get("tables", []):
         try:

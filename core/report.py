@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 
 from proftui.core.aggregate import union_ns
-from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.naming import natural_key
 from proftui.core.roles import op_slices, roles, track_groups
+from proftui.core.table import Column, Table, text_column
 
 TOP_OPS = 10
 TOP_FINDINGS = 3

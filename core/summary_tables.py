@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import MISSING, Column, Table, text_column
 from proftui.core.profile import TableFile
+from proftui.core.table import MISSING, Column, Table, text_column
 from proftui.core.table_cache import read_table
 from proftui.core.table_query import (
     TIME_UNITS,

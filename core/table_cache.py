@@ -22,8 +22,9 @@ import numpy as np
 from proftui import __version__
 from proftui.core import cache
 from proftui.core.diagnostics import Diagnostics
-from proftui.core.importers.csv_summary import Column, Table, TextParts, parse_table
+from proftui.core.importers.csv_summary import TextParts, parse_table
 from proftui.core.sources import FileIdentity
+from proftui.core.table import Column, Table
 
 TABLE_FORMAT = "summary-table/1"  # bump when what a cached table holds changes meaning
 

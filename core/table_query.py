@@ -32,7 +32,7 @@ from decimal import Decimal
 import numpy as np
 
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import MISSING, Column, Table
+from proftui.core.table import MISSING, Column, Table
 from proftui.core.words import duration_text
 
 TIME_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000,

@@ -26,7 +26,6 @@ from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, T
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.args import slice_args
-from proftui.core.importers.csv_summary import Table
 from proftui.core.iterations import Iteration, Iterations, capture_start_ns, group_windows
 from proftui.core.overview import read_overview
 from proftui.core.rank_offsets import ONE_RANK, rank_offsets, ranks_of
@@ -34,6 +33,7 @@ from proftui.core.rows import RowIndex, rows_for
 from proftui.core.runs import SeveralRunsError
 from proftui.core.search import find_slices, pattern_of
 from proftui.core.slice_info import SliceInfo, describe_slice
+from proftui.core.table import Table
 from proftui.themes import DEFAULT_THEME, Palette
 from proftui.tui.as_command import ViewCommand, ops_command, profile_command, table_command
 from proftui.tui.base_app import BaseApp
@@ -185,6 +185,7 @@ class ProftuiApp(BaseApp):
         Called once the first frame is painted, before the overview fills the panes, and
         before any input is handled: keys and clicks wait for the panes (see `on_event`)."""
         if self._pane_mounts is None:
+            gc.enable()  # off until now when `proftui PATH` started the app (see cmd_open)
             self._pane_mounts = [self.query_one(f"#pane-{name}", TabPane).mount(pane(id=name))
                                  for name, pane in TABLE_PANES.items()]
             for mounting in self._pane_mounts:

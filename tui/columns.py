@@ -11,9 +11,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from proftui.core.importers.csv_summary import Table
+from proftui.core.table import Table
 
-# The column naming a row, per kind of summary table, shown first (and so kept on screen
 # when the table scrolls sideways): the CSVs put ids (Device_id, Task ID ...) before it.
 NAME_COLUMNS = {
     "op_summary": "Op Name",

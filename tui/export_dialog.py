@@ -21,8 +21,8 @@ from proftui.core.aggregate import aggregate_ops
 from proftui.core.errors import ProftuiError
 from proftui.core.export import export_events, export_table, select_tracks
 from proftui.core.grouping import OpTypes
-from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
+from proftui.core.table import Table
 from proftui.tui.safe import safe
 
 WHAT = (("events", "Events in the window (one row per slice)"),

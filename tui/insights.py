@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from proftui.core.importers.csv_summary import Column, Table, text_column
+from proftui.core.table import Column, Table, text_column
 from proftui.tui.format import fmt_duration
 from proftui.tui.panes import FilterBox, TablePane
 from proftui.tui.safe import safe

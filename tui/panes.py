@@ -31,9 +31,9 @@ from proftui.core.aggregate import (
 from proftui.core.analysis.breakdown import TABLE_COLUMNS, StepBreakdown
 from proftui.core.analysis.step_parts import OTHER, StepParts, part_order, step_parts
 from proftui.core.grouping import GROUP_BY, OpTypes, op_types
-from proftui.core.importers.csv_summary import Column, Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration
+from proftui.core.table import Column, Table
 from proftui.themes import Palette, palette_for
 from proftui.tui.format import fmt_duration, plural
 from proftui.tui.safe import safe

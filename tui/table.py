@@ -1,7 +1,7 @@
 """TableView: a table over numpy columns, for tables of millions of rows.
 
 Textual's DataTable makes objects per cell and slows down past some ten thousand rows; this
-widget keeps the columns as they are (a :class:`~proftui.core.importers.csv_summary.Table`)
+widget keeps the columns as they are (a :class:`~proftui.core.table.Table`)
 and an order array (the rows left by the filter, sorted), and formats only the rows on screen.
 Sorting and filtering are :mod:`proftui.core.table_query` calls, so the headless commands give
 the same answers. Numbers are right-aligned and human-formatted, headers carry their units and
@@ -25,7 +25,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.table import Column, Table
 from proftui.core.table_query import (
     default_sort,
     filter_mask,

@@ -26,11 +26,11 @@ from textual.widget import Widget
 
 from proftui.core.analysis.memory import memory_series, series_peak
 from proftui.core.analysis.utilisation import SERIES, Utilisation, utilisation
-from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.rank_offsets import RankOffsets
 from proftui.core.rows import RowIndex, cell_boundaries, paint_cells
 from proftui.core.slice_info import nearest_slice, neighbour, row_of, slice_at
+from proftui.core.table import Table
 from proftui.themes import Palette, palette_for
 from proftui.tui.format import fmt_duration
 from proftui.tui.lines import COUNTER, INSTANTS, PROCESS, SLICES, LayoutState, Lines, build_lines

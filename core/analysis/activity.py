@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from proftui.core.grouping import engines
-from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.roles import roles, slice_groups
+from proftui.core.table import Table
 
 # Device kinds, in the order of DEVICE_KINDS (0: not a device operator).
 DEVICE_KINDS = ("none", "matrix", "vector", "ai_cpu", "other", "comm", "memory", "wait")

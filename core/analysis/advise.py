@@ -28,9 +28,9 @@ from proftui.core.analysis.breakdown import (
     group_coverage,
 )
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
+from proftui.core.table import Table
 from proftui.core.words import plural
 
 RULES_VERSION = 1

@@ -57,11 +57,11 @@ from proftui.core.analysis.advise import (
     warmup,
 )
 from proftui.core.analysis.breakdown import Breakdown, StepBreakdown, breakdown
-from proftui.core.importers.csv_summary import Table
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iteration, Iterations
 from proftui.core.naming import natural_key
 from proftui.core.report import rows_table
+from proftui.core.table import Table
 
 HCCL_NAME = re.compile(r"^(hcom_[A-Za-z0-9]+(?:_[A-Za-z][A-Za-z0-9]*)*)_+(\d+)_(\d+)_(\d+)$")
 STEP_PARTS = ("compute_ns", "comm_exposed_ns", "free_ns")  # device parts per step

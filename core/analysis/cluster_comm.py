@@ -46,9 +46,9 @@ from proftui.core.analysis.comm import (
     communication,
 )
 from proftui.core.importers.cluster_output import ClusterOutput
-from proftui.core.importers.csv_summary import Table
 from proftui.core.naming import natural_key
 from proftui.core.report import rows_table
+from proftui.core.table import Table
 
 TOLERANCE = 0.001
 FLOORS = {"ns": 1000, "bytes": 1000, "GB/s": 0.001}

@@ -57,10 +57,10 @@ from proftui.core.analysis.table_diff import (
 )
 from proftui.core.errors import ProftuiError
 from proftui.core.grouping import op_name, op_types
-from proftui.core.importers.csv_summary import Column, Table, text_column
 from proftui.core.index import TraceIndex
 from proftui.core.iterations import Iterations
 from proftui.core.roles import roles
+from proftui.core.table import Column, Table, text_column
 from proftui.core.words import duration_text, plural
 
 MIN_OP_OVERLAP = 0.5  # below this share of time in ops both sides have, not comparable

@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from proftui.core.importers.csv_summary import BYTES_PER_UNIT, Table
 from proftui.core.index import TraceIndex
 from proftui.core.naming import natural_key
 from proftui.core.report import rows_table
 from proftui.core.roles import roles, track_groups
 from proftui.core.rows import FENCE, RowIndex, rows_for
+from proftui.core.table import BYTES_PER_UNIT, Table
 
 SERIES_NAME = re.compile(r"^(?P<component>.+) Total (?P<measure>Allocated|Reserved|Active)"
                          r"\(MB\)$")

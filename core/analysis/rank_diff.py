@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any
 
-from proftui.core.importers.csv_summary import Table
 from proftui.core.naming import natural_key
 from proftui.core.report import rows_table
+from proftui.core.table import Table
 from proftui.core.words import duration_text
 
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from proftui.core.importers.csv_summary import MISSING, Column, Table
 from proftui.core.naming import natural_key
 from proftui.core.report import rows_table
+from proftui.core.table import MISSING, Column, Table
 from proftui.core.table_query import TIME_UNITS, factorize
 
 SCOPE = "whole capture"

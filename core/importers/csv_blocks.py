@@ -36,6 +36,7 @@ from typing import BinaryIO
 import msgspec
 import numpy as np
 
+from proftui.core.table import MISSING
 from proftui.core.timeconv import parse_decimal_us, us_to_ns
 
 BLOCK_BYTES = 1 << 19  # rows in flight: small enough to stay in the CPU's caches
@@ -47,7 +48,6 @@ _NUMBERS = msgspec.json.Decoder(list[float])
 _MINUS_ZERO = re.compile(rb"-0(?![.eE])")  # an integer -0: JSON reads it as 0, without sign
 _BLANK = np.zeros(256, bool)  # what str.strip takes around a plain µs cell (or part of it)
 _BLANK[[_SPACE, ord("\t")]] = True
-MISSING = frozenset({"", "N/A", "NA", "n/a", "-", "None", "null"})  # texts of "no value"
 # Bytes that make a row's first cell (hence the row) not blank; a row starting with any
 # other byte (blank, quote, comma, non-ASCII) may be blank: csv.reader sees to that block.
 _NOT_BLANK = np.zeros(256, bool)

@@ -22,7 +22,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from proftui.core.importers.csv_blocks import MISSING, Block
+from proftui.core.importers.csv_blocks import Block
+from proftui.core.table import MISSING
 from proftui.core.timeconv import us_to_ns
 
 TIME_UNITS = {"us": 1_000, "ms": 1_000_000, "ns": 1, "s": 1_000_000_000}

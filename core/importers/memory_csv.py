@@ -28,9 +28,8 @@ import numpy as np
 
 from proftui.core.diagnostics import Diagnostics
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import BYTES_PER_UNIT, Column, Table
 from proftui.core.profile import DB_KIND, ProfileLayout
-from proftui.core.table_cache import read_table
+from proftui.core.table import BYTES_PER_UNIT, Column, Table
 
 if TYPE_CHECKING:  # the builder is imported by who indexes, not to reopen from the cache
     from proftui.core.build import TraceBuilder
@@ -59,6 +58,8 @@ def add_memory_csvs(builder: TraceBuilder, paths: Sequence[str],
                     diagnostics: Diagnostics) -> None:
     """The counters of one rank's memory CSVs into `builder` (its group and clock offset
     already set for that rank). A file that cannot be read is counted as unreadable_file."""
+    from proftui.core.table_cache import read_table  # (the CSV reader: only when there are some)
+
     host_pid = _host_pid(builder)
     for path in paths:
         try:

@@ -11,6 +11,7 @@ import pytest
 
 from proftui.core.importers import csv_blocks, csv_columns, csv_summary
 from proftui.core.importers.csv_summary import parse_table
+from proftui.core.table import Table
 
 KERNELS = (
     "Step Id,Model ID,Task ID,Name,Type,Start Time(us),Duration(us),Block Dim,Mix Block Dim,"
@@ -45,14 +46,14 @@ def _write(tmp_path, data: bytes, name: str = "t.csv") -> str:
     return str(path)
 
 
-def _by_csv_reader(path: str, monkeypatch) -> csv_summary.Table:
+def _by_csv_reader(path: str, monkeypatch) -> Table:
     """The table as csv.reader's rows give it (no block is plain)."""
     with monkeypatch.context() as m:
         m.setattr(csv_blocks, "_analyse", lambda data, width: False)
         return parse_table(path)[0]
 
 
-def _same(a: csv_summary.Table, b: csv_summary.Table) -> None:
+def _same(a: Table, b: Table) -> None:
     assert a.n_rows == b.n_rows
     assert a.diagnostics.to_list() == b.diagnostics.to_list()
     assert [(c.header, c.unit, c.kind) for c in a.columns] == [

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from proftui.core.importers.csv_summary import split_unit
 from proftui.core.iterations import Iteration, Iterations, _join_torch_npu
+from proftui.core.table import split_unit
 from proftui.core.table_cache import read_table
 
 # torch_npu step_trace_time.csv of the corpus's rank 0 (µs).

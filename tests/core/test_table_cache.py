@@ -16,6 +16,7 @@ from proftui.core import cache, cache_file, table_cache
 from proftui.core.importers import csv_columns, csv_summary
 from proftui.core.importers.csv_summary import parse_table
 from proftui.core.sources import FileIdentity
+from proftui.core.table import MISSING
 from proftui.core.table_cache import read_table
 
 KERNELS = (
@@ -135,7 +136,7 @@ def _decimals(n: int, seed: int = 5) -> list[str]:
 
 def test_the_one_pass_decoder_gives_float_s_numbers() -> None:
     cells = _decimals(50_000) + ["N/A", "", " 12 ", "12\t", "\t13.5", "1e-400", "null"] * 5
-    expected = np.array([float(c) if c.strip() not in csv_summary.MISSING else math.nan
+    expected = np.array([float(c) if c.strip() not in MISSING else math.nan
                          for c in cells], np.float64)
     values = csv_columns.plain_numbers(cells)
     assert values is not None and values.tobytes() == expected.tobytes()
@@ -147,7 +148,7 @@ def test_numbers_are_float_s_to_the_bit(tmp_path) -> None:
     rng = random.Random(5)
     cells = _decimals(20_000) + TOKENS * 10
     rng.shuffle(cells)
-    expected = np.array([c.strip() if c.strip() not in csv_summary.MISSING else "nan"
+    expected = np.array([c.strip() if c.strip() not in MISSING else "nan"
                          for c in cells], np.float64)
     text = "K,X(%)\n" + "\n".join(f'k,"{c}"' for c in cells) + "\n"
     values = parse_table(_csv(tmp_path, text, "x.csv"))[0].columns[1].values

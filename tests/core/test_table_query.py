@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from proftui.core.errors import ProftuiError
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.table import Column, Table
 from proftui.core.table_cache import read_table
 from proftui.core.table_query import (
     column_index,

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.table import Column, Table
 from proftui.tui.columns import (
     ColumnLayout,
     ColumnSettings,

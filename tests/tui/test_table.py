@@ -7,7 +7,7 @@ import numpy as np
 from textual import events
 from textual.app import App, ComposeResult
 
-from proftui.core.importers.csv_summary import Column, Table
+from proftui.core.table import Column, Table
 from proftui.core.table_query import format_cell
 from proftui.tui.table import TableView, cut
 

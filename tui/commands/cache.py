@@ -81,7 +81,7 @@ def _plain(d) -> dict:
 def _listing(found: list):
     """The entries as a table of text columns (what print_table prints)."""
     from proftui.core.cache_entries import fmt_bytes
-    from proftui.core.importers.csv_summary import Table, text_column
+    from proftui.core.table import Table, text_column
 
     def sources(d) -> str:
         if not d.sources:

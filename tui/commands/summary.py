@@ -19,7 +19,7 @@ from proftui.tui.format import fmt_duration, plural, shorten_apart
 from proftui.tui.safe import safe
 
 if TYPE_CHECKING:
-    from proftui.core.importers.csv_summary import Table
+    from proftui.core.table import Table
 
 
 def finding_text(finding: dict, origin_ns: int | None) -> str:
@@ -40,7 +40,7 @@ def fit_names(table: Table, width: int, boxed: bool = False) -> Table:
     a rich table's rules on a terminal); at least 24 characters of a name are kept."""
     import numpy as np
 
-    from proftui.core.importers.csv_summary import Table
+    from proftui.core.table import Table
     from proftui.core.table_query import rows_text
 
     cells = rows_text(table, range(table.n_rows), range(len(table.columns)))

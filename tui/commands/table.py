@@ -122,8 +122,8 @@ def _list(layout, as_json: bool, use_cache: bool = True) -> int:
     import numpy as np
 
     from proftui.core.errors import ProftuiError
-    from proftui.core.importers.csv_summary import Column, Table, text_column
     from proftui.core.summary_tables import file_name
+    from proftui.core.table import Column, Table, text_column
     from proftui.core.table_cache import read_table
 
     entries: list[dict[str, Any]] = []
@@ -226,8 +226,8 @@ def fit_columns(table, columns: list[int], rows, width: int,
     """The columns that fit a terminal `width`, in their order: the Group column of stacked
     ranks and the sorted column always, then from the left those that fit, text cut to
     TEXT_WIDTH; columns without a value in `rows` are left out."""
-    from proftui.core.importers.csv_summary import MISSING
     from proftui.core.summary_tables import group_column
+    from proftui.core.table import MISSING
     from proftui.core.table_query import rows_text
 
     cells = rows_text(table, rows, columns)
