@@ -23,6 +23,7 @@ import struct
 import tempfile
 import zlib
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,9 @@ MAGIC = b"PROFTUI-IDX\x00"
 PREFIX = struct.Struct("<QI4x")  # header length, CRC-32 of the header, padding
 CRC_BLOCK = 16 << 20  # bytes of an array per checksum: the unit two threads share out
 PARALLEL_BYTES = 48 << 20  # below this, a second thread costs more than it saves
+# At most how many threads check a file's checksums, in the calling thread's context: a
+# caller with other work for the second core meanwhile sets 1 (see tui.commands.open).
+verify_threads: ContextVar[int] = ContextVar("verify_threads", default=2)
 _ALIGN = 64
 _FREE_RESERVE_BYTES = 64 << 20  # a cache never takes the last of the disk from the training job
 
@@ -210,7 +214,8 @@ def _arrays(mm: mmap.mmap, header: dict, data_start: int) -> dict[str, np.ndarra
 
 def _verify(mm: mmap.mmap, header: dict, data_start: int) -> None:
     """Compare every block of every array with its CRC-32; raise CacheMiss at the first that
-    differs. Large files are shared out between two threads (zlib.crc32 releases the GIL)."""
+    differs. Large files are shared out between two threads (zlib.crc32 releases the GIL),
+    unless `verify_threads` says one."""
     block = int(header.get("crc_block", 0))
     if block != CRC_BLOCK:
         raise CacheMiss("no checksums")
@@ -231,7 +236,7 @@ def _verify(mm: mmap.mmap, header: dict, data_start: int) -> None:
             return None if zlib.crc32(data[at:end]) == expected else name
 
         total = sum(end - at for at, end, _, _ in jobs)
-        if total >= PARALLEL_BYTES and usable_cores() > 1:
+        if total >= PARALLEL_BYTES and usable_cores() > 1 and verify_threads.get() > 1:
             with ThreadPoolExecutor(2) as pool:
                 bad = [name for name in pool.map(check, jobs) if name is not None]
         else:

@@ -204,8 +204,10 @@ def test_a_flipped_bit_in_derived_arrays_is_rebuilt(tmp_path, cache_dir) -> None
 
 
 def test_every_block_of_a_large_array_is_checked(tmp_path, monkeypatch) -> None:
-    """Arrays are summed in blocks (shared out between two threads): damage in a late block
-    of a multi-block array is found too."""
+    """Arrays are summed in blocks (shared out between two threads, or on one where the
+    caller's context says so): damage in a late block of a multi-block array is found too."""
+    import contextvars
+
     import numpy as np
 
     monkeypatch.setattr(cache_file, "CRC_BLOCK", 4096)
@@ -218,3 +220,10 @@ def test_every_block_of_a_large_array_is_checked(tmp_path, monkeypatch) -> None:
     _flip(path, "big", at=70_000)
     with pytest.raises(cache.CacheMiss, match="big does not match its checksum"):
         cache_file.read(path)
+
+    def on_one_thread() -> None:
+        cache_file.verify_threads.set(1)
+        cache_file.read(path)
+
+    with pytest.raises(cache.CacheMiss, match="big does not match its checksum"):
+        contextvars.copy_context().run(on_one_thread)
