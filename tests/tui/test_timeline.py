@@ -227,11 +227,13 @@ async def test_small_terminal_and_themes() -> None:
         timeline = await _open(pilot, app)
         assert timeline.size.height >= 10 and timeline.cells >= 50
         assert timeline.palette is THEMES["proftui-light"][1]
+        from proftui.tui.panes import IterationTable
+
+        # mounted after the first frame, in the theme's colours all the same
+        assert app.query_one(IterationTable).palette is THEMES["proftui-light"][1]
         await pilot.press("T")
         assert app.theme == "proftui-contrast"
         assert timeline.palette is THEMES["proftui-contrast"][1]
-        from proftui.tui.panes import IterationTable
-
         assert app.query_one(IterationTable).palette is THEMES["proftui-contrast"][1]
         await pilot.press("question_mark")
         assert "zoom in / out around the cursor" in app.screen.text  # the help
