@@ -120,9 +120,7 @@ def load(key: Key) -> dict[str, Any] | None:
         if not _consistent(state):
             return None
         return {"state": state, **{k: rest[k] for k in _RESULT_KEYS}, "seek_points": points}
-    except CacheMiss:
-        return None
-    except Exception:  # noqa: BLE001 - any damage at all means "not trusted"
+    except Exception:  # noqa: BLE001 - CacheMiss, or any damage at all: "not trusted"
         return None
 
 

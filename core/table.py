@@ -50,7 +50,8 @@ def text_column(header: str, values: Sequence[Any]) -> Column:
 
 @dataclass
 class Table:
-    """A summary CSV read into columns."""
+    """A table as columns: a summary CSV, a SQLite export's table or one of proftui's
+    reports."""
 
     kind: str
     path: str
