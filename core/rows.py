@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from proftui.core.arrays import distinct
 from proftui.core.index import TraceIndex
 
 FENCE = 32  # slices of a row between two fence posts
@@ -264,7 +265,7 @@ def _range_argmax(rows: RowIndex, a: np.ndarray, b: np.ndarray, dur: np.ndarray,
         level = np.floor(np.log2((lb - la).astype(np.float64))).astype(np.int64) - 1
         best = np.full(len(long_), -1, np.int64)
         best_dur = np.full(len(long_), -1, np.int64)
-        for j in np.unique(level).tolist():
+        for j in distinct(level).tolist():
             sel = np.flatnonzero(level == j)
             if j - FIRST_LEVEL >= len(rows.block_max):
                 continue

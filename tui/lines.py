@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from proftui.core.arrays import distinct
 from proftui.core.index import TraceIndex
 from proftui.core.roles import device_tracks
 from proftui.core.rows import RowIndex
@@ -69,7 +70,7 @@ class Lines:
         self.n_pinned = n_pinned  # the first lines, those of the pinned tracks
         procs = index.arrays["processes.group"] if index is not None else np.zeros(0, np.int64)
         self.several_processes = len(procs) > 1
-        self.several_groups = len(np.unique(procs)) > 1
+        self.several_groups = bool(len(procs)) and bool((procs != procs[0]).any())
         self._made: dict[int, Line] = {}  # each line is asked for several times a frame
 
     @classmethod
@@ -154,7 +155,7 @@ def build_lines(index: TraceIndex, rows: RowIndex, state: LayoutState) -> Lines:
     shown[pinned] = False
     # Entries in display order: a process header (track -1) or a track.
     in_proc = np.flatnonzero(shown & (track_process >= 0))
-    headers = np.unique(track_process[in_proc])
+    headers = distinct(track_process[in_proc])
     in_proc = in_proc[~np.isin(track_process[in_proc], list(state.collapsed))]
     proc_entries = np.concatenate([np.full(len(headers), -1), in_proc])
     proc_of = np.concatenate([headers, track_process[in_proc]])

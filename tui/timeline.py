@@ -26,6 +26,7 @@ from textual.widget import Widget
 
 from proftui.core.analysis.memory import memory_series, series_peak
 from proftui.core.analysis.utilisation import SERIES, Utilisation, utilisation
+from proftui.core.arrays import distinct
 from proftui.core.index import TraceIndex
 from proftui.core.rank_offsets import RankOffsets
 from proftui.core.rows import RowIndex, cell_boundaries, paint_cells
@@ -912,7 +913,7 @@ class Timeline(Widget, can_focus=True):
         colours = table[names].astype(np.int64)
         new = colours < 0
         if new.any():  # names met for the first time
-            for k in np.unique(names[new]).tolist():
+            for k in distinct(names[new]).tolist():
                 table[k] = self.palette.colour_index(self.index.strings[k])
             colours = table[names].astype(np.int64)
         cname_slices = a["slice_cname.slice"]
