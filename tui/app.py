@@ -35,32 +35,18 @@ from proftui.core.search import find_slices, pattern_of
 from proftui.core.slice_info import SliceInfo, describe_slice
 from proftui.core.table import Table
 from proftui.themes import DEFAULT_THEME, Palette
-from proftui.tui.as_command import ViewCommand, ops_command, profile_command, table_command
 from proftui.tui.base_app import BaseApp
-from proftui.tui.cluster_pane import ClusterPane, HeatStrip
-from proftui.tui.comm_pane import CommPane
 from proftui.tui.commands.info import info_lines
 from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration, plural
-from proftui.tui.help import HelpScreen
-from proftui.tui.insights import InsightsPane
-from proftui.tui.key_commands import KeyCommand, key_commands
+from proftui.tui.ops_window import WHOLE_TRACE, Window
 from proftui.tui.overview_tree import OverviewTree
-from proftui.tui.panes import (
-    WHOLE_TRACE,
-    IterationsPane,
-    IterationTable,
-    OpsPane,
-    TablesPane,
-    Window,
-)
 from proftui.tui.safe import safe
-from proftui.tui.table import TableView
 from proftui.tui.timeline import IterationMark, Timeline
 
-# The panes that show a table, by the name their tab carries ("pane-<name>").
-TABLE_PANES = {"ops": OpsPane, "tables": TablesPane, "iterations": IterationsPane,
-               "insights": InsightsPane, "comm": CommPane, "cluster": ClusterPane}
+# The panes that show a table, in tab order, by the name their tab carries ("pane-<name>")
+# and their own id; their classes are `table_panes()`.
+PANE_NAMES = ("ops", "tables", "iterations", "insights", "comm", "cluster")
 
 # How long the overview waits for the first frame before it is read anyway.
 FIRST_FRAME_WAIT_S = 1.0
@@ -70,7 +56,26 @@ if TYPE_CHECKING:
 
     from proftui.core.analysis.advise import Advice
     from proftui.core.analysis.breakdown import Breakdown
+    from proftui.tui.as_command import ViewCommand
+    from proftui.tui.cluster_pane import HeatStrip
+    from proftui.tui.comm_pane import CommPane
     from proftui.tui.export_dialog import ExportJob, ExportRequest
+    from proftui.tui.insights import InsightsPane
+    from proftui.tui.key_commands import KeyCommand
+    from proftui.tui.panes import IterationsPane, OpsPane, TablePane
+    from proftui.tui.table import TableView
+
+
+def table_panes() -> dict[str, type[TablePane]]:
+    """The classes of the panes named in PANE_NAMES. Imported as the panes are mounted, after
+    the first frame (see ProftuiApp._panes_ready): about 40 ms of imports off its path."""
+    from proftui.tui.cluster_pane import ClusterPane
+    from proftui.tui.comm_pane import CommPane
+    from proftui.tui.insights import InsightsPane
+    from proftui.tui.panes import IterationsPane, OpsPane, TablesPane
+
+    return dict(zip(PANE_NAMES, (OpsPane, TablesPane, IterationsPane, InsightsPane, CommPane,
+                                 ClusterPane), strict=True))
 
 
 class StatusLine(Static):
@@ -161,7 +166,7 @@ class ProftuiApp(BaseApp):
         with TabbedContent(id="panes", initial="pane-details"):
             with TabPane("1 Details", id="pane-details"):
                 yield Static("", id="details", markup=False)
-            for number, name in enumerate(TABLE_PANES, 2):  # "2 Ops", ...
+            for number, name in enumerate(PANE_NAMES, 2):  # "2 Ops", ...
                 yield TabPane(f"{number} {name.title()}", id=f"pane-{name}")
         yield Static("", id="diagnostics", markup=False)
         yield Prompt(id="prompt")
@@ -173,10 +178,10 @@ class ProftuiApp(BaseApp):
         self.load_index()
 
     def palette_changed(self, palette: Palette) -> None:
-        for bars in self.query(IterationTable):  # the breakdown bars use the slice colours
+        for bars in self.query("IterationTable"):  # the breakdown bars use the slice colours
             bars.palette = palette
             bars.refresh()
-        for pane in self.query(IterationsPane):  # and so does their legend (once mounted)
+        for pane in self.query("IterationsPane"):  # and so does their legend (once mounted)
             pane.palette_changed()
 
     async def _panes_ready(self) -> None:
@@ -190,7 +195,7 @@ class ProftuiApp(BaseApp):
             gc.enable()  # off until now when `proftui PATH` started the app (see cmd_open)
             mounts = self._pane_mounts = [
                 self.query_one(f"#pane-{name}", TabPane).mount(pane(id=name))
-                for name, pane in TABLE_PANES.items()]
+                for name, pane in table_panes().items()]
         for mounting in mounts:
             await mounting
         if first:
@@ -359,21 +364,21 @@ class ProftuiApp(BaseApp):
             marks = [IterationMark(it.number, it.start_ns, it.end_ns, it.group)
                      for it in self.iterations if it.start_ns >= 0 and it.dur_ns >= 0]
             timeline.show_overview(marks, tables)
-            self.query_one(OpsPane).show_trace(index, self.iterations, tables)
+            self._pane("ops").show_trace(index, self.iterations, tables)
         else:
             timeline.display = False
             self.query_one("#overview").add_class("shown")
             self.query_one(TabbedContent).active = "pane-tables"
-            self.screen.set_focus(self.query_one(TablesPane).table_view())
-        self.query_one(TablesPane).show_tables(tables)
-        self.query_one(IterationsPane).show_iterations(
+            self.screen.set_focus(self._pane("tables").table_view())
+        self._pane("tables").show_tables(tables)
+        self._pane("iterations").show_iterations(
             self.iterations, summary["iterations"]["source"],
             capture_start_ns(index, self.iterations))
         self._show_details(None)
-        self.query_one(InsightsPane).show_busy()
-        self.query_one(ClusterPane).show_busy()
+        self._pane("insights").show_busy()
+        self._pane("cluster").show_busy()
         self.analyse(index, self.iterations, tables, summary["iterations"]["source"])
-        self.query_one(CommPane).show_busy()
+        self._pane("comm").show_busy()
         self.read_comm((summary.get("profile") or {}).get("comm", []))
         settle_heap()
 
@@ -401,28 +406,28 @@ class ProftuiApp(BaseApp):
         try:  # the collectives are matched after the insights are shown
             ranks = cluster(index, Iterations(source or "", iterations), tables, steps=found)
         except Exception as exc:  # noqa: BLE001
-            self.call_from_thread(self.query_one(ClusterPane).show_failure,
+            self.call_from_thread(self._pane("cluster").show_failure,
                                   f"{type(exc).__name__}: {exc}")
             return
-        self.call_from_thread(self.query_one(ClusterPane).show_cluster, ranks)
+        self.call_from_thread(self._pane("cluster").show_cluster, ranks)
         try:  # the ranks' communication, and msprof-analyze's cluster output compared
             comm, profiler = read_communication(
                 (index.meta.get("profile") or {}).get("comm", []), tables, ranks)
         except Exception as exc:  # noqa: BLE001
-            self.call_from_thread(self.query_one(ClusterPane).show_comm_failure,
+            self.call_from_thread(self._pane("cluster").show_comm_failure,
                                   f"{type(exc).__name__}: {exc}")
             return
-        self.call_from_thread(self.query_one(ClusterPane).show_comm, comm, profiler)
+        self.call_from_thread(self._pane("cluster").show_comm, comm, profiler)
 
     def _analysis_done(self, found: Breakdown, advice: Advice) -> None:
-        self.query_one(IterationsPane).show_breakdown(found.steps)
+        self._pane("iterations").show_breakdown(found.steps)
         groups = {b.group for b in found.total} | {f.group for f in advice.findings}
-        self.query_one(InsightsPane).show_advice(advice, several_groups=len(groups) > 1)
+        self._pane("insights").show_advice(advice, several_groups=len(groups) > 1)
 
     def _analysis_failed(self, reason: str) -> None:
-        self.query_one(IterationsPane).show_breakdown([])
-        self.query_one(InsightsPane).show_failure(reason)
-        self.query_one(ClusterPane).show_failure(reason)
+        self._pane("iterations").show_breakdown([])
+        self._pane("insights").show_failure(reason)
+        self._pane("cluster").show_failure(reason)
 
     @work(thread=True, exclusive=True, group="comm")
     def read_comm(self, entries: list[dict]) -> None:
@@ -433,13 +438,12 @@ class ProftuiApp(BaseApp):
         try:
             report = communication(*read_sources(entries))
         except Exception as exc:  # noqa: BLE001 - the rest of the app stays usable
-            self.call_from_thread(self.query_one(CommPane).show_failure,
+            self.call_from_thread(self._pane("comm").show_failure,
                                   f"{type(exc).__name__}: {exc}")
             return
-        self.call_from_thread(self.query_one(CommPane).show_report, report)
+        self.call_from_thread(self._pane("comm").show_report, report)
 
-    @on(CommPane.CollectiveChosen)
-    def _collective_chosen(self, message: CommPane.CollectiveChosen) -> None:
+    def on_comm_pane_collective_chosen(self, message: CommPane.CollectiveChosen) -> None:
         """Show a collective of the Communication pane on the timeline, if it is there."""
         from proftui.core.analysis.comm import find_on_timeline
 
@@ -621,7 +625,7 @@ class ProftuiApp(BaseApp):
         shift = self.query_one(Timeline).shift_of_group
         self._zoom_to(min(w[0] - shift(g) for g, w in windows.items()),
                       max(w[1] - shift(g) for g, w in windows.items()))
-        self.query_one(OpsPane).set_window(Window(label, lo, hi, windows))
+        self._pane("ops").set_window(Window(label, lo, hi, windows))
         longest = max(it.dur_ns for it in found)
         self._status(f"{safe(label)}: {fmt_duration(min(it.dur_ns for it in found))} to "
                      f"{fmt_duration(longest)}")
@@ -671,7 +675,7 @@ class ProftuiApp(BaseApp):
                       max(hi - found.offset_of(g) for g, (_, hi) in windows.items()))
         range_now = timeline.range
         if range_now is not None:  # the ops follow the range, which now means each rank's own
-            self.query_one(OpsPane).set_window(self._range_window(*range_now))
+            self._pane("ops").set_window(self._range_window(*range_now))
         text = found.describe()
         self._status(f"{safe(text[:1].upper() + text[1:])}. Details, the ops and exports keep "
                      "each slice's own times.")
@@ -693,19 +697,17 @@ class ProftuiApp(BaseApp):
         several = len({it.group for it in self.iterations}) > 1
         groups = ({iteration.group: (iteration.start_ns, iteration.end_ns)}
                   if iteration.group and several else None)
-        self.query_one(OpsPane).set_window(Window(label, iteration.start_ns, iteration.end_ns,
+        self._pane("ops").set_window(Window(label, iteration.start_ns, iteration.end_ns,
                                                   groups))
         self._status(f"{safe(label)}: {fmt_duration(iteration.dur_ns)}")
 
-    @on(IterationsPane.Chosen)
-    def _iteration_chosen(self, message: IterationsPane.Chosen) -> None:
+    def on_iterations_pane_chosen(self, message: IterationsPane.Chosen) -> None:
         if message.iteration.start_ns < 0:
             self._status(f"Iteration {message.iteration.number} has no time window.")
             return
         self.show_iteration(message.iteration)
 
-    @on(InsightsPane.EvidenceChosen)
-    def _evidence_chosen(self, message: InsightsPane.EvidenceChosen) -> None:
+    def on_insights_pane_evidence_chosen(self, message: InsightsPane.EvidenceChosen) -> None:
         """Show an evidence range: the timeline (made visible) zooms to it and selects it."""
         evidence = message.evidence
         self._show_timeline()
@@ -733,8 +735,7 @@ class ProftuiApp(BaseApp):
         timeline.display = True
         self.refresh_bindings()
 
-    @on(HeatStrip.CellChosen)
-    def _cell_chosen(self, message: HeatStrip.CellChosen) -> None:
+    def on_heat_strip_cell_chosen(self, message: HeatStrip.CellChosen) -> None:
         """A rank's step chosen in the Cluster pane: the timeline shows that rank's step."""
         found = [it for it in self.iterations if (it.group, it.number) == (
             message.rank, message.iteration) and it.start_ns >= 0 and it.dur_ns >= 0]
@@ -780,14 +781,13 @@ class ProftuiApp(BaseApp):
         else:  # a search result or a jump on a hidden track showed it: the count changes
             self._status(self._status_text)
 
-    @on(OpsPane.JumpTo)
-    def _jump(self, message: OpsPane.JumpTo) -> None:
+    def on_ops_pane_jump_to(self, message: OpsPane.JumpTo) -> None:
         self.query_one(Timeline).select(message.slice_index)
 
     @on(Timeline.RangeChanged)
     def _range_changed(self, message: Timeline.RangeChanged) -> None:
         """The ops follow the selected range (an area selection); no range: the whole trace."""
-        ops = self.query_one(OpsPane)
+        ops = self._pane("ops")
         if message.start_ns is None or message.end_ns is None or self.index is None:
             ops.set_window(WHOLE_TRACE)
             return
@@ -809,23 +809,21 @@ class ProftuiApp(BaseApp):
                       min(w[0] for w in windows.values()), max(w[1] for w in windows.values()),
                       windows)
 
-    @on(OpsPane.TracksWanted)
-    def _pinned_tracks(self, message: OpsPane.TracksWanted) -> None:
+    def on_ops_pane_tracks_wanted(self, message: OpsPane.TracksWanted) -> None:
         pinned = self.query_one(Timeline).layout_state.pinned
         if not pinned:
             self._status("No track is pinned: p on the timeline pins the focused track.")
             return
-        self.query_one(OpsPane).set_tracks(pinned)
+        self._pane("ops").set_tracks(pinned)
 
-    @on(OpsPane.WindowSet)
-    def _ops_window(self, message: OpsPane.WindowSet) -> None:
+    def on_ops_pane_window_set(self, message: OpsPane.WindowSet) -> None:
         self.ops_window = message.window.label
         self._status(self._status_text)
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "pane-ops":
-            self.query_one(OpsPane).ensure_computed()
+            self._pane("ops").ensure_computed()
 
     # -- export -----------------------------------------------------------------------------------
 
@@ -833,15 +831,19 @@ class ProftuiApp(BaseApp):
         """The window an export covers: the selected range, else the ops pane's window."""
         timeline = self.query_one(Timeline)
         return (self._range_window(*timeline.range) if timeline.range is not None
-                else self.query_one(OpsPane).window)
+                else self._pane("ops").window)
+
+    def _pane(self, name: str) -> Any:
+        """The pane of that name (one of PANE_NAMES; mounted after the first frame, before
+        any input and any overview is handled: see _panes_ready)."""
+        return self.query_one(f"#{name}")
 
     def _pane_view(self) -> TableView | None:
         """The table of the active pane, if it shows one."""
-        active = self.query_one(TabbedContent).active
-        pane = TABLE_PANES.get(active.removeprefix("pane-"))
-        if pane is None:
+        name = self.query_one(TabbedContent).active.removeprefix("pane-")
+        if name not in PANE_NAMES:
             return None
-        view = self.query_one(pane).table_view()
+        view = self._pane(name).table_view()
         return view if view.table is not None else None
 
     def action_export(self) -> None:
@@ -864,7 +866,7 @@ class ProftuiApp(BaseApp):
         if request is None or self.index is None:
             return
         window = self._export_window()
-        ops = self.query_one(OpsPane)
+        ops = self._pane("ops")
         view = self._pane_view()
         pane = (view.table, view.order.copy(), view.shown_columns) if view is not None else None
         job = ExportJob(request, window.label, window.start_ns, window.end_ns, ops.by, ops.side,
@@ -899,9 +901,8 @@ class ProftuiApp(BaseApp):
 
     def action_pane(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"pane-{name}"
-        pane = TABLE_PANES.get(name)
-        if pane is not None:
-            widget = self.query_one(pane)
+        if name in PANE_NAMES:
+            widget = self._pane(name)
             first = getattr(widget, "first_focus", widget.table_view)
             self.screen.set_focus(first())
         elif self.key_timeline() is not None:  # the details have no keys: the timeline's work
@@ -927,6 +928,7 @@ class ProftuiApp(BaseApp):
 
     def _view_command(self) -> ViewCommand:
         from proftui.core.table_query import default_sort
+        from proftui.tui.as_command import ops_command, profile_command, table_command
 
         assert self.index is not None
         pane = self.query_one(TabbedContent).active.removeprefix("pane-")
@@ -935,7 +937,7 @@ class ProftuiApp(BaseApp):
         if pane == "insights":
             return profile_command("advise", self.path, self.run_number)
         if pane == "tables":
-            tables = self.query_one(TablesPane)
+            tables = self._pane("tables")
             view = tables.table_view()
             if view.table is not None:
                 table = view.table
@@ -944,8 +946,8 @@ class ProftuiApp(BaseApp):
                 return table_command(self.path, self.run_number, name, table.group,
                                      view.filter_text, None if sort is None else (
                                          table.columns[sort[0]].name, sort[1]))
-        ops = self.query_one(OpsPane)  # the timeline and the details: the ops of the window
-        view = ops.query_one("#ops-table", TableView)
+        ops = self._pane("ops")  # the timeline and the details: the ops of the window
+        view = ops.query_one("#ops-table")
         sort = None
         if view.table is not None and view.sort is not None and \
                 view.sort != default_sort(view.table):
@@ -962,14 +964,17 @@ class ProftuiApp(BaseApp):
         self.query_one("#diagnostics").toggle_class("shown")
 
     def action_help(self) -> None:
+        from proftui.tui.help import HelpScreen
+
         self.push_screen(HelpScreen())
 
     def get_system_commands(self, screen: Screen) -> Any:
         """Every bound action with its key (see :mod:`proftui.tui.key_commands`), then
         Textual's own commands that proftui has no key for."""
+        from proftui.tui.key_commands import key_commands
+
         commands = key_commands(self, self.query_one(Timeline), {
-            name: self.query_one(pane) for name, pane in TABLE_PANES.items()},
-            self._pane_view())
+            name: self._pane(name) for name in PANE_NAMES}, self._pane_view())
         titles = {command.title for command in commands}
         for command in commands:
             yield SystemCommand(command.title, f"{command.help} (key {command.key})",

@@ -7,8 +7,6 @@ a while in a worker, and tells the app what the user picked through messages.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from rich.segment import Segment
 from rich.style import Style
@@ -36,6 +34,7 @@ from proftui.core.iterations import Iteration
 from proftui.core.table import Column, Table
 from proftui.themes import Palette, palette_for
 from proftui.tui.format import fmt_duration, plural
+from proftui.tui.ops_window import WHOLE_TRACE, Window
 from proftui.tui.safe import safe
 from proftui.tui.table import TableView
 
@@ -47,21 +46,6 @@ _SPARK = "▁▂▃▄▅▆▇█"
 # The bar's least width: a fifth of the pane, within these bounds; more when the columns
 # leave more room.
 MIN_BAR, MAX_LEAST_BAR = 12, 40
-
-
-@dataclass(frozen=True)
-class Window:
-    """The time window the ops numbers describe (None bounds: the whole trace); with
-    `groups`, each group (rank or device) named there in its own window, the others left
-    out (see :func:`proftui.core.aggregate.aggregate_ops`)."""
-
-    label: str
-    start_ns: int | None = None
-    end_ns: int | None = None
-    groups: dict[str, tuple[int, int]] | None = None
-
-
-WHOLE_TRACE = Window("whole trace")
 
 
 class FilterBox(Input):
