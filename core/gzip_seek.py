@@ -23,7 +23,7 @@ competes with the parser for two cores (1.06x).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -58,8 +58,12 @@ class _ZStream(ctypes.Structure):
                 ("adler", ctypes.c_ulong), ("reserved", ctypes.c_ulong)]
 
 
+@functools.cache
 def _library() -> ctypes.CDLL | None:
-    """The system zlib with the calls used here, or None."""
+    """The system zlib with the calls used here, or None. Looked up on first use, not on
+    import: `find_library` runs ldconfig, and reopening from the cache needs no inflating."""
+    import ctypes.util
+
     names = [ctypes.util.find_library("z"), "libz.so.1", "libz.dylib"]
     for name in filter(None, names):
         try:
@@ -78,12 +82,10 @@ def _library() -> ctypes.CDLL | None:
     return None
 
 
-_LIB = _library()
-
 
 def available() -> bool:
     """Whether seek points can be kept and used here."""
-    return _LIB is not None
+    return _library() is not None
 
 
 @dataclass(frozen=True)
@@ -138,8 +140,9 @@ class _Inflater:
     """One zlib inflate stream over a file, yielding what it inflates."""
 
     def __init__(self, f: BinaryIO, chunk: int, counted: Callable[[int], None]) -> None:
-        assert _LIB is not None
-        self.lib = _LIB
+        lib = _library()
+        assert lib is not None
+        self.lib = lib
         self.f = f
         self.chunk = chunk
         self.counted = counted

@@ -9,7 +9,6 @@ by rank or device. Everything it does not use is listed with the reason.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -396,6 +395,8 @@ class _Twins:
 
 def _digest(path: str, size: int) -> str:
     """A hash of a file's first and last MB."""
+    import hashlib  # (not on import: a cached reopen digests nothing)
+
     h = hashlib.sha256()  # several times faster than BLAKE2 where the CPU has SHA instructions
     with open(path, "rb") as f:
         h.update(f.read(1 << 20))

@@ -14,13 +14,12 @@ counts that (`mixed_clocks`).
 
 from __future__ import annotations
 
-import calendar
 import os
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -380,4 +379,5 @@ def _stamp_ns(name: str) -> int | None:
         moment = datetime.strptime(m.group(1)[:14], "%Y%m%d%H%M%S")
     except ValueError:
         return None
-    return (calendar.timegm(moment.timetuple()) * 1000 + int(m.group(1)[14:])) * 10**6
+    return ((moment - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
+            + int(m.group(1)[14:])) * 10**6

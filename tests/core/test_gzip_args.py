@@ -226,7 +226,7 @@ def test_seek_points_go_with_their_cache_entry(cached, cache_dir) -> None:
 def test_without_the_system_zlib(tmp_path, monkeypatch) -> None:
     """Where zlib cannot be called through ctypes, nothing is kept and args are read from the
     file's start: the same args."""
-    monkeypatch.setattr(gzip_seek, "_LIB", None)
+    monkeypatch.setattr(gzip_seek, "_library", lambda: None)
     events = _events(3000)
     plain = load(write_trace(tmp_path / "t.json", events), batch_bytes=1 << 14)
     path = write_trace(tmp_path / "t.json.gz", events, gz=True)

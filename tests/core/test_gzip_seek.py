@@ -57,8 +57,8 @@ def test_same_bytes_and_errors_as_pythons_zlib(tmp_path, monkeypatch) -> None:
     for data in cases:
         path.write_bytes(data)
         got = []
-        for lib in (gzip_seek._LIB, None):
-            monkeypatch.setattr(gzip_seek, "_LIB", lib)
+        for lib in (gzip_seek._library(), None):
+            monkeypatch.setattr(gzip_seek, "_library", lambda lib=lib: lib)
             source = ByteSource(str(path))
             got.append((b"".join(source.chunks()), source.error))
         assert got[0] == got[1]
