@@ -77,39 +77,43 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(depth, parent index or -1, rows per track) for slices sorted by :func:`sort_slices`.
 
-    Slices that overflow their parent are taken out (a few rounds, vectorised, each over the
-    tracks that still have such slices) and packed on extra lanes below the properly nested
-    rows of their track.
+    Slices that overflow their parent are taken out (a few rounds, vectorised, each
+    correcting the depths of the slices those overflowing ones were open over) and packed
+    on extra lanes below the properly nested rows of their track. Durations must not be
+    negative (the importers clamp them).
     """
     n = len(track)
     rows = np.zeros(n_tracks, np.int32)
     if n == 0:
         return np.zeros(0, np.int16), np.zeros(0, np.int64), rows
+    if dur.min() < 0:
+        raise ValueError("slice durations must not be negative")
     s2 = start * 2
     e2 = (start + dur) * 2 + (dur == 0)
     first = np.searchsorted(track, np.arange(n_tracks + 1))
-    depth = np.zeros(n, np.int64)
-    parent = np.full(n, -1, np.int64)
+    depth, parent = _nested_depths(track, s2, e2, n_tracks)
     nested = np.ones(n, bool)
-    todo = np.arange(n)
-    for _ in range(8):
-        sub = todo[nested[todo]]
-        whole = len(sub) == n  # the first round: use the columns themselves, not copies
-        t_sub, s_sub, e_sub = (track, s2, e2) if whole else (track[sub], s2[sub], e2[sub])
-        d, p = _nested_depths(t_sub, s_sub, e_sub, n_tracks)
-        has_parent = p >= 0
-        bad = (has_parent & (e_sub > e_sub[np.maximum(p, 0)])) | (d < 0)
-        del t_sub, s_sub, e_sub
-        depth[sub] = d
-        parent[sub] = np.where(has_parent, sub[np.maximum(p, 0)], -1)
-        del d, p, has_parent
-        if not bad.any():
+    bad = np.flatnonzero(_overflows(e2, e2, depth, parent))
+    for _ in range(7):  # at most 8 rounds in all
+        if not len(bad):
             break
-        nested[sub[bad]] = False
-        redo = np.unique(track[sub[bad]])
-        todo = np.concatenate([np.arange(first[t], first[t + 1]) for t in redo.tolist()])
-    else:
-        nested[todo] = False  # give up on nesting there: pack those tracks whole
+        nested[bad] = False
+        redo = np.unique(track[bad]).tolist()
+        sub = np.concatenate([np.arange(first[t], first[t + 1]) for t in redo])
+        sub = sub[nested[sub]]
+        # Taking the bad slices out lowers a kept slice only by those of them open at its
+        # start; slices not lowered keep their parent too (see the module docstring).
+        lowered = _open_before(track, s2, e2, bad, sub)
+        moved = np.flatnonzero(lowered)
+        changed = sub[moved]
+        depth[changed] -= lowered[moved]
+        del lowered
+        p = _parents(track[sub], depth[sub], moved)
+        parent[changed] = np.where(p >= 0, sub[np.maximum(p, 0)], -1)
+        bad = changed[_overflows(e2, e2[changed], depth[changed], parent[changed])]
+    if len(bad):  # still overflowing after 8 rounds: give up nesting, pack those tracks whole
+        for t in np.unique(track[bad]).tolist():
+            nested[first[t]: first[t + 1]] = False
     if nested.any():
         kept_track = track[nested]
         bounds = np.flatnonzero(np.diff(kept_track)) + 1
@@ -127,6 +131,14 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
     if depth.max(initial=0) > MAX_DEPTH:
         depth = np.minimum(depth, MAX_DEPTH)
     return depth.astype(np.int16), parent, rows
+
+
+def _overflows(e2: np.ndarray, e2_self: np.ndarray, depth: np.ndarray, parent: np.ndarray,
+               ) -> np.ndarray:
+    """Mask of slices (their ends, depths, parents as positions in `e2`) that end after their
+    parent or have a negative depth."""
+    has_parent = parent >= 0
+    return (has_parent & (e2_self > e2[np.maximum(parent, 0)])) | (depth < 0)
 
 
 def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: int,
@@ -151,11 +163,26 @@ def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: 
     depth = np.arange(n, dtype=np.int64)
     depth -= closed
     del closed
-    return depth, _parents(track, depth, n)
+    return depth, _parents(track, depth)
 
 
-def _parents(track: np.ndarray, depth: np.ndarray, n: int) -> np.ndarray:
-    """For each slice, the last earlier slice of its track one level up (-1 at depth 0)."""
+def _open_before(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, removed: np.ndarray,
+                 sub: np.ndarray) -> np.ndarray:
+    """For slices `sub`, how many slices of `removed` (sorted positions, none in `sub`) come
+    before them in their track and are still open at their start."""
+    # (removed before) - (removed ended by the start); both counts are positions over all
+    # tracks, so the removed slices of earlier tracks cancel out. No removed slice after
+    # a slice has ended by its start, as no slice ends before it starts.
+    by_end = removed[np.lexsort((e2[removed], track[removed]))]
+    ended = _grouped_searchsorted(track[by_end], e2[by_end], track[sub], s2[sub], "right")
+    return np.searchsorted(removed, sub) - ended
+
+
+def _parents(track: np.ndarray, depth: np.ndarray, which: np.ndarray | None = None,
+             ) -> np.ndarray:
+    """For each slice (or those at positions `which`, sorted), the last earlier slice of its
+    track one level up (-1 at depth 0)."""
+    n = len(track) if which is None else len(which)
     cand = np.full(n, -1, np.int64)
     if n == 0 or depth.min() < 0:
         return cand
@@ -164,13 +191,18 @@ def _parents(track: np.ndarray, depth: np.ndarray, n: int) -> np.ndarray:
     # a child's candidate is its predecessor among the slices one level up.
     by_depth = np.argsort(depth.astype(np.int16) if small else depth, kind="stable")
     bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
+    asked, asked_bounds = by_depth, bounds
+    if which is not None:  # the same grouping of the slices asked about
+        asked = np.arange(n)[np.argsort(depth[which], kind="stable")]
+        asked_bounds = np.searchsorted(depth[which][asked], np.arange(int(depth.max()) + 2))
     for level in range(len(bounds) - 2):
         above = by_depth[bounds[level]: bounds[level + 1]]
-        below = by_depth[bounds[level + 1]: bounds[level + 2]]
-        pos = np.searchsorted(above, below) - 1
+        below = asked[asked_bounds[level + 1]: asked_bounds[level + 2]]
+        at = below if which is None else which[below]
+        pos = np.searchsorted(above, at) - 1
         cand[below] = np.where(pos >= 0, above[np.maximum(pos, 0)], -1)
     safe = np.maximum(cand, 0)
-    ok = (cand >= 0) & (track[safe] == track)
+    ok = (cand >= 0) & (track[safe] == (track if which is None else track[which]))
     return np.where(ok, cand, -1)
 
 
