@@ -198,25 +198,21 @@ def _parents(track: np.ndarray, depth: np.ndarray, which: np.ndarray | None = No
     key = depth + 1  # 0: left out
     small = key.max(initial=0) <= np.iinfo(np.int16).max
     # Slices grouped by depth, in order within each group (a radix sort for small depths);
-    # a child's candidate is its predecessor among the slices one level up. Those at depth
-    # d are by_depth[bounds[d]: bounds[d + 1]] (the left-out ones come first).
+    # a child's parent is its predecessor among the slices one level up. That one is in
+    # the child's track: a track starts at depth 0, and rises by at most one level from a
+    # slice to the next. Those at depth d are by_depth[bounds[d]: bounds[d + 1]].
     by_depth = np.argsort(key.astype(np.int16) if small else key, kind="stable")
-    bounds = np.cumsum(np.bincount(key))
-    asked, asked_bounds, asked_track = by_depth, bounds, track
+    bounds = np.cumsum(np.bincount(key))  # (the left-out ones come first)
+    asked, asked_bounds = by_depth, bounds
     if which is not None:  # the same grouping of the slices asked about
         asked = which[np.argsort(key[which], kind="stable")]
         asked_bounds = np.cumsum(np.bincount(key[which], minlength=len(bounds)))
-        asked_track = track[which]
-    cand = np.full(len(track), -1, np.int64)
+    parent = np.full(len(track), -1, np.int64)
     for level in range(len(bounds) - 2):
         above = by_depth[bounds[level]: bounds[level + 1]]
         below = asked[asked_bounds[level + 1]: asked_bounds[level + 2]]
-        pos = np.searchsorted(above, below) - 1
-        cand[below] = np.where(pos >= 0, above[np.maximum(pos, 0)], -1)
-    if which is not None:
-        cand = cand[which]
-    safe = np.maximum(cand, 0)
-    return np.where((cand >= 0) & (track[safe] == asked_track), cand, -1)
+        parent[below] = above[np.searchsorted(above, below) - 1]
+    return parent if which is None else parent[which]
 
 
 def _pack_lanes(s2: np.ndarray, e2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
