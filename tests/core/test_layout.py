@@ -1,4 +1,5 @@
-"""Slice layout through the importer: nesting depth, extra rows for overlaps, track rows.
+"""Slice layout through the importer: nesting depth, extra rows for overlaps, track rows;
+and layout_tracks against a copy of the algorithm it replaced, on random crowded tracks.
 
 Overlapping slices that do not nest (Ascend hardware streams, torch_npu) must end on rows of
 their own: no two slices on one row of a track may overlap, and a slice properly inside
