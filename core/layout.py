@@ -1,11 +1,23 @@
 """Slice layout per track: sort order, nesting depth, lanes for overlaps, flow binding points.
 
-Slices of a track are sorted by start (longer first on ties). Where they nest properly, the
-depth is computed vectorised: the number of slices of the track started before a slice minus
-those already ended. A track where some slice overlaps another without nesting is laid out on
-extra lanes by a greedy packer instead, so no slice is drawn under a parent it overflows.
-Zero-length slices count as ending just after their start (so they nest under a slice that
-starts at the same time, and not under one that ends there).
+Slices of a track are sorted by start (longer first on ties). Depth is counted, vectorised:
+the slices of the track sorted before a slice minus those already ended at its start, that is
+those before it still open there. A slice's parent is the last earlier slice of its track one
+level up. Zero-length slices count as ending just after their start (so they nest under a
+slice that starts at the same time, and not under one that ends there).
+
+A slice that overflows its parent (ends after it) is taken off the nested rows, and the rest
+laid out again, for up to 8 rounds (then a track still overflowing is packed whole); the slices
+taken off are packed on extra lanes below the nested rows by a greedy packer, so no slice is
+drawn under a parent it overflows. A round does not count again from scratch, as nearly all
+slices of a trace share a few big tracks: taking slices out makes a kept slice shallower by
+the number of them before it still open at its start (two binary searches over the few taken
+out), so only slices that start inside one of them can change. A kept slice whose depth did
+not change keeps its parent: the slices before it open at its start are its ancestors and
+come no later than its parent (each brings its own ancestors along), none was taken out, so
+every slice between the parent and it still has them all open at its own start, and stays at
+least as deep. So a round looks for the parents of the changed slices alone, and only those
+can overflow anew. Durations must not be negative.
 """
 
 from __future__ import annotations
@@ -77,39 +89,34 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(depth, parent index or -1, rows per track) for slices sorted by :func:`sort_slices`.
 
-    Slices that overflow their parent are taken out (a few rounds, vectorised, each over the
-    tracks that still have such slices) and packed on extra lanes below the properly nested
-    rows of their track.
+    Slices that overflow their parent are taken out (a few rounds, vectorised, each
+    changing only the slices that start inside the ones taken out) and packed on extra
+    lanes below the properly nested rows of their track. Durations must not be negative
+    (the importers clamp them).
     """
     n = len(track)
     rows = np.zeros(n_tracks, np.int32)
     if n == 0:
         return np.zeros(0, np.int16), np.zeros(0, np.int64), rows
+    if dur.min() < 0:
+        raise ValueError("slice durations must not be negative")
     s2 = start * 2
     e2 = (start + dur) * 2 + (dur == 0)
     first = np.searchsorted(track, np.arange(n_tracks + 1))
-    depth = np.zeros(n, np.int64)
-    parent = np.full(n, -1, np.int64)
+    depth, parent = _nested_depths(track, s2, e2, n_tracks)
     nested = np.ones(n, bool)
-    todo = np.arange(n)
-    for _ in range(8):
-        sub = todo[nested[todo]]
-        whole = len(sub) == n  # the first round: use the columns themselves, not copies
-        t_sub, s_sub, e_sub = (track, s2, e2) if whole else (track[sub], s2[sub], e2[sub])
-        d, p = _nested_depths(t_sub, s_sub, e_sub, n_tracks)
-        has_parent = p >= 0
-        bad = (has_parent & (e_sub > e_sub[np.maximum(p, 0)])) | (d < 0)
-        del t_sub, s_sub, e_sub
-        depth[sub] = d
-        parent[sub] = np.where(has_parent, sub[np.maximum(p, 0)], -1)
-        del d, p, has_parent
-        if not bad.any():
+    bad = np.flatnonzero(_overflows(e2, e2, parent))
+    for _ in range(7):  # at most 8 rounds in all
+        if not len(bad):
             break
-        nested[sub[bad]] = False
-        redo = np.unique(track[sub[bad]])
-        todo = np.concatenate([np.arange(first[t], first[t + 1]) for t in redo.tolist()])
-    else:
-        nested[todo] = False  # give up on nesting there: pack those tracks whole
+        nested[bad] = False
+        changed, levels = _shallower(track, s2, e2, bad, nested)
+        depth[changed] -= levels
+        parent[changed] = _parents(track, np.where(nested, depth, -1), changed)
+        bad = changed[_overflows(e2, e2[changed], parent[changed])]
+    if len(bad):  # still overflowing after 8 rounds: give up nesting, pack those tracks whole
+        for t in np.unique(track[bad]).tolist():
+            nested[first[t]: first[t + 1]] = False
     if nested.any():
         kept_track = track[nested]
         bounds = np.flatnonzero(np.diff(kept_track)) + 1
@@ -127,6 +134,12 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
     if depth.max(initial=0) > MAX_DEPTH:
         depth = np.minimum(depth, MAX_DEPTH)
     return depth.astype(np.int16), parent, rows
+
+
+def _overflows(e2: np.ndarray, e2_self: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """Mask of slices (their doubled ends, their parents as positions in `e2`) that end
+    after their parent."""
+    return (parent >= 0) & (e2_self > e2[np.maximum(parent, 0)])
 
 
 def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: int,
@@ -151,27 +164,55 @@ def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: 
     depth = np.arange(n, dtype=np.int64)
     depth -= closed
     del closed
-    return depth, _parents(track, depth, n)
+    return depth, _parents(track, depth)
 
 
-def _parents(track: np.ndarray, depth: np.ndarray, n: int) -> np.ndarray:
-    """For each slice, the last earlier slice of its track one level up (-1 at depth 0)."""
-    cand = np.full(n, -1, np.int64)
-    if n == 0 or depth.min() < 0:
-        return cand
-    small = depth.max() < np.iinfo(np.int16).max
+def _shallower(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, removed: np.ndarray,
+               kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the `kept` slices that get shallower once `removed` (sorted positions)
+    are taken out, and by how many levels: the removed slices before them in their track
+    still open at their start."""
+    # Only slices starting after a removed one and before it ends: the union of those runs.
+    stop = _grouped_searchsorted(track, s2, track[removed], e2[removed], "left")
+    lo, hi = removed + 1, np.maximum.accumulate(stop)
+    new_run = np.concatenate([[True], lo[1:] > hi[:-1]])
+    run_lo = lo[new_run]
+    run_hi = hi[np.append(np.flatnonzero(new_run)[1:] - 1, len(lo) - 1)]
+    size = run_hi - run_lo  # never negative: a slice ends after it starts
+    near = np.repeat(run_lo - np.cumsum(size) + size, size) + np.arange(int(size.sum()))
+    near = near[kept[near]]
+    # (removed before) - (removed ended by the start); both counts are positions over all
+    # tracks, so the removed slices of earlier tracks cancel out, and no removed slice
+    # after a slice has ended by its start.
+    by_end = removed[np.lexsort((e2[removed], track[removed]))]
+    ended = _grouped_searchsorted(track[by_end], e2[by_end], track[near], s2[near], "right")
+    levels = np.searchsorted(removed, near) - ended
+    moved = levels > 0
+    return near[moved], levels[moved]
+
+
+def _parents(track: np.ndarray, depth: np.ndarray, which: np.ndarray | None = None,
+             ) -> np.ndarray:
+    """For each slice (or those at sorted positions `which`), the last earlier slice of its
+    track one level up, or -1; slices at depth -1 are left out (taken off the rows)."""
+    key = depth + 1  # 0: left out
+    small = key.max(initial=0) <= np.iinfo(np.int16).max
     # Slices grouped by depth, in order within each group (a radix sort for small depths);
-    # a child's candidate is its predecessor among the slices one level up.
-    by_depth = np.argsort(depth.astype(np.int16) if small else depth, kind="stable")
-    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
+    # a child's parent is its predecessor among the slices one level up. That one is in
+    # the child's track: a track starts at depth 0, and rises by at most one level from a
+    # slice to the next. Those at depth d are by_depth[bounds[d]: bounds[d + 1]].
+    by_depth = np.argsort(key.astype(np.int16) if small else key, kind="stable")
+    bounds = np.cumsum(np.bincount(key))  # (the left-out ones come first)
+    asked, asked_bounds = by_depth, bounds
+    if which is not None:  # the same grouping of the slices asked about
+        asked = which[np.argsort(key[which], kind="stable")]
+        asked_bounds = np.cumsum(np.bincount(key[which], minlength=len(bounds)))
+    parent = np.full(len(track), -1, np.int64)
     for level in range(len(bounds) - 2):
         above = by_depth[bounds[level]: bounds[level + 1]]
-        below = by_depth[bounds[level + 1]: bounds[level + 2]]
-        pos = np.searchsorted(above, below) - 1
-        cand[below] = np.where(pos >= 0, above[np.maximum(pos, 0)], -1)
-    safe = np.maximum(cand, 0)
-    ok = (cand >= 0) & (track[safe] == track)
-    return np.where(ok, cand, -1)
+        below = asked[asked_bounds[level + 1]: asked_bounds[level + 2]]
+        parent[below] = above[np.searchsorted(above, below) - 1]
+    return parent if which is None else parent[which]
 
 
 def _pack_lanes(s2: np.ndarray, e2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,4 +1,5 @@
-"""Slice layout through the importer: nesting depth, extra rows for overlaps, track rows.
+"""Slice layout through the importer: nesting depth, extra rows for overlaps, track rows;
+and layout_tracks against a copy of the algorithm it replaced, on random crowded tracks.
 
 Overlapping slices that do not nest (Ascend hardware streams, torch_npu) must end on rows of
 their own: no two slices on one row of a track may overlap, and a slice properly inside
@@ -13,6 +14,14 @@ import numpy as np
 import pytest
 
 from proftui.core import TraceIndex
+from proftui.core.layout import (
+    MAX_DEPTH,
+    _grouped_searchsorted,
+    _pack_lanes,
+    _track_time_key,
+    layout_tracks,
+    sort_slices,
+)
 
 from helpers import BATCH_SIZES, load, problems, slices, write_trace
 
@@ -155,3 +164,148 @@ def test_flow_points_bind_on_extra_rows(tmp_path) -> None:
     src = int(index.col("flows.src_slice")[0])
     assert index.slice_name(src) == "D in B only"  # the deepest slice around ts 13
     assert depth_of(index)["D in B only"] == 2
+
+
+# --- layout_tracks against the algorithm it replaced --------------------------------------
+# The reference below recomputes every round from scratch over the whole tracks that still
+# hold an overflowing slice; layout_tracks corrects the depths of the previous round instead.
+# Both must give the same numbers for every input.
+
+
+def _reference_layout(track, start, dur, n_tracks):
+    """layout_tracks (and its helpers below) as it was before the rounds corrected depths,
+    step for step; it also returns how many rounds it ran."""
+    n = len(track)
+    rows = np.zeros(n_tracks, np.int32)
+    s2 = start * 2
+    e2 = (start + dur) * 2 + (dur == 0)
+    first = np.searchsorted(track, np.arange(n_tracks + 1))
+    depth = np.zeros(n, np.int64)
+    parent = np.full(n, -1, np.int64)
+    nested = np.ones(n, bool)
+    todo = np.arange(n)
+    rounds = 0
+    for _ in range(8):
+        rounds += 1
+        sub = todo[nested[todo]]
+        d, p = _reference_nested_depths(track[sub], s2[sub], e2[sub], n_tracks)
+        has_parent = p >= 0
+        bad = (has_parent & (e2[sub] > e2[sub][np.maximum(p, 0)])) | (d < 0)
+        depth[sub] = d
+        parent[sub] = np.where(has_parent, sub[np.maximum(p, 0)], -1)
+        if not bad.any():
+            break
+        nested[sub[bad]] = False
+        redo = np.unique(track[sub[bad]])
+        todo = np.concatenate([np.arange(first[t], first[t + 1]) for t in redo.tolist()])
+    else:
+        nested[todo] = False
+    if nested.any():
+        kept_track = track[nested]
+        bounds = np.flatnonzero(np.diff(kept_track)) + 1
+        starts = np.concatenate([[0], bounds])
+        rows[kept_track[starts]] = np.maximum.reduceat(depth[nested] + 1, starts)
+    extra = np.flatnonzero(~nested)
+    if len(extra):
+        bounds = np.searchsorted(track[extra], np.arange(n_tracks + 1))
+        for t in np.unique(track[extra]).tolist():
+            idx = extra[bounds[t]: bounds[t + 1]]
+            d, p = _pack_lanes(s2[idx], e2[idx])
+            depth[idx] = rows[t] + d
+            parent[idx] = np.where(p >= 0, idx[np.maximum(p, 0)], -1)
+            rows[t] += int(d.max()) + 1
+    if depth.max(initial=0) > MAX_DEPTH:
+        depth = np.minimum(depth, MAX_DEPTH)
+    return depth.astype(np.int16), parent, rows, rounds
+
+
+def _reference_nested_depths(track, s2, e2, n_tracks):
+    n = len(track)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    lo = min(int(s2.min()), int(e2.min()))
+    hi = max(int(s2.max()), int(e2.max()))
+    ends = _track_time_key(track, e2, lo, hi)
+    starts = _track_time_key(track, s2, lo, hi)
+    if ends is not None and starts is not None:
+        ends.sort()
+        closed = np.searchsorted(ends, starts, side="right")
+    else:
+        e_order = np.lexsort((e2, track))
+        closed = _grouped_searchsorted(track[e_order], e2[e_order], track, s2, "right")
+    depth = np.arange(n, dtype=np.int64)
+    depth -= closed
+    return depth, _reference_parents(track, depth, n)
+
+
+def _reference_parents(track, depth, n):
+    cand = np.full(n, -1, np.int64)
+    if n == 0 or depth.min() < 0:
+        return cand
+    small = depth.max() < np.iinfo(np.int16).max
+    by_depth = np.argsort(depth.astype(np.int16) if small else depth, kind="stable")
+    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
+    for level in range(len(bounds) - 2):
+        above = by_depth[bounds[level]: bounds[level + 1]]
+        below = by_depth[bounds[level + 1]: bounds[level + 2]]
+        pos = np.searchsorted(above, below) - 1
+        cand[below] = np.where(pos >= 0, above[np.maximum(pos, 0)], -1)
+    safe = np.maximum(cand, 0)
+    ok = (cand >= 0) & (track[safe] == track)
+    return np.where(ok, cand, -1)
+
+
+def _onion(rng: random.Random, at: int, layers: int) -> list[tuple[int, int]]:
+    """A slice and `layers` slices each inside the one before, all overflowing the first:
+    each round of layout finds only the outermost layer left (start, dur)."""
+    base = rng.randrange(2, 8)
+    out = [(at, base)]
+    for j in range(layers):
+        s = at + rng.randrange(1, base) + j
+        out.append((s, at + 4 * base + 2 * layers - j - s))
+    return out
+
+
+def _random_slices(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Small crowded tracks: ties, zero-length, duplicate, nested and overflowing slices."""
+    rng = random.Random(seed)
+    n_tracks = rng.randrange(1, 5)
+    events = []  # (track, start, dur)
+    for t in range(n_tracks):
+        span = rng.choice([20, 60, 300])
+        for _ in range(rng.randrange(0, 60)):
+            s = rng.randrange(span)
+            events.append((t, s, rng.choice([0, 0, 1, 2, 3, 5, 8, 13, span // 2, span])))
+        for _ in range(rng.randrange(0, 3)):  # peeled one layer per round, up to giving up
+            events += [(t, s, d) for s, d in _onion(rng, rng.randrange(span),
+                                                   rng.randrange(1, 11))]
+        if events and rng.random() < 0.3:
+            events.append(rng.choice(events))  # a duplicate
+    if seed % 10 == 0:  # times too far apart for one composite key
+        events.append((n_tracks - 1, 1 << 60, 5))
+    if not events:
+        events.append((0, 0, 0))
+    track, start, dur = (np.array(c, np.int64) for c in zip(*events))
+    order = sort_slices(track.astype(np.int32), start, dur)
+    return track.astype(np.int32)[order], start[order], dur[order], n_tracks
+
+
+def test_layout_matches_the_algorithm_it_replaced() -> None:
+    rounds_seen = []
+    for seed in range(400):
+        track, start, dur, n_tracks = _random_slices(seed)
+        want_depth, want_parent, want_rows, rounds = _reference_layout(track, start, dur,
+                                                                       n_tracks)
+        depth, parent, rows = layout_tracks(track, start, dur, n_tracks)
+        assert depth.tolist() == want_depth.tolist(), seed
+        assert parent.tolist() == want_parent.tolist(), seed
+        assert rows.tolist() == want_rows.tolist(), seed
+        rounds_seen.append(rounds)
+    # the inputs reach every path: nested at once, a few rounds, giving up after 8
+    assert {1, 2, 3, 8} <= set(rounds_seen)
+    assert sum(r == 8 for r in rounds_seen) >= 20
+
+
+def test_negative_durations_are_refused() -> None:
+    with pytest.raises(ValueError, match="negative"):
+        layout_tracks(np.zeros(2, np.int32), np.array([0, 5]), np.array([10, -1]), 1)
