@@ -152,13 +152,13 @@ def test_a_load_marks_its_entry_as_used(tmp_path, cache_dir) -> None:
 
 # --- checksums -----------------------------------------------------------------------------
 
-def _flip(path: Path, array: str, at: int = 3) -> None:
+def _flip(path: Path, array: str, at: int = 3, bit: int = 0x10) -> None:
     """Flip one bit of byte `at` of `array` in the cache file at `path`."""
     data = bytearray(path.read_bytes())
     header, data_start = cache_file.read_header(bytes(data))
     entry = next(e for e in header["arrays"] if e["name"] == array)
     assert entry["nbytes"] > at
-    data[data_start + entry["offset"] + at] ^= 0x10
+    data[data_start + entry["offset"] + at] ^= bit
     path.write_bytes(bytes(data))
 
 
@@ -203,27 +203,44 @@ def test_a_flipped_bit_in_derived_arrays_is_rebuilt(tmp_path, cache_dir) -> None
     assert all(a.tolist() == expected[k].tolist() for k, a in rows.arrays().items())
 
 
-def test_every_block_of_a_large_array_is_checked(tmp_path, monkeypatch) -> None:
-    """Arrays are summed in blocks (shared out between two threads, or on one where the
-    caller's context says so): damage in a late block of a multi-block array is found too."""
-    import contextvars
-
+def test_damage_anywhere_in_a_large_array_is_found(tmp_path) -> None:
+    """A bit late in a many-page array, the top bit of a word (an even page weight would lose
+    it modulo 2**64), the last bytes of an array whose size is no multiple of 8, and two pages
+    swapped: each is found; the array as written reads back."""
     import numpy as np
 
-    monkeypatch.setattr(cache_file, "CRC_BLOCK", 4096)
-    monkeypatch.setattr(cache_file, "PARALLEL_BYTES", 0)
     path = tmp_path / "f"
-    values = np.arange(10_000, dtype=np.int64)
-    cache_file.write(path, {"what": "test"}, {"big": values, "small": np.arange(3)})
+    values = np.arange(100_000, dtype=np.int64)  # 196 pages
+    odd = np.arange(1001, dtype=np.uint8)  # 1001 bytes: the last page and word padded
+    cache_file.write(path, {"what": "test"}, {"big": values, "odd": odd})
     header, arrays = cache_file.read(path)
-    assert len(header["arrays"][0]["crc32"]) == 20 and arrays["big"].tolist() == values.tolist()
-    _flip(path, "big", at=70_000)
+    assert header["checksum"] == cache_file.CHECKSUM
+    assert arrays["big"].tolist() == values.tolist() and arrays["odd"].tolist() == odd.tolist()
+    good = path.read_bytes()
+    _, data_start = cache_file.read_header(good)
+    big_at = data_start + header["arrays"][0]["offset"]
+    for name, at, bit in (("big", 700_000, 0x10), ("big", 4096 + 7, 0x80),
+                          ("odd", 1000, 0x01)):
+        _flip(path, name, at, bit)
+        with pytest.raises(cache.CacheMiss, match=f"{name} does not match its checksum"):
+            cache_file.read(path)
+        path.write_bytes(good)
+    data = bytearray(good)
+    first, second = big_at + 3 * 4096, big_at + 9 * 4096
+    data[first: first + 4096], data[second: second + 4096] = \
+        data[second: second + 4096], data[first: first + 4096]
+    path.write_bytes(bytes(data))
     with pytest.raises(cache.CacheMiss, match="big does not match its checksum"):
         cache_file.read(path)
 
-    def on_one_thread() -> None:
-        cache_file.verify_threads.set(1)
-        cache_file.read(path)
 
-    with pytest.raises(cache.CacheMiss, match="big does not match its checksum"):
-        contextvars.copy_context().run(on_one_thread)
+def test_the_checksum_is_the_sum_of_pages_by_odd_weights() -> None:
+    import numpy as np
+
+    words = np.zeros(1024, "<u8")  # two pages
+    words[0], words[511], words[512] = 5, 2**64 - 1, 7
+    # page sums 4 (5 + 2**64 - 1, modulo 2**64) and 7, weighted 1 and 3; a third page holds
+    # the last byte (9, padded with zeros), weight 5
+    data = np.concatenate([words.view(np.uint8), np.array([9], np.uint8)])
+    assert cache_file.checksum(data) == 4 * 1 + 7 * 3 + 9 * 5
+    assert cache_file.checksum(np.zeros(0, np.uint8)) == 0

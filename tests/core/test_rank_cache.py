@@ -237,7 +237,7 @@ def test_an_entry_naming_another_class_is_refused(ranks, cache_dir) -> None:
     arrays = {k: np.array(v) for k, v in arrays.items()}
     arrays["rest"] = np.frombuffer(pickle.dumps({"state": Sneaky()}), np.uint8)
     cache.write_file(key.path(), {k: v for k, v in header.items()
-                                  if k not in ("arrays", "data_bytes", "crc_block")}, arrays)
+                                  if k not in ("arrays", "data_bytes", "checksum")}, arrays)
     assert rank_cache.load(key) is None
 
 

@@ -77,19 +77,16 @@ def exit_status(app) -> int:
 
 def read_cached(path: str, run: int | None) -> Future:
     """Start reading the trace at `path` from the cache, with its timeline rows, in a thread:
-    its checksums are verified (in C, beside the interpreter's lock) while the app's modules
+    its checksums are verified (in numpy, beside the interpreter's lock) while the app's modules
     are imported and its widgets built. The future's result is (index, rows), or None when the
     cache has no current entry or anything goes wrong: the app then loads the trace itself,
     and says why it cannot."""
-    from proftui.core import cache_file
     from proftui.core.load import cached_trace
     from proftui.core.rows import rows_for
 
     found: Future = Future()
 
     def read() -> None:
-        # The app is imported on the other core meanwhile: one thread checks the checksums.
-        cache_file.verify_threads.set(1)
         try:
             index = cached_trace(path, run)
             found.set_result(None if index is None else (index, rows_for(index)))
