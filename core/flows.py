@@ -123,33 +123,42 @@ def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],
     # clocks can disagree, so a lone s links to its f even when the f is earlier; when an
     # id is reused (several s), the points chain in time order instead.
     by_key = np.lexsort((f["id_str"], f["id_num"], f["name"], f["cat"], scope))
-    keys = np.stack([scope[by_key]] + [f[k][by_key] for k in ("cat", "name", "id_num",
-                                                                "id_str")])
-    new_key = np.ones(len(by_key), bool)
-    new_key[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
+    new_key = np.zeros(len(by_key), bool)
+    for column in (scope, f["cat"], f["name"], f["id_num"], f["id_str"]):
+        ordered = column[by_key]  # a column at a time: the peak of indexing a file was here
+        new_key[1:] |= ordered[1:] != ordered[:-1]
+    del ordered
+    new_key[:1] = True
     group = np.empty(len(by_key), np.int64)
     group[by_key] = np.cumsum(new_key) - 1
-    starts_per_group = np.bincount(group, weights=(f["phase"] == 0), minlength=1)
+    del by_key, new_key  # (what is no longer needed goes at once: this is a peak)
+    starts_per_group = np.bincount(group[f["phase"] == 0], minlength=int(group.max(initial=0)) + 1)
     time_first = starts_per_group[group] > 1
+    del starts_per_group
     primary = np.where(time_first, f["ts"], f["phase"])
     secondary = np.where(time_first, f["phase"], f["ts"])
+    del time_first
     order = np.lexsort((secondary, primary, group))
+    del primary, secondary
+    group = group[order]
     new_flow = np.ones(len(order), bool)
-    new_flow[1:] = group[order][1:] != group[order][:-1]
+    new_flow[1:] = group[1:] != group[:-1]
+    del group
     flow_no = np.cumsum(new_flow) - 1
     phase, ts, slice_of = f["phase"][order], f["ts"][order], slice_of[order]
     # A new `s` with an already-open id starts a new chain rather than linking back.
-    link = ~new_flow[1:] & (phase[1:] != 0)
-    src = np.flatnonzero(link)
+    src = np.flatnonzero(~new_flow[1:] & (phase[1:] != 0))
+    del phase
     dst = src + 1
-    with_edges = flow_no[src]  # non-decreasing: count its distinct values linearly
-    n_with_edges = int(np.count_nonzero(np.diff(with_edges))) + 1 if len(src) else 0
+    edge_flow = flow_no[src]  # non-decreasing: count its distinct values linearly
+    del flow_no
+    n_with_edges = int(np.count_nonzero(np.diff(edge_flow))) + 1 if len(src) else 0
     singles = int(new_flow.sum()) - n_with_edges
     if singles > 0:
         diagnostics.add("flow_orphan", singles)
     first = order[new_flow]
     return {
-        "flow": flow_no[src].astype(np.int32),
+        "flow": edge_flow.astype(np.int32),
         "src_slice": slice_of[src].astype(np.int32),
         "dst_slice": slice_of[dst].astype(np.int32),
         "src_ts": ts[src],

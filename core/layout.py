@@ -253,20 +253,18 @@ def bind_points(track: np.ndarray, start: np.ndarray, dur: np.ndarray, parent: n
     out = np.full(len(q_ts), -1, np.int64)
     if n == 0 or len(q_ts) == 0:
         return out
-    last_started = _grouped_searchsorted(track, start, q_track, q_ts, "right") - 1
-    p = last_started.copy()
-    valid = (p >= 0) & (track[np.maximum(p, 0)] == q_track)
-    p = np.where(valid, p, -1)
-    end = start + dur
+    p = _grouped_searchsorted(track, start, q_track, q_ts, "right") - 1  # the last started
+    p[(p >= 0) & (track[np.maximum(p, 0)] != q_track)] = -1
     active = p >= 0
     while active.any():
         idx = np.flatnonzero(active)
         cur = p[idx]
-        contains = end[cur] >= q_ts[idx]
+        contains = start[cur] + dur[cur] >= q_ts[idx]
         p[idx[~contains]] = parent[cur[~contains]]
         active[idx[contains]] = False
         active &= p >= 0
     out[enclosing] = p[enclosing]
+    del p, active  # (this is a peak of indexing a file)
     nxt = _grouped_searchsorted(track, start, q_track, q_ts, "left")
     ok = (nxt < n) & (track[np.minimum(nxt, n - 1)] == q_track)
     following = ~enclosing
