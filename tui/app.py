@@ -159,10 +159,9 @@ class ProftuiApp(BaseApp):
         yield ProgressBar(id="progress", show_eta=True)
         with Vertical(id="main"):
             yield Timeline(id="timeline")
-            yield OverviewTree("trace", id="overview")
-        # The panes' widgets are mounted into their tabs once the first frame is painted
-        # (see _panes_ready): styling and laying out their few hundred widgets first
-        # delayed it by 0.2-0.3 s.
+        # The panes' widgets are mounted into their tabs once the first frame is painted, and
+        # the overview (hidden until o) below the timeline (see _panes_ready): styling and
+        # laying out their few hundred widgets first delayed it by 0.2-0.3 s.
         with TabbedContent(id="panes", initial="pane-details"):
             with TabPane("1 Details", id="pane-details"):
                 yield Static("", id="details", markup=False)
@@ -185,7 +184,8 @@ class ProftuiApp(BaseApp):
             pane.palette_changed()
 
     async def _panes_ready(self) -> None:
-        """Mount the panes' widgets into their tabs (the first call) and wait until they are.
+        """Mount the panes' widgets into their tabs and the overview under the timeline (the
+        first call), and wait until they are.
 
         Called once the first frame is painted, before the overview fills the panes, and
         before any input is handled: keys and clicks wait for the panes (see `on_event`)."""
@@ -196,6 +196,7 @@ class ProftuiApp(BaseApp):
             mounts = self._pane_mounts = [
                 self.query_one(f"#pane-{name}", TabPane).mount(pane(id=name))
                 for name, pane in table_panes().items()]
+            mounts.append(self.query_one("#main").mount(OverviewTree("trace", id="overview")))
         for mounting in mounts:
             await mounting
         if first:
