@@ -117,6 +117,14 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
     if len(bad):  # still overflowing after 8 rounds: give up nesting, pack those tracks whole
         for t in np.unique(track[bad]).tolist():
             nested[first[t]: first[t + 1]] = False
+    return _rows_and_lanes(track, s2, e2, depth, parent, nested, rows)
+
+
+def _rows_and_lanes(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, depth: np.ndarray,
+                  parent: np.ndarray, nested: np.ndarray, rows: np.ndarray,
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Given the `nested` slices' depths and parents: each track's rows of those, then the
+    other slices packed on lanes below them; (depth, parent, rows) as layout_tracks returns."""
     if nested.any():
         kept_track = track[nested]
         bounds = np.flatnonzero(np.diff(kept_track)) + 1
@@ -124,7 +132,7 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
         rows[kept_track[starts]] = np.maximum.reduceat(depth[nested] + 1, starts)
     extra = np.flatnonzero(~nested)
     if len(extra):
-        bounds = np.searchsorted(track[extra], np.arange(n_tracks + 1))
+        bounds = np.searchsorted(track[extra], np.arange(len(rows) + 1))
         for t in np.unique(track[extra]).tolist():
             idx = extra[bounds[t]: bounds[t + 1]]
             d, p = _pack_lanes(s2[idx], e2[idx])

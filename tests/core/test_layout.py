@@ -15,10 +15,8 @@ import pytest
 
 from proftui.core import TraceIndex
 from proftui.core.layout import (
-    MAX_DEPTH,
-    _grouped_searchsorted,
-    _pack_lanes,
-    _track_time_key,
+    _nested_depths,
+    _rows_and_lanes,
     layout_tracks,
     sort_slices,
 )
@@ -200,42 +198,13 @@ def _reference_layout(track, start, dur, n_tracks):
         todo = np.concatenate([np.arange(first[t], first[t + 1]) for t in redo.tolist()])
     else:
         nested[todo] = False
-    if nested.any():
-        kept_track = track[nested]
-        bounds = np.flatnonzero(np.diff(kept_track)) + 1
-        starts = np.concatenate([[0], bounds])
-        rows[kept_track[starts]] = np.maximum.reduceat(depth[nested] + 1, starts)
-    extra = np.flatnonzero(~nested)
-    if len(extra):
-        bounds = np.searchsorted(track[extra], np.arange(n_tracks + 1))
-        for t in np.unique(track[extra]).tolist():
-            idx = extra[bounds[t]: bounds[t + 1]]
-            d, p = _pack_lanes(s2[idx], e2[idx])
-            depth[idx] = rows[t] + d
-            parent[idx] = np.where(p >= 0, idx[np.maximum(p, 0)], -1)
-            rows[t] += int(d.max()) + 1
-    if depth.max(initial=0) > MAX_DEPTH:
-        depth = np.minimum(depth, MAX_DEPTH)
-    return depth.astype(np.int16), parent, rows, rounds
+    # (packing what is not nested did not change: the same code)
+    return (*_rows_and_lanes(track, s2, e2, depth, parent, nested, rows), rounds)
 
 
 def _reference_nested_depths(track, s2, e2, n_tracks):
-    n = len(track)
-    if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    lo = min(int(s2.min()), int(e2.min()))
-    hi = max(int(s2.max()), int(e2.max()))
-    ends = _track_time_key(track, e2, lo, hi)
-    starts = _track_time_key(track, s2, lo, hi)
-    if ends is not None and starts is not None:
-        ends.sort()
-        closed = np.searchsorted(ends, starts, side="right")
-    else:
-        e_order = np.lexsort((e2, track))
-        closed = _grouped_searchsorted(track[e_order], e2[e_order], track, s2, "right")
-    depth = np.arange(n, dtype=np.int64)
-    depth -= closed
-    return depth, _reference_parents(track, depth, n)
+    depth, _ = _nested_depths(track, s2, e2, n_tracks)  # (counting the depths did not change)
+    return depth, _reference_parents(track, depth, len(track))
 
 
 def _reference_parents(track, depth, n):
