@@ -81,10 +81,6 @@ def checksum(data: np.ndarray) -> int:
     return int((pages * weights).sum(dtype=np.uint64))
 
 
-def _bytes_of(arr: np.ndarray) -> np.ndarray:
-    return arr.reshape(-1).view(np.uint8)
-
-
 def file_size(header: dict, arrays: dict[str, np.ndarray]) -> int:
     """The bytes :func:`write` will take for these arrays and header (near enough: the
     header's own length is estimated without its table)."""
@@ -107,7 +103,7 @@ def write(path: Path, header: dict, arrays: dict[str, np.ndarray],
         arrays[name] = arr
         table.append({"name": name, "dtype": arr.dtype.str, "shape": list(arr.shape),
                       "offset": offset, "nbytes": arr.nbytes,
-                      "sum64": checksum(_bytes_of(arr))})
+                      "sum64": checksum(arr.reshape(-1).view(np.uint8))})
         offset += -(-arr.nbytes // _ALIGN) * _ALIGN
     header = {**header, "arrays": table, "data_bytes": offset, "checksum": CHECKSUM}
     blob = json_bytes(header)
