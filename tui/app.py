@@ -45,7 +45,9 @@ from proftui.tui.safe import safe
 from proftui.tui.timeline import IterationMark, Timeline
 
 # The panes that show a table, in tab order, by the name their tab carries ("pane-<name>")
-# and their own id; their classes are `table_panes()`.
+# and their own id; their classes are `table_panes()`. Their classes are imported after the
+# first frame, so the app handles their messages by handler name (on_ops_pane_jump_to ...)
+# rather than with @on(OpsPane.JumpTo).
 PANE_NAMES = ("ops", "tables", "iterations", "insights", "comm", "cluster")
 
 # How long the overview waits for the first frame before it is read anyway.
