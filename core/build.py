@@ -129,6 +129,13 @@ class TraceBuilder:
         self._bound = _Chunks(ref=np.int64, id_num=np.int64, id_str=np.int32,
                               phase=np.int8, cat=np.int32, name=np.int32)
         self._counters = _Counters()
+        self._complete_labels = _Labels(
+            lambda evs: [(e.cname, e.pid, e.tid, e.name, e.cat) for e in evs],
+            ("cname", "track", "name", "cat"))
+        self._be_labels = _Labels(lambda evs: [(e.pid, e.tid, e.name, e.cat) for e in evs],
+                                  ("track", "name", "cat"))
+        self._flow_labels = _Labels(lambda evs: [(e.pid, e.tid, e.cat, e.name) for e in evs],
+                                    ("track", "cat", "name"))
         self._async_events: list[tuple] = []
         self._flow_count = 0  # flows added by add_flow_pairs (their ids)
 
@@ -198,9 +205,8 @@ class TraceBuilder:
             self._add_complete(evs, refs, offset, times, dur_us)
         elif group in (B, E):
             ts, ok = times
-            self._be.append(ok, ts=ts, track=self._thread_tracks(evs),
-                            name=self._intern([e.name for e in evs]),
-                            cat=self._intern([e.cat for e in evs]), ref=refs,
+            track, name, cat = self._labels_of(self._be_labels, evs)
+            self._be.append(ok, ts=ts, track=track, name=name, cat=cat, ref=refs,
                             begin=np.full(len(evs), group == B))
         elif group == INSTANT:
             self._add_instants(evs, refs, times)
@@ -237,6 +243,15 @@ class TraceBuilder:
                                                                  zip(fixed, values)))
             return np.fromiter(map(self.strings.__getitem__, fixed), np.int32, len(values))
 
+    def _labels_of(self, labels: _Labels, evs: list[Event]) -> list[np.ndarray]:
+        """The ids of each of `labels`' parts, per event."""
+        ids = labels.of(self, evs)
+        if ids is not None:
+            return list(ids)
+        # a field that cannot be a dictionary key (a list, an object): one at a time
+        return [self._thread_tracks(evs) if part == "track"
+                else self._intern([getattr(e, part) for e in evs]) for part in labels.parts]
+
     def _thread_tracks(self, evs: list[Event]) -> np.ndarray:
         keys = zip([e.pid for e in evs], [e.tid for e in evs])
         try:
@@ -260,12 +275,8 @@ class TraceBuilder:
         if negative.any():
             self.diagnostics.add("negative_duration", int(negative.sum()), offset)
             dur[negative] = 0
-        cnames = [e.cname for e in evs]
-        cname = (self._intern(cnames) if cnames.count(None) != len(cnames)
-                 else np.zeros(len(evs), np.int32))
-        self._slices.append(ok, start=ts, dur=dur, track=self._thread_tracks(evs),
-                            name=self._intern([e.name for e in evs]),
-                            cat=self._intern([e.cat for e in evs]), ref=refs,
+        cname, track, name, cat = self._labels_of(self._complete_labels, evs)
+        self._slices.append(ok, start=ts, dur=dur, track=track, name=name, cat=cat, ref=refs,
                             cname=cname)
         binds = [e.bind_id for e in evs]
         if binds.count(None) != len(binds):
@@ -325,11 +336,9 @@ class TraceBuilder:
         # s and t bind to the enclosing slice; f too with bp "e", else to the next slice.
         enclosing = (phase != 2) | np.fromiter(map(operator.eq, [e.bp for e in evs],
                                                    repeat("e")), bool, len(evs))
-        self._flows.append(ok, ts=ts, track=self._thread_tracks(evs),
-                           cat=self._intern([e.cat for e in evs]),
-                           name=self._intern([e.name for e in evs]),
-                           id_num=id_num, id_str=id_str, phase=phase,
-                           enclosing=enclosing, ref=refs)
+        track, cat, name = self._labels_of(self._flow_labels, evs)
+        self._flows.append(ok, ts=ts, track=track, cat=cat, name=name, id_num=id_num,
+                           id_str=id_str, phase=phase, enclosing=enclosing, ref=refs)
 
     def _add_counter(self, ev: Event, ref: int, offset: int) -> None:
         ts = self._one_ns(ev.ts)
@@ -662,6 +671,59 @@ class TraceBuilder:
             "sample_value": np.asarray(c.sample_value, np.float64)[order],
             "sample_ref": np.asarray(c.sample_ref, np.int64)[order],
         }
+
+
+class _Labels:
+    """The ids of events' labels (a track and strings) by the distinct combinations of
+    their fields: one dictionary lookup an event where the fields one by one take a pass
+    each. A trace repeats few combinations (its kernels and operators on their threads).
+
+    `key` gives each event's fields as a tuple and `parts` names what they become, in order:
+    "track" takes two fields (pid, tid), any other part one string. New combinations are
+    numbered in the order the columns one by one would number them (every new string of the
+    first part, then of the second ..., each in event order), so the ids are the same.
+    """
+
+    LIMIT = 1 << 20  # combinations kept; past it, forgotten (the ids stay in the interners)
+
+    def __init__(self, key: Callable[[list[Event]], list[tuple]], parts: tuple[str, ...]
+                 ) -> None:
+        self.key = key
+        self.parts = parts
+        self.forget(None)
+
+    def forget(self, group: Any) -> None:
+        self.rows: dict[tuple, int] = {}
+        self.ids = np.zeros((len(self.parts), 0), np.int32)
+        self.group = group
+
+    def of(self, builder: TraceBuilder, evs: list[Event]) -> np.ndarray | None:
+        """Per part a row of ids, per event a column; None if a field is unhashable."""
+        if builder.tracks.group != self.group or len(self.rows) > self.LIMIT:
+            self.forget(builder.tracks.group)  # a new file's pids are another group's
+        keys = self.key(evs)
+        rows = self.rows
+        try:
+            at = np.fromiter(map(rows.get, keys, repeat(-1)), np.int64, len(keys))
+        except TypeError:
+            return None
+        missing = np.flatnonzero(at < 0)
+        if len(missing):
+            absent = [keys[i] for i in missing.tolist()]
+            new = list(dict.fromkeys(absent))
+            ids, k = [], 0
+            for part in self.parts:
+                if part == "track":
+                    get, k = builder.tracks.__getitem__, k + 2
+                    ids.append([get((key[k - 2], key[k - 1])) for key in new])
+                else:
+                    get, k = builder.strings.__getitem__, k + 1
+                    ids.append([get(key[k - 1]) for key in new])
+            first = self.ids.shape[1]
+            rows.update(zip(new, range(first, first + len(new))))
+            self.ids = np.concatenate([self.ids, np.array(ids, np.int32)], axis=1)
+            at[missing] = np.fromiter(map(rows.__getitem__, absent), np.int64, len(absent))
+        return self.ids[:, at]
 
 
 def _picker(positions: list[int]) -> Callable[[list[Any]], list[Any]]:
