@@ -122,25 +122,27 @@ class FilePool:
 
 
 def worker_read(path: str, group: str | None, offset_ns: int, batch_bytes: int,
-                start: int = 0) -> dict[str, Any]:
+                start: int = 0, end: int | None = None) -> dict[str, Any]:
     """What a worker process sends back for one trace file, read from byte `start` (the file's
-    start or an event's ``{``) to its end (see :func:`read_alone`); {"error": ...} when it
-    failed (the parent then reads the file itself)."""
+    start or an event's ``{``) to `end` (just past an event's ``}``, None: the file's end; see
+    :func:`read_alone`); {"error": ...} when it failed (the parent then reads the file
+    itself)."""
     from proftui.core.sources import ByteSource
 
     try:
-        return read_alone(ByteSource(path), group, offset_ns, batch_bytes, start)
+        return read_alone(ByteSource(path), group, offset_ns, batch_bytes, start, end=end)
     except Exception as exc:  # noqa: BLE001 - the parent reads the file itself
         return {"error": repr(exc)}
 
 
 def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_bytes: int,
                start: int = 0, progress: Callable[[int, int, int], None] | None = None,
-               cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
-    """One trace file (from byte `start`) read into a builder of its own, with its group and
-    clock offset: the builder's state, the batches, the metadata and the event count, its
-    ordinals numbered from 0 (to merge in file order), and the seek points of a gzip file
-    (None for a plain one). Raises what reading raises."""
+               cancelled: Callable[[], bool] | None = None, end: int | None = None,
+               ) -> dict[str, Any]:
+    """One trace file (from byte `start` to `end`) read into a builder of its own, with its
+    group and clock offset: the builder's state, the batches, the metadata, the event count
+    (ordinals numbered from 0, to merge in file order), whether the event array ended in it,
+    and the seek points of a gzip file (None for a plain one). Raises what reading raises."""
     from proftui.core.build import TraceBuilder
     from proftui.core.diagnostics import Diagnostics
     from proftui.core.importers.chrome_json import ChromeJsonReader
@@ -153,10 +155,10 @@ def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_byte
     builder.time_offset_ns = offset_ns
     with indexing():
         reader.read(builder.add_events, progress=progress, cancelled=cancelled,
-                    region=(start, None))
+                    region=(start, end))
     return {"state": builder.state(), "batches": reader.batches,
             "metadata": reader.metadata, "n_events": reader.n_events,
-            "seek_points": source.seek_points}
+            "closed": reader.closed, "seek_points": source.seek_points}
 
 
 def serve() -> None:

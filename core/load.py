@@ -329,10 +329,12 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     memory = memory or {}
     lone = (len(sources) == 1 and timelines[0].kind != DB_KIND
             and set(memory) <= {timelines[0].group})
-    if lone and _worth_splitting(sources[0], workers):
+    parts = _parts(sources[0], workers) if lone else 1
+    if parts > 1:
         with indexing():
             index = _index_parallel(sources[0], progress, cancelled, batch_bytes,
-                                    clocks[0].offset_ns, memory.get(timelines[0].group, ()))
+                                    clocks[0].offset_ns, memory.get(timelines[0].group, ()),
+                                    parts=parts)
         if index is not None:
             return index
     diagnostics = Diagnostics()
@@ -504,19 +506,26 @@ def index_file(source: ByteSource, *, progress: Progress | None = None,
                        workers=workers)
 
 
-def _worth_splitting(source: ByteSource, workers: int | None) -> bool:
-    """Whether to index a lone file's halves in two processes (see :func:`_index_parallel`)."""
-    workers = worker_count(2) if workers is None else workers
-    return workers > 1 and not source.compressed and source.size >= PARALLEL_MIN_BYTES
+def _parts(source: ByteSource, workers: int | None) -> int:
+    """In how many processes to index a lone file (see :func:`_index_parallel`): one per
+    usable core (or `workers`), up to MAX_PARTS, each part at least half PARALLEL_MIN_BYTES;
+    one for a compressed file (it cannot be entered in the middle)."""
+    workers = worker_count(MAX_PARTS) if workers is None else workers
+    if source.compressed:
+        return 1
+    return max(1, min(workers, MAX_PARTS, 2 * source.size // PARALLEL_MIN_BYTES))
 
 
 PARALLEL_MIN_BYTES = 192 << 20  # below this, starting a second interpreter costs more than it saves
+MAX_PARTS = 8  # the parent merges the parts and builds the index alone
 
 
 def _index_parallel(source: ByteSource, progress: Progress | None,
                     cancelled: Callable[[], bool] | None, batch_bytes: int,
-                    offset_ns: int = 0, memory_files: Sequence[str] = ()) -> TraceIndex | None:
-    """Index the halves of a plain file in two processes; None if it cannot be split."""
+                    offset_ns: int = 0, memory_files: Sequence[str] = (), *,
+                    parts: int = 2) -> TraceIndex | None:
+    """Index a plain file in `parts` parts, the first here and each other in a process of its
+    own, merged in order; None if it cannot be split (then it is indexed in one piece)."""
     from proftui.core.build import TraceBuilder
     from proftui.core.diagnostics import Diagnostics
     from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
@@ -524,62 +533,71 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
 
     diagnostics = Diagnostics()
     reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
-    # The worker starts a fraction of a second late (a fresh interpreter): give it a little less.
-    split = reader.find_split(source.size // 2 + min(source.size // 32, 32 << 20), 0)
-    if split is None:
-        return None
-    # A fresh interpreter, not multiprocessing: nothing depends on the caller's main module
-    # or threads (the app indexes from a worker thread).
-    worker = subprocess.Popen(
+    # Workers start a fraction of a second late (a fresh interpreter): give them a little less.
+    late = min(source.size // (16 * parts), 32 << 20)
+    splits: list[int] = []
+    for k in range(1, parts):
+        split = reader.find_split(source.size * k // parts + late, 0)
+        if split is None or (splits and split <= splits[-1]):
+            return None
+        splits.append(split)
+    # Fresh interpreters, not multiprocessing: nothing depends on the caller's main module or
+    # threads (the app indexes from a worker thread).
+    workers = [subprocess.Popen(
         [sys.executable, "-c", "from proftui.core.load import _index_region; _index_region()",
-         source.path, str(split), str(batch_bytes), str(offset_ns)],
+         source.path, str(start), str(end), str(batch_bytes), str(offset_ns)],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        for start, end in zip(splits, splits[1:] + [-1])]
     try:
         builder = TraceBuilder(diagnostics)
         builder.time_offset_ns = offset_ns
 
-        def both_halves(done: int, total: int, events: int) -> None:
-            if progress is not None:  # assume the other half goes as fast as this one
-                progress(min(2 * done, total), total, 2 * events)
+        def all_parts(done: int, total: int, events: int) -> None:
+            if progress is not None:  # assume the other parts go as fast as this one
+                progress(min(parts * done, total), total, parts * events)
 
-        reader.read(builder.add_events, progress=both_halves, cancelled=cancelled,
-                    region=(0, split))
+        reader.read(builder.add_events, progress=all_parts, cancelled=cancelled,
+                    region=(0, splits[0]))
         if reader.closed:
-            return None  # the split fell after the event array: index the file in one piece
-        try:
-            result = pickle.loads(worker.communicate()[0])
-        except (pickle.UnpicklingError, EOFError, ValueError):
-            return None
-        if worker.returncode != 0 or "error" in result:
-            return None
-        builder.merge(result["state"], reader.n_events)
-        reader.metadata.update({k: v for k, v in result["metadata"].items()
-                                if k not in reader.metadata})
-        offset = reader.n_events
-        batches = reader.batches + [
-            BatchRecord(b.start, b.end, b.first_ordinal + offset, b.final)
-            for b in result["batches"]]
-        reader.n_events += result["n_events"]
+            return None  # a split fell after the event array: index the file in one piece
+        batches = list(reader.batches)
+        for number, worker in enumerate(workers, 1):
+            try:
+                result = pickle.loads(worker.communicate()[0])
+            except (pickle.UnpicklingError, EOFError, ValueError):
+                return None
+            if (worker.returncode != 0 or "error" in result
+                    or (result["closed"] and number < len(workers))):
+                return None
+            builder.merge(result["state"], reader.n_events)
+            reader.metadata.update({k: v for k, v in result["metadata"].items()
+                                    if k not in reader.metadata})
+            batches += [BatchRecord(b.start, b.end, b.first_ordinal + reader.n_events, b.final)
+                        for b in result["batches"]]
+            reader.n_events += result["n_events"]
         add_memory_csvs(builder, memory_files, diagnostics)
         if progress is not None:
             progress(source.size, source.size, reader.n_events)
         return builder.build(_metadata(reader, source), _batch_table(batches))
     finally:
-        if worker.poll() is None:
-            worker.kill()
-        worker.wait()
-        if worker.stdout is not None:
-            worker.stdout.close()
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+            worker.wait()
+            if worker.stdout is not None:
+                worker.stdout.close()
 
 
 def _index_region() -> None:
-    """Worker process: index the events from a byte offset to the end of a file.
+    """Worker process: index the events of a file from a byte offset to another (-1: to the
+    end).
 
-    Arguments: path, start offset, batch bytes, clock offset (ns). Writes the pickled builder
-    state to stdout.
+    Arguments: path, start offset, end offset, batch bytes, clock offset (ns). Writes the
+    pickled builder state to stdout.
     """
-    path, start, batch_bytes, offset_ns = sys.argv[1:5]
-    result = worker_read(path, None, int(offset_ns), int(batch_bytes), int(start))
+    path, start, end, batch_bytes, offset_ns = sys.argv[1:6]
+    result = worker_read(path, None, int(offset_ns), int(batch_bytes), int(start),
+                         None if int(end) < 0 else int(end))
     sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
     sys.stdout.buffer.flush()
 

@@ -1,6 +1,8 @@
-"""Indexing a file's halves in two processes gives the same index as one process."""
+"""Indexing a file's parts in several processes gives the same index as one process."""
 
 from __future__ import annotations
+
+import pytest
 
 from proftui.core.args import slice_args
 from proftui.core.load import _index_parallel, index_file, load_trace
@@ -53,6 +55,40 @@ def test_two_halves_equal_one_pass(tmp_path) -> None:
     assert slice_args(parallel, last) == slice_args(serial, last)
     labels = {parallel.track_label(t) for t in range(parallel.n_tracks)}
     assert {"main (7)", "stream 3"} <= labels
+
+
+@pytest.mark.parametrize("parts", [3, 4])
+def test_parts_equal_one_pass(tmp_path, parts: int) -> None:
+    path = write_trace(tmp_path / "t.json", _events(), displayTimeUnit="ns")
+    serial = index_file(ByteSource(str(path)), workers=1, batch_bytes=4096)
+    parallel = _index_parallel(ByteSource(str(path)), None, None, 4096, parts=parts)
+    assert parallel is not None
+    assert columns_equal(serial, parallel)
+    assert parallel.meta["phase_counts"] == serial.meta["phase_counts"]
+    for i in (0, parallel.n_slices // 3, parallel.n_slices // 2, parallel.n_slices - 1):
+        assert slice_args(parallel, i) == slice_args(serial, i)
+
+
+def test_a_file_too_small_for_its_parts_is_read_in_one(tmp_path) -> None:
+    """Splits that cannot be told apart (more parts than batches) fall back to one pass."""
+    path = write_trace(tmp_path / "t.json", _events()[:40])
+    assert _index_parallel(ByteSource(str(path)), None, None, 1 << 20, parts=4) is None
+
+
+def test_parts_follow_the_cores_and_the_size(tmp_path, monkeypatch) -> None:
+    from proftui.core import load as loading
+
+    monkeypatch.setattr(loading, "worker_count", lambda n: min(n, 6))
+    monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 1000)
+    plain = write_trace(tmp_path / "t.json", [{"ph": "X", "ts": 1, "dur": 1}] * 100)
+    size = plain.stat().st_size
+    assert loading._parts(ByteSource(str(plain)), None) == min(6, 2 * size // 1000)
+    assert loading._parts(ByteSource(str(plain)), 3) == 3
+    assert loading._parts(ByteSource(str(plain)), 1) == 1
+    packed = write_trace(tmp_path / "t.json.gz", [{"ph": "X", "ts": 1, "dur": 1}] * 100, gz=True)
+    assert loading._parts(ByteSource(str(packed)), None) == 1
+    monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 10 * size)
+    assert loading._parts(ByteSource(str(plain)), None) == 1
 
 
 def _rank_folder(root, damaged: int | None = None):
@@ -113,7 +149,6 @@ def test_a_damaged_rank_is_counted_and_the_others_still_open(tmp_path, monkeypat
     groups = {pooled.strings[g] for g in pooled.arrays["processes.group"].tolist()}
     assert groups == {"rank 0", "rank 1", "rank 2", "rank 3"}  # rank 1's first half kept
 
-
 def test_cancelling_stops_the_workers(tmp_path, monkeypatch) -> None:
     import pytest
 
@@ -141,7 +176,8 @@ def test_a_lone_plain_trace_over_the_threshold_is_split(tmp_path, monkeypatch) -
     split: list[str] = []
     real = loading._index_parallel
     monkeypatch.setattr(loading, "_index_parallel",
-                        lambda source, *rest: split.append(source.path) or real(source, *rest))
+                        lambda source, *rest, **kw: split.append(source.path)
+                        or real(source, *rest, **kw))
     monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 1 << 10)
     monkeypatch.setattr(loading, "worker_count", lambda n: 2)
     serial = index_file(ByteSource(str(plain)), workers=1, batch_bytes=4096)
@@ -165,8 +201,8 @@ def test_the_workers_answer_for_every_file(tmp_path) -> None:
         results = [result for _, result in pool.results(None)]
     finally:
         pool.close()
-    assert [sorted(r) for r in results] == [["batches", "metadata", "n_events", "seek_points",
-                                             "state"]] * 4
+    assert [sorted(r) for r in results] == [["batches", "closed", "metadata", "n_events",
+                                             "seek_points", "state"]] * 4
     assert results[0]["n_events"] == len(_events())
 
 
