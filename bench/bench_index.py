@@ -7,7 +7,7 @@ gzip variant of the 100 MB Kineto-like trace (of the smallest size when 100 is n
 --sizes), then measures every file in fresh processes:
 
 (a) `index_file(ByteSource(path))` cold (no cache), in one process and with the default
-    workers (two processes on a machine with two cores, for large plain files): wall time,
+    workers (one process per core, up to 8, for large plain files: two on two cores): wall time,
     MB/s of decompressed JSON, whole-process peak RSS (`ru_maxrss`) and the RSS right after
     imports;
 (b) the baseline `orjson.loads(open(path, "rb").read())` (gzip: decompressed first): time and

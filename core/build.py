@@ -510,7 +510,7 @@ class TraceBuilder:
         c.sample_value += np.asarray(values, np.float64)[ok].tolist()
         c.sample_ref += np.asarray(ref, np.int64)[ok].tolist()
 
-    # -- parallel halves ----------------------------------------------------------------------
+    # -- parallel parts -----------------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
         """Everything added so far, as picklable data (to merge into another builder)."""

@@ -92,7 +92,7 @@ class ByteSource:
                end: int | None = None) -> Iterator[bytes]:
         """Yield the file's (decompressed) bytes in chunks of at most about `chunk` bytes.
 
-        `start` and `end` restrict a plain file to a byte range (used to index halves of a
+        `start` and `end` restrict a plain file to a byte range (used to index parts of a
         file in parallel); compressed files are always read whole.
         """
         self.consumed = 0
