@@ -20,6 +20,7 @@ import numpy as np
 from rich.segment import Segment
 from textual import events, work
 from textual.binding import Binding
+from textual.filter import ANSIToTruecolor, LineFilter
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
@@ -814,6 +815,12 @@ class Timeline(Widget, can_focus=True):
         return lo, hi
 
     # -- painting -------------------------------------------------------------------------------
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """The app's filters but the ANSI-to-truecolor one: every colour painted here is a
+        palette's hex colour (a test holds the themes to it), so that the filter would copy
+        each line's segments to change none of them."""
+        return [f for f in super().get_line_filters() if not isinstance(f, ANSIToTruecolor)]
 
     def render_line(self, y: int) -> Strip:
         width = self.gutter_width + self.cells
