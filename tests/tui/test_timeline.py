@@ -561,8 +561,10 @@ async def test_kept_bodies_and_utilisation_lines_follow_what_they_show() -> None
 
         def body(y: int) -> list[str]:
             kept = timeline.render_line(y)
-            timeline._bodies = (None, None, None, None, {})
-            timeline._util_strips = (None, None, None, None, [])
+            if y < timeline.body_top:  # forget what was kept of this kind of line
+                timeline._util_strips = (None, None, None, None, [])
+            else:
+                timeline._bodies = (None, None, None, None, {})
             assert list(kept) == list(timeline.render_line(y))  # as painted afresh
             return _backgrounds(kept)[gutter:]
 
@@ -570,6 +572,16 @@ async def test_kept_bodies_and_utilisation_lines_follow_what_they_show() -> None
         cursor = timeline.cell_of(timeline.cursor_ns)
         for y in (line_y(), 2):  # a slice line and the first utilisation line
             assert body(y)[cursor] == dark.cursor
+        await pilot.press("w", "w")
+        cursor = timeline.cell_of(timeline.cursor_ns)
+        shown = [timeline.render_line(y).text for y in (line_y(), 2)]
+        shift = (timeline.view_end - timeline.view_start) // 3  # the window moves, the
+        timeline.cursor_ns -= shift  # cursor with it: other cells, the cursor's cell kept
+        timeline.set_window(timeline.view_start - shift, timeline.view_end - shift)
+        assert timeline.cell_of(timeline.cursor_ns) == cursor
+        for y, before in zip((line_y(), 2), shown):
+            body(y)
+            assert timeline.render_line(y).text != before
         await pilot.press("full_stop")  # the cursor one cell right
         for y in (line_y(), 2):
             assert body(y)[cursor] != dark.cursor and body(y)[cursor + 1] == dark.cursor
@@ -588,6 +600,13 @@ async def test_kept_bodies_and_utilisation_lines_follow_what_they_show() -> None
                    for seg in painted)
         body(line_y())
         assert not any(seg.style.underline for seg in list(painted)[1:])  # past the gutter
+        await pilot.press("escape", "enter")  # cleared (the cursor stays), selected again
+        assert timeline.selected >= 0 and timeline._marks is None  # no flows, no matches
+        assert list(timeline.render_line(line_y())) == list(painted)
+        await pilot.press("escape")
+        assert timeline.selected < 0
+        body(line_y())
+        await pilot.press("enter")
         owners = timeline._cells[timeline.focus_line][1]
         timeline.set_matches(np.unique(owners[owners >= 0]))
         assert any(seg.style.underline for seg in list(timeline.render_line(line_y()))[1:])
