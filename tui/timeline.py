@@ -186,6 +186,7 @@ class Timeline(Widget, can_focus=True):
         self._bodies: tuple = (None, None, None, None, {})
         self._util_strips: tuple = (None, None, None, None, [])
         self._gutters: tuple = (None, None, 0, {})
+        self._ruler_text: tuple = (None, ("", ""))  # (its arguments, labels and ticks)
         self._counter_range: dict[int, tuple[float, float]] = {}
         self._peaks: dict[int, int] | None = None  # memory series -> time of its peak
         self._drag_x: int | None = None
@@ -1062,47 +1063,52 @@ class Timeline(Widget, can_focus=True):
         """Time labels (y 0) or ticks with the iterations' starts (y 1); the cursor's column
         is highlighted and its time, or the window's length, shown in the gutter."""
         assert self.index is not None
+        cells = self.cells
         origin = self.index.start_ns if self.origin_ns is None else self.origin_ns
         span = self._range_cells()
         label, at = "", 0
         if span is not None and self.range is not None:
             label = f"[{fmt_duration(self.range[1] - self.range[0])}]"
-            at = max(min(span[0], self.cells - len(label)), 0)
-        labels, ticks = ruler_text(self.view_start, self.view_end, self.cells, origin,
-                                   (at, at + len(label)) if label else None)
+            at = max(min(span[0], cells - len(label)), 0)
+        # Both lines come from one ruler_text: the second line of a frame reuses the first's.
+        args = (self.view_start, self.view_end, cells, origin,
+                (at, at + len(label)) if label else None)
+        if self._ruler_text[0] != args:
+            self._ruler_text = (args, ruler_text(*args))
+        labels, ticks = self._ruler_text[1]
         if y == 0:
             head, chars = f" @ {fmt_duration(self.cursor_ns - origin)}", list(labels)
         else:
             head, chars = f" ↔ {fmt_duration(self.view_end - self.view_start)}", list(ticks)
-        chars += [" "] * (self.cells - len(chars))
+        chars += [" "] * (cells - len(chars))
         plain = self._styles(self.palette.dim_text, self.palette.background)
-        styles = [plain] * self.cells
+        styles = [plain] * cells
         if y == 1:
             mark = self._styles(self.palette.iteration, self.palette.background)
             for it in self.iterations:
                 cell = self.cell_of(it.start_ns - self.shift_of_group(it.group))
                 for k, ch in enumerate(f"┃#{it.number}"):
-                    if 0 <= cell + k < self.cells:
+                    if 0 <= cell + k < cells:
                         chars[cell + k], styles[cell + k] = ch, mark
         if span is not None:
             band = self._styles(self.palette.text, self.palette.range)
-            for cell in range(*span):
-                styles[cell] = band
+            styles[span[0]: span[1]] = [band] * (span[1] - span[0])
             if y == 0 and label:
                 for k, ch in enumerate(label):
-                    if 0 <= at + k < self.cells:
+                    if 0 <= at + k < cells:
                         chars[at + k], styles[at + k] = ch, band
         cursor = self.cell_of(self.cursor_ns)
-        if 0 <= cursor < self.cells:
+        if 0 <= cursor < cells:
             styles[cursor] = self._styles(self.palette.text, self.palette.cursor)
         segments = [Segment(head[: self.gutter_width].ljust(self.gutter_width),
                             self._styles(self.palette.dim_text, self.palette.gutter))]
         start = 0
-        for cell in range(1, self.cells + 1):
-            if cell == self.cells or styles[cell] is not styles[start]:
+        for cell in range(1, cells):
+            if styles[cell] is not styles[start]:
                 segments.append(Segment("".join(chars[start:cell]), styles[start]))
                 start = cell
-        return Strip(segments, self.gutter_width + self.cells)
+        segments.append(Segment("".join(chars[start:]), styles[start]))
+        return Strip(segments, self.gutter_width + cells)
 
 
 def util_lines_of(whole: list[Utilisation]) -> list[UtilLine]:
