@@ -679,3 +679,31 @@ async def test_the_timeline_skips_only_the_truecolor_filter(monkeypatch) -> None
         greys = {len(set(seg.style.color.triplet)) for strip in lines for seg in strip
                  if seg.style and seg.style.color}
         assert greys == {1}  # NO_COLOR's monochrome: red, green and blue alike
+
+
+async def test_the_ruler_follows_the_window_and_the_range() -> None:
+    """Both ruler lines come from one reckoning of the labels and ticks per window and
+    range: each zoom, pan or range shows its own."""
+    from proftui.tui.format import fmt_duration
+    from proftui.tui.render import ruler_text
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+
+        def ruler(y: int) -> str:
+            return timeline.render_line(y).text[timeline.gutter_width:]
+
+        seen = set()
+        for key in ("w", "w", "d", "s"):
+            await pilot.press(key)
+            labels, ticks = ruler_text(timeline.view_start, timeline.view_end, timeline.cells,
+                                       app.index.start_ns)
+            assert ruler(0) == labels
+            assert [c == "┬" for c in ruler(1)] == [c == "┬" for c in ticks]
+            seen.add(labels)
+        assert len(seen) == 4
+        await pilot.press("left_square_bracket", "full_stop", "full_stop",
+                          "right_square_bracket")
+        lo, hi = timeline.range
+        assert f"[{fmt_duration(hi - lo)}]" in ruler(0)
