@@ -833,9 +833,11 @@ class Timeline(Widget, can_focus=True):
         if y < self.body_top:
             return self._utilisation_strips()[y - RULER_LINES]
         n = self._line_at(y)
-        body = None if n is None else self._painted_bodies().get(n)
-        if n is None or body is None:
+        if n is None:
             return Strip([Segment(" " * width, ground)], width)
+        body = self._painted_bodies().get(n)
+        if body is None:  # not a line of the last resize's height
+            body = list(self._body(n))
         return Strip([self._gutter(n), *body], width)
 
     def _compute_cells(self) -> None:
