@@ -17,6 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from rich.cells import cell_len
 from textual import events, on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -143,6 +144,7 @@ class ProftuiApp(BaseApp):
         self.iterations: list[Iteration] = []
         self.ops_window = "whole trace"
         self._status_text = ""
+        self._details_rows: tuple[int, int] | None = None  # see _show_details
         self.errors: list[str] = []  # said on the status line, and kept under D
         self.hidden_tracks = 0  # said first on the status line while there are any
         self._diagnostics_text = ""
@@ -498,10 +500,19 @@ class ProftuiApp(BaseApp):
     def _show_details(self, info: SliceInfo | None, args: str = "(args loading ...)") -> None:
         details = self.query_one("#details", Static)
         if info is None or self.index is None:
-            details.update("Nothing selected: Enter or a click selects a slice; arrows move "
-                           "between slices; ? lists the keys.")
-            return
-        details.update("\n".join(details_lines(self.index, info, args)))
+            text = ("Nothing selected: Enter or a click selects a slice; arrows move "
+                    "between slices; ? lists the keys.")
+        else:
+            text = "\n".join(details_lines(self.index, info, args))
+        # Laying the screen out again takes ~10 ms, half the frame of a step between slices:
+        # only where the text's height may change. Lines none of which wraps take a row each:
+        # as many of them at the same width keep the height.
+        lines = text.split("\n")
+        width = details.content_region.width
+        rows = ((len(lines), width) if width > 0 and all(cell_len(line) <= width
+                                                         for line in lines) else None)
+        details.update(text, layout=rows is None or rows != self._details_rows)
+        self._details_rows = rows
 
     @work(thread=True, exclusive=True, group="args")
     def load_args(self, info: SliceInfo) -> None:

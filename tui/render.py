@@ -62,76 +62,98 @@ def paint_slices(owner: np.ndarray, busy: np.ndarray, colour_of: Callable[[np.nd
                  selected: int = -1, marked: np.ndarray | None = None,
                  cursor_cell: int = -1, background: str | None = None,
                  range_cells: tuple[int, int] | None = None) -> Strip:
-    """One slice row. Cells at least 3/4 busy are filled with their owner's colour and, where
-    a run of them belongs to one slice, labelled with its name; lighter cells show a shade
-    glyph in the owner's colour. The selected slice is drawn in the selection colour;
+    """One slice row (see :func:`paint_slice_rows`); `colour_of` gives the owners' colours."""
+    segments = paint_slice_rows(owner[None], busy[None], colour_of(owner)[None], name_of,
+                                palette, styles, selected=selected,
+                                marked=None if marked is None else marked[None],
+                                cursor_cell=cursor_cell, background=background,
+                                range_cells=range_cells)[0]
+    return Strip(segments, len(owner))
+
+
+def paint_slice_rows(owner: np.ndarray, busy: np.ndarray, colours: np.ndarray,
+                     name_of: Callable[[int], str], palette: Palette, styles: StyleCache, *,
+                     selected: int = -1, marked: np.ndarray | None = None,
+                     cursor_cell: int = -1, background: str | None = None,
+                     range_cells: tuple[int, int] | None = None) -> list[list[Segment]]:
+    """The segments of slice rows: `owner`, `busy`, `colours` (colour index per cell) and
+    `marked` have a row per line. Cells at least 3/4 busy are filled with their owner's colour
+    and, where a run of them belongs to one slice, labelled with its name; lighter cells show
+    a shade glyph in the owner's colour. The selected slice is drawn in the selection colour;
     `marked` cells (matches of a search, flow partners of the selection) are underlined;
-    cells in `range_cells` [first, last) (a selected time range) get the range background."""
-    width = len(owner)
+    cells in `range_cells` [first, last) (a selected time range) get the range background.
+
+    The rows of a frame are painted together: a row is narrow, so that the cost of a numpy
+    call, not its size, dominates; each call here serves every row at once."""
+    n_rows, width = owner.shape
     ground = background or palette.background
     classes = cell_classes(owner, busy)
-    colours = colour_of(owner)
-    is_match = marked if marked is not None else np.zeros(width, bool)
+    is_match = marked if marked is not None else np.zeros(owner.shape, bool)
     # A run continues while the owner (for filled cells) or the look (for the others) holds.
     full = classes == FULL
     look = np.where(full, owner * 2 + 1, (colours * 8 + classes) * 2)
     look = np.where(owner == selected, -2 - classes, look) if selected >= 0 else look
-    look = np.where(is_match, look * 3 + 1, look * 3)
-    run_start = np.empty(width, bool)  # where a run begins
-    run_start[0] = True
-    np.not_equal(look[1:], look[:-1], out=run_start[1:])
+    look = look * 3 + is_match
+    run_start = np.empty(owner.shape, bool)  # where a run begins
+    run_start[:, 0] = True
+    np.not_equal(look[:, 1:], look[:, :-1], out=run_start[:, 1:])
     # Shaded and idle cells: one style per (colour, glyph, cursor or range, underline), looked
     # up by an integer key made for all cells at once; the loop below only slices and appends.
     on_cursor = np.zeros(width, np.int64)  # 1: the cursor's cell, 2: in the range
     if range_cells is not None:
         on_cursor[range_cells[0]: range_cells[1]] = 2
-        run_start[[c for c in range_cells if 0 < c < width]] = True
+        run_start[:, [c for c in range_cells if 0 < c < width]] = True
     if 0 <= cursor_cell < width:  # the cursor's cell is a run of its own
         on_cursor[cursor_cell] = 1
-        run_start[[c for c in (cursor_cell, cursor_cell + 1) if c < width]] = True
-    starts = np.flatnonzero(run_start).tolist()
-    ends = starts[1:] + [width]
+        run_start[:, [c for c in (cursor_cell, cursor_cell + 1) if c < width]] = True
     colour_key = np.where(owner == selected, -1, colours) if selected >= 0 else colours
     shade_key = (((colour_key + 2) * 8 + classes) * 3 + on_cursor) * 2 + is_match
-    segments = []
-    append = segments.append
-    owner_list = owner.tolist()
-    class_list = classes.tolist()
-    key_list = shade_key.tolist()
+    flat_starts = np.flatnonzero(run_start)
+    starts = flat_starts.tolist()
+    class_list, key_list, owner_list = (a.ravel()[flat_starts].tolist()
+                                        for a in (classes, shade_key, owner))
+    rows: list[list[Segment]] = [[] for _ in range(n_rows)]
     by_key = styles.by_key
     label_start = 0  # a filled run split by the cursor keeps one label across its parts
     label = ""
-    for a, b in zip(starts, ends):
-        cls = class_list[a]
+    n_runs = len(starts)
+    for i in range(n_runs):
+        row, a = divmod(starts[i], width)
+        b = starts[i + 1] - row * width if i + 1 < n_runs and starts[i + 1] % width else width
+        cls = class_list[i]
+        k = owner_list[i]
         if cls != FULL:
-            key = key_list[a]
+            key = key_list[i]
             style = by_key.get(key)
             if style is None:
-                k = owner_list[a]
                 bg = (palette.cursor if a == cursor_cell else palette.range
                       if on_cursor[a] == 2 else ground)
                 fg = (None if cls == IDLE else palette.selection if k == selected
-                      else palette.colour_at(int(colours[a])))
-                style = by_key[key] = styles(fg, bg, underline=bool(is_match[a]))
-            append(Segment(_GLYPHS[cls] * (b - a), style))
+                      else palette.colour_at(int(colours[row, a])))
+                style = by_key[key] = styles(fg, bg, underline=bool(is_match[row, a]))
+            rows[row].append(Segment(_GLYPHS[cls] * (b - a), style))
             continue
-        k = owner_list[a]
-        if a == 0 or owner_list[a - 1] != k or class_list[a - 1] != FULL:
-            run_end = b
-            while run_end < width and owner_list[run_end] == k and class_list[run_end] == FULL:
-                run_end += 1
-            label, label_start = _label(name_of(k), run_end - a), a
-        key = -1 - key_list[a]  # filled cells: the negative keys
+        if not a or class_list[i - 1] != FULL or owner_list[i - 1] != k:
+            # the first run of the slice's filled stretch: the label spans the stretch
+            j = i + 1
+            while j < n_runs and starts[j] % width and class_list[j] == FULL \
+                    and owner_list[j] == k:
+                j += 1
+            stretch_end = starts[j] - row * width if j < n_runs and starts[j] % width \
+                else width
+            label, label_start = _label(name_of(k), stretch_end - a), a
+        key = -1 - key_list[i]  # filled cells: the negative keys
         style = by_key.get(key)
         if style is None:
-            colour = palette.selection if k == selected else palette.colour_at(int(colours[a]))
+            colour = (palette.selection if k == selected
+                      else palette.colour_at(int(colours[row, a])))
             style = styles(palette.label_colour(colour), colour, bold=k == selected,
-                           underline=bool(is_match[a]))
+                           underline=bool(is_match[row, a]))
             if a == cursor_cell:
                 style = style + styles(None, palette.cursor)
             by_key[key] = style
-        append(Segment(label[a - label_start: b - label_start], style))
-    return Strip(segments, width)
+        rows[row].append(Segment(label[a - label_start: b - label_start], style))
+    return rows
 
 
 def _label(name: str, width: int) -> str:
@@ -169,37 +191,51 @@ def paint_counter(values: np.ndarray, low: float, high: float, palette: Palette,
 
 
 _RAMP = " ▁▂▃▄▅▆▇█"
+_RAMP_CHARS = np.array(list(_RAMP))
 
 
 def utilisation_chars(fractions: np.ndarray) -> str:
     """Fractions in [0, 1] as bars of eighths of a cell, one character per cell: any work at
     all shows at least the lowest bar, so that a short burst never vanishes at a coarse zoom;
     a full bar only for a cell busy throughout."""
+    return _utilisation_rows_chars(np.asarray(fractions)[None])[0]
+
+
+def _utilisation_rows_chars(fractions: np.ndarray) -> list[str]:
+    """:func:`utilisation_chars` of each row of `fractions`."""
     f = np.clip(np.nan_to_num(np.asarray(fractions, np.float64)), 0.0, 1.0)
     top = len(_RAMP) - 1
     level = np.where(f > 0, np.clip(np.floor(f * top + 0.5), 1, top), 0).astype(np.int64)
     level[(level == top) & (f < 1.0)] = top - 1
-    return "".join(np.array(list(_RAMP))[level].tolist())
+    return ["".join(row) for row in _RAMP_CHARS[level].tolist()]
 
 
 def paint_utilisation(fractions: np.ndarray, colour: str, palette: Palette, styles: StyleCache,
                       *, cursor_cell: int = -1,
                       range_cells: tuple[int, int] | None = None) -> Strip:
-    """A utilisation line: per cell a bar as high as the cell's busy fraction, in `colour`,
-    over the cursor's and the selected range's backgrounds as the slice rows have them."""
-    width = len(fractions)
-    text = utilisation_chars(fractions)
+    """A utilisation line (see :func:`paint_utilisation_rows`)."""
+    segments = paint_utilisation_rows(np.asarray(fractions)[None], [colour], palette, styles,
+                                      cursor_cell=cursor_cell, range_cells=range_cells)[0]
+    return Strip(segments, len(fractions))
+
+
+def paint_utilisation_rows(fractions: np.ndarray, colours: list[str], palette: Palette,
+                           styles: StyleCache, *, cursor_cell: int = -1,
+                           range_cells: tuple[int, int] | None = None) -> list[list[Segment]]:
+    """The segments of utilisation lines, a row of `fractions` each: per cell a bar as high
+    as the cell's busy fraction, in the row's colour of `colours`, over the cursor's and the
+    selected range's backgrounds as the slice rows have them."""
+    width = fractions.shape[1]
     # Runs of one background: cut only where the range or the cursor begins or ends.
     lo, hi = range_cells if range_cells is not None else (0, 0)
     on_cursor = 0 <= cursor_cell < width
     cuts = {0, width, lo, hi} | ({cursor_cell, cursor_cell + 1} if on_cursor else set())
     bounds = sorted(c for c in cuts if 0 <= c <= width)
-    segments = []
-    for a, b in zip(bounds, bounds[1:]):
-        ground = (palette.cursor if on_cursor and a == cursor_cell else
-                  palette.range if lo <= a < hi else palette.background)
-        segments.append(Segment(text[a:b], styles(colour, ground)))
-    return Strip(segments, width)
+    grounds = [palette.cursor if on_cursor and a == cursor_cell else
+               palette.range if lo <= a < hi else palette.background for a in bounds]
+    return [[Segment(text[a:b], styles(colour, ground))
+             for a, b, ground in zip(bounds, bounds[1:], grounds)]
+            for text, colour in zip(_utilisation_rows_chars(fractions), colours)]
 
 
 def paint_instants(counts: np.ndarray, palette: Palette, styles: StyleCache) -> Strip:

@@ -20,6 +20,7 @@ import numpy as np
 from rich.segment import Segment
 from textual import events, work
 from textual.binding import Binding
+from textual.filter import ANSIToTruecolor, LineFilter
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
@@ -39,8 +40,8 @@ from proftui.tui.render import (
     StyleCache,
     paint_counter,
     paint_instants,
-    paint_slices,
-    paint_utilisation,
+    paint_slice_rows,
+    paint_utilisation_rows,
     ruler_text,
 )
 from proftui.tui.safe import safe
@@ -180,6 +181,12 @@ class Timeline(Widget, can_focus=True):
         self._colour_of_name = np.zeros(0, np.int16)
         self._cells_key: tuple | None = None
         self._cells: dict[int, tuple] = {}
+        # What a frame paints, kept for the next: the visible lines' bodies and the
+        # utilisation lines (with what they were painted from), the gutters by line.
+        self._bodies: tuple = (None, None, None, None, {})
+        self._util_strips: tuple = (None, None, None, None, [])
+        self._gutters: tuple = (None, None, 0, {})
+        self._ruler_text: tuple = (None, ("", ""))  # (its arguments, labels and ticks)
         self._counter_range: dict[int, tuple[float, float]] = {}
         self._peaks: dict[int, int] | None = None  # memory series -> time of its peak
         self._drag_x: int | None = None
@@ -810,6 +817,12 @@ class Timeline(Widget, can_focus=True):
 
     # -- painting -------------------------------------------------------------------------------
 
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """The app's filters but the ANSI-to-truecolor one: every colour painted here is a
+        palette's hex colour (a test holds the themes to it), so that the filter would copy
+        each line's segments to change none of them."""
+        return [f for f in super().get_line_filters() if not isinstance(f, ANSIToTruecolor)]
+
     def render_line(self, y: int) -> Strip:
         width = self.gutter_width + self.cells
         ground = self._styles(self.palette.text, self.palette.background)
@@ -818,12 +831,14 @@ class Timeline(Widget, can_focus=True):
         if y < RULER_LINES:
             return self._ruler_line(y)
         if y < self.body_top:
-            return self._utilisation_line(self.util_lines[y - RULER_LINES])
+            return self._utilisation_strips()[y - RULER_LINES]
         n = self._line_at(y)
         if n is None:
             return Strip([Segment(" " * width, ground)], width)
-        self._compute_cells()
-        return Strip.join([self._gutter(n), self._body(n)])
+        body = self._painted_bodies().get(n)
+        if body is None:  # not a line of the last resize's height
+            body = list(self._body(n))
+        return Strip([self._gutter(n), *body], width)
 
     def _compute_cells(self) -> None:
         """Owners and busy fractions (or counter values, instant counts) of the visible lines,
@@ -931,7 +946,21 @@ class Timeline(Widget, can_focus=True):
         index = self.palette.reserved_index(self.index.strings[cname_id])  # type: ignore[union-attr]
         return -1 if index is None else index
 
-    def _gutter(self, n: int) -> Strip:
+    def _gutter(self, n: int) -> Segment:
+        """Line `n`'s label. Zooming and panning leave it alone: it is painted once per
+        line, focus state, set of lines, palette and width."""
+        lines_of, styles_of, width_of, painted = self._gutters
+        if lines_of is not self.lines or styles_of is not self._styles \
+                or width_of != self.gutter_width:
+            painted = {}
+            self._gutters = (self.lines, self._styles, self.gutter_width, painted)
+        key = (n, n == self.focus_line, self.has_focus)
+        segment = painted.get(key)
+        if segment is None:
+            segment = painted[key] = self._paint_gutter(n)
+        return segment
+
+    def _paint_gutter(self, n: int) -> Segment:
         line = self.lines[n]
         width = self.gutter_width
         focused = n == self.focus_line and self.has_focus
@@ -952,12 +981,41 @@ class Timeline(Widget, can_focus=True):
             colour = self.palette.text if line.kind == SLICES else self.palette.dim_text
             style = self._styles(colour, bg, underline=focused)
         text = text[: width - 1].ljust(width - 1) + " "
-        return Strip([Segment(text, style)], width)
+        return Segment(text, style)
+
+    def _painted_bodies(self) -> dict[int, list[Segment]]:
+        """The segments right of the gutter of each visible line, painted together (a numpy
+        call serves every slice line at once) and again only when the cells, the cursor's
+        cell, the selection, the marks, the range or the palette changed."""
+        self._compute_cells()
+        look = (self.cell_of(self.cursor_ns), self.selected, self._range_cells())
+        cells_of, marks_of, styles_of, look_of, bodies = self._bodies
+        if cells_of is self._cells and marks_of is self._marks and styles_of is self._styles \
+                and look_of == look:
+            return bodies
+        bodies = {}
+        slice_lines = [n for n, data in self._cells.items() if data[0] == SLICES]
+        if slice_lines:
+            owner = np.stack([self._cells[n][1] for n in slice_lines])
+            busy = np.stack([self._cells[n][2] for n in slice_lines])
+            marked = (None if self._marks is None
+                      else self._marks[np.maximum(owner, 0)] & (owner >= 0))
+            painted = paint_slice_rows(owner, busy, self._colours(owner),
+                                       self.index.slice_name,  # type: ignore[union-attr]
+                                       self.palette, self._styles, selected=self.selected,
+                                       marked=marked, cursor_cell=look[0],
+                                       range_cells=look[2])
+            bodies.update(zip(slice_lines, painted))
+        for n in range(self.top_line, min(self.top_line + self.body_height, len(self.lines))):
+            if n not in bodies:
+                bodies[n] = list(self._body(n))
+        self._bodies = (self._cells, self._marks, self._styles, look, bodies)
+        return bodies
 
     def _body(self, n: int) -> Strip:
+        """A line other than a slice line, right of the gutter."""
         line = self.lines[n]
         cells = self.cells
-        cursor = self.cell_of(self.cursor_ns)
         if line.kind == PROCESS:
             return Strip([Segment("─" * cells, self._styles(self.palette.dim_text,
                                                           self.palette.background))], cells)
@@ -965,35 +1023,35 @@ class Timeline(Widget, can_focus=True):
         if data is None:
             return Strip([Segment(" " * cells, self._styles(None, self.palette.background))],
                          cells)
-        if data[0] == SLICES:
-            owner = data[1]
-            marked = (None if self._marks is None
-                      else self._marks[np.maximum(owner, 0)] & (owner >= 0))
-            return paint_slices(owner, data[2], self._colours,
-                                self.index.slice_name,  # type: ignore[union-attr]
-                                self.palette, self._styles, selected=self.selected,
-                                marked=marked, cursor_cell=cursor,
-                                range_cells=self._range_cells())
         if data[0] == COUNTER:
             low, high = self._counter_range.get(line.item, (0.0, 1.0))
             return paint_counter(data[1], low, high, self.palette, self._styles,
                                  peak_cell=data[2])
         return paint_instants(data[1], self.palette, self._styles)
 
-    def _utilisation_line(self, line: UtilLine) -> Strip:
+    def _utilisation_strips(self) -> list[Strip]:
+        """The utilisation lines, painted together and again only when their cells, the
+        cursor's cell, the range or the palette changed."""
         self._utilisation_cells()
+        look = (self.cell_of(self.cursor_ns), self._range_cells(), self.gutter_width)
+        util_of, lines_of, styles_of, look_of, strips = self._util_strips
+        if util_of is self._util and lines_of is self.util_lines \
+                and styles_of is self._styles and look_of == look:
+            return strips
         width = self.gutter_width
-        label = f"  {safe(line.label)}"[: width - 1].ljust(width - 1) + " "
-        gutter = Strip([Segment(label, self._styles(self.palette.dim_text,
-                                                    self.palette.gutter))], width)
-        fractions = self._util.get((line.group, line.series))
-        if fractions is None:  # cannot happen for a group of the same index; stay blank
-            fractions = np.zeros(self.cells)
-        colour = self.palette.colour_at(list(SERIES).index(line.series))
-        body = paint_utilisation(fractions, colour, self.palette, self._styles,
-                                 cursor_cell=self.cell_of(self.cursor_ns),
-                                 range_cells=self._range_cells())
-        return Strip.join([gutter, body])
+        gutter = self._styles(self.palette.dim_text, self.palette.gutter)
+        blank = np.zeros(self.cells)  # cannot happen for a group of the same index
+        fractions = np.array([self._util.get((line.group, line.series), blank)
+                              for line in self.util_lines]).reshape(-1, self.cells)
+        colours = [self.palette.colour_at(list(SERIES).index(line.series))
+                   for line in self.util_lines]
+        bodies = paint_utilisation_rows(fractions, colours, self.palette, self._styles,
+                                        cursor_cell=look[0], range_cells=look[1])
+        strips = [Strip([Segment(f"  {safe(line.label)}"[: width - 1].ljust(width - 1) + " ",
+                                 gutter), *body], width + self.cells)
+                  for line, body in zip(self.util_lines, bodies)]
+        self._util_strips = (self._util, self.util_lines, self._styles, look, strips)
+        return strips
 
     def _range_cells(self) -> tuple[int, int] | None:
         """The cells [first, last) the selected range covers on screen, if any."""
@@ -1007,47 +1065,52 @@ class Timeline(Widget, can_focus=True):
         """Time labels (y 0) or ticks with the iterations' starts (y 1); the cursor's column
         is highlighted and its time, or the window's length, shown in the gutter."""
         assert self.index is not None
+        cells = self.cells
         origin = self.index.start_ns if self.origin_ns is None else self.origin_ns
         span = self._range_cells()
         label, at = "", 0
         if span is not None and self.range is not None:
             label = f"[{fmt_duration(self.range[1] - self.range[0])}]"
-            at = max(min(span[0], self.cells - len(label)), 0)
-        labels, ticks = ruler_text(self.view_start, self.view_end, self.cells, origin,
-                                   (at, at + len(label)) if label else None)
+            at = max(min(span[0], cells - len(label)), 0)
+        # Both lines come from one ruler_text: the second line of a frame reuses the first's.
+        args = (self.view_start, self.view_end, cells, origin,
+                (at, at + len(label)) if label else None)
+        if self._ruler_text[0] != args:
+            self._ruler_text = (args, ruler_text(*args))
+        labels, ticks = self._ruler_text[1]
         if y == 0:
             head, chars = f" @ {fmt_duration(self.cursor_ns - origin)}", list(labels)
         else:
             head, chars = f" ↔ {fmt_duration(self.view_end - self.view_start)}", list(ticks)
-        chars += [" "] * (self.cells - len(chars))
+        chars += [" "] * (cells - len(chars))
         plain = self._styles(self.palette.dim_text, self.palette.background)
-        styles = [plain] * self.cells
+        styles = [plain] * cells
         if y == 1:
             mark = self._styles(self.palette.iteration, self.palette.background)
             for it in self.iterations:
                 cell = self.cell_of(it.start_ns - self.shift_of_group(it.group))
                 for k, ch in enumerate(f"┃#{it.number}"):
-                    if 0 <= cell + k < self.cells:
+                    if 0 <= cell + k < cells:
                         chars[cell + k], styles[cell + k] = ch, mark
         if span is not None:
             band = self._styles(self.palette.text, self.palette.range)
-            for cell in range(*span):
-                styles[cell] = band
+            styles[span[0]: span[1]] = [band] * (span[1] - span[0])
             if y == 0 and label:
                 for k, ch in enumerate(label):
-                    if 0 <= at + k < self.cells:
+                    if 0 <= at + k < cells:
                         chars[at + k], styles[at + k] = ch, band
         cursor = self.cell_of(self.cursor_ns)
-        if 0 <= cursor < self.cells:
+        if 0 <= cursor < cells:
             styles[cursor] = self._styles(self.palette.text, self.palette.cursor)
         segments = [Segment(head[: self.gutter_width].ljust(self.gutter_width),
                             self._styles(self.palette.dim_text, self.palette.gutter))]
         start = 0
-        for cell in range(1, self.cells + 1):
-            if cell == self.cells or styles[cell] is not styles[start]:
+        for cell in range(1, cells):
+            if styles[cell] is not styles[start]:
                 segments.append(Segment("".join(chars[start:cell]), styles[start]))
                 start = cell
-        return Strip(segments, self.gutter_width + self.cells)
+        segments.append(Segment("".join(chars[start:]), styles[start]))
+        return Strip(segments, self.gutter_width + cells)
 
 
 def util_lines_of(whole: list[Utilisation]) -> list[UtilLine]:

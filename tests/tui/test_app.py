@@ -399,3 +399,41 @@ async def test_opened_trace_is_kept_out_of_full_collections() -> None:
         assert app.summary is not None
         assert gc.get_freeze_count() > 0  # the heap as loaded is frozen: no 50 ms full passes
     assert gc.get_freeze_count() == 0  # and released once the app is gone
+
+
+async def test_the_details_are_laid_out_again_only_when_their_height_may_change() -> None:
+    """A step between slices whose details take as many unwrapped lines keeps the details'
+    height: no layout of the whole screen. Where the height may change (more lines, or a
+    line that wraps), it is laid out again, and the details are never cut."""
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        details = app.query_one("#details", Static)
+        layouts: list[bool] = []
+        refresh = details.refresh
+
+        def spy(*args, **kwargs):
+            layouts.append(bool(kwargs.get("layout")))
+            return refresh(*args, **kwargs)
+
+        details.refresh = spy  # type: ignore[method-assign]
+        kept = laid_out = 0
+        before: tuple[int, bool] | None = None  # lines shown, all unwrapped
+        for key in ("enter", "right", "right", "down", "right", "escape", "enter", "right"):
+            layouts.clear()
+            await pilot.press(key)
+            await settle(app, pilot)
+            lines = str(details.content).split("\n")
+            fits = all(len(line) <= details.size.width for line in lines)
+            if fits:
+                assert details.size.height == len(lines)  # neither cut nor padded
+            else:
+                assert details.size.height > len(lines)
+            if before == (len(lines), True) and fits:
+                assert layouts and not any(layouts)
+                kept += 1
+            else:
+                assert any(layouts)
+                laid_out += 1
+            before = (len(lines), fits)
+        assert kept >= 2 and laid_out >= 3

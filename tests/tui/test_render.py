@@ -22,6 +22,7 @@ from proftui.tui.render import (
     nice_step,
     paint_counter,
     paint_instants,
+    paint_slice_rows,
     paint_slices,
     ruler_text,
 )
@@ -227,3 +228,25 @@ def test_range_cells_take_the_range_background() -> None:
         backgrounds += [_bg(seg)] * len(seg.text)
     assert backgrounds == [DARK.background, DARK.range, DARK.range, DARK.range, DARK.range,
                            DARK.background]
+
+
+def test_rows_painted_together_are_painted_as_each_alone() -> None:
+    """Slice rows painted in one call (as a frame paints its lines) come out as each row
+    painted alone: a slice filling the end of a row and the start of the next is labelled
+    in each, and the cursor, range, selection and marks apply to every row."""
+    rng = np.random.default_rng(7)
+    owner = np.where(rng.random((6, 40)) < 0.2, -1, rng.integers(0, 3, (6, 40)))
+    owner[0, 30:] = owner[1, :12] = 1  # one slice across the end of a row and the next
+    owner[2] = 2
+    busy = np.where(rng.random((6, 40)) < 0.6, 1.0, rng.random((6, 40)))
+    busy[0, 30:] = busy[1, :12] = 1.0
+    colours = np.maximum(owner, 0) % len(DARK.slices)
+    marked = owner == 0
+    for kw in ({}, {"cursor_cell": 5, "range_cells": (3, 33), "selected": 2},
+               {"cursor_cell": 35, "selected": 1}):
+        together = paint_slice_rows(owner, busy, colours, NAMES.__getitem__, DARK,
+                                    StyleCache(), marked=marked, **kw)
+        for row in range(len(owner)):
+            alone = _paint(owner[row], busy[row], marked=marked[row], **kw)
+            assert together[row] == list(alone)
+        assert "".join(s.text for s in together[1]).startswith(" beta_kerne")

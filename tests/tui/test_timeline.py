@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from proftui.core.slice_info import row_of
-from proftui.themes import THEMES
+from proftui.themes import RESERVED_COLOURS, THEMES
 from proftui.tui.app import ProftuiApp
 from proftui.tui.lines import COUNTER, PROCESS, SLICES
 from proftui.tui.render import FULL, cell_classes
@@ -539,3 +539,171 @@ async def test_a_wide_slice_shows_as_much_of_its_name_as_it_is_wide(tmp_path, si
             assert label.strip() == name
         else:
             assert label == " " + name[: cells - 2] + "…"
+
+
+def _backgrounds(strip) -> list[str]:
+    """The background of each cell of a painted line."""
+    return [seg.style.bgcolor.triplet.hex if seg.style and seg.style.bgcolor else ""
+            for seg in strip for _ in seg.text]
+
+
+async def test_kept_bodies_and_utilisation_lines_follow_what_they_show() -> None:
+    """Slice bodies and utilisation lines are kept from frame to frame: a move of the cursor,
+    a selection, marks, a range or another theme paints them again, as painted afresh."""
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        assert timeline.util_rows > 0
+        gutter = timeline.gutter_width
+
+        def line_y() -> int:
+            return timeline.focus_line - timeline.top_line + timeline.body_top
+
+        def body(y: int) -> list[str]:
+            kept = timeline.render_line(y)
+            if y < timeline.body_top:  # forget what was kept of this kind of line
+                timeline._util_strips = (None, None, None, None, [])
+            else:
+                timeline._bodies = (None, None, None, None, {})
+            assert list(kept) == list(timeline.render_line(y))  # as painted afresh
+            return _backgrounds(kept)[gutter:]
+
+        dark = THEMES["proftui-dark"][1]
+        cursor = timeline.cell_of(timeline.cursor_ns)
+        for y in (line_y(), 2):  # a slice line and the first utilisation line
+            assert body(y)[cursor] == dark.cursor
+        await pilot.press("w", "w")
+        cursor = timeline.cell_of(timeline.cursor_ns)
+        shown = [timeline.render_line(y).text for y in (line_y(), 2)]
+        shift = (timeline.view_end - timeline.view_start) // 3  # the window moves, the
+        timeline.cursor_ns -= shift  # cursor with it: other cells, the cursor's cell kept
+        timeline.set_window(timeline.view_start - shift, timeline.view_end - shift)
+        assert timeline.cell_of(timeline.cursor_ns) == cursor
+        for y, before in zip((line_y(), 2), shown):
+            body(y)
+            assert timeline.render_line(y).text != before
+        await pilot.press("full_stop")  # the cursor one cell right
+        for y in (line_y(), 2):
+            assert body(y)[cursor] != dark.cursor and body(y)[cursor + 1] == dark.cursor
+        await pilot.press("left_square_bracket", "full_stop", "full_stop",
+                          "right_square_bracket")  # a range of three cells
+        assert body(2)[cursor + 1: cursor + 3] == [dark.range] * 2
+        body(line_y())
+        await pilot.press("escape")  # no slice selected: the range goes
+        assert dark.range not in body(2)
+        body(line_y())
+        await pilot.press("enter")
+        assert timeline.selected >= 0
+        painted = timeline.render_line(line_y())
+        assert any(seg.style.bgcolor and seg.style.bgcolor.triplet.hex == dark.selection
+                   or seg.style.color and seg.style.color.triplet.hex == dark.selection
+                   for seg in painted)
+        body(line_y())
+        assert not any(seg.style.underline for seg in list(painted)[1:])  # past the gutter
+        await pilot.press("escape", "enter")  # cleared (the cursor stays), selected again
+        assert timeline.selected >= 0 and timeline._marks is None  # no flows, no matches
+        assert list(timeline.render_line(line_y())) == list(painted)
+        await pilot.press("escape")
+        assert timeline.selected < 0
+        body(line_y())
+        await pilot.press("enter")
+        owners = timeline._cells[timeline.focus_line][1]
+        timeline.set_matches(np.unique(owners[owners >= 0]))
+        assert any(seg.style.underline for seg in list(timeline.render_line(line_y()))[1:])
+        body(line_y())
+        app.theme = "proftui-light"
+        await pilot.pause()
+        light = THEMES["proftui-light"][1]
+        assert light.background in body(line_y()) and dark.background not in body(line_y())
+        assert light.background in body(2) and dark.background not in body(2)
+
+
+async def test_kept_gutters_follow_focus_labels_width_and_theme() -> None:
+    """Gutters are kept per line: moving the focus, a label that changes (a hidden track
+    counted on its process's line), another width or another theme paints them again."""
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        dark = THEMES["proftui-dark"][1]
+
+        def gutter(n: int):
+            strip = timeline.render_line(n - timeline.top_line + timeline.body_top)
+            return strip.text[:timeline.gutter_width], _backgrounds(strip)[0]
+
+        focus = timeline.focus_line
+        assert gutter(focus)[1] == dark.focus and gutter(focus + 1)[1] == dark.gutter
+        await pilot.press("down")
+        assert gutter(focus)[1] == dark.gutter and gutter(focus + 1)[1] == dark.focus
+        process = next(n for n in range(focus, -1, -1) if timeline.lines[n].kind == PROCESS)
+        assert "hidden" not in gutter(process)[0]
+        await pilot.press("h")  # the focused track hidden: its process's line counts it
+        assert gutter(process)[0].rstrip().endswith("+1 hidden")
+        assert len(gutter(process)[0]) == 30
+        await pilot.resize_terminal(80, 40)
+        await pilot.pause()
+        assert timeline.gutter_width == 20
+        assert len(gutter(process)[0]) == 20 and gutter(process)[0].rstrip().endswith("hidden")
+        app.theme = "proftui-light"
+        await pilot.pause()
+        assert gutter(process)[1] == THEMES["proftui-light"][1].gutter
+
+
+async def test_the_timeline_skips_only_the_truecolor_filter(monkeypatch) -> None:
+    """The timeline leaves out Textual's ANSI-to-truecolor filter, which would change nothing
+    of its lines: they are painted in hex colours only (every theme's palette); other filters
+    (NO_COLOR's) still apply."""
+    from rich.color import Color, ColorType
+    from textual.filter import ANSIToTruecolor
+    from textual.geometry import Region
+
+    for _, palette in THEMES.values():
+        colours = [getattr(palette, f) for f in palette.__dataclass_fields__ if f != "slices"]
+        colours += [palette.colour_at(i)
+                    for i in range(len(palette.slices) + len(RESERVED_COLOURS))]
+        assert all(Color.parse(c).type == ColorType.TRUECOLOR for c in colours), palette
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+        await pilot.press("enter", "left_square_bracket", "full_stop", "right_square_bracket")
+        truecolor = next(f for f in app._filters if isinstance(f, ANSIToTruecolor))
+        assert truecolor.enabled
+        filters = timeline.get_line_filters()
+        assert not any(isinstance(f, ANSIToTruecolor) for f in filters)
+        assert any(type(f).__name__ in ("Monochrome", "NoColor") for f in filters)
+        background = timeline.background_colors[1]
+        for y in range(timeline.size.height):
+            strip = timeline.render_line(y)
+            assert list(strip.apply_filter(truecolor, background)) == list(strip)
+        lines = timeline.render_lines(Region(0, 0, timeline.size.width, timeline.size.height))
+        greys = {len(set(seg.style.color.triplet)) for strip in lines for seg in strip
+                 if seg.style and seg.style.color}
+        assert greys == {1}  # NO_COLOR's monochrome: red, green and blue alike
+
+
+async def test_the_ruler_follows_the_window_and_the_range() -> None:
+    """Both ruler lines come from one reckoning of the labels and ticks per window and
+    range: each zoom, pan or range shows its own."""
+    from proftui.tui.format import fmt_duration
+    from proftui.tui.render import ruler_text
+
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await _open(pilot, app)
+
+        def ruler(y: int) -> str:
+            return timeline.render_line(y).text[timeline.gutter_width:]
+
+        seen = set()
+        for key in ("w", "w", "d", "s"):
+            await pilot.press(key)
+            labels, ticks = ruler_text(timeline.view_start, timeline.view_end, timeline.cells,
+                                       app.index.start_ns)
+            assert ruler(0) == labels
+            assert [c == "┬" for c in ruler(1)] == [c == "┬" for c in ticks]
+            seen.add(labels)
+        assert len(seen) == 4
+        await pilot.press("left_square_bracket", "full_stop", "full_stop",
+                          "right_square_bracket")
+        lo, hi = timeline.range
+        assert f"[{fmt_duration(hi - lo)}]" in ruler(0)
