@@ -711,14 +711,14 @@ class _Labels:
         if len(missing):
             absent = [keys[i] for i in missing.tolist()]
             new = list(dict.fromkeys(absent))
-            ids, k = [], 0
+            ids, k = [], 0  # k: where the part's fields begin in a key
             for part in self.parts:
                 if part == "track":
-                    get, k = builder.tracks.__getitem__, k + 2
-                    ids.append([get((key[k - 2], key[k - 1])) for key in new])
+                    ids.append([builder.tracks[key[k], key[k + 1]] for key in new])
+                    k += 2
                 else:
-                    get, k = builder.strings.__getitem__, k + 1
-                    ids.append([get(key[k - 1]) for key in new])
+                    ids.append([builder.strings[key[k]] for key in new])
+                    k += 1
             first = self.ids.shape[1]
             rows.update(zip(new, range(first, first + len(new))))
             self.ids = np.concatenate([self.ids, np.array(ids, np.int32)], axis=1)
