@@ -57,20 +57,6 @@ class StyleCache:
         return style
 
 
-def paint_slices(owner: np.ndarray, busy: np.ndarray, colour_of: Callable[[np.ndarray], np.ndarray],
-                 name_of: Callable[[int], str], palette: Palette, styles: StyleCache, *,
-                 selected: int = -1, marked: np.ndarray | None = None,
-                 cursor_cell: int = -1, background: str | None = None,
-                 range_cells: tuple[int, int] | None = None) -> Strip:
-    """One slice row (see :func:`paint_slice_rows`); `colour_of` gives the owners' colours."""
-    segments = paint_slice_rows(owner[None], busy[None], colour_of(owner)[None], name_of,
-                                palette, styles, selected=selected,
-                                marked=None if marked is None else marked[None],
-                                cursor_cell=cursor_cell, background=background,
-                                range_cells=range_cells)[0]
-    return Strip(segments, len(owner))
-
-
 def paint_slice_rows(owner: np.ndarray, busy: np.ndarray, colours: np.ndarray,
                      name_of: Callable[[int], str], palette: Palette, styles: StyleCache, *,
                      selected: int = -1, marked: np.ndarray | None = None,
@@ -194,29 +180,15 @@ _RAMP = " ▁▂▃▄▅▆▇█"
 _RAMP_CHARS = np.array(list(_RAMP))
 
 
-def utilisation_chars(fractions: np.ndarray) -> str:
-    """Fractions in [0, 1] as bars of eighths of a cell, one character per cell: any work at
-    all shows at least the lowest bar, so that a short burst never vanishes at a coarse zoom;
-    a full bar only for a cell busy throughout."""
-    return _utilisation_rows_chars(np.asarray(fractions)[None])[0]
-
-
-def _utilisation_rows_chars(fractions: np.ndarray) -> list[str]:
-    """:func:`utilisation_chars` of each row of `fractions`."""
+def utilisation_chars(fractions: np.ndarray) -> list[str]:
+    """Each row of fractions in [0, 1] as bars of eighths of a cell, one character per cell:
+    any work at all shows at least the lowest bar, so that a short burst never vanishes at a
+    coarse zoom; a full bar only for a cell busy throughout."""
     f = np.clip(np.nan_to_num(np.asarray(fractions, np.float64)), 0.0, 1.0)
     top = len(_RAMP) - 1
     level = np.where(f > 0, np.clip(np.floor(f * top + 0.5), 1, top), 0).astype(np.int64)
     level[(level == top) & (f < 1.0)] = top - 1
     return ["".join(row) for row in _RAMP_CHARS[level].tolist()]
-
-
-def paint_utilisation(fractions: np.ndarray, colour: str, palette: Palette, styles: StyleCache,
-                      *, cursor_cell: int = -1,
-                      range_cells: tuple[int, int] | None = None) -> Strip:
-    """A utilisation line (see :func:`paint_utilisation_rows`)."""
-    segments = paint_utilisation_rows(np.asarray(fractions)[None], [colour], palette, styles,
-                                      cursor_cell=cursor_cell, range_cells=range_cells)[0]
-    return Strip(segments, len(fractions))
 
 
 def paint_utilisation_rows(fractions: np.ndarray, colours: list[str], palette: Palette,
@@ -235,7 +207,7 @@ def paint_utilisation_rows(fractions: np.ndarray, colours: list[str], palette: P
                palette.range if lo <= a < hi else palette.background for a in bounds]
     return [[Segment(text[a:b], styles(colour, ground))
              for a, b, ground in zip(bounds, bounds[1:], grounds)]
-            for text, colour in zip(_utilisation_rows_chars(fractions), colours)]
+            for text, colour in zip(utilisation_chars(fractions), colours)]
 
 
 def paint_instants(counts: np.ndarray, palette: Palette, styles: StyleCache) -> Strip:

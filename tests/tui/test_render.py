@@ -6,6 +6,7 @@ import json
 import random
 
 import numpy as np
+from textual.strip import Strip
 
 from proftui.core import load_trace
 from proftui.core.roles import device_tracks
@@ -23,7 +24,6 @@ from proftui.tui.render import (
     paint_counter,
     paint_instants,
     paint_slice_rows,
-    paint_slices,
     ruler_text,
 )
 from proftui.tui.render import (
@@ -36,8 +36,11 @@ NAMES = {0: "alpha", 1: "beta_kernel_with_a_long_name", 2: "\x1b[31mred\x07"}
 def _paint(owner, busy, **kw):
     owner = np.array(owner, np.int64)
     busy = np.array(busy, float)
-    return paint_slices(owner, busy, lambda o: np.maximum(o, 0) % len(DARK.slices),
-                        NAMES.__getitem__, DARK, StyleCache(), **kw)
+    marked = kw.pop("marked", None)
+    row = paint_slice_rows(owner[None], busy[None], (np.maximum(owner, 0) % len(DARK.slices))[None],
+                           NAMES.__getitem__, DARK, StyleCache(),
+                           marked=None if marked is None else marked[None], **kw)[0]
+    return Strip(row, len(owner))
 
 
 def _bg(segment) -> str:

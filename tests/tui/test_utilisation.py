@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+from textual.strip import Strip
 
 from proftui.core.analysis.utilisation import Utilisation, utilisation
 from proftui.themes import palette_for
 from proftui.tui.app import ProftuiApp
 from proftui.tui.lines import PROCESS
-from proftui.tui.render import StyleCache, paint_utilisation, utilisation_chars
+from proftui.tui.render import StyleCache, paint_utilisation_rows, utilisation_chars
 from proftui.tui.timeline import RULER_LINES, Timeline, util_lines_of
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
@@ -32,17 +33,18 @@ def _body(timeline: Timeline, y: int) -> str:
 
 def test_fractions_become_bars() -> None:
     f = np.array([0.0, 1e-6, 0.125, 0.5, 0.99, 1.0, np.nan, -0.5, 2.0])
-    assert utilisation_chars(f) == " ▁▁▄▇█  █"
+    assert utilisation_chars(f[None]) == [" ▁▁▄▇█  █"]
     # Monotonic: more work is never a lower bar.
     ramp = " ▁▂▃▄▅▆▇█"
-    levels = [ramp.index(c) for c in utilisation_chars(np.linspace(0, 1, 101))]
+    levels = [ramp.index(c) for c in utilisation_chars(np.linspace(0, 1, 101)[None])[0]]
     assert levels == sorted(levels) and levels[0] == 0 and levels[-1] == 8
 
 
 def test_paint_utilisation_marks_cursor_and_range() -> None:
     palette = palette_for("proftui-dark")
-    strip = paint_utilisation(np.array([0.0, 0.5, 1.0, 1.0, 0.25]), "#123456", palette,
-                              StyleCache(), cursor_cell=1, range_cells=(3, 5))
+    strip = Strip(paint_utilisation_rows(np.array([[0.0, 0.5, 1.0, 1.0, 0.25]]), ["#123456"],
+                                         palette, StyleCache(), cursor_cell=1,
+                                         range_cells=(3, 5))[0], 5)
     assert strip.text == " ▄██▂"
     grounds = [str(seg.style.bgcolor.name) for seg in strip for _ in seg.text]
     assert grounds[1] == palette.cursor and grounds[3:] == [palette.range] * 2
@@ -94,7 +96,7 @@ async def test_lines_show_follow_zoom_and_toggle() -> None:
         assert after != before and after.strip()
         expected = utilisation(app.index, timeline.view_start, timeline.view_end,
                                timeline.cells)[0].series["device busy"]
-        assert after == utilisation_chars(expected)
+        assert after == utilisation_chars(np.asarray(expected)[None])[0]
         await pilot.press("d")
         await pilot.pause()
         assert _body(timeline, RULER_LINES) != after
