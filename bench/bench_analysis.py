@@ -23,11 +23,11 @@ import time
 from collections.abc import Callable
 
 from proftui.core import load_trace
-from proftui.core.aggregate import aggregate_ops
 from proftui.core.analysis import activity, breakdown
 from proftui.core.analysis.advise import advise
+from proftui.core.analysis.overview import read_overview
 from proftui.core.analysis.utilisation import utilisation
-from proftui.core.overview import read_overview
+from proftui.core.ops.aggregate import aggregate_ops
 
 
 def timed(fn: Callable[[], object], repeat: int = 1) -> float:

@@ -60,8 +60,8 @@ print(json.dumps({"seconds": seconds, "peak": rss(), "rows": rows, "slices": ix.
                   "flows": len(ix.col("flows.src_slice"))}))
 """
 TEXT_CHILD = _PRELUDE + """
-from proftui.core.load import index_file
-from proftui.core.sources import ByteSource
+from proftui.core.load.loader import index_file
+from proftui.core.source.streams import ByteSource
 path, workers = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
 ix = index_file(ByteSource(path), workers=None if workers == "default" else int(workers))

@@ -35,7 +35,7 @@ GEN = HERE.parent.parent / "shared" / "bench" / "gen_trace.py"
 REOPEN = r"""
 import json, os, sys, time
 t0 = time.perf_counter()
-from proftui.core import cache_file
+from proftui.core.cache import file as cache_file
 if sys.argv[2] == "off":
     real = cache_file.read
     cache_file.read = lambda path, expect=None, verify=True: real(path, expect, False)
@@ -44,8 +44,8 @@ if sys.argv[3] == "cold":
         fd = os.open(os.path.join(os.environ["PROFTUI_CACHE_DIR"], name), os.O_RDONLY)
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         os.close(fd)
-from proftui.core.load import load_trace
-from proftui.core.rows import rows_for
+from proftui.core.load.loader import load_trace
+from proftui.core.query.rows import rows_for
 t1 = time.perf_counter()
 index = load_trace(sys.argv[1])
 rows_for(index)
@@ -80,7 +80,7 @@ def sampled():
         for i in range(0, len(m), 64 * 4096):
             zlib.crc32(m[i:i + 4096])
 import numpy as np
-from proftui.core.cache_file import checksum
+from proftui.core.cache.file import checksum
 pages = [np.frombuffer(m, np.uint8) for m in maps]
 checks = {
     "page sums (proftui)": lambda: [checksum(p) for p in pages],

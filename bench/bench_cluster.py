@@ -39,13 +39,13 @@ if mode == "orjson":
         events += len(orjson.loads(path.read_bytes())["traceEvents"])
     n = events
 else:
-    from proftui.core import load as loading
+    from proftui.core.load import loader as loading
     if mode == "serial":
         loading.worker_count = lambda n: 1
     index = loading.load_trace(root, use_cache=mode != "pool" and mode != "serial")
     if mode == "reopen":  # what the first frame needs besides the index
-        from proftui.core.overview import read_overview
-        from proftui.core.rows import rows_for
+        from proftui.core.analysis.overview import read_overview
+        from proftui.core.query.rows import rows_for
         rows_for(index)
         read_overview(index)
     n = index.n_slices

@@ -14,9 +14,9 @@ import argparse
 import time
 
 from proftui.core import load_trace
-from proftui.core.aggregate import aggregate_ops
 from proftui.core.analysis.diff import Opened, compare
-from proftui.core.overview import read_overview
+from proftui.core.analysis.overview import read_overview
+from proftui.core.ops.aggregate import aggregate_ops
 
 
 def main() -> None:

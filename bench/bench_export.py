@@ -26,8 +26,8 @@ import numpy as np
 from bench_ops import synth_index, synth_table  # noqa: I001 (run from bench/)
 
 from proftui.core import load_trace
-from proftui.core.args import slice_args
-from proftui.core.export import export_events, export_table
+from proftui.core.export.to_csv import export_events, export_table
+from proftui.core.query.args import slice_args
 
 
 def timed(fn) -> float:

@@ -78,7 +78,7 @@ async def _run_session(path: str, size: tuple[int, int], profile_kind: str) -> d
     from textual.app import App
 
     from proftui.tui.app import ProftuiApp
-    from proftui.tui.timeline import Timeline
+    from proftui.tui.widgets.timeline import Timeline
 
     collecting = [0.0, 0.0]  # when the running collection started; seconds collecting
 

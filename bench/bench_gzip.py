@@ -58,7 +58,7 @@ try:
     elif which.startswith("indexed_gzip"):
         import indexed_gzip
     else:
-        from proftui.core import gzip_seek
+        from proftui.core.source import gzip_seek
         if not gzip_seek.available():
             raise ImportError("no system zlib")
 except ImportError:
@@ -91,8 +91,9 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "bytes": n}))
 INDEX_CHILD = """
 import json, sys, time
 path, seek = sys.argv[1], sys.argv[2] == "1"
-from proftui.core import gzip_seek, sources
-from proftui.core.load import load_trace
+from proftui.core.source import gzip_seek
+from proftui.core.source import streams as sources
+from proftui.core.load.loader import load_trace
 if not seek:
     gzip_seek._library = lambda: None  # as before seek points: Python zlib (or isal) from the start
 t0 = time.perf_counter()
@@ -104,8 +105,8 @@ print(json.dumps({"seconds": seconds, "slices": ix.n_slices, "inflater": sources
 
 PLAIN_CHILD = """
 import json, sys, time
-from proftui.core.load import index_file
-from proftui.core.sources import ByteSource
+from proftui.core.load.loader import index_file
+from proftui.core.source.streams import ByteSource
 t0 = time.perf_counter()
 ix = index_file(ByteSource(sys.argv[1]), workers=1)
 print(json.dumps({"seconds": time.perf_counter() - t0}))
@@ -114,9 +115,9 @@ print(json.dumps({"seconds": time.perf_counter() - t0}))
 ARGS_CHILD = """
 import glob, json, os, sys, time
 path, repeat = sys.argv[1], int(sys.argv[2])
-from proftui.core import cache
-from proftui.core.load import load_trace
-from proftui.core.args import args_of
+from proftui.core.cache import indexes as cache
+from proftui.core.load.loader import load_trace
+from proftui.core.query.args import args_of
 ix = load_trace(path, use_cache=True)
 assert ix.meta.get("from_cache"), "not from the cache"
 seek_file = ix.meta["cache_path"] + ".seek"

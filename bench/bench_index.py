@@ -59,8 +59,8 @@ def rss(who=resource.RUSAGE_SELF):
 """
 
 INDEX_CHILD = _PRELUDE + """
-from proftui.core.load import index_file
-from proftui.core.sources import ByteSource
+from proftui.core.load.loader import index_file
+from proftui.core.source.streams import ByteSource
 path, workers = sys.argv[1], sys.argv[2]
 after_imports = rss()
 t0 = time.perf_counter()
@@ -73,9 +73,9 @@ print(json.dumps({"seconds": seconds, "peak": rss(), "after_imports": after_impo
 # The floor of proftui's way of reading: every batch cut and decoded by the typed decoder
 # (args skipped), the events then dropped; no index is built.
 DECODE_CHILD = _PRELUDE + """
-from proftui.core.diagnostics import Diagnostics
+from proftui.core.model.diagnostics import Diagnostics
 from proftui.core.importers.chrome_json import ChromeJsonReader
-from proftui.core.sources import ByteSource
+from proftui.core.source.streams import ByteSource
 t0 = time.perf_counter()
 ChromeJsonReader(ByteSource(sys.argv[1]), Diagnostics()).read(lambda events, first, at: None)
 print(json.dumps({"seconds": time.perf_counter() - t0}))
@@ -97,7 +97,7 @@ print(json.dumps({"seconds": seconds, "peak": rss(), "after_imports": after_impo
 
 BUILD_CACHE_CHILD = _PRELUDE + """
 import os
-from proftui.core.load import load_trace
+from proftui.core.load.loader import load_trace
 ix = load_trace(sys.argv[1], use_cache=True)
 path = ix.meta.get("cache_path")
 if path is None:
@@ -108,7 +108,7 @@ print(json.dumps({"path": path, "size": os.path.getsize(path), "slices": ix.n_sl
 """
 
 REOPEN_CHILD = _PRELUDE + """
-from proftui.core.load import load_trace
+from proftui.core.load.loader import load_trace
 t0 = time.perf_counter()
 ix = load_trace(sys.argv[1], use_cache=True)
 seconds = time.perf_counter() - t0

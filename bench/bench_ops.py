@@ -29,14 +29,14 @@ import time
 
 import numpy as np
 
-from proftui.core.aggregate import aggregate_ops
-from proftui.core.diagnostics import Diagnostics
-from proftui.core.index import TraceIndex
-from proftui.core.layout import layout_tracks, sort_slices
-from proftui.core.parents import slice_parents
-from proftui.core.strings import StringTable
-from proftui.core.table import Column, Table
-from proftui.core.table_query import filter_mask, sort_order
+from proftui.core.build.lanes import layout_tracks, sort_slices
+from proftui.core.model.diagnostics import Diagnostics
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.strings import StringTable
+from proftui.core.model.table import Column, Table
+from proftui.core.ops.aggregate import aggregate_ops
+from proftui.core.query.parents import slice_parents
+from proftui.core.tables.query import filter_mask, sort_order
 
 N_NAMES = 2_000
 

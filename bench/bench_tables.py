@@ -42,7 +42,7 @@ from gen_tables import generate  # noqa: E402
 CHILD = r"""
 import csv, json, sys, time
 path, what = sys.argv[1], sys.argv[2]
-from proftui.core.table_cache import read_table
+from proftui.core.cache.tables import read_table
 t = time.process_time()
 if what == "bare":
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
@@ -59,7 +59,7 @@ print(json.dumps({"seconds": time.process_time() - t, "rows": rows}))
 
 PROFILE = r"""
 import cProfile, pstats, sys
-from proftui.core.table_cache import read_table
+from proftui.core.cache.tables import read_table
 cProfile.run("read_table(sys.argv[1], use_cache=False)", sys.argv[2])
 pstats.Stats(sys.argv[2]).sort_stats("tottime").print_stats(int(sys.argv[3]))
 """

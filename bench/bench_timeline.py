@@ -71,8 +71,8 @@ FRAMES = r"""
 import time, sys, json, statistics, asyncio, resource
 import numpy as np
 from proftui.tui.app import ProftuiApp
-from proftui.tui.timeline import Timeline
-from proftui.core.query import slices_in_window
+from proftui.tui.widgets.timeline import Timeline
+from proftui.core.ops.window import slices_in_window
 
 def frame(timeline):
     timeline._cells_key = None

@@ -56,17 +56,17 @@ import numpy as np
 
 import proftui
 from proftui.core import ProftuiError, load_trace
-from proftui.core.aggregate import SIDES, aggregate_ops, iterations_table
-from proftui.core.args import args_of, slice_args
-from proftui.core.export import UNITS, export_events
-from proftui.core.grouping import op_types
-from proftui.core.index import TraceIndex
-from proftui.core.iterations import capture_start_ns
-from proftui.core.overview import read_overview
-from proftui.core.report import report_tables, summary_report
-from proftui.core.rows import paint_cells, rows_for
-from proftui.core.slice_info import describe_slice
-from proftui.core.table_query import default_sort, format_cell, sort_order, totals
+from proftui.core.analysis.overview import read_overview
+from proftui.core.analysis.summary import report_tables, summary_report
+from proftui.core.export.to_csv import UNITS, export_events
+from proftui.core.model.index import TraceIndex
+from proftui.core.ops.aggregate import SIDES, aggregate_ops, iterations_table
+from proftui.core.ops.grouping import op_types
+from proftui.core.ops.iterations import capture_start_ns
+from proftui.core.query.args import args_of, slice_args
+from proftui.core.query.rows import paint_cells, rows_for
+from proftui.core.query.slice_info import describe_slice
+from proftui.core.tables.query import default_sort, format_cell, sort_order, totals
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fuzz_mutations import (  # noqa: E402  (beside this file)

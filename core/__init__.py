@@ -11,13 +11,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from proftui.core.errors import Cancelled, NotATraceError, ProftuiError
-    from proftui.core.index import TraceIndex
-    from proftui.core.load import load_trace
+    from proftui.core.load.loader import load_trace
+    from proftui.core.model.errors import Cancelled, NotATraceError, ProftuiError
+    from proftui.core.model.index import TraceIndex
 
 __all__ = ["Cancelled", "NotATraceError", "ProftuiError", "TraceIndex", "load_trace"]
-_HOMES = {"Cancelled": "errors", "NotATraceError": "errors", "ProftuiError": "errors",
-          "TraceIndex": "index", "load_trace": "load"}
+_HOMES = {"Cancelled": "model.errors", "NotATraceError": "model.errors",
+          "ProftuiError": "model.errors", "TraceIndex": "model.index", "load_trace": "load.loader"}
 
 
 def __getattr__(name: str) -> Any:

@@ -26,24 +26,24 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
-from proftui.core.args import slice_args
-from proftui.core.iterations import Iteration, Iterations, capture_start_ns, group_windows
-from proftui.core.overview import read_overview
-from proftui.core.rank_offsets import ONE_RANK, rank_offsets, ranks_of
-from proftui.core.rows import RowIndex, rows_for
-from proftui.core.runs import SeveralRunsError
-from proftui.core.search import find_slices, pattern_of
-from proftui.core.slice_info import SliceInfo, describe_slice
-from proftui.core.table import Table
+from proftui.core.analysis.overview import read_overview
+from proftui.core.discover.runs import SeveralRunsError
+from proftui.core.model.table import Table
+from proftui.core.ops.iterations import Iteration, Iterations, capture_start_ns, group_windows
+from proftui.core.ops.rank_offsets import ONE_RANK, rank_offsets, ranks_of
+from proftui.core.query.args import slice_args
+from proftui.core.query.rows import RowIndex, rows_for
+from proftui.core.query.search import find_slices, pattern_of
+from proftui.core.query.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, Palette
 from proftui.tui.base_app import BaseApp
 from proftui.tui.commands.info import info_lines
-from proftui.tui.details import details_lines
 from proftui.tui.format import fmt_count, fmt_duration, plural
-from proftui.tui.ops_window import WHOLE_TRACE, Window
-from proftui.tui.overview_tree import OverviewTree
+from proftui.tui.panes.ops_window import WHOLE_TRACE, Window
 from proftui.tui.safe import safe
-from proftui.tui.timeline import IterationMark, Timeline
+from proftui.tui.widgets.details import details_lines
+from proftui.tui.widgets.overview_tree import OverviewTree
+from proftui.tui.widgets.timeline import IterationMark, Timeline
 
 # The panes that show a table, in tab order, by the name their tab carries ("pane-<name>")
 # and their own id; their classes are `table_panes()`. Their classes are imported after the
@@ -60,22 +60,22 @@ if TYPE_CHECKING:
     from proftui.core.analysis.advise import Advice
     from proftui.core.analysis.breakdown import Breakdown
     from proftui.tui.as_command import ViewCommand
-    from proftui.tui.cluster_pane import HeatStrip
-    from proftui.tui.comm_pane import CommPane
-    from proftui.tui.export_dialog import ExportJob, ExportRequest
-    from proftui.tui.insights import InsightsPane
     from proftui.tui.key_commands import KeyCommand
-    from proftui.tui.panes import IterationsPane, OpsPane, TablePane
-    from proftui.tui.table import TableView
+    from proftui.tui.panes.base import IterationsPane, OpsPane, TablePane
+    from proftui.tui.panes.cluster import HeatStrip
+    from proftui.tui.panes.comm import CommPane
+    from proftui.tui.panes.insights import InsightsPane
+    from proftui.tui.screens.export_dialog import ExportJob, ExportRequest
+    from proftui.tui.widgets.table import TableView
 
 
 def table_panes() -> dict[str, type[TablePane]]:
     """The classes of the panes named in PANE_NAMES. Imported as the panes are mounted, after
     the first frame (see ProftuiApp._panes_ready): about 40 ms of imports off its path."""
-    from proftui.tui.cluster_pane import ClusterPane
-    from proftui.tui.comm_pane import CommPane
-    from proftui.tui.insights import InsightsPane
-    from proftui.tui.panes import IterationsPane, OpsPane, TablesPane
+    from proftui.tui.panes.base import IterationsPane, OpsPane, TablesPane
+    from proftui.tui.panes.cluster import ClusterPane
+    from proftui.tui.panes.comm import CommPane
+    from proftui.tui.panes.insights import InsightsPane
 
     return dict(zip(PANE_NAMES, (OpsPane, TablesPane, IterationsPane, InsightsPane, CommPane,
                                  ClusterPane), strict=True))
@@ -133,7 +133,7 @@ class ProftuiApp(BaseApp):
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
                  run: int | None = None, cached: Future | None = None) -> None:
         """`cached`, when given, is reading the index and its rows from the cache already
-        (see :func:`proftui.tui.commands.open.read_cached`)."""
+        (see :func:`proftui.tui.launch.read_cached`)."""
         self.path = path
         self._cached = cached
         self.run_number = run  # of a folder holding several runs; None until one is chosen
@@ -259,7 +259,7 @@ class ProftuiApp(BaseApp):
 
     def _choose_run(self, several: SeveralRunsError) -> None:
         """Several separate runs: ask which one to open rather than mix their clocks."""
-        from proftui.tui.run_chooser import RunChooser
+        from proftui.tui.screens.run_chooser import RunChooser
 
         self._show_status(f"{safe(self.path)} holds {len(several.runs)} separate runs: "
                           "choose one.")
@@ -438,7 +438,7 @@ class ProftuiApp(BaseApp):
     def read_comm(self, entries: list[dict]) -> None:
         """The communication summaries, read and analysed off the UI thread."""
         from proftui.core.analysis.comm import communication
-        from proftui.core.comm_sources import read_sources
+        from proftui.core.load.comm_sources import read_sources
 
         try:
             report = communication(*read_sources(entries))
@@ -861,7 +861,7 @@ class ProftuiApp(BaseApp):
         return view if view.table is not None else None
 
     def action_export(self) -> None:
-        from proftui.tui.export_dialog import ExportDialog, free_name  # loaded when used
+        from proftui.tui.screens.export_dialog import ExportDialog, free_name  # loaded when used
 
         if self.index is None:
             self._status("Nothing to export yet.")
@@ -875,7 +875,7 @@ class ProftuiApp(BaseApp):
 
     def _export_chosen(self, request: ExportRequest | None) -> None:
         """Gather what the export needs from the widgets here, then write in a worker."""
-        from proftui.tui.export_dialog import ExportJob
+        from proftui.tui.screens.export_dialog import ExportJob
 
         if request is None or self.index is None:
             return
@@ -941,7 +941,7 @@ class ProftuiApp(BaseApp):
         self._status(f"{safe(command.line)}{safe(notes)}  [copied]")
 
     def _view_command(self) -> ViewCommand:
-        from proftui.core.table_query import default_sort
+        from proftui.core.tables.query import default_sort
         from proftui.tui.as_command import ops_command, profile_command, table_command
 
         assert self.index is not None
@@ -978,7 +978,7 @@ class ProftuiApp(BaseApp):
         self.query_one("#diagnostics").toggle_class("shown")
 
     def action_help(self) -> None:
-        from proftui.tui.help import HelpScreen
+        from proftui.tui.screens.help import HelpScreen
 
         self.push_screen(HelpScreen())
 

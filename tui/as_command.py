@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from proftui.core.iterations import Iteration, group_windows
+from proftui.core.ops.iterations import Iteration, group_windows
 
 # `proftui ops` prints this many rows as text unless told (tui/commands/ops.py DEFAULT_TOP).
 OPS_TOP = 50

@@ -10,7 +10,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from proftui.themes import THEMES, Palette, palette_for
-from proftui.tui.timeline import Timeline
+from proftui.tui.widgets.timeline import Timeline
 
 # The timeline's window keys: (key, the timeline's action, its description, in the footer).
 TIMELINE_KEYS = (("w", "zoom_in", "Zoom in", True), ("s", "zoom_out", "Zoom out", True),

@@ -75,8 +75,8 @@ proftui {__version__}
 
 
 def main(argv: list[str] | None = None) -> int:
-    from proftui.core.errors import Cancelled, ExportError, ExportExists, ProftuiError
-    from proftui.core.runs import SeveralRunsError
+    from proftui.core.discover.runs import SeveralRunsError
+    from proftui.core.model.errors import Cancelled, ExportError, ExportExists, ProftuiError
 
     if argv is None:  # the program itself: even a bug's traceback must not carry raw escapes
         sys.excepthook = _escaped_traceback
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv[0] in COMMANDS:
             return command(argv[0])(argv[1:])
-        from proftui.tui.commands.open import cmd_open
+        from proftui.tui.launch import cmd_open
 
         return cmd_open(argv, COMMANDS)
     except Cancelled:

@@ -28,18 +28,18 @@ from proftui.core.analysis.diff import (
     instances_table,
     ops_table,
 )
-from proftui.core.iterations import capture_start_ns
-from proftui.core.overview import read_overview
-from proftui.core.rows import RowIndex, rows_for
+from proftui.core.analysis.overview import read_overview
+from proftui.core.ops.iterations import capture_start_ns
+from proftui.core.query.rows import RowIndex, rows_for
 from proftui.themes import DEFAULT_THEME
 from proftui.tui.app import Prompt
 from proftui.tui.base_app import BaseApp
 from proftui.tui.format import fmt_count, fmt_duration, plural
-from proftui.tui.help import HelpScreen
-from proftui.tui.panes import FilterBox, TablePane, TablesPane
+from proftui.tui.panes.base import FilterBox, TablePane, TablesPane
 from proftui.tui.safe import safe
-from proftui.tui.table import TableView
-from proftui.tui.timeline import IterationMark, Timeline
+from proftui.tui.screens.help import HelpScreen
+from proftui.tui.widgets.table import TableView
+from proftui.tui.widgets.timeline import IterationMark, Timeline
 
 SIDES = ("base", "new")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from proftui.core.words import duration_text, plural
+from proftui.core.model.words import duration_text, plural
 
 # One formatter for durations everywhere: the tables' cells (core) and the screens (tui).
 fmt_duration = duration_text

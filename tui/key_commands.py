@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.widgets import Input
 
-from proftui.tui.table import TableView
+from proftui.tui.widgets.table import TableView
 
 if TYPE_CHECKING:
     from textual.app import App

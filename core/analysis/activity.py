@@ -1,6 +1,6 @@
 """What every slice does for the breakdown: the kind of device work, the host phase, syncs.
 
-Device operators (see :mod:`proftui.core.roles`) are one of: matrix compute (cube, tensor
+Device operators (see :mod:`proftui.core.ops.roles`) are one of: matrix compute (cube, tensor
 cores: matmul, convolution, attention), vector compute (the rest of AI Core / AI Vector Core
 and GPU kernels), AI CPU, other compute (DSA and engines the profile names no further),
 communication (collectives, NCCL kernels), memory (memcpy, memset) and waits (stream
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from proftui.core.grouping import engines
-from proftui.core.index import TraceIndex
-from proftui.core.roles import roles, slice_groups
-from proftui.core.table import Table
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.table import Table
+from proftui.core.ops.grouping import engines
+from proftui.core.ops.roles import roles, slice_groups
 
 # Device kinds, in the order of DEVICE_KINDS (0: not a device operator).
 DEVICE_KINDS = ("none", "matrix", "vector", "ai_cpu", "other", "comm", "memory", "wait")

@@ -27,11 +27,11 @@ from proftui.core.analysis.breakdown import (
     breakdown,
     group_coverage,
 )
-from proftui.core.errors import ProftuiError
-from proftui.core.index import TraceIndex
-from proftui.core.iterations import Iterations
-from proftui.core.table import Table
-from proftui.core.words import plural
+from proftui.core.model.errors import ProftuiError
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.table import Table
+from proftui.core.model.words import plural
+from proftui.core.ops.iterations import Iterations
 
 RULES_VERSION = 1
 MAX_EVIDENCE = 20
@@ -288,7 +288,7 @@ def _sync(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
 
 def _parents(ctx: Context, rows: np.ndarray) -> np.ndarray:
     """The slices that called `rows` (their parents on the timeline), where they have one."""
-    from proftui.core.parents import slice_parents
+    from proftui.core.query.parents import slice_parents
 
     parents = slice_parents(ctx.index)[rows]
     return parents[parents >= 0].astype(np.int64)

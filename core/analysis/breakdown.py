@@ -40,10 +40,10 @@ import numpy as np
 
 from proftui.core.analysis import activity as act
 from proftui.core.analysis.coverage import Coverage, merge
-from proftui.core.index import TraceIndex
-from proftui.core.iterations import Iteration, Iterations
-from proftui.core.roles import roles
-from proftui.core.table import Table
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.table import Table
+from proftui.core.ops.iterations import Iteration, Iterations
+from proftui.core.ops.roles import roles
 
 SMALL_KERNEL_NS = 10_000  # a device operator shorter than this is "small" (launch-bound work)
 DEVICE_FIELDS = (
@@ -394,7 +394,7 @@ TABLE_COLUMNS = (
 def breakdown_table(steps: Sequence[StepBreakdown]) -> Table:
     """One row per step (kind "breakdown"): Group, Iteration, Step and the parts of
     TABLE_COLUMNS (NaN where unknown)."""
-    from proftui.core.table import Column, text_column
+    from proftui.core.model.table import Column, text_column
 
     def values(side: str, key: str) -> np.ndarray:
         out = []

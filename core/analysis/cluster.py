@@ -57,11 +57,11 @@ from proftui.core.analysis.advise import (
     warmup,
 )
 from proftui.core.analysis.breakdown import Breakdown, StepBreakdown, breakdown
-from proftui.core.index import TraceIndex
-from proftui.core.iterations import Iteration, Iterations
-from proftui.core.naming import natural_key
-from proftui.core.report import rows_table
-from proftui.core.table import Table
+from proftui.core.analysis.summary import rows_table
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.naming import natural_key
+from proftui.core.model.table import Table
+from proftui.core.ops.iterations import Iteration, Iterations
 
 HCCL_NAME = re.compile(r"^(hcom_[A-Za-z0-9]+(?:_[A-Za-z][A-Za-z0-9]*)*)_+(\d+)_(\d+)_(\d+)$")
 STEP_PARTS = ("compute_ns", "comm_exposed_ns", "free_ns")  # device parts per step
@@ -406,8 +406,8 @@ def _nccl_args(index: TraceIndex, rows: np.ndarray) -> list[dict | None]:
     """Per collective kernel, the args naming its process group and collective: its own, else
     those of the record_param_comms op that launched it (by the launch flow, up the callers
     of the launching slice); None where neither has them."""
-    from proftui.core.args import read_args
-    from proftui.core.parents import slice_parents
+    from proftui.core.query.args import read_args
+    from proftui.core.query.parents import slice_parents
 
     ref = index.col("slices.ref")
     own = read_args(index, ref[rows])

@@ -45,10 +45,10 @@ from proftui.core.analysis.comm import (
     bandwidth,
     communication,
 )
+from proftui.core.analysis.summary import rows_table
 from proftui.core.importers.cluster_output import ClusterOutput
-from proftui.core.naming import natural_key
-from proftui.core.report import rows_table
-from proftui.core.table import Table
+from proftui.core.model.naming import natural_key
+from proftui.core.model.table import Table
 
 TOLERANCE = 0.001
 FLOORS = {"ns": 1000, "bytes": 1000, "GB/s": 0.001}
@@ -159,8 +159,8 @@ def read_communication(entries: list[dict], tables: Sequence[Table], found: Clus
     """The communication of a profile's ranks and, where msprof-analyze's cluster output is
     there, that output compared: from its communication entries (``meta["profile"]["comm"]``),
     its summary tables and its ranks compared (`found`)."""
-    from proftui.core.comm_sources import read_sources
     from proftui.core.importers.cluster_output import cluster_files, read_cluster_output
+    from proftui.core.load.comm_sources import read_sources
 
     report = communication(*read_sources(entries))
     files = cluster_files(entries)

@@ -47,10 +47,10 @@ from typing import Any
 import numpy as np
 
 from proftui.core.importers.ascend_comm import Collective, CommData, Transport
-from proftui.core.index import TraceIndex
-from proftui.core.naming import natural_key
-from proftui.core.roles import roles, slice_groups
-from proftui.core.search import find_slices
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.naming import natural_key
+from proftui.core.ops.roles import roles, slice_groups
+from proftui.core.query.search import find_slices
 
 SLOW_RATIO = 0.8
 SMALL_OP_SHARE = 0.2

@@ -8,8 +8,8 @@ import os
 from collections.abc import Sequence
 
 from proftui.core.analysis.comm import CollectiveStat, CommReport, Flag, LinkStat
-from proftui.core.report import rows_table
-from proftui.core.table import Table
+from proftui.core.analysis.summary import rows_table
+from proftui.core.model.table import Table
 
 _TIMES = ("Elapse", "Transit", "Wait", "Sync", "Idle")
 FLAG_NAMES = {"slow_link": "slow link", "slow_transport": "slow transport",

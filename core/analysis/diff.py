@@ -40,13 +40,6 @@ from typing import Any
 import numpy as np
 import tomllib
 
-from proftui.core.aggregate import (
-    by_start,
-    iteration_at,
-    op_totals,
-    track_titles,
-    window_slices,
-)
 from proftui.core.analysis.breakdown import StepBreakdown, breakdown
 from proftui.core.analysis.rank_diff import RankComparison, compare_ranks, rank_table
 from proftui.core.analysis.table_diff import (
@@ -55,13 +48,20 @@ from proftui.core.analysis.table_diff import (
     compare_tables,
     delta_tables,
 )
-from proftui.core.errors import ProftuiError
-from proftui.core.grouping import op_name, op_types
-from proftui.core.index import TraceIndex
-from proftui.core.iterations import Iterations
-from proftui.core.roles import roles
-from proftui.core.table import Column, Table, text_column
-from proftui.core.words import duration_text, plural
+from proftui.core.model.errors import ProftuiError
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.table import Column, Table, text_column
+from proftui.core.model.words import duration_text, plural
+from proftui.core.ops.aggregate import (
+    by_start,
+    iteration_at,
+    op_totals,
+    track_titles,
+    window_slices,
+)
+from proftui.core.ops.grouping import op_name, op_types
+from proftui.core.ops.iterations import Iterations
+from proftui.core.ops.roles import roles
 
 MIN_OP_OVERLAP = 0.5  # below this share of time in ops both sides have, not comparable
 UNCHANGED_SHARE = 0.02  # a part that moved less than this share of the base step is unchanged
@@ -443,7 +443,7 @@ def diff_tables(diff: Diff, top: int | None = 20) -> list[tuple[str, Table]]:
 
 def step_table(diff: Diff) -> Table:
     """The median step and the means of its parts, base and new, with their change."""
-    from proftui.core.report import rows_table
+    from proftui.core.analysis.summary import rows_table
 
     def row(label: str, base: float | None, new: float | None) -> tuple:
         delta = new - base if base is not None and new is not None else None
@@ -461,7 +461,7 @@ def step_table(diff: Diff) -> Table:
 
 def ops_table(diff: Diff, top: int | None = None) -> Table:
     """The op deltas per step, largest change first (the first `top`; all with None)."""
-    from proftui.core.report import rows_table
+    from proftui.core.analysis.summary import rows_table
 
     ops = [(o.key, o.base_total_ns, o.new_total_ns, o.delta_ns,
             o.delta_ns / o.base_total_ns if o.base_total_ns else None, o.base_count,

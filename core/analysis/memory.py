@@ -5,7 +5,7 @@ memory_record.csv and the SQLite export's MEMORY_RECORD (process ``Memory``, one
 component: ``PTA`` the PyTorch caching allocator, ``GE`` the graph engine, ``PTA+GE`` both,
 ``WORKSPACE``), and PyTorch's ``[memory]`` events (one series per device: ``GPU 0``, ``CPU``).
 Every such series is named ``{component} Total {Allocated|Reserved|Active}(MB)`` (see
-:mod:`proftui.core.importers.memory_csv` and :mod:`.kineto_memory`); CANN's per-module
+:mod:`proftui.core.load.memory_csv` and :mod:`.kineto_memory`); CANN's per-module
 reservations (``NPU Module Memory``) and the driver's ``NPU MEM`` are other questions and are
 left out.
 
@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from proftui.core.index import TraceIndex
-from proftui.core.naming import natural_key
-from proftui.core.report import rows_table
-from proftui.core.roles import roles, track_groups
-from proftui.core.rows import FENCE, RowIndex, rows_for
-from proftui.core.table import BYTES_PER_UNIT, Table
+from proftui.core.analysis.summary import rows_table
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.naming import natural_key
+from proftui.core.model.table import BYTES_PER_UNIT, Table
+from proftui.core.ops.roles import roles, track_groups
+from proftui.core.query.rows import FENCE, RowIndex, rows_for
 
 SERIES_NAME = re.compile(r"^(?P<component>.+) Total (?P<measure>Allocated|Reserved|Active)"
                          r"\(MB\)$")

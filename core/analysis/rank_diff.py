@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any
 
-from proftui.core.naming import natural_key
-from proftui.core.report import rows_table
-from proftui.core.table import Table
-from proftui.core.words import duration_text
+from proftui.core.analysis.summary import rows_table
+from proftui.core.model.naming import natural_key
+from proftui.core.model.table import Table
+from proftui.core.model.words import duration_text
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from proftui.core.iterations import Iteration
+from proftui.core.ops.iterations import Iteration
 
 OTHER = "other"
 # (required parts, parts in the order they happen) of a profile's own breakdown; names as

@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from proftui.core.naming import natural_key
-from proftui.core.report import rows_table
-from proftui.core.table import MISSING, Column, Table
-from proftui.core.table_query import TIME_UNITS, factorize
+from proftui.core.analysis.summary import rows_table
+from proftui.core.model.naming import natural_key
+from proftui.core.model.table import MISSING, Column, Table
+from proftui.core.tables.query import TIME_UNITS, factorize
 
 SCOPE = "whole capture"
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from proftui.core.analysis.breakdown import group_coverage
-from proftui.core.index import TraceIndex
-from proftui.core.table import Table
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.table import Table
 
 SERIES = {"device busy": "busy", "compute": "compute", "comm exposed": "comm_exposed",
           "comm overlapped": "overlapped", "host busy": "host"}

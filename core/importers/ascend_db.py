@@ -34,12 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from proftui.core.build import TraceBuilder, distinct_rows
-from proftui.core.cores import usable_cores
-from proftui.core.dbfile import NULL, Columns, DbFile, Prefetch, open_db, read_ints
-from proftui.core.diagnostics import Diagnostics
-from proftui.core.errors import Cancelled, NotATraceError
+from proftui.core.build.builder import TraceBuilder, distinct_rows
 from proftui.core.importers.ascend_db_counters import read_counters
+from proftui.core.model.diagnostics import Diagnostics
+from proftui.core.model.errors import Cancelled, NotATraceError
+from proftui.core.runtime.cores import usable_cores
+from proftui.core.source.dbfile import NULL, Columns, DbFile, Prefetch, open_db, read_ints
 
 # File names of the exports (the rank, when there is one, is the number).
 TIMELINE_DB = re.compile(r"^(ascend_pytorch_profiler|ascend_mindspore_profiler)(_\d+)?\.db$")

@@ -12,8 +12,8 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
-from proftui.core.dbfile import DbFile, open_db
-from proftui.core.errors import ProftuiError
+from proftui.core.model.errors import ProftuiError
+from proftui.core.source.dbfile import DbFile, open_db
 
 # Per table: columns holding STRING_IDS ids, and columns holding an ENUM_ table's ids.
 _STRING_COLUMNS = {

@@ -15,8 +15,6 @@ info are not stored; the analysis computes them.
 
 from __future__ import annotations
 
-from proftui.core.dbfile import DbFile, open_db
-from proftui.core.errors import NotATraceError
 from proftui.core.importers.ascend_comm import (
     MB,
     MS,
@@ -35,6 +33,8 @@ from proftui.core.importers.ascend_comm import (
     sample_of,
     step_number,
 )
+from proftui.core.model.errors import NotATraceError
+from proftui.core.source.dbfile import DbFile, open_db
 
 TIME, BANDWIDTH, MATRIX = "CommAnalyzerTime", "CommAnalyzerBandwidth", "CommAnalyzerMatrix"
 TABLES = (TIME, BANDWIDTH, MATRIX)

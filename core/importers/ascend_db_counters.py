@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from proftui.core.build import distinct_rows
-from proftui.core.dbfile import NULL, Columns, read_floats
+from proftui.core.build.builder import distinct_rows
+from proftui.core.source.dbfile import NULL, Columns, read_floats
 
 _MB = 1024.0 * 1024.0
 Series = Iterator[tuple[str, np.ndarray, np.ndarray]]  # (series name, rows, values)

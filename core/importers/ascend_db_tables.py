@@ -4,7 +4,7 @@ A text export writes step_trace_time.csv, kernel_details.csv, operator_memory.cs
 memory_record.csv and npu_module_mem.csv; the SQLite export holds the same rows in tables
 (analysis.db ``StepTraceTime``; ``TASK`` joined with ``COMPUTE_TASK_INFO``; ``OP_MEMORY``,
 ``MEMORY_RECORD``, ``NPU_MODULE_MEM``). Each is read here into a
-:class:`~proftui.core.table.Table` with the CSV's kind, headers and units, so
+:class:`~proftui.core.model.table.Table` with the CSV's kind, headers and units, so
 the iterations, op types, diff and the tables pane use them as they use the CSV.
 """
 
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from proftui.core.dbfile import DbFile, exact_int, open_db
-from proftui.core.diagnostics import Diagnostics
-from proftui.core.errors import NotATraceError, ProftuiError
-from proftui.core.table import Column, Table, split_unit
+from proftui.core.model.diagnostics import Diagnostics
+from proftui.core.model.errors import NotATraceError, ProftuiError
+from proftui.core.model.table import Column, Table, split_unit
+from proftui.core.source.dbfile import DbFile, exact_int, open_db
 
 _MISSING_TS = np.iinfo(np.int64).min  # how a timestamp column marks an empty cell
 _MB = 1024.0 * 1024.0

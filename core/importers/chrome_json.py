@@ -22,9 +22,9 @@ import msgspec
 import numpy as np
 import orjson
 
-from proftui.core.diagnostics import Diagnostics
-from proftui.core.errors import Cancelled, NotATraceError
-from proftui.core.sources import ByteSource
+from proftui.core.model.diagnostics import Diagnostics
+from proftui.core.model.errors import Cancelled, NotATraceError
+from proftui.core.source.streams import ByteSource
 
 BATCH_BYTES = 1 << 20
 _MAX_EXTENSIONS = 4

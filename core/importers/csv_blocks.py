@@ -36,8 +36,8 @@ from typing import BinaryIO
 import msgspec
 import numpy as np
 
-from proftui.core.table import MISSING
-from proftui.core.timeconv import parse_decimal_us, us_to_ns
+from proftui.core.model.table import MISSING
+from proftui.core.model.timeconv import parse_decimal_us, us_to_ns
 
 BLOCK_BYTES = 1 << 19  # rows in flight: small enough to stay in the CPU's caches
 _LONGEST_ROW = 16 << 20  # longer is damage (csv's field limit): csv.reader says where
@@ -171,7 +171,7 @@ class Block:
 
     def us_ns(self, column: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact int64 ns of a column of µs (and which are usable), as
-        :func:`~proftui.core.timeconv.us_to_ns` gives them for its stripped strings (N/A and
+        :func:`~proftui.core.model.timeconv.us_to_ns` gives them for its stripped strings (N/A and
         empty cells unusable), read from the bytes where they are plain decimals."""
         b = self.data
         end = self.ends[:, column]

@@ -23,8 +23,8 @@ import msgspec
 import numpy as np
 
 from proftui.core.importers.csv_blocks import Block
-from proftui.core.table import MISSING
-from proftui.core.timeconv import us_to_ns
+from proftui.core.model.table import MISSING
+from proftui.core.model.timeconv import us_to_ns
 
 TIME_UNITS = {"us": 1_000, "ms": 1_000_000, "ns": 1, "s": 1_000_000_000}
 _EPOCH_US = 1e12  # beyond this many µs a time column holds epoch timestamps (exact int64 ns)

@@ -15,12 +15,12 @@ import operator
 
 import numpy as np
 
-from proftui.core.diagnostics import Diagnostics
-from proftui.core.errors import ProftuiError
 from proftui.core.importers.csv_blocks import BLOCK_BYTES, Block, Pieces
 from proftui.core.importers.csv_columns import Chunks, ColumnBuilder
-from proftui.core.memory import indexing
-from proftui.core.table import Column, Table, split_unit
+from proftui.core.model.diagnostics import Diagnostics
+from proftui.core.model.errors import ProftuiError
+from proftui.core.model.table import Column, Table, split_unit
+from proftui.core.runtime.malloc import indexing
 
 csv.field_size_limit(16 << 20)  # a larger cell is damage: the rows before it are kept
 _CHUNK_ROWS = 2048  # rows in flight where csv.reader reads: small enough for the CPU's caches

@@ -20,8 +20,8 @@ import pytest
 
 from proftui.core import load_trace
 from proftui.core.analysis.breakdown import breakdown
-from proftui.core.iterations import find_iterations
-from proftui.core.roles import roles
+from proftui.core.ops.iterations import find_iterations
+from proftui.core.ops.roles import roles
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")

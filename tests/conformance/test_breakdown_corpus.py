@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from proftui.core import load_trace
-from proftui.core.aggregate import union_ns
 from proftui.core.analysis.breakdown import breakdown
-from proftui.core.iterations import find_iterations
-from proftui.core.table_cache import read_table
+from proftui.core.cache.tables import read_table
+from proftui.core.ops.aggregate import union_ns
+from proftui.core.ops.iterations import find_iterations
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")

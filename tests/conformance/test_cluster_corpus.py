@@ -14,8 +14,8 @@ import pytest
 
 from proftui.core import load_trace
 from proftui.core.analysis.cluster import cluster
-from proftui.core.overview import read_overview
-from proftui.core.table_cache import read_table
+from proftui.core.analysis.overview import read_overview
+from proftui.core.cache.tables import read_table
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from proftui.core.analysis.comm import communication, ratio, transport_stats
-from proftui.core.comm_sources import profile_entries, read_sources
+from proftui.core.load.comm_sources import profile_entries, read_sources
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from proftui.core import NotATraceError, load_trace
-from proftui.core.args import slice_args
+from proftui.core.query.args import slice_args
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")
@@ -156,7 +156,7 @@ def test_torch_npu_rank_without_trace_lists_its_tables() -> None:
 
 def test_kineto_folder_is_two_runs() -> None:
     # Two unrelated traces two years apart: once one profile of two groups on one axis.
-    from proftui.core.runs import SeveralRunsError
+    from proftui.core.discover.runs import SeveralRunsError
 
     with pytest.raises(SeveralRunsError) as caught:
         _load(CORPUS / "kineto")
@@ -167,7 +167,7 @@ def test_kineto_folder_is_two_runs() -> None:
 
 
 def test_ascend_folder_is_four_runs_each_as_its_folder_opens() -> None:
-    from proftui.core.runs import SeveralRunsError
+    from proftui.core.discover.runs import SeveralRunsError
 
     with pytest.raises(SeveralRunsError) as caught:
         _load(CORPUS / "ascend")
@@ -209,7 +209,7 @@ TABLE_ROWS = {
 
 @pytest.mark.parametrize("name,rows", TABLE_ROWS.items(), ids=lambda v: str(v)[-30:])
 def test_corpus_table_rows(name, rows) -> None:
-    from proftui.core.table_cache import read_table
+    from proftui.core.cache.tables import read_table
 
     table = read_table(str(CORPUS / "ascend" / name))
     assert table.n_rows == rows
@@ -225,8 +225,8 @@ def test_corpus_table_rows(name, rows) -> None:
     ("kineto/step_based_trace_2543932.json.gz", 0, "ProfilerStep#N annotations"),
 ])
 def test_corpus_iterations(name, count, source) -> None:
-    from proftui.core.iterations import find_iterations
-    from proftui.core.table_cache import read_table
+    from proftui.core.cache.tables import read_table
+    from proftui.core.ops.iterations import find_iterations
 
     index = _load(CORPUS / name)
     tables = [read_table(t["path"], t["kind"], t["group"])
@@ -245,7 +245,7 @@ OLD_OFFSET_NS = 1692340024324979 * 1000 - 56579931060630  # its device_0/start_i
 
 
 def _overview(name: str) -> dict:
-    from proftui.core.overview import overview
+    from proftui.core.analysis.overview import overview
 
     return overview(_load(CORPUS / name))
 
@@ -321,8 +321,8 @@ def test_op_statistic_agrees_with_the_device_slices(name) -> None:
     """msprof writes one device slice per task, named by its Op Name; op_summary maps Op Name
     to OP Type. op_statistic's Count and Total Time per OP Type are then the count and the
     summed duration (to the µs it rounds to) of the device slices of that type."""
-    from proftui.core.aggregate import aggregate_ops
-    from proftui.core.table_cache import read_table
+    from proftui.core.cache.tables import read_table
+    from proftui.core.ops.aggregate import aggregate_ops
 
     index = _load(CORPUS / name)
     tables = {t["kind"]: read_table(t["path"], t["kind"])
@@ -354,8 +354,8 @@ def test_device_ops_by_type_are_op_statistic(name) -> None:
     """torch_npu's op_statistic.csv counts the compute tasks of kernel_details by OP Type: the
     device ops of trace_view.json grouped by type hold the same counts and totals (the HCCL
     planes, the Overlap Analysis view and the collectives' stream tasks not counted again)."""
-    from proftui.core.aggregate import aggregate_ops
-    from proftui.core.table_cache import read_table
+    from proftui.core.cache.tables import read_table
+    from proftui.core.ops.aggregate import aggregate_ops
 
     index = _load(CORPUS / name)
     tables = [read_table(t["path"], t["kind"]) for t in index.meta["profile"]["tables"]]
@@ -376,8 +376,8 @@ def test_device_ops_by_type_are_op_statistic(name) -> None:
 def test_kineto_sides_follow_the_categories(path: Path) -> None:
     """No host category on the device side and no device category on the host side; the
     device ops of a stream never add up to more than the stream's span."""
-    from proftui.core.aggregate import aggregate_ops
-    from proftui.core.roles import DEVICE_CATEGORIES, HOST_CATEGORIES, device_tracks
+    from proftui.core.ops.aggregate import aggregate_ops
+    from proftui.core.ops.roles import DEVICE_CATEGORIES, HOST_CATEGORIES, device_tracks
 
     index = _load(path)
     device = device_tracks(index)
@@ -413,7 +413,7 @@ STEP_50 = {
 @pytest.mark.parametrize("name", STEP_50)
 def test_step_breakdown_from_the_trace_equals_step_trace_time(name) -> None:
     """From the timeline alone (no CSV read), step 50's parts equal step_trace_time.csv."""
-    from proftui.core.iterations import find_iterations
+    from proftui.core.ops.iterations import find_iterations
 
     found = find_iterations(_load(CORPUS / name), [])
     (step,) = found.items
@@ -426,7 +426,7 @@ def test_step_breakdown_from_the_trace_equals_step_trace_time(name) -> None:
 def test_step_breakdown_shown_equals_step_trace_time(name) -> None:
     """What `proftui iterations` and the summary show for step 50 (the trace's parts, with
     step_trace_time.csv joined) equals the CSV; Communication is not the not-overlapped part."""
-    from proftui.core.overview import read_overview
+    from proftui.core.analysis.overview import read_overview
 
     (step,) = read_overview(_load(CORPUS / name))[2].items
     assert {k: step.parts[k] / 1_000 for k in STEP_50[name]} == pytest.approx(
@@ -445,8 +445,8 @@ SELF_TIME_TRACES = [p for p in CHROME + KINETO if p.name not in NOT_TRACES] + (
 def test_self_times_sum_to_each_tracks_busy_time(path: Path) -> None:
     """On every track, self times add up to the union of its slices, and none is negative
     or longer than its slice (Python stacks overlap without nesting in real traces)."""
-    from proftui.core.aggregate import union_ns
-    from proftui.core.self_time import self_times
+    from proftui.core.ops.aggregate import union_ns
+    from proftui.core.query.self_time import self_times
 
     index = _load(path)
     found = self_times(index)

@@ -21,7 +21,7 @@ import pytest
 
 from proftui.core import load_trace
 from proftui.core.analysis.memory import memory
-from proftui.core.overview import read_overview
+from proftui.core.analysis.overview import read_overview
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from proftui.core.table_query import format_cell
+from proftui.core.tables.query import format_cell
 from proftui.tui.app import ProftuiApp
-from proftui.tui.panes import TablesPane
+from proftui.tui.panes.base import TablesPane
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 TEXT = CORPUS / "torch_npu_2rank" / "text_level1"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from proftui.core.analysis.advise import RULES, advise, parse_overrides
-from proftui.core.errors import ProftuiError
-from proftui.core.iterations import find_iterations
+from proftui.core.model.errors import ProftuiError
+from proftui.core.ops.iterations import find_iterations
 
 from helpers import load, write_trace, x
 

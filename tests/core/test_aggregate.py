@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from proftui.core import load_trace
-from proftui.core.aggregate import (
+from proftui.core.cache.tables import read_table
+from proftui.core.model.errors import ProftuiError
+from proftui.core.ops.aggregate import (
     aggregate_ops,
     duration_histogram,
     instances_table,
@@ -18,15 +20,13 @@ from proftui.core.aggregate import (
     iterations_table,
     op_instances,
 )
-from proftui.core.errors import ProftuiError
-from proftui.core.grouping import op_types
-from proftui.core.iterations import Iteration, Iterations
-from proftui.core.parents import find_parents, slice_parents
-from proftui.core.roles import device_tracks
-from proftui.core.rows import build_rows
-from proftui.core.self_time import self_times
-from proftui.core.slice_info import describe_slice
-from proftui.core.table_cache import read_table
+from proftui.core.ops.grouping import op_types
+from proftui.core.ops.iterations import Iteration, Iterations
+from proftui.core.ops.roles import device_tracks
+from proftui.core.query.parents import find_parents, slice_parents
+from proftui.core.query.rows import build_rows
+from proftui.core.query.self_time import self_times
+from proftui.core.query.slice_info import describe_slice
 
 from helpers import load, slice_names, write_trace, x
 

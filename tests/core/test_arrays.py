@@ -1,6 +1,6 @@
 import numpy as np
 
-from proftui.core.arrays import distinct
+from proftui.core.model.arrays import distinct
 
 
 def test_distinct_is_np_unique():

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 from ascend_db_helpers import ANALYSIS, NA, PID, TABLES, WORKER, T, gtid, write_db, write_rank
 
-from proftui.core import dbfile, load_trace
-from proftui.core.args import slice_args
-from proftui.core.errors import ProftuiError
-from proftui.core.iterations import find_iterations
-from proftui.core.overview import read_overview
-from proftui.core.profile import discover
+from proftui.core import load_trace
+from proftui.core.analysis.overview import read_overview
+from proftui.core.discover.profile import discover
+from proftui.core.model.errors import ProftuiError
+from proftui.core.ops.iterations import find_iterations
+from proftui.core.query.args import slice_args
+from proftui.core.source import dbfile
 
 from helpers import problems, slice_names
 

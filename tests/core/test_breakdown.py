@@ -8,7 +8,7 @@ import pytest
 from proftui.core.analysis import activity as act
 from proftui.core.analysis.breakdown import breakdown
 from proftui.core.analysis.coverage import Coverage, merge
-from proftui.core.iterations import find_iterations
+from proftui.core.ops.iterations import find_iterations
 
 from helpers import load, write_trace, x
 

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from proftui.core import cache, load_trace
-from proftui.core.args import slice_args
-from proftui.core.rows import ROWS_KIND, build_rows, rows_for
-from proftui.core.sources import FileIdentity
+from proftui.core import load_trace
+from proftui.core.cache import indexes as cache
+from proftui.core.query.args import slice_args
+from proftui.core.query.rows import ROWS_KIND, build_rows, rows_for
+from proftui.core.source.streams import FileIdentity
 
 from helpers import columns_equal, slice_names, write_trace
 

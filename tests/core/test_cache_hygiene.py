@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from proftui.core import cache, cache_entries, cache_file, load_trace
-from proftui.core.rows import ROWS_KIND, build_rows, rows_for
+from proftui.core import load_trace
+from proftui.core.cache import entries as cache_entries
+from proftui.core.cache import file as cache_file
+from proftui.core.cache import indexes as cache
+from proftui.core.query.rows import ROWS_KIND, build_rows, rows_for
 
 from helpers import columns_equal, write_trace
 

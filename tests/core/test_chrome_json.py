@@ -11,7 +11,7 @@ import json
 import pytest
 
 from proftui.core import TraceIndex
-from proftui.core.args import slice_args
+from proftui.core.query.args import slice_args
 
 from helpers import BATCH_SIZES, columns_equal, load, problems, slices, write_trace
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from proftui.core import load_trace
-from proftui.core.load import _index_parallel, index_file
-from proftui.core.runs import SeveralRunsError
-from proftui.core.sources import ByteSource
+from proftui.core.discover.runs import SeveralRunsError
+from proftui.core.load.loader import _index_parallel, index_file
+from proftui.core.source.streams import ByteSource
 
 from helpers import columns_equal, problems, write_trace
 

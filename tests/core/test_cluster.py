@@ -10,7 +10,7 @@ import pytest
 from cluster_inputs import meta, rank_folders, x
 
 from proftui.core.analysis.cluster import HCCL_NAME, cluster, match_collectives
-from proftui.core.overview import read_overview
+from proftui.core.analysis.overview import read_overview
 
 from helpers import load, write_trace
 
@@ -232,7 +232,7 @@ def test_ranks_without_steps_are_their_whole_capture_and_every_collective_counts
 
 def test_ops_of_each_ranks_own_window_add_up_to_each_rank_alone(tmp_path):
     """aggregate_ops with a window per rank equals each rank's ops in its own window."""
-    from proftui.core.aggregate import aggregate_ops
+    from proftui.core.ops.aggregate import aggregate_ops
 
     index = load(Path(rank_folders(tmp_path, [[110, 140, 120], [160, 110, 110]])))
     tracks = {g: [t for t in range(index.n_tracks)

@@ -8,10 +8,10 @@ from cluster_output_inputs import GROUP, write_cluster_output, write_ranks
 from proftui.core.analysis.cluster import cluster
 from proftui.core.analysis.cluster_comm import differs, link_matrix, read_communication
 from proftui.core.analysis.comm import communication
-from proftui.core.comm_sources import profile_entries, read_sources
+from proftui.core.analysis.overview import read_overview
 from proftui.core.importers.cluster_output import cluster_files, read_cluster_output
-from proftui.core.load import load_trace
-from proftui.core.overview import read_overview
+from proftui.core.load.comm_sources import profile_entries, read_sources
+from proftui.core.load.loader import load_trace
 
 
 def _report(root):

@@ -21,7 +21,7 @@ from comm_helpers import (
 )
 
 from proftui.core.analysis.comm import communication, find_on_timeline, ratio
-from proftui.core.comm_sources import profile_entries, read_sources
+from proftui.core.discover.profile import discover
 from proftui.core.importers.ascend_comm import (
     Collective,
     Link,
@@ -30,7 +30,7 @@ from proftui.core.importers.ascend_comm import (
     read_text,
 )
 from proftui.core.importers.ascend_db_comm import read_db
-from proftui.core.profile import discover
+from proftui.core.load.comm_sources import profile_entries, read_sources
 
 AR_RECORD = Collective(
     3, "collective", AR, GROUP, 1_000_000_000_000_500, 2_500_000, 1_000_001, 250_000,

@@ -11,7 +11,7 @@ import pytest
 
 from proftui.core.importers import csv_blocks, csv_columns, csv_summary
 from proftui.core.importers.csv_summary import parse_table
-from proftui.core.table import Table
+from proftui.core.model.table import Table
 
 KERNELS = (
     "Step Id,Model ID,Task ID,Name,Type,Start Time(us),Duration(us),Block Dim,Mix Block Dim,"

@@ -8,10 +8,10 @@ import re
 import pytest
 
 from proftui.core.analysis.diff import Opened, compare, diff_tables, normalise, read_op_map
+from proftui.core.analysis.overview import read_overview
 from proftui.core.analysis.rank_diff import compare_ranks
-from proftui.core.errors import ProftuiError
-from proftui.core.iterations import find_iterations
-from proftui.core.overview import read_overview
+from proftui.core.model.errors import ProftuiError
+from proftui.core.ops.iterations import find_iterations
 
 from helpers import load, write_trace, x
 
@@ -143,7 +143,7 @@ def test_op_totals_are_the_ops_panes_totals_and_counts():
     from pathlib import Path
 
     from proftui.core import load_trace
-    from proftui.core.aggregate import aggregate_ops, op_totals
+    from proftui.core.ops.aggregate import aggregate_ops, op_totals
 
     sample = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
     index = load_trace(str(sample), use_cache=False)
@@ -161,7 +161,7 @@ def test_the_bundled_before_and_after_tell_the_loader_story():
     from pathlib import Path
 
     from proftui.core import load_trace
-    from proftui.core.overview import read_overview
+    from proftui.core.analysis.overview import read_overview
 
     samples = Path(__file__).resolve().parents[2] / "samples"
     sides = []

@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 from test_runs import DAY1_NS, torch_npu
 
-from proftui.core import cache_entries, clock, discovery_cache, load, profile, runs
-from proftui.core.load import check_openable, load_trace
-from proftui.core.runs import SeveralRunsError
+from proftui.core.cache import discovery as discovery_cache
+from proftui.core.cache import entries as cache_entries
+from proftui.core.discover import clock, profile, runs
+from proftui.core.discover.runs import SeveralRunsError
+from proftui.core.load import loader as load
+from proftui.core.load.loader import check_openable, load_trace
 
 from helpers import kineto_rank_file, kineto_ranks
 
@@ -149,7 +152,7 @@ def test_a_damaged_entry_is_ignored_and_replaced(ranks, discoveries, damage) -> 
 
 def test_table_and_comm_take_an_opened_folder_from_the_discovery_cache(ranks, discoveries,
                                                                         capsys) -> None:
-    from proftui.core.comm_sources import profile_entries
+    from proftui.core.load.comm_sources import profile_entries
     from proftui.tui.cli import main
 
     load_trace(str(ranks))

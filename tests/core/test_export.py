@@ -12,10 +12,9 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from proftui.core import export
-from proftui.core.aggregate import aggregate_ops
-from proftui.core.errors import Cancelled, ProftuiError
-from proftui.core.export import (
+from proftui.core.cache.tables import read_table
+from proftui.core.export import to_csv as export
+from proftui.core.export.to_csv import (
     ExportError,
     ExportExists,
     decimal_text,
@@ -24,8 +23,9 @@ from proftui.core.export import (
     read_args,
     select_tracks,
 )
-from proftui.core.table_cache import read_table
-from proftui.core.table_query import filter_mask, sort_order
+from proftui.core.model.errors import Cancelled, ProftuiError
+from proftui.core.ops.aggregate import aggregate_ops
+from proftui.core.tables.query import filter_mask, sort_order
 
 from helpers import load, write_trace
 

@@ -7,9 +7,9 @@ import pytest
 from cluster_inputs import rank_folders
 
 from proftui.core.analysis.breakdown import breakdown
-from proftui.core.export import ExportError, ExportExists
-from proftui.core.export_parquet import export_parquet, partition
-from proftui.core.overview import read_overview
+from proftui.core.analysis.overview import read_overview
+from proftui.core.export.to_csv import ExportError, ExportExists
+from proftui.core.export.to_parquet import export_parquet, partition
 
 from helpers import load
 

@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 
 from proftui.core import ProftuiError, load_trace
-from proftui.core.args import slice_args
-from proftui.core.grouping import op_types
-from proftui.core.iterations import find_iterations
-from proftui.core.overview import overview
-from proftui.core.profile import discover
-from proftui.core.table_cache import read_table
-from proftui.core.table_query import sort_order, totals
+from proftui.core.analysis.overview import overview
+from proftui.core.cache.tables import read_table
+from proftui.core.discover.profile import discover
+from proftui.core.ops.grouping import op_types
+from proftui.core.ops.iterations import find_iterations
+from proftui.core.query.args import slice_args
+from proftui.core.tables.query import sort_order, totals
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"

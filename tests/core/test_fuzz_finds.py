@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from proftui.core import NotATraceError, load_trace
+from proftui.core.cache.tables import read_table
 from proftui.core.importers import chrome_json
-from proftui.core.iterations import Iterations, _from_msprof_csv, _join_torch_npu
-from proftui.core.rows import build_rows, paint_cells
-from proftui.core.table_cache import read_table
+from proftui.core.ops.iterations import Iterations, _from_msprof_csv, _join_torch_npu
+from proftui.core.query.rows import build_rows, paint_cells
 
 from helpers import load, write_trace
 

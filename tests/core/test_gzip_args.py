@@ -14,12 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proftui.core import cache, cache_entries, gzip_seek, seek_cache
-from proftui.core.args import args_of
-from proftui.core.export import export_events, read_args
-from proftui.core.load import load_trace
-from proftui.core.seek_cache import open_source
-from proftui.core.sources import ByteSource
+from proftui.core.cache import entries as cache_entries
+from proftui.core.cache import indexes as cache
+from proftui.core.cache import seeks as seek_cache
+from proftui.core.cache.seeks import open_source
+from proftui.core.export.to_csv import export_events, read_args
+from proftui.core.load.loader import load_trace
+from proftui.core.query.args import args_of
+from proftui.core.source import gzip_seek
+from proftui.core.source.streams import ByteSource
 
 from helpers import load, write_trace
 

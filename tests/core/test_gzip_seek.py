@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from proftui.core import gzip_seek
-from proftui.core.gzip_seek import GzipError, SeekPoints
-from proftui.core.sources import ByteSource
+from proftui.core.source import gzip_seek
+from proftui.core.source.gzip_seek import GzipError, SeekPoints
+from proftui.core.source.streams import ByteSource
 
 pytestmark = pytest.mark.skipif(not gzip_seek.available(), reason="no system zlib to call")
 

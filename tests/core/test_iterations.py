@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from proftui.core import load_trace
-from proftui.core.iterations import find_iterations
-from proftui.core.profile import discover
-from proftui.core.table_cache import read_table
+from proftui.core.cache.tables import read_table
+from proftui.core.discover.profile import discover
+from proftui.core.ops.iterations import find_iterations
 
 
 def _load(tmp_path, events):
@@ -67,7 +67,7 @@ def test_msprof_step_trace_csv_alone(tmp_path) -> None:
 
 
 def _iterations(path):
-    from proftui.core.overview import overview
+    from proftui.core.analysis.overview import overview
 
     return overview(load_trace(str(path), use_cache=False))["iterations"]
 
@@ -194,7 +194,7 @@ def test_cluster_step_trace_alone_gives_iterations_per_rank(tmp_path) -> None:
 def test_capture_start_is_the_earliest_timestamp_of_the_profile(tmp_path) -> None:
     """One zero for every relative time: the earliest slice, instant or counter sample,
     before any step starts; without a timeline, the earliest known step start."""
-    from proftui.core.iterations import Iteration, Iterations, capture_start_ns
+    from proftui.core.ops.iterations import Iteration, Iterations, capture_start_ns
 
     index = _load(tmp_path, [
         {"ph": "X", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 500, "dur": 100},

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proftui.core import build
-from proftui.core.index import TraceIndex
+from proftui.core.build import builder as build
+from proftui.core.model.index import TraceIndex
 
 from helpers import load, problems, write_trace
 
@@ -76,7 +76,7 @@ def test_new_strings_are_numbered_by_column_then_event(tmp_path: Path) -> None:
 
 def _grouped_columns(batch: list) -> dict[str, np.ndarray]:
     """The slices of one batch added twice, as the files of two ranks (one builder)."""
-    from proftui.core.diagnostics import Diagnostics
+    from proftui.core.model.diagnostics import Diagnostics
 
     builder = build.TraceBuilder(Diagnostics())
     for n, group in enumerate(["rank 0", "rank 1"]):

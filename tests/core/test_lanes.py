@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proftui.core.layout import bind_points, layout_tracks, sort_slices
+from proftui.core.build.lanes import bind_points, layout_tracks, sort_slices
 
 
 def _layout(intervals):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from proftui.core import TraceIndex
-from proftui.core.layout import (
+from proftui.core.build.lanes import (
     _nested_depths,
     _rows_and_lanes,
     layout_tracks,

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from proftui.core import Cancelled, ProftuiError, load_trace
-from proftui.core.args import slice_args
-from proftui.core.load import cached_trace
+from proftui.core.load.loader import cached_trace
+from proftui.core.query.args import slice_args
 
 from helpers import columns_equal, slices, write_trace
 
@@ -129,7 +129,7 @@ def test_core_does_not_import_the_ui(tmp_path) -> None:
         "import sys\n"
         "import proftui.core\n"
         "from proftui.core import load_trace\n"
-        "from proftui.core.args import slice_args\n"
+        "from proftui.core.query.args import slice_args\n"
         f"index = load_trace({str(trace)!r}, use_cache=False)\n"
         "index.summary(); slice_args(index, 0)\n"
         "ui = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')\n"
@@ -165,12 +165,12 @@ def test_reopening_from_the_cache_imports_no_indexing_code(tmp_path) -> None:
     env = dict(os.environ, PROFTUI_CACHE_DIR=str(tmp_path / "cache"))
     code = (
         "import sys\n"
-        "from proftui.core.load import load_trace\n"
-        "from proftui.core.rows import rows_for\n"
+        "from proftui.core.load.loader import load_trace\n"
+        "from proftui.core.query.rows import rows_for\n"
         f"index = load_trace({str(trace)!r})\n"
         "rows_for(index)\n"
-        "heavy = ('proftui.core.build', 'proftui.core.importers.chrome_json',\n"
-        "         'proftui.core.importers.ascend_db', 'proftui.core.dbfile', 'sqlite3')\n"
+        "heavy = ('proftui.core.build.builder', 'proftui.core.importers.chrome_json',\n"
+        "         'proftui.core.importers.ascend_db', 'proftui.core.source.dbfile', 'sqlite3')\n"
         "print(bool(index.meta.get('from_cache')), [m for m in heavy if m in sys.modules])\n"
     )
     outputs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

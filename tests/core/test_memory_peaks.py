@@ -12,10 +12,10 @@ from memory_helpers import MB, PID, T, series, write_text_rank
 
 from proftui.core import load_trace
 from proftui.core.analysis.memory import memory, memory_series, series_peak
-from proftui.core.build import TraceBuilder
-from proftui.core.diagnostics import Diagnostics
-from proftui.core.importers.memory_csv import add_memory_csvs
-from proftui.core.overview import read_overview
+from proftui.core.analysis.overview import read_overview
+from proftui.core.build.builder import TraceBuilder
+from proftui.core.load.memory_csv import add_memory_csvs
+from proftui.core.model.diagnostics import Diagnostics
 
 from helpers import BATCH_SIZES, load, problems, write_trace
 
@@ -268,8 +268,8 @@ def test_db_export_peaks_and_top_ops(tmp_path) -> None:
 def test_memory_csvs_join_a_file_indexed_in_two_halves(tmp_path) -> None:
     from memory_helpers import trace_view, x
 
-    from proftui.core.load import _index_parallel, index_file
-    from proftui.core.sources import ByteSource
+    from proftui.core.load.loader import _index_parallel, index_file
+    from proftui.core.source.streams import ByteSource
 
     run = write_text_rank(tmp_path)
     out = run / "ASCEND_PROFILER_OUTPUT"

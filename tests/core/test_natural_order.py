@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from proftui.core import load_trace
-from proftui.core.naming import natural_key
-from proftui.core.profile import discover
+from proftui.core.discover.profile import discover
+from proftui.core.model.naming import natural_key
 
 
 def _x(name: str, ts: float, pid: int = 1) -> dict:
@@ -74,8 +74,8 @@ def test_devices_and_rank_named_dirs_come_out_in_natural_order(tmp_path) -> None
 
 
 def test_iterations_and_busy_ratios_in_natural_order(tmp_path) -> None:
-    from proftui.core.iterations import find_iterations
-    from proftui.core.report import summary_report
+    from proftui.core.analysis.summary import summary_report
+    from proftui.core.ops.iterations import find_iterations
 
     for rank in (0, 1, 2, 10):
         (tmp_path / f"rank_{rank}").mkdir(parents=True)

@@ -3,7 +3,7 @@ computes it (torch_npu): per part, the durations of its slices that start in the
 
 from __future__ import annotations
 
-from proftui.core.iterations import find_iterations
+from proftui.core.ops.iterations import find_iterations
 
 from helpers import load, write_trace
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from proftui.core.args import slice_args
-from proftui.core.load import _index_parallel, index_file, load_trace
-from proftui.core.sources import ByteSource
+from proftui.core.load.loader import _index_parallel, index_file, load_trace
+from proftui.core.query.args import slice_args
+from proftui.core.source.streams import ByteSource
 
 from helpers import columns_equal, problems, write_trace
 
@@ -76,7 +76,7 @@ def test_a_file_too_small_for_its_parts_is_read_in_one(tmp_path) -> None:
 
 
 def test_parts_follow_the_cores_and_the_size(tmp_path, monkeypatch) -> None:
-    from proftui.core import load as loading
+    from proftui.core.load import loader as loading
 
     monkeypatch.setattr(loading, "worker_count", lambda n: min(n, 6))
     monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 1000)
@@ -114,7 +114,7 @@ def _shift(ts, by):
 
 
 def _both(root, monkeypatch):
-    from proftui.core import load as loading
+    from proftui.core.load import loader as loading
 
     made = []
     real = loading.FilePool
@@ -152,8 +152,8 @@ def test_a_damaged_rank_is_counted_and_the_others_still_open(tmp_path, monkeypat
 def test_cancelling_stops_the_workers(tmp_path, monkeypatch) -> None:
     import pytest
 
-    from proftui.core import load as loading
-    from proftui.core.errors import Cancelled
+    from proftui.core.load import loader as loading
+    from proftui.core.model.errors import Cancelled
 
     pools = []
     real = loading.FilePool
@@ -169,7 +169,7 @@ def test_cancelling_stops_the_workers(tmp_path, monkeypatch) -> None:
 def test_a_lone_plain_trace_over_the_threshold_is_split(tmp_path, monkeypatch) -> None:
     """load_trace splits a lone plain trace of PARALLEL_MIN_BYTES or more when there is a
     second core; never a gzip one, nor where index_file is given one worker."""
-    from proftui.core import load as loading
+    from proftui.core.load import loader as loading
 
     plain = write_trace(tmp_path / "t.json", _events())
     packed = write_trace(tmp_path / "t.json.gz", _events(), gz=True)
@@ -193,7 +193,7 @@ def test_a_lone_plain_trace_over_the_threshold_is_split(tmp_path, monkeypatch) -
 def test_the_workers_answer_for_every_file(tmp_path) -> None:
     """Each file comes back as its worker read it, not as an error for the parent to redo
     (which would give the same index, only slower)."""
-    from proftui.core.file_pool import FileJob, FilePool
+    from proftui.core.load.file_pool import FileJob, FilePool
 
     paths = sorted(_rank_folder(tmp_path).glob("*/ASCEND_PROFILER_OUTPUT/trace_view.json"))
     pool = FilePool([FileJob(n, str(p), f"rank {n}", 0, 4096) for n, p in enumerate(paths)], 2)
@@ -209,7 +209,7 @@ def test_the_workers_answer_for_every_file(tmp_path) -> None:
 def test_each_rank_is_named_as_its_indexing_begins(tmp_path, monkeypatch) -> None:
     """Of a folder of ranks, file_progress hears which rank is next and how many there are,
     in order, read by worker processes or here; bytes and events still go to progress."""
-    from proftui.core import load as loading
+    from proftui.core.load import loader as loading
 
     root = _rank_folder(tmp_path)
     expected = [(n + 1, 4, f"rank {n} (trace_view.json)") for n in range(4)]

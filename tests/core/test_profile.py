@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from proftui.core import NotATraceError, load_trace
-from proftui.core.args import slice_args
-from proftui.core.profile import discover
+from proftui.core.discover.profile import discover
+from proftui.core.query.args import slice_args
 
 from helpers import slice_names
 

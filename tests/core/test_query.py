@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from proftui.core import load_trace
-from proftui.core.iterations import find_iterations
-from proftui.core.query import slices_in_window, slices_of_iteration
+from proftui.core.ops.iterations import find_iterations
+from proftui.core.ops.window import slices_in_window, slices_of_iteration
 
 
 def test_window_and_iteration_filters(tmp_path) -> None:

@@ -10,11 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proftui.core import cache, cache_entries, cache_file, load, rank_cache
-from proftui.core.args import slice_args
+from proftui.core.cache import entries as cache_entries
+from proftui.core.cache import file as cache_file
+from proftui.core.cache import indexes as cache
+from proftui.core.cache import ranks as rank_cache
 from proftui.core.importers.chrome_json import BATCH_BYTES
-from proftui.core.index import TraceIndex
-from proftui.core.load import load_trace
+from proftui.core.load import loader as load
+from proftui.core.load.loader import load_trace
+from proftui.core.model.index import TraceIndex
+from proftui.core.query.args import slice_args
 from proftui.tui.cli import main
 
 from helpers import kineto_rank_file, kineto_ranks
@@ -269,9 +273,9 @@ def test_gzip_ranks_keep_their_seek_points(tmp_path, reading) -> None:
     import random
     import string
 
-    from proftui.core.export import read_args
-    from proftui.core.gzip_seek import SPACING
-    from proftui.core.seek_cache import open_source
+    from proftui.core.cache.seeks import open_source
+    from proftui.core.export.to_csv import read_args
+    from proftui.core.source.gzip_seek import SPACING
 
     rng = random.Random(3)
     pad = "".join(rng.choices(string.ascii_letters, k=1 << 16))  # compresses little

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from cluster_inputs import rank_folders
 
-from proftui.core.errors import ProftuiError
-from proftui.core.iterations import Iteration, find_iterations, group_windows
-from proftui.core.rank_offsets import rank_offsets, ranks_of
+from proftui.core.model.errors import ProftuiError
+from proftui.core.ops.iterations import Iteration, find_iterations, group_windows
+from proftui.core.ops.rank_offsets import rank_offsets, ranks_of
 
 from helpers import load
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from proftui.core import load_trace
-from proftui.core.aggregate import union_ns
-from proftui.core.report import report_tables, summary_report
-from proftui.core.table_cache import read_table
+from proftui.core.analysis.summary import report_tables, summary_report
+from proftui.core.cache.tables import read_table
+from proftui.core.ops.aggregate import union_ns
 
 from helpers import load, write_trace
 
@@ -124,7 +124,7 @@ def test_the_ascend_sample() -> None:
 def test_damage_and_notes_are_counted_apart(tmp_path) -> None:
     """A flow without a partner is a note; an end without a begin (dropped) is damage; the
     report keeps every kind in `diagnostics` and splits them in `damage` and `notes`."""
-    from proftui.core.diagnostics import severity
+    from proftui.core.model.diagnostics import severity
 
     path = tmp_path / "t.json"
     path.write_text(json.dumps([

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proftui.core.aggregate import aggregate_ops, union_ns
-from proftui.core.grouping import op_name
-from proftui.core.overview import overview
-from proftui.core.report import summary_report
-from proftui.core.roles import device_tracks, op_slices, roles
-from proftui.core.table_cache import read_table
+from proftui.core.analysis.overview import overview
+from proftui.core.analysis.summary import summary_report
+from proftui.core.cache.tables import read_table
+from proftui.core.ops.aggregate import aggregate_ops, union_ns
+from proftui.core.ops.grouping import op_name
+from proftui.core.ops.roles import device_tracks, op_slices, roles
 
 from helpers import load, slice_names, write_trace
 
@@ -293,8 +293,8 @@ def test_shares_of_parallel_streams_stay_within_100(tmp_path) -> None:
 
 
 def test_roles_are_kept_beside_the_cached_index(tmp_path, cache_dir, monkeypatch) -> None:
-    from proftui.core import roles as roles_module
-    from proftui.core.load import load_trace
+    from proftui.core.load.loader import load_trace
+    from proftui.core.ops import roles as roles_module
 
     trace = write_trace(tmp_path / "t.json", _torch_npu_like(), wrapper=False)
     first = roles(load_trace(str(trace)))

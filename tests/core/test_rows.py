@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from proftui.core.rows import build_rows, cell_boundaries, paint_cells
+from proftui.core.query.rows import build_rows, cell_boundaries, paint_cells
 
 from helpers import load
 

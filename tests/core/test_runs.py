@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from proftui.core import load_trace
-from proftui.core.profile import discover
-from proftui.core.runs import SeveralRunsError, find_runs
+from proftui.core.discover.profile import discover
+from proftui.core.discover.runs import SeveralRunsError, find_runs
 
 from helpers import problems, slice_names
 

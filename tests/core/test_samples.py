@@ -12,10 +12,10 @@ from proftui.core import load_trace
 from proftui.core.analysis.breakdown import breakdown
 from proftui.core.analysis.cluster import cluster
 from proftui.core.analysis.comm import communication
-from proftui.core.comm_sources import profile_entries, read_sources
-from proftui.core.iterations import find_iterations
-from proftui.core.overview import read_overview
-from proftui.core.table_cache import read_table
+from proftui.core.analysis.overview import read_overview
+from proftui.core.cache.tables import read_table
+from proftui.core.load.comm_sources import profile_entries, read_sources
+from proftui.core.ops.iterations import find_iterations
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 CLUSTER = SAMPLES / "cluster_2rank"

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proftui.core import load_trace, self_time
-from proftui.core.aggregate import aggregate_ops, union_ns
-from proftui.core.rows import build_rows
-from proftui.core.self_time import SELF_KIND, owned, owned_by_track, self_times
-from proftui.core.slice_info import describe_slice
+from proftui.core import load_trace
+from proftui.core.ops.aggregate import aggregate_ops, union_ns
+from proftui.core.query import self_time
+from proftui.core.query.rows import build_rows
+from proftui.core.query.self_time import SELF_KIND, owned, owned_by_track, self_times
+from proftui.core.query.slice_info import describe_slice
 
 from helpers import load, write_trace
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from proftui.core import ProftuiError, load_trace
-from proftui.core.rows import FENCE, build_rows
-from proftui.core.search import compile_pattern, find_slices
-from proftui.core.slice_info import (
+from proftui.core.query.rows import FENCE, build_rows
+from proftui.core.query.search import compile_pattern, find_slices
+from proftui.core.query.slice_info import (
     describe_slice,
     nearest_slice,
     neighbour,

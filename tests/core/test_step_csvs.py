@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 
-from proftui.core.iterations import Iteration, Iterations, _join_torch_npu
-from proftui.core.table import split_unit
-from proftui.core.table_cache import read_table
+from proftui.core.cache.tables import read_table
+from proftui.core.model.table import split_unit
+from proftui.core.ops.iterations import Iteration, Iterations, _join_torch_npu
 
 # torch_npu step_trace_time.csv of the corpus's rank 0 (µs).
 STEP_TRACE_TIME = (

@@ -8,8 +8,8 @@ from test_step_csvs import STEP_TRACE_TIME
 
 from proftui.core.analysis.breakdown import breakdown
 from proftui.core.analysis.step_parts import OTHER, part_order, step_parts
-from proftui.core.iterations import Iteration, Iterations, _join_torch_npu, find_iterations
-from proftui.core.table_cache import read_table
+from proftui.core.cache.tables import read_table
+from proftui.core.ops.iterations import Iteration, Iterations, _join_torch_npu, find_iterations
 
 from helpers import load, write_trace
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proftui.core.errors import ProftuiError
-from proftui.core.profile import TableFile
-from proftui.core.summary_tables import (
+from proftui.core.cache.tables import read_table
+from proftui.core.discover.profile import TableFile
+from proftui.core.model.errors import ProftuiError
+from proftui.core.tables.by_name import (
     ask,
     choose,
     group_column,
@@ -16,7 +17,6 @@ from proftui.core.summary_tables import (
     read_tables,
     stack,
 )
-from proftui.core.table_cache import read_table
 
 FILES = [
     TableFile("/p/rank0/op_statistic.csv", "rank 0", "op_statistic"),

@@ -12,12 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proftui.core import cache, cache_file, table_cache
+from proftui.core.cache import file as cache_file
+from proftui.core.cache import indexes as cache
+from proftui.core.cache import tables as table_cache
+from proftui.core.cache.tables import read_table
 from proftui.core.importers import csv_columns, csv_summary
 from proftui.core.importers.csv_summary import parse_table
-from proftui.core.sources import FileIdentity
-from proftui.core.table import MISSING
-from proftui.core.table_cache import read_table
+from proftui.core.model.table import MISSING
+from proftui.core.source.streams import FileIdentity
 
 KERNELS = (
     "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),"

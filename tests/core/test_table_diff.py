@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from proftui.core.analysis.diff import Opened, compare, diff_tables, normalise
 from proftui.core.analysis.table_diff import compare_tables, delta_tables
-from proftui.core.iterations import find_iterations
-from proftui.core.table_cache import read_table
+from proftui.core.cache.tables import read_table
+from proftui.core.ops.iterations import find_iterations
 
 from helpers import load, write_trace
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proftui.core.errors import ProftuiError
-from proftui.core.table import Column, Table
-from proftui.core.table_cache import read_table
-from proftui.core.table_query import (
+from proftui.core.cache.tables import read_table
+from proftui.core.model.errors import ProftuiError
+from proftui.core.model.table import Column, Table
+from proftui.core.model.words import duration_text
+from proftui.core.tables.query import (
     column_index,
     default_sort,
     factorize,
@@ -22,7 +23,6 @@ from proftui.core.table_query import (
     sort_order,
     totals,
 )
-from proftui.core.words import duration_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 NAN = math.nan

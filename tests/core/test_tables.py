@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from proftui.core.table_cache import read_table
+from proftui.core.cache.tables import read_table
 
 
 def _write(tmp_path, text: str, name: str = "t.csv", bom: bool = False):

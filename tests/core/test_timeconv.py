@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 import pytest
 
-from proftui.core.timeconv import one_us_to_ns, parse_decimal_us, us_to_ns
+from proftui.core.model.timeconv import one_us_to_ns, parse_decimal_us, us_to_ns
 
 # (JSON time value in µs, int64 ns). The decoder hands float literals over as their text,
 # so "1.5" below is what `"ts": 1.5` arrives as.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proftui.core.timeconv import one_us_to_ns, us_to_ns
+from proftui.core.model.timeconv import one_us_to_ns, us_to_ns
 
 
 @pytest.mark.parametrize("text,ns", [

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from proftui.core import load_trace
-from proftui.core.args import slice_args
+from proftui.core.query.args import slice_args
 from proftui.tui.cli import main
 
 CASES = Path(__file__).resolve().parent / "cases"

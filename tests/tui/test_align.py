@@ -11,13 +11,13 @@ from textual.widgets import Input, Static
 from tui_support import settle
 
 from proftui.core.analysis.utilisation import utilisation
-from proftui.core.export import window_events
-from proftui.core.rank_offsets import ONE_RANK
+from proftui.core.export.to_csv import window_events
+from proftui.core.ops.rank_offsets import ONE_RANK
 from proftui.tui.app import ProftuiApp
-from proftui.tui.export_dialog import ExportDialog
-from proftui.tui.lines import SLICES
-from proftui.tui.panes import OpsPane
-from proftui.tui.timeline import Timeline
+from proftui.tui.panes.base import OpsPane
+from proftui.tui.screens.export_dialog import ExportDialog
+from proftui.tui.widgets.lines import SLICES
+from proftui.tui.widgets.timeline import Timeline
 
 US = 1000
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"

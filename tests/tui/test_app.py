@@ -151,7 +151,7 @@ def test_the_app_exits_2_on_unreadable_input(tmp_path, monkeypatch, capsys) -> N
 
 
 async def test_overview_enter_shows_a_track_or_iteration_and_esc_closes_it() -> None:
-    from proftui.tui.timeline import Timeline
+    from proftui.tui.widgets.timeline import Timeline
 
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(100, 40)) as pilot:
@@ -273,7 +273,7 @@ async def test_the_timeline_is_painted_before_the_overview_is_read(monkeypatch) 
     import threading
 
     from proftui.tui import app as app_module
-    from proftui.tui.timeline import Timeline
+    from proftui.tui.widgets.timeline import Timeline
 
     release = threading.Event()
     real = app_module.read_overview
@@ -311,7 +311,7 @@ async def test_an_index_read_from_the_cache_beforehand_is_shown_as_it_is(monkeyp
     indexed) beforehand, and the app indexes the trace itself."""
     from proftui.core import load_trace
     from proftui.tui import app as app_module
-    from proftui.tui.commands.open import read_cached
+    from proftui.tui.launch import read_cached
 
     assert read_cached(str(SAMPLE), None).result(timeout=60) is None
     assert read_cached(str(SAMPLE.parent / "no-such.json"), None).result(timeout=60) is None
@@ -339,9 +339,9 @@ async def test_the_panes_are_mounted_after_the_first_frame_and_keys_wait_for_the
     from concurrent.futures import Future
 
     from proftui.core import load_trace
-    from proftui.core.rows import rows_for
-    from proftui.tui.panes import OpsPane
-    from proftui.tui.table import TableView
+    from proftui.core.query.rows import rows_for
+    from proftui.tui.panes.base import OpsPane
+    from proftui.tui.widgets.table import TableView
 
     index = load_trace(str(SAMPLE), use_cache=False)
     cached: Future = Future()  # the cache read, held back until the key is pressed

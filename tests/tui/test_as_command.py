@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from proftui.core import load_trace
-from proftui.core.aggregate import aggregate_ops
-from proftui.core.grouping import op_types
-from proftui.core.iterations import Iteration
-from proftui.core.overview import read_overview
-from proftui.core.table_query import parse_time_ns, sort_order
+from proftui.core.analysis.overview import read_overview
+from proftui.core.ops.aggregate import aggregate_ops
+from proftui.core.ops.grouping import op_types
+from proftui.core.ops.iterations import Iteration
+from proftui.core.tables.query import parse_time_ns, sort_order
 from proftui.tui.as_command import exact_time, ops_command, window_args
 from proftui.tui.cli import main
 

@@ -170,11 +170,12 @@ def test_the_command_line_imports_textual_only_to_open_the_app() -> None:
     """`proftui PATH` reads the cache while the app's modules (Textual's) are imported: until
     then nothing imports them, nor the headless commands or the indexing code."""
     code = ("import sys\n"
-            "import proftui.tui.cli, proftui.tui.commands.open\n"
+            "import proftui.tui.cli, proftui.tui.launch\n"
             "from proftui.themes import DEFAULT_THEME, THEME_NAMES, palette_for\n"
             "palette_for(THEME_NAMES['light'])\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')\n"
-            "             or m.startswith(('proftui.tui.commands.info', 'proftui.core.build'))))\n"
+            "             or m.startswith(('proftui.tui.commands.info',\n"
+            "                              'proftui.core.build.builder'))))\n"
             "from proftui.themes import THEMES\n"
             "print(sorted(THEMES), THEMES[DEFAULT_THEME][0].name)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

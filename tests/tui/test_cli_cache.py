@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from proftui.core.cache_entries import fmt_bytes
+from proftui.core.cache.entries import fmt_bytes
 from proftui.tui.cli import USAGE, main
 
 EVENTS = [{"ph": "X", "name": f"op{i % 3}", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5}
@@ -41,8 +41,8 @@ def test_an_empty_cache(tmp_path, cache_dir, capsys) -> None:
 def test_entries_with_their_sizes_sources_and_last_use(tmp_path, cache_dir, capsys,
                                                        monkeypatch) -> None:
     from proftui.core import load_trace
-    from proftui.core.rows import rows_for
-    from proftui.core.table_cache import read_table
+    from proftui.core.cache.tables import read_table
+    from proftui.core.query.rows import rows_for
 
     kept, gone = _trace(tmp_path, "kept.json"), _trace(tmp_path, "gone.json")
     table = tmp_path / "kernel_details.csv"

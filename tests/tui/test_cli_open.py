@@ -9,7 +9,7 @@ import pytest
 from tui_support import run_cli, settle
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.commands.open import exit_status
+from proftui.tui.launch import exit_status
 
 
 def _unreadable(path, monkeypatch) -> None:

@@ -11,7 +11,7 @@ from textual.widgets import OptionList
 from tui_support import run_cli
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.run_chooser import RunChooser
+from proftui.tui.screens.run_chooser import RunChooser
 
 from helpers import slice_names
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from tui_support import run_cli
 
-from proftui.core.summary_tables import stack
-from proftui.core.table_cache import read_table
+from proftui.core.cache.tables import read_table
+from proftui.core.tables.by_name import stack
 from proftui.tui.cli import USAGE, main
 from proftui.tui.commands.common import share_widths
 from proftui.tui.commands.table import fit_columns

@@ -11,9 +11,9 @@ from tui_support import settle
 
 from proftui.core.analysis.heat import heat_grid
 from proftui.tui.app import ProftuiApp
-from proftui.tui.cluster_pane import RAMP, WORST, ClusterPane, HeatStrip
-from proftui.tui.table import TableView
-from proftui.tui.timeline import Timeline
+from proftui.tui.panes.cluster import RAMP, WORST, ClusterPane, HeatStrip
+from proftui.tui.widgets.table import TableView
+from proftui.tui.widgets.timeline import Timeline
 
 US = 1000
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -105,8 +105,8 @@ async def test_one_rank_says_there_is_nothing_to_compare() -> None:
 
 
 async def test_g_scopes_the_ops_to_each_ranks_own_step(tmp_path) -> None:
-    from proftui.core.aggregate import aggregate_ops
-    from proftui.tui.panes import OpsPane
+    from proftui.core.ops.aggregate import aggregate_ops
+    from proftui.tui.panes.base import OpsPane
 
     path = rank_folders(tmp_path, [[110, 140, 120], [160, 110, 110]])
     app = ProftuiApp(path)

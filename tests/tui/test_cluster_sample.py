@@ -10,8 +10,8 @@ from textual.widgets import Static
 from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.cluster_pane import HeatStrip
-from proftui.tui.table import TableView
+from proftui.tui.panes.cluster import HeatStrip
+from proftui.tui.widgets.table import TableView
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "cluster_2rank"
 

@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 
-from proftui.core.table import Column, Table
-from proftui.tui.columns import (
+from proftui.core.model.table import Column, Table
+from proftui.tui.widgets.columns import (
     ColumnLayout,
     ColumnSettings,
     arrange,

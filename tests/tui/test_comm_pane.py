@@ -11,9 +11,9 @@ from textual.widgets import Static, TabbedContent
 from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.comm_pane import CommPane
-from proftui.tui.table import TableView
-from proftui.tui.timeline import Timeline
+from proftui.tui.panes.comm import CommPane
+from proftui.tui.widgets.table import TableView
+from proftui.tui.widgets.timeline import Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

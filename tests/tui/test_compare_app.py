@@ -12,7 +12,7 @@ from tui_support import settle
 from proftui.core.analysis.diff import normalise
 from proftui.tui.cli import main
 from proftui.tui.compare_app import CompareApp
-from proftui.tui.table import TableView
+from proftui.tui.widgets.table import TableView
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 BEFORE = str(SAMPLES / "diff_before.pt.trace.json")

@@ -11,11 +11,11 @@ import pytest
 from textual.widgets import Input, RadioSet, Select
 from tui_support import settle
 
-from proftui.core.query import slices_in_window
+from proftui.core.ops.window import slices_in_window
 from proftui.tui.app import ProftuiApp
-from proftui.tui.export_dialog import ExportDialog, free_name
-from proftui.tui.table import TableView
-from proftui.tui.timeline import Timeline
+from proftui.tui.screens.export_dialog import ExportDialog, free_name
+from proftui.tui.widgets.table import TableView
+from proftui.tui.widgets.timeline import Timeline
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
 
@@ -69,7 +69,7 @@ async def test_events_of_the_range_are_written_and_reported(tmp_path) -> None:
 
 
 async def test_times_from_the_capture_start_or_on_the_profilers_clock(tmp_path) -> None:
-    from proftui.core.iterations import capture_start_ns
+    from proftui.core.ops.iterations import capture_start_ns
 
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 44)) as pilot:

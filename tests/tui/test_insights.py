@@ -12,9 +12,9 @@ from textual.widgets import Static, TabbedContent
 from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.insights import InsightsPane
-from proftui.tui.table import TableView
-from proftui.tui.timeline import Timeline
+from proftui.tui.panes.insights import InsightsPane
+from proftui.tui.widgets.table import TableView
+from proftui.tui.widgets.timeline import Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

@@ -10,9 +10,9 @@ from textual.widgets import TabbedContent
 from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.panes import OpsPane
-from proftui.tui.table import TableView
-from proftui.tui.timeline import ZOOM_STEP, Timeline
+from proftui.tui.panes.base import OpsPane
+from proftui.tui.widgets.table import TableView
+from proftui.tui.widgets.timeline import ZOOM_STEP, Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"
@@ -160,8 +160,8 @@ def _bound_keys() -> set[str]:
     import proftui.tui as tui
 
     keys: set[str] = set()
-    for info in pkgutil.iter_modules(tui.__path__):
-        module = import_module(f"proftui.tui.{info.name}")
+    for info in pkgutil.walk_packages(tui.__path__, "proftui.tui."):
+        module = import_module(info.name)
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == module.__name__ and "BINDINGS" in cls.__dict__:
                 for binding in Binding.make_bindings(cls.__dict__["BINDINGS"]):
@@ -174,7 +174,7 @@ def test_every_letter_key_the_readme_and_the_help_name_is_bound() -> None:
     keys that something binds: every lone letter or digit in their key columns."""
     import re
 
-    from proftui.tui.help import KEYS_HELP
+    from proftui.tui.screens.help import KEYS_HELP
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("## The timeline", 1)[1]
@@ -187,8 +187,8 @@ def test_every_letter_key_the_readme_and_the_help_name_is_bound() -> None:
 
 
 def test_help_says_what_b_groups_by() -> None:
-    from proftui.tui.help import KEYS_HELP
-    from proftui.tui.panes import OpsPane
+    from proftui.tui.panes.base import OpsPane
+    from proftui.tui.screens.help import KEYS_HELP
 
     assert "  b            group by name, category, type or engine" in KEYS_HELP.splitlines()
     toggles = [b for b in OpsPane.BINDINGS if b.key == "b"]

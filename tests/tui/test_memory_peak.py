@@ -6,11 +6,11 @@ import numpy as np
 from memory_helpers import T, write_text_rank
 
 from proftui.core.analysis.memory import memory_series
-from proftui.core.rows import cell_boundaries
+from proftui.core.query.rows import cell_boundaries
 from proftui.tui.app import ProftuiApp
-from proftui.tui.lines import COUNTER
-from proftui.tui.render import PEAK
-from proftui.tui.timeline import Timeline
+from proftui.tui.widgets.lines import COUNTER
+from proftui.tui.widgets.render import PEAK
+from proftui.tui.widgets.timeline import Timeline
 
 
 def _counter_text(timeline: Timeline, series: int) -> str:

@@ -12,14 +12,14 @@ from rich.color import Color
 from textual.widgets import TabbedContent
 from tui_support import settle
 
-from proftui.core.roles import op_slices
-from proftui.core.table_query import format_cell
+from proftui.core.ops.roles import op_slices
+from proftui.core.tables.query import format_cell
 from proftui.tui.app import ProftuiApp
-from proftui.tui.column_chooser import ColumnList
-from proftui.tui.panes import BAR_COLUMN, IterationsPane, IterationTable, OpsPane, TablesPane
+from proftui.tui.panes.base import BAR_COLUMN, IterationsPane, IterationTable, OpsPane, TablesPane
 from proftui.tui.safe import safe
-from proftui.tui.table import TableView, cut
-from proftui.tui.timeline import Timeline
+from proftui.tui.widgets.column_chooser import ColumnList
+from proftui.tui.widgets.table import TableView, cut
+from proftui.tui.widgets.timeline import Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"

@@ -9,11 +9,11 @@ import numpy as np
 from textual.strip import Strip
 
 from proftui.core import load_trace
-from proftui.core.roles import device_tracks
-from proftui.core.rows import build_rows
+from proftui.core.ops.roles import device_tracks
+from proftui.core.query.rows import build_rows
 from proftui.themes import CONTRAST, DARK, LIGHT, THEMES, luminance
-from proftui.tui.lines import LayoutState, build_lines
-from proftui.tui.render import (
+from proftui.tui.widgets.lines import LayoutState, build_lines
+from proftui.tui.widgets.render import (
     FULL,
     IDLE,
     MARK,
@@ -26,7 +26,7 @@ from proftui.tui.render import (
     paint_slice_rows,
     ruler_text,
 )
-from proftui.tui.render import (
+from proftui.tui.widgets.render import (
     LIGHT as LIGHT_CELL,
 )
 

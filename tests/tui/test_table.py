@@ -7,9 +7,9 @@ import numpy as np
 from textual import events
 from textual.app import App, ComposeResult
 
-from proftui.core.table import Column, Table
-from proftui.core.table_query import format_cell
-from proftui.tui.table import TableView, cut
+from proftui.core.model.table import Column, Table
+from proftui.core.tables.query import format_cell
+from proftui.tui.widgets.table import TableView, cut
 
 
 def _table(n: int) -> Table:

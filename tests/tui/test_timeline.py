@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proftui.core.slice_info import row_of
+from proftui.core.query.slice_info import row_of
 from proftui.themes import RESERVED_COLOURS, THEMES
 from proftui.tui.app import ProftuiApp
-from proftui.tui.lines import COUNTER, PROCESS, SLICES
-from proftui.tui.render import FULL, cell_classes
-from proftui.tui.timeline import ZOOM_STEP, Timeline
+from proftui.tui.widgets.lines import COUNTER, PROCESS, SLICES
+from proftui.tui.widgets.render import FULL, cell_classes
+from proftui.tui.widgets.timeline import ZOOM_STEP, Timeline
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"
@@ -227,7 +227,7 @@ async def test_small_terminal_and_themes() -> None:
         timeline = await _open(pilot, app)
         assert timeline.size.height >= 10 and timeline.cells >= 50
         assert timeline.palette is THEMES["proftui-light"][1]
-        from proftui.tui.panes import IterationTable
+        from proftui.tui.panes.base import IterationTable
 
         # mounted after the first frame, in the theme's colours all the same
         assert app.query_one(IterationTable).palette is THEMES["proftui-light"][1]
@@ -295,7 +295,7 @@ async def test_profile_without_timeline_shows_its_tables(tmp_path) -> None:
 
 
 async def test_range_selection_keys_mouse_and_ops_following() -> None:
-    from proftui.tui.panes import OpsPane
+    from proftui.tui.panes.base import OpsPane
 
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -685,7 +685,7 @@ async def test_the_ruler_follows_the_window_and_the_range() -> None:
     """Both ruler lines come from one reckoning of the labels and ticks per window and
     range: each zoom, pan or range shows its own."""
     from proftui.tui.format import fmt_duration
-    from proftui.tui.render import ruler_text
+    from proftui.tui.widgets.render import ruler_text
 
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -12,9 +12,9 @@ from textual.strip import Strip
 from proftui.core.analysis.utilisation import Utilisation, utilisation
 from proftui.themes import palette_for
 from proftui.tui.app import ProftuiApp
-from proftui.tui.lines import PROCESS
-from proftui.tui.render import StyleCache, paint_utilisation_rows, utilisation_chars
-from proftui.tui.timeline import RULER_LINES, Timeline, util_lines_of
+from proftui.tui.widgets.lines import PROCESS
+from proftui.tui.widgets.render import StyleCache, paint_utilisation_rows, utilisation_chars
+from proftui.tui.widgets.timeline import RULER_LINES, Timeline, util_lines_of
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
 SERIES_LABELS = ["device busy", "compute", "comm overlapped", "host busy"]

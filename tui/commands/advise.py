@@ -30,8 +30,8 @@ def cmd_advise(argv: list[str]) -> int:
         return _print_rules("--json" in argv, argv)
     args = parser.parse_args(argv)
     from proftui.core.analysis.advise import advise, parse_overrides
-    from proftui.core.iterations import capture_start_ns
-    from proftui.core.overview import read_overview
+    from proftui.core.analysis.overview import read_overview
+    from proftui.core.ops.iterations import capture_start_ns
 
     overrides = parse_overrides(args.set)
     index = load(args)

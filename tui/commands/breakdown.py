@@ -34,8 +34,8 @@ def cmd_breakdown(argv: list[str]) -> int:
                         help="print JSON for machines (all times in integer ns)")
     args = parser.parse_args(argv)
     from proftui.core.analysis.breakdown import breakdown, breakdown_table
-    from proftui.core.iterations import capture_start_ns
-    from proftui.core.overview import read_overview
+    from proftui.core.analysis.overview import read_overview
+    from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
     _, tables, iterations = read_overview(index)

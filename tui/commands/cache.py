@@ -36,7 +36,8 @@ def _parser() -> _Parser:
 
 def cmd_cache(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from proftui.core import cache, cache_entries
+    from proftui.core.cache import entries as cache_entries
+    from proftui.core.cache import indexes as cache
 
     directory = cache.cache_dir()
     if args.action == "clear":
@@ -80,8 +81,8 @@ def _plain(d) -> dict:
 
 def _listing(found: list):
     """The entries as a table of text columns (what print_table prints)."""
-    from proftui.core.cache_entries import fmt_bytes
-    from proftui.core.table import Table, text_column
+    from proftui.core.cache.entries import fmt_bytes
+    from proftui.core.model.table import Table, text_column
 
     def sources(d) -> str:
         if not d.sources:

@@ -61,7 +61,7 @@ def cmd_cluster(argv: list[str]) -> int:
     check_top(parser, args.top)
     from proftui.core.analysis.cluster import cluster
     from proftui.core.analysis.cluster_comm import read_communication
-    from proftui.core.overview import read_overview
+    from proftui.core.analysis.overview import read_overview
 
     index = load(args)
     _, tables, iterations = read_overview(index)

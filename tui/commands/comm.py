@@ -37,7 +37,7 @@ def cmd_comm(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     check_top(parser, args.top)
     from proftui.core.analysis.comm import communication
-    from proftui.core.comm_sources import profile_entries, read_sources
+    from proftui.core.load.comm_sources import profile_entries, read_sources
 
     entries = profile_entries(args.path, args.run)
     data, unused = read_sources(entries)

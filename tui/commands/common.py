@@ -113,7 +113,7 @@ GROUPINGS = ("name", "category", "type", "engine")
 
 def profile_iterations(index):
     """The iterations of a loaded trace or profile, from its timeline and its step CSVs."""
-    from proftui.core.overview import read_overview
+    from proftui.core.analysis.overview import read_overview
 
     return read_overview(index)[2]
 
@@ -123,7 +123,7 @@ def grouping_tables(index, by: str) -> list:
     both for Ascend ops), else none."""
     if by not in ("type", "engine"):
         return []
-    from proftui.core.overview import read_overview
+    from proftui.core.analysis.overview import read_overview
 
     return read_overview(index)[1]
 
@@ -173,9 +173,9 @@ def add_window_options(parser: argparse.ArgumentParser, required: bool = False) 
 
 def ops_window(args: argparse.Namespace, index) -> tuple[int, int, str]:
     """(start_ns, end_ns, label) of the window asked for by --iteration or --range."""
-    from proftui.core.errors import ProftuiError
-    from proftui.core.iterations import capture_start_ns
-    from proftui.core.table_query import parse_time_ns
+    from proftui.core.model.errors import ProftuiError
+    from proftui.core.ops.iterations import capture_start_ns
+    from proftui.core.tables.query import parse_time_ns
 
     origin, end = capture_start_ns(index), index.end_ns
     if args.iteration is not None:
@@ -213,7 +213,7 @@ def group_windows(args: argparse.Namespace, index) -> dict[str, tuple[int, int]]
     """With --iteration N on a profile of several groups (ranks or devices): each group's own
     window of step N, as their steps do not line up (nor, across hosts, their clocks); None
     otherwise (one window serves, from ops_window)."""
-    from proftui.core.iterations import group_windows as own_windows
+    from proftui.core.ops.iterations import group_windows as own_windows
 
     if getattr(args, "iteration", None) is None:
         return None
@@ -224,7 +224,7 @@ def group_windows(args: argparse.Namespace, index) -> dict[str, tuple[int, int]]
 def window_text(label: str, lo: int, hi: int, origin: int) -> str:
     """Which window numbers describe, e.g. "iteration 3 (12.5 ms to 25 ms from the capture
     start, 12.5 ms)"; `origin` is the capture start (capture_start_ns)."""
-    from proftui.core.iterations import FROM_CAPTURE_START
+    from proftui.core.ops.iterations import FROM_CAPTURE_START
 
     return (f"{label} ({fmt_duration(lo - origin)} to {fmt_duration(hi - origin)} "
             f"{FROM_CAPTURE_START}, {fmt_duration(hi - lo)})")
@@ -233,7 +233,7 @@ def window_text(label: str, lo: int, hi: int, origin: int) -> str:
 def print_table(table, columns: list[int], rows, title: str, blank: str = "") -> None:
     """Rows of a core table: a rich table on a terminal, aligned plain text when piped;
     an empty first cell (a name) is shown as `blank`."""
-    from proftui.core.table_query import rows_text
+    from proftui.core.tables.query import rows_text
 
     title = safe(title)  # titles quote group names (folder names) and CSV headers
     headers = [safe(table.columns[c].header) for c in columns]
@@ -330,9 +330,9 @@ class TerminalText:
 
 
 def diagnostic_lines(items: list[dict[str, Any]]) -> list[str]:
-    """Import problems, damage apart from notes (see :mod:`proftui.core.diagnostics`), one
+    """Import problems, damage apart from notes (see :mod:`proftui.core.model.diagnostics`), one
     line per kind: `items` as ``Diagnostics.to_list`` gives them (or "diagnostics none")."""
-    from proftui.core.diagnostics import KINDS, severity
+    from proftui.core.model.diagnostics import KINDS, severity
 
     if not items:
         return ["diagnostics none"]

@@ -71,7 +71,7 @@ def _parser() -> _Parser:
 def cmd_diff(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from proftui.core.errors import ProftuiError
+    from proftui.core.model.errors import ProftuiError
 
     if args.top < 0 or args.skip < 0:
         parser.error("--top and --skip are 0 or more")
@@ -79,8 +79,8 @@ def cmd_diff(argv: list[str]) -> int:
     if args.csv and os.path.exists(args.csv) and not args.force:
         raise ProftuiError(f"{args.csv} exists; --force overwrites it.")
     from proftui.core.analysis.diff import Opened, compare, diff_tables, read_op_map
+    from proftui.core.analysis.overview import read_overview
     from proftui.core.analysis.rank_diff import slowest_text
-    from proftui.core.overview import read_overview
 
     op_map = read_op_map(args.op_map) if args.op_map else []
     sides = []
@@ -132,7 +132,7 @@ def _gate(found, pct: float | None) -> int:
 
 
 def _write_csv(path: str, found) -> None:
-    from proftui.core.errors import ProftuiError
+    from proftui.core.model.errors import ProftuiError
 
     try:
         with open(path, "w", newline="", encoding="utf-8") as handle:

@@ -85,15 +85,15 @@ def cmd_export(argv: list[str]) -> int:
         parser.error("--args wants one or more keys, e.g. --args 'Input Dims,grid'")
     import numpy as np
 
-    from proftui.core.aggregate import aggregate_ops
-    from proftui.core.export import (
+    from proftui.core.export.to_csv import (
         ExportError,
         ExportExists,
         export_events,
         export_table,
         select_tracks,
     )
-    from proftui.core.roles import device_tracks
+    from proftui.core.ops.aggregate import aggregate_ops
+    from proftui.core.ops.roles import device_tracks
 
     if args.format == "parquet":
         if args.output == "-":
@@ -101,7 +101,7 @@ def cmd_export(argv: list[str]) -> int:
         if args.what != "events" or args.args is not None or args.unit or args.bom:
             parser.error("--format parquet writes the slices and steps: --what, --args, "
                          "--unit and --bom do not apply")
-        from proftui.core.export_parquet import require_pyarrow
+        from proftui.core.export.to_parquet import require_pyarrow
 
         require_pyarrow()  # before indexing: say at once that pyarrow is missing
     elif args.output != "-":  # refuse before indexing a large trace (core checks again)
@@ -150,8 +150,8 @@ def _parquet(args, index, tracks, window: tuple[int, int] | None,
              groups: dict[str, tuple[int, int]] | None) -> int:
     """The window's slices and the breakdown of the steps it holds, as Parquet datasets."""
     from proftui.core.analysis.breakdown import breakdown
-    from proftui.core.export_parquet import export_parquet
-    from proftui.core.overview import read_overview
+    from proftui.core.analysis.overview import read_overview
+    from proftui.core.export.to_parquet import export_parquet
 
     _, tables, iterations = read_overview(index)
     steps = breakdown(index, iterations, tables).steps

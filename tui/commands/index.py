@@ -35,7 +35,7 @@ def _from_rank_entries(meta: dict) -> str:
     cached = meta.get("ranks_cached")
     if not cached:
         return ""
-    from proftui.core.profile import DB_KIND
+    from proftui.core.discover.profile import DB_KIND
 
     files = sum(1 for s in meta.get("sources", []) if s.get("kind") != DB_KIND)
     return f" ({cached} of {plural(files, 'trace file')} from their own cache entries)"

@@ -27,7 +27,7 @@ def cmd_info(argv: list[str]) -> int:
                         "  proftui info --json run.pt.trace.json.gz | jq .slices")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
-    from proftui.core.overview import overview
+    from proftui.core.analysis.overview import overview
 
     summary = overview(load(args))
     if args.json:

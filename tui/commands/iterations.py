@@ -28,8 +28,8 @@ def cmd_iterations(argv: list[str]) -> int:
                         "  proftui iterations --json torch_npu_ascend_pt/ | jq '.items[0]'")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
-    from proftui.core.aggregate import iterations_table
-    from proftui.core.iterations import FROM_CAPTURE_START, capture_start_ns
+    from proftui.core.ops.aggregate import iterations_table
+    from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
 
     index = load(args)
     found = profile_iterations(index)

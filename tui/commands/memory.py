@@ -42,8 +42,8 @@ def cmd_memory(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     check_top(parser, args.top)
     from proftui.core.analysis.memory import memory
-    from proftui.core.iterations import capture_start_ns
-    from proftui.core.overview import read_overview
+    from proftui.core.analysis.overview import read_overview
+    from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
     _, tables, _ = read_overview(index)

@@ -53,9 +53,9 @@ def cmd_ops(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
     check_top(parser, args.top, zero_is_all=True)
-    from proftui.core.aggregate import aggregate_ops
-    from proftui.core.iterations import FROM_CAPTURE_START, capture_start_ns
-    from proftui.core.table_query import column_index, sort_order
+    from proftui.core.ops.aggregate import aggregate_ops
+    from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
+    from proftui.core.tables.query import column_index, sort_order
 
     index = load(args)
     lo, hi, label = ops_window(args, index)

@@ -19,7 +19,7 @@ from proftui.tui.format import fmt_duration, plural, shorten_apart
 from proftui.tui.safe import safe
 
 if TYPE_CHECKING:
-    from proftui.core.table import Table
+    from proftui.core.model.table import Table
 
 
 def finding_text(finding: dict, origin_ns: int | None) -> str:
@@ -40,8 +40,8 @@ def fit_names(table: Table, width: int, boxed: bool = False) -> Table:
     a rich table's rules on a terminal); at least 24 characters of a name are kept."""
     import numpy as np
 
-    from proftui.core.table import Table
-    from proftui.core.table_query import rows_text
+    from proftui.core.model.table import Table
+    from proftui.core.tables.query import rows_text
 
     cells = rows_text(table, range(table.n_rows), range(len(table.columns)))
     others = sum(max([len(table.columns[c].header), *(len(r[c]) for r in cells)])
@@ -66,8 +66,8 @@ def cmd_summary(argv: list[str]) -> int:
                         "  proftui summary --json torch_npu_ascend_pt/ | jq .busy")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     args = parser.parse_args(argv)
-    from proftui.core.iterations import capture_start_ns
-    from proftui.core.report import report_tables, summary_report
+    from proftui.core.analysis.summary import report_tables, summary_report
+    from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
     report = summary_report(index)

@@ -97,7 +97,7 @@ def cmd_table(argv: list[str]) -> int:
                                    ("--asc/--desc", args.descending is not None)) if given]
         if used:
             parser.error(f"{used[0]} needs a table NAME (list them without options)")
-    from proftui.core.load import profile_layout
+    from proftui.core.load.loader import profile_layout
 
     if args.csv and args.output != "-":  # refuse before reading (core checks again)
         _check_output(args.output, args.force)
@@ -108,7 +108,7 @@ def cmd_table(argv: list[str]) -> int:
 
 
 def _check_output(output: str, force: bool) -> None:
-    from proftui.core.export import ExportError, ExportExists
+    from proftui.core.export.to_csv import ExportError, ExportExists
 
     where = os.path.abspath(output)
     if os.path.isdir(where):
@@ -121,10 +121,10 @@ def _list(layout, as_json: bool, use_cache: bool = True) -> int:
     """The profile's tables: kind, group, rows, columns and file of each."""
     import numpy as np
 
-    from proftui.core.errors import ProftuiError
-    from proftui.core.summary_tables import file_name
-    from proftui.core.table import Column, Table, text_column
-    from proftui.core.table_cache import read_table
+    from proftui.core.cache.tables import read_table
+    from proftui.core.model.errors import ProftuiError
+    from proftui.core.model.table import Column, Table, text_column
+    from proftui.core.tables.by_name import file_name
 
     entries: list[dict[str, Any]] = []
     for file in layout.tables:
@@ -166,9 +166,9 @@ def _relative(path: str, root: str) -> str:
 
 def _show(files, args, names: list[str]) -> int:
     """One kind of table (several ranks stacked), as text, JSON or CSV."""
-    from proftui.core.errors import ProftuiError
-    from proftui.core.export import export_table
-    from proftui.core.summary_tables import (
+    from proftui.core.export.to_csv import export_table
+    from proftui.core.model.errors import ProftuiError
+    from proftui.core.tables.by_name import (
         ask,
         choose,
         plain_column,
@@ -176,7 +176,7 @@ def _show(files, args, names: list[str]) -> int:
         read_tables,
         stack,
     )
-    from proftui.core.table_query import default_sort
+    from proftui.core.tables.query import default_sort
 
     chosen = choose(files, args.name, args.group)
     tables = read_tables(chosen, use_cache=not args.no_cache)
@@ -226,9 +226,9 @@ def fit_columns(table, columns: list[int], rows, width: int,
     """The columns that fit a terminal `width`, in their order: the Group column of stacked
     ranks and the sorted column always, then from the left those that fit, text cut to
     TEXT_WIDTH; columns without a value in `rows` are left out."""
-    from proftui.core.summary_tables import group_column
-    from proftui.core.table import MISSING
-    from proftui.core.table_query import rows_text
+    from proftui.core.model.table import MISSING
+    from proftui.core.tables.by_name import group_column
+    from proftui.core.tables.query import rows_text
 
     cells = rows_text(table, rows, columns)
     keep = {c for c in columns if c in (group_column(table), sort and sort[0])}

@@ -1,0 +1,3 @@
+"""The format-agnostic index builder: interning, pairing, lanes, flows and tracks, into a
+TraceIndex.
+"""

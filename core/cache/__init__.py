@@ -1,0 +1,3 @@
+"""The on-disk cache: index files, rank states, summary tables, discoveries and seek points, one
+directory.
+"""

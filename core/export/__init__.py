@@ -1,0 +1,1 @@
+"""Writing what was opened: CSV for spreadsheets and Parquet for engines."""

@@ -1,0 +1,3 @@
+"""The data model every layer shares: the trace index, tables, strings, errors, diagnostics, time
+and naming.
+"""

@@ -1,0 +1,499 @@
+"""Operator statistics of a window: slices grouped by name or category, their instances,
+duration histograms and the per-iteration table.
+
+Everything is vectorised over the index columns (no Python object per slice): a window over
+ten million slices is a few masks, ``np.bincount`` and ``np.add.at`` / ``np.minimum.at`` on the
+string ids, in integer nanoseconds so that totals are exact.
+
+Self time: the time a slice owns, see :mod:`proftui.core.query.self_time` (where slices nest, its
+duration less its children's; parents from :mod:`proftui.core.query.parents`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from proftui.core.model.errors import ProftuiError
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.table import Column, Table, text_column
+from proftui.core.ops.grouping import GROUP_BY, OpTypes, slice_keys
+from proftui.core.ops.iterations import Iteration, Iterations, capture_start_ns
+from proftui.core.ops.roles import roles, track_groups
+from proftui.core.query.self_time import self_times, window_self
+
+SIDES = ("all", "device", "host")
+OUTLIER_RATIO = 1.2  # an iteration longer than this times its group's median is an outlier
+
+
+# -- which slices -------------------------------------------------------------------------------
+
+
+def _track_filter(index: TraceIndex, tracks: Sequence[int] | np.ndarray | None,
+                  side: str) -> np.ndarray | None:
+    """Boolean per track of the tracks asked for, or None for all of them."""
+    if side not in SIDES:
+        raise ProftuiError(f'Unknown side "{side}": use one of {", ".join(SIDES)}.')
+    keep = None
+    if tracks is not None:
+        keep = np.zeros(index.n_tracks, bool)
+        keep[np.asarray(tracks, np.int64)] = True
+    if side != "all":
+        device = roles(index).device
+        side_keep = device if side == "device" else ~device
+        keep = side_keep if keep is None else keep & side_keep
+    return keep
+
+
+def _window(index: TraceIndex, start_ns: int | None, end_ns: int | None) -> tuple[int, int]:
+    lo = index.start_ns if start_ns is None else int(start_ns)
+    hi = index.end_ns if end_ns is None else int(end_ns)
+    if hi < lo:
+        raise ProftuiError(f"The window ends ({hi} ns) before it starts ({lo} ns).")
+    return lo, hi
+
+
+GroupWindows = Mapping[str, tuple[int, int]]  # group (rank or device) -> its own [lo, hi)
+Bound = Any  # np.int64, or an int64 array of one bound per slice of the index
+
+
+def group_bounds(index: TraceIndex, windows: GroupWindows
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each group's own window as bounds per track (lo, hi; int64 ns) and the tracks of the
+    groups named (bool per track; the others are left out)."""
+    track_group = track_groups(index)
+    track_lo = np.zeros(index.n_tracks, np.int64)
+    track_hi = np.zeros(index.n_tracks, np.int64)
+    keep = np.zeros(index.n_tracks, bool)
+    for name, (lo, hi) in windows.items():
+        if hi < lo:
+            raise ProftuiError(f"The window of {name} ends ({hi} ns) before it starts ({lo} ns).")
+        sid = index.strings.find(name)
+        mine = track_group == sid if sid >= 0 else np.zeros(index.n_tracks, bool)
+        track_lo[mine], track_hi[mine] = lo, hi
+        keep |= mine
+    return track_lo, track_hi, keep
+
+
+def _bounds(index: TraceIndex, lo: int, hi: int, groups: GroupWindows | None
+            ) -> tuple[Bound, Bound, np.ndarray | None, np.ndarray | None]:
+    """The window's bounds (the scalars, or with `groups` one per slice), the tracks they
+    keep (None: all) and each track's window length (None: hi - lo for all)."""
+    if groups is None:
+        return lo, hi, None, None
+    track_lo, track_hi, keep = group_bounds(index, groups)
+    track = index.col("slices.track")
+    return track_lo[track], track_hi[track], keep, track_hi - track_lo
+
+
+def _at(bound: Bound, rows: np.ndarray) -> Bound:
+    """A bound for the slices `rows`: the scalar itself, or their entries."""
+    return bound[rows] if np.ndim(bound) else np.int64(bound)
+
+
+def _selection(index: TraceIndex, lo: Bound, hi: Bound, keep_track: np.ndarray | None
+               ) -> np.ndarray:
+    """Indices of the operator slices (see :mod:`proftui.core.ops.roles`) overlapping [lo, hi)
+    on the kept tracks (bounds: scalars, or one per slice of the index).
+
+    A slice overlaps when it starts before `hi` and ends after `lo`; a zero-length slice
+    when it lies in [lo, hi) (as :func:`proftui.core.ops.window.slices_in_window`)."""
+    start = index.col("slices.start")
+    mask = roles(index).op.copy()
+    if np.ndim(lo) or not (lo <= index.start_ns and hi >= index.end_ns):
+        dur = index.col("slices.dur")
+        low, high = _at(lo, slice(None)), _at(hi, slice(None))
+        end = start + dur
+        mask &= (start < high) & ((end > low) | ((dur == 0) & (start >= low)))
+    if keep_track is not None:
+        mask &= keep_track[index.col("slices.track")]
+    return np.flatnonzero(mask)
+
+
+# -- ops of a window ----------------------------------------------------------------------------
+
+
+def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
+                  tracks: Sequence[int] | np.ndarray | None = None, by: str = "name",
+                  side: str = "all", types: OpTypes | None = None,
+                  tables: Sequence[Table] = (), groups: GroupWindows | None = None) -> Table:
+    """The operators overlapping the window [start_ns, end_ns), grouped; with `groups`, those
+    of each group named there inside that group's own window instead (a folder of ranks'
+    iteration N: each rank's own step, as their clocks and steps do not line up).
+
+    Operators are the slices :mod:`proftui.core.ops.roles` calls so (no step markers, derived
+    tracks or repeated communication tasks). None for a bound means the trace's start or end.
+    `tracks` (track ids) and `side` ("all", "device" or "host") narrow them. `by` groups by
+    name (:func:`~proftui.core.ops.grouping.op_name`), category, type (`types`, see
+    :func:`~proftui.core.ops.grouping.op_types`) or engine (from `tables`).
+
+    A slice counts when it overlaps the window; its Total and Self are clipped to the window
+    (the part inside it, self time being the time it owns inside the window), while Avg, Min and
+    Max describe whole instances (Avg = sum of whole durations / Count). Two shares: Window(%)
+    is the op's time on a track over the window length, averaged over the tracks it ran on
+    (nested instances of the op count once, so at most 100 on one stream or thread); Busy(%) is
+    its Self over the Self of all rows, the share of the busy time of the slices counted
+    (summing to 100 over the rows). Rows are ordered by Total, longest first; the hidden
+    "name_id" column holds the group's number for :func:`op_instances`.
+
+    Columns (times int64-valued ns in float64 arrays): Name|Category|Type|Engine, Count,
+    Total, Self, Avg, Min, Max, Window (%), Busy (%), name_id.
+    """
+    all_keys, key_labels = slice_keys(index, by, types, tables)
+    key_header = GROUP_BY[by]
+    lo, hi = _window(index, start_ns, end_ns)
+    lo_at, hi_at, keep, track_span = _bounds(index, lo, hi, groups)
+    sel, clipped_start, clipped_end = _clipped(index, lo_at, hi_at, tracks, side, keep)
+    dur = index.col("slices.dur")[sel]
+    keys = all_keys[sel]
+    n_keys = len(key_labels)
+    count, total = _count_total(keys, clipped_end - clipped_start, n_keys)
+    whole = np.zeros(n_keys, np.int64)
+    np.add.at(whole, keys, dur)
+    low = np.full(n_keys, np.iinfo(np.int64).max)
+    np.minimum.at(low, keys, dur)
+    high = np.full(n_keys, -1, np.int64)
+    np.maximum.at(high, keys, dur)
+    # Self: the time each slice owns in the window (see proftui.core.query.self_time).
+    owned = np.zeros(n_keys, np.int64)
+    whole_trace = groups is None and lo <= index.start_ns and hi >= index.end_ns
+    np.add.at(owned, keys, self_times(index)[sel] if whole_trace
+              else window_self(index, sel, lo_at, hi_at))
+    present = np.flatnonzero(count)
+    present = present[np.argsort(-total[present], kind="stable")]
+    cnt = count[present]
+    tot = total[present]
+    self_ns = owned[present]
+    occupied, spans = _occupancy(keys, index.col("slices.track")[sel], clipped_start,
+                                 clipped_end, n_keys, hi - lo, track_span)
+    self_sum = float(self_ns.sum())
+    columns = [
+        text_column(key_header, [key_labels[k] for k in present.tolist()]),
+        Column("Count", "Count", "", "number", cnt.astype(np.float64)),
+        Column("Total", "Total", "ns", "number", tot.astype(np.float64)),
+        Column("Self", "Self", "ns", "number", self_ns.astype(np.float64)),
+        Column("Avg", "Avg", "ns", "number", whole[present] / np.maximum(cnt, 1)),
+        Column("Min", "Min", "ns", "number", low[present].astype(np.float64)),
+        Column("Max", "Max", "ns", "number", high[present].astype(np.float64)),
+        Column("Window(%)", "Window", "%", "number",
+               np.divide(occupied[present] * 100.0, spans[present],
+                         out=np.full(len(present), np.nan), where=spans[present] > 0)),
+        Column("Busy(%)", "Busy", "%", "number",
+               self_ns / self_sum * 100.0 if self_sum > 0 else np.full(len(present), np.nan)),
+        Column("name_id", "name_id", "", "number", present.astype(np.float64)),
+    ]
+    return Table("ops", "", columns, len(present))
+
+
+def op_totals(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
+              by: str = "name", side: str = "all", types: OpTypes | None = None,
+              tables: Sequence[Table] = ()) -> tuple[Sequence[str], np.ndarray, np.ndarray]:
+    """Per group of :func:`aggregate_ops` that ran in the window: its label, Total (clipped
+    to the window, ns) and Count, as aggregate_ops counts them, without the self times and
+    shares (what a comparison of two profiles needs, at a fraction of the cost)."""
+    all_keys, labels = slice_keys(index, by, types, tables)
+    lo, hi = _window(index, start_ns, end_ns)
+    sel, clipped_start, clipped_end = _clipped(index, lo, hi, None, side)
+    keys = all_keys[sel]
+    counts, totals = _count_total(keys, clipped_end - clipped_start,
+                                  int(keys.max()) + 1 if len(keys) else 0)
+    present = np.flatnonzero(counts)
+    return [labels[int(k)] for k in present], totals[present], counts[present]
+
+
+def _clipped(index: TraceIndex, lo: Bound, hi: Bound,
+             tracks: Sequence[int] | np.ndarray | None, side: str,
+             keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The operator slices overlapping [lo, hi) on the tracks asked for (and `keep`), and
+    their starts and ends clipped to the window."""
+    keep_track = _track_filter(index, tracks, side)
+    if keep is not None:
+        keep_track = keep if keep_track is None else keep_track & keep
+    sel = _selection(index, lo, hi, keep_track)
+    start = index.col("slices.start")[sel]
+    end = start + index.col("slices.dur")[sel]
+    clipped_start = np.maximum(start, _at(lo, sel))
+    return sel, clipped_start, np.maximum(np.minimum(end, _at(hi, sel)), clipped_start)
+
+
+def _count_total(keys: np.ndarray, clipped: np.ndarray, n_keys: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per key: how many slices, and their summed clipped time (int64 ns)."""
+    count = np.bincount(keys, minlength=n_keys)
+    total = np.zeros(n_keys, np.int64)
+    np.add.at(total, keys, clipped)
+    return count, total
+
+
+def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.ndarray,
+               n_keys: int, span: int, track_span: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Per key, the summed union of its intervals on each track (nested or overlapping
+    instances of one op on one track count once), and the summed window length of the tracks
+    it ran on (`span` each, or each track's own `track_span`).
+
+    One pass over all (key, track) pairs: each pair's intervals are shifted onto a range of
+    their own, past the previous pair's, so that one running maximum of the ends finds the
+    stretches of every pair at once. The intervals must come ordered by track, then start.
+    """
+    occupied = np.zeros(n_keys, np.int64)
+    spans = np.zeros(n_keys, np.int64)
+    if not len(keys):
+        return occupied, spans
+    # The slices come in index order (by track, then start): a stable sort by key keeps each
+    # (key, track) pair's slices together and by start.
+    order = _stable_order(keys)
+    k, t, s, e = keys[order], track[order], start[order], end[order]
+    new_pair = np.concatenate([[True], (k[1:] != k[:-1]) | (t[1:] != t[:-1])])
+    pair = np.cumsum(new_pair) - 1
+    firsts = np.flatnonzero(new_pair)
+    pair_lo = s[firsts]
+    pair_hi = np.maximum.reduceat(e, firsts)
+    width = pair_hi - pair_lo + 1
+    shift = np.concatenate([[0], np.cumsum(width)[:-1]]) - pair_lo
+    if float(width.astype(np.float64).sum()) >= 2.0 ** 62:  # beyond int64: pair by pair
+        for f, lst in zip(firsts.tolist(), np.append(firsts[1:], len(k)).tolist()):
+            occupied[k[f]] += union_ns(s[f:lst], e[f:lst])
+    else:
+        s2, e2 = s + shift[pair], e + shift[pair]
+        reach = np.maximum.accumulate(e2)
+        begins = np.flatnonzero(np.concatenate([[True], s2[1:] > reach[:-1]]))
+        finish = reach[np.concatenate([begins[1:] - 1, [len(s2) - 1]])]
+        np.add.at(occupied, k[begins], finish - s2[begins])
+    np.add.at(spans, k[firsts], span if track_span is None else track_span[t[firsts]])
+    return occupied, spans
+
+
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """np.argsort(keys, kind="stable") for keys in [0, 2**32), as two 16-bit radix passes
+    (numpy sorts 16-bit integers by radix: linear, where int64 keys take a merge sort)."""
+    keys = keys.astype(np.int64, copy=False)
+    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    if not len(keys) or int(keys.max()) < 1 << 16:
+        return low
+    high = np.argsort((keys[low] >> 16).astype(np.uint16), kind="stable")
+    return low[high]
+
+
+def union_ns(start: np.ndarray, end: np.ndarray) -> int:
+    """Length of the union of the intervals [start, end) (int64 ns), by one sort and a
+    running maximum of the ends."""
+    if not len(start):
+        return 0
+    order = np.argsort(start, kind="stable")
+    s, e = start[order], end[order]
+    reach = np.maximum.accumulate(e)
+    # A new stretch of busy time begins where a slice starts after everything before ended.
+    begins = np.flatnonzero(np.concatenate([[True], s[1:] > reach[:-1]]))
+    finish = reach[np.concatenate([begins[1:] - 1, [len(s) - 1]])]
+    return int((finish - s[begins]).sum())
+
+
+def op_instances(index: TraceIndex, key_id: int, *, by: str = "name",
+                 start_ns: int | None = None, end_ns: int | None = None,
+                 tracks: Sequence[int] | np.ndarray | None = None, side: str = "all",
+                 types: OpTypes | None = None, tables: Sequence[Table] = (),
+                 groups: GroupWindows | None = None) -> np.ndarray:
+    """Indices of the slices of one op (its "name_id" in :func:`aggregate_ops`) counted for
+    the same window and tracks, ordered by start (then index)."""
+    sel, keys, _ = window_slices(index, start_ns=start_ns, end_ns=end_ns, by=by, tracks=tracks,
+                                 side=side, types=types, tables=tables, groups=groups)
+    return by_start(index, sel[keys == key_id])
+
+
+def window_slices(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
+                  by: str = "name", tracks: Sequence[int] | np.ndarray | None = None,
+                  side: str = "all", types: OpTypes | None = None, tables: Sequence[Table] = (),
+                  groups: GroupWindows | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, Sequence[str]]:
+    """The operator slices :func:`aggregate_ops` counts for a window (or `groups`' windows)
+    and tracks, each one's group number, and the groups' labels."""
+    keys, labels = slice_keys(index, by, types, tables)
+    lo, hi = _window(index, start_ns, end_ns)
+    lo_at, hi_at, keep, _ = _bounds(index, lo, hi, groups)
+    sel, _, _ = _clipped(index, lo_at, hi_at, tracks, side, keep)
+    return sel, keys[sel], labels
+
+
+def by_start(index: TraceIndex, slices: np.ndarray) -> np.ndarray:
+    """The slices ordered by start (then as given), as int64."""
+    starts = index.col("slices.start")[slices]
+    return slices[np.argsort(starts, kind="stable")].astype(np.int64)
+
+
+def _iteration_list(iterations: Iterations | Sequence[Iteration] | None) -> list[Iteration]:
+    if iterations is None:
+        return []
+    return list(iterations.items if isinstance(iterations, Iterations) else iterations)
+
+
+def iteration_of(index: TraceIndex, slices: np.ndarray,
+                 iterations: Iterations | Sequence[Iteration] | None) -> np.ndarray:
+    """Per slice, the number of the iteration of its group whose window holds its start
+    (NaN when none does). When the iterations are all of one group, they apply to every
+    slice whatever its group."""
+    return iteration_at(index, slices, iterations)[0]
+
+
+def iteration_at(index: TraceIndex, slices: np.ndarray,
+                 iterations: Iterations | Sequence[Iteration] | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per slice, as :func:`iteration_of`: the iteration's number (NaN when none) and its
+    start (int64 ns; -1 when none)."""
+    slices = np.asarray(slices, np.int64)
+    out = np.full(len(slices), np.nan)
+    starts = np.full(len(slices), -1, np.int64)
+    items = [it for it in _iteration_list(iterations) if it.start_ns >= 0 <= it.end_ns]
+    if not items or not len(slices):
+        return out, starts
+    start = index.col("slices.start")[slices]
+    groups = {it.group for it in items}
+    if len(groups) == 1:
+        slice_group = np.zeros(len(slices), np.int64)
+        group_ids = {next(iter(groups)): 0}
+    else:
+        slice_group = track_groups(index)[index.col("slices.track")[slices]]
+        group_ids = {g: index.strings.find(g) for g in groups}
+    for group, gid in group_ids.items():
+        mine = sorted((it for it in items if it.group == group), key=lambda it: it.start_ns)
+        w_start = np.array([it.start_ns for it in mine], np.int64)
+        w_end = np.array([it.end_ns for it in mine], np.int64)
+        numbers = np.array([it.number for it in mine], np.float64)
+        at = np.flatnonzero(slice_group == gid)
+        k = np.searchsorted(w_start, start[at], side="right") - 1
+        inside = (k >= 0) & (start[at] < w_end[np.maximum(k, 0)])
+        out[at[inside]] = numbers[k[inside]]
+        starts[at[inside]] = w_start[k[inside]]
+    return out, starts
+
+
+def track_titles(index: TraceIndex, tracks: np.ndarray) -> np.ndarray:
+    """Per track id, "process: track" text (object array), each title made once."""
+    tracks = np.asarray(tracks, np.int64)
+    unique, inverse = np.unique(tracks, return_inverse=True)
+    s = index.strings
+    titles = []
+    for t in unique.tolist():
+        p = int(index.col("tracks.process")[t])
+        label = index.track_label(t)
+        if p >= 0:
+            group = s[index.col("processes.group")[p]]
+            pid = s[index.col("processes.pid")[p]]
+            name = s[index.col("processes.name")[p]] or f"Process {pid}"
+            label = f"{group + ': ' if group else ''}{name}: {label}"
+        titles.append(label)
+    out = np.empty(len(unique), dtype=object)
+    out[:] = titles
+    return out[inverse.reshape(-1)] if len(tracks) else np.empty(0, dtype=object)
+
+
+def instances_table(index: TraceIndex, slices: np.ndarray,
+                    iterations: Iterations | Sequence[Iteration] | None = None) -> Table:
+    """The given slices as a table (kind "instances"), in the given order: Start (ns from the
+    capture start, :func:`~proftui.core.ops.iterations.capture_start_ns`), Duration (ns), Track
+    ("process: track"), Iteration (its number, NaN outside every iteration) and Slice (the
+    slice index, to jump to it)."""
+    slices = np.asarray(slices, np.int64)
+    start = index.col("slices.start")[slices]
+    dur = index.col("slices.dur")[slices]
+    columns = [
+        Column("Start (from capture start)", "Start", "ns", "number",
+               (start - capture_start_ns(index)).astype(np.float64)),
+        Column("Duration", "Duration", "ns", "number", dur.astype(np.float64)),
+        Column("Track", "Track", "", "text",
+               track_titles(index, index.col("slices.track")[slices])),
+        Column("Iteration", "Iteration", "", "number", iteration_of(index, slices, iterations)),
+        Column("Slice", "Slice", "", "number", slices.astype(np.float64)),
+    ]
+    return Table("instances", "", columns, len(slices))
+
+
+def duration_histogram(durations_ns: np.ndarray, bins: int = 20
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Counts and `bins + 1` edges (ns, float64) of a histogram of durations.
+
+    Edges are log-spaced when the durations span more than two decades (max > 100 x min,
+    min > 0), else linear; equal durations make one bin of width 1 ns around them. An empty
+    input gives zero counts over [0, 1].
+    """
+    values = np.asarray(durations_ns, np.float64)
+    bins = max(int(bins), 1)
+    if not len(values):
+        return np.zeros(bins, np.int64), np.linspace(0.0, 1.0, bins + 1)
+    low, high = float(values.min()), float(values.max())
+    if low > 0 and high > 100 * low:
+        edges = np.geomspace(low, high, bins + 1)
+    elif high > low:
+        edges = np.linspace(low, high, bins + 1)
+    else:
+        edges = np.linspace(low - 0.5, low + 0.5, bins + 1)
+    edges[0], edges[-1] = min(edges[0], low), max(edges[-1], high)
+    counts, _ = np.histogram(values, edges)
+    return counts.astype(np.int64), edges
+
+
+# -- iterations ---------------------------------------------------------------------------------
+
+
+# The iterations table's two starts, headers saying their unit and clock.
+ABSOLUTE_START = "Start (us, profiler clock)"
+RELATIVE_START = "Start (ms, capture)"
+
+
+def iterations_table(iterations: Iterations | Sequence[Iteration], origin_ns: int) -> Table:
+    """One row per iteration, in the order given (kind "iterations").
+
+    Columns: Group, Iteration, Start (absolute int64 ns on the profiler's clock, a timestamp;
+    its header says "us, profiler clock", as it is shown), Start from capture (ms from
+    `origin_ns`, the capture start: :func:`~proftui.core.ops.iterations.capture_start_ns`; its
+    header says so), Duration (ns), one
+    column (ns) per breakdown part in order of first appearance, vs median (%) = how much
+    longer (+) or shorter (-) than the median of its group, and Mark: "slowest" for the
+    longest iteration of a group of two or more, "outlier" for one longer than 1.2 x its
+    group's median, "slowest, outlier" for both. Unknown values are NaN (missing Start is
+    the int64 minimum, as in summary tables).
+    """
+    items = _iteration_list(iterations)
+    n = len(items)
+    missing = np.iinfo(np.int64).min
+    start = np.array([it.start_ns if it.start_ns >= 0 else missing for it in items], np.int64)
+    known = start != missing
+    # ms, so that the header can say its unit and an exported pane writes what it says
+    relative = np.where(known, (start - origin_ns) / 1e6, np.nan)
+    dur = np.array([it.dur_ns if it.dur_ns >= 0 else np.nan for it in items], np.float64)
+    groups = np.empty(n, dtype=object)
+    groups[:] = [it.group for it in items]
+    parts: list[str] = []
+    for it in items:
+        parts += [p for p in it.parts if p not in parts]
+    vs_median = np.full(n, np.nan)
+    marks = np.full(n, "", dtype=object)
+    for group in dict.fromkeys(it.group for it in items):
+        mine = np.flatnonzero((groups == group) & ~np.isnan(dur))
+        if not len(mine):
+            continue
+        median = float(np.median(dur[mine]))
+        if median > 0:
+            vs_median[mine] = (dur[mine] / median - 1.0) * 100.0
+            for i in mine[dur[mine] > OUTLIER_RATIO * median].tolist():
+                marks[i] = "outlier"
+        if len(mine) >= 2:
+            slowest = int(mine[np.argmax(dur[mine])])
+            marks[slowest] = "slowest, outlier" if marks[slowest] else "slowest"
+    columns = [
+        Column("Group", "Group", "", "text", groups),
+        Column("Iteration", "Iteration", "", "number",
+               np.array([it.number for it in items], np.float64)),
+        Column(ABSOLUTE_START, "Start", "ns", "timestamp", start),
+        Column(RELATIVE_START, "Start from capture", "ms", "number", relative, fixed=True),
+        Column("Duration", "Duration", "ns", "number", dur),
+    ]
+    for part in parts:
+        columns.append(Column(part, part, "ns", "number", np.array(
+            [float(it.parts[part]) if part in it.parts else np.nan for it in items],
+            np.float64)))
+    columns += [Column("vs median(%)", "vs median", "%", "number", vs_median),
+                Column("Mark", "Mark", "", "text", marks)]
+    return Table("iterations", "", columns, n)

@@ -1,0 +1,1 @@
+"""The process this runs in: usable cores, the allocator's tuning, worker processes."""

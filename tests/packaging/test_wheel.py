@@ -1,0 +1,47 @@
+"""The built wheel holds every package: built, installed in a fresh virtual environment and run
+on a bundled sample, outside this checkout (the editable install the other tests use would
+hide a package missing from the wheel)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "samples" / "kineto_demo.pt.trace.json"
+
+
+def _run(*cmd: str | Path, cwd: Path, env: dict | None = None) -> str:
+    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd,
+                            env=env, timeout=300)
+    assert result.returncode == 0, f"{cmd}: {result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def test_the_wheel_installs_and_runs_a_command(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
+         "-w", dist, ROOT, cwd=tmp_path)
+    wheel = next(dist.glob("proftui-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    packages = {str(p.parent.relative_to(ROOT)) for p in ROOT.glob("[ct][ouh]*/**/__init__.py")}
+    for package in packages:  # core/..., tui/..., themes
+        assert f"proftui/{package}/__init__.py" in names, package
+    assert not any(n.startswith(("proftui/tests/", "proftui/bench/", "proftui/samples/"))
+                   for n in names)
+
+    venv = tmp_path / "venv"  # the project's dependencies come from this interpreter's site
+    _run(sys.executable, "-m", "venv", "--system-site-packages", venv, cwd=tmp_path)
+    python = venv / "bin" / "python"
+    _run(python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel, cwd=tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PROFTUI_CACHE_DIR"] = str(tmp_path / "cache")
+    where = _run(python, "-c", "import proftui.core.load.loader as m; print(m.__file__)",
+                 cwd=tmp_path, env=env)
+    assert where.startswith(str(venv)), where  # the wheel's copy, not this checkout
+    out = _run(venv / "bin" / "proftui", "summary", "--json", SAMPLE, cwd=tmp_path, env=env)
+    assert json.loads(out)["slices"] == 200

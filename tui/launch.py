@@ -1,0 +1,98 @@
+"""`proftui PATH`: open a trace in the terminal viewer."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import threading
+from concurrent.futures import Future
+
+from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, new_parser
+from proftui.tui.safe import safe
+
+
+def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
+    """Open the app on argv's path; `commands` (the registry's names) are listed when the
+    path does not exist, as the user may have mistyped one."""
+    from proftui.themes import DEFAULT_THEME, THEME_NAMES
+
+    parser = new_parser("", "Open a trace in the terminal viewer (? in the viewer lists the "
+                        "keys).",
+                        "  proftui trace.json\n  proftui --theme light PROF_000001_...\n"
+                        "  proftui before.json after.json   (compare: base above, new below)\n"
+                        "  NO_COLOR=1 proftui trace.json\n"
+                        "  proftui info trace.json      (headless)")
+    parser.add_argument("new", nargs="?", help="a second profile: both open one above the "
+                        "other to compare (base first, then new; see also proftui diff)")
+    parser.add_argument("--theme", choices=sorted(THEME_NAMES), default=None,
+                        help="colour theme (default dark; T switches at run time)")
+    args = parser.parse_args(argv)
+    from proftui.core.load.loader import check_openable
+    from proftui.core.model.errors import ProftuiError
+
+    for path in (args.path, args.new):
+        if path is not None and not os.path.exists(path):
+            raise ProftuiError(f"{path}: no such file or directory (commands: "
+                               f"{', '.join(commands)}; see proftui --help).")
+        if path is not None:  # what shows at once is said at once, as the commands say it
+            check_openable(path)
+    theme = THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME
+    if args.new is not None:
+        if args.run is not None:
+            parser.error("--run opens one run of one profile; to compare, give each run's "
+                         "folder")
+        from proftui.tui.compare_app import CompareApp
+
+        app = CompareApp(args.path, args.new, use_cache=not args.no_cache, theme=theme)
+        app.run()
+        return exit_status(app)
+    # Until the first frame the cyclic collector is off (the app turns it on again then, see
+    # ProftuiApp._panes_ready): importing Textual and building the screen make some hundred
+    # thousand objects, and its passes over them took 0.1-0.2 s of the way to that frame.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        # Begun before the app's modules are imported: reading the cache goes on beside that.
+        cached = None if args.no_cache else read_cached(args.path, args.run)
+        from proftui.tui.app import ProftuiApp
+
+        app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run,
+                         cached=cached)
+        app.run()
+    finally:
+        if collecting:
+            gc.enable()
+    return exit_status(app)
+
+
+def exit_status(app) -> int:
+    """After the app: the sentence of a trace it could not open, said again where scripts
+    and the shell see it (as the commands say it), and exit status 2; else 0."""
+    if app.error:
+        sys.stderr.write(f"proftui: {safe(app.error)}\n")
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def read_cached(path: str, run: int | None) -> Future:
+    """Start reading the trace at `path` from the cache, with its timeline rows, in a thread:
+    its checksums are verified (in numpy, beside the interpreter's lock) while the app's modules
+    are imported and its widgets built. The future's result is (index, rows), or None when the
+    cache has no current entry or anything goes wrong: the app then loads the trace itself,
+    and says why it cannot."""
+    from proftui.core.load.loader import cached_trace
+    from proftui.core.query.rows import rows_for
+
+    found: Future = Future()
+
+    def read() -> None:
+        try:
+            index = cached_trace(path, run)
+            found.set_result(None if index is None else (index, rows_for(index)))
+        except Exception:  # noqa: BLE001 - the app's own load says what is wrong
+            found.set_result(None)
+
+    # A daemon: quitting at once does not wait for it.
+    threading.Thread(target=read, name="proftui-read-cached", daemon=True).start()
+    return found

@@ -1,0 +1,1 @@
+"""The panes under the timeline, one module each."""

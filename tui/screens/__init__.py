@@ -1,0 +1,1 @@
+"""Modal screens and dialogs: help, the run chooser, the column chooser, the export dialog."""
