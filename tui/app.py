@@ -61,10 +61,12 @@ if TYPE_CHECKING:
     from proftui.core.analysis.breakdown import Breakdown
     from proftui.tui.as_command import ViewCommand
     from proftui.tui.key_commands import KeyCommand
-    from proftui.tui.panes.base import IterationsPane, OpsPane, TablePane
+    from proftui.tui.panes.base import TablePane
     from proftui.tui.panes.cluster import HeatStrip
     from proftui.tui.panes.comm import CommPane
     from proftui.tui.panes.insights import InsightsPane
+    from proftui.tui.panes.iterations import IterationsPane
+    from proftui.tui.panes.ops import OpsPane
     from proftui.tui.screens.export_dialog import ExportJob, ExportRequest
     from proftui.tui.widgets.table import TableView
 
@@ -72,10 +74,12 @@ if TYPE_CHECKING:
 def table_panes() -> dict[str, type[TablePane]]:
     """The classes of the panes named in PANE_NAMES. Imported as the panes are mounted, after
     the first frame (see ProftuiApp._panes_ready): about 40 ms of imports off its path."""
-    from proftui.tui.panes.base import IterationsPane, OpsPane, TablesPane
     from proftui.tui.panes.cluster import ClusterPane
     from proftui.tui.panes.comm import CommPane
     from proftui.tui.panes.insights import InsightsPane
+    from proftui.tui.panes.iterations import IterationsPane
+    from proftui.tui.panes.ops import OpsPane
+    from proftui.tui.panes.tables import TablesPane
 
     return dict(zip(PANE_NAMES, (OpsPane, TablesPane, IterationsPane, InsightsPane, CommPane,
                                  ClusterPane), strict=True))

@@ -35,7 +35,8 @@ from proftui.themes import DEFAULT_THEME
 from proftui.tui.app import Prompt
 from proftui.tui.base_app import BaseApp
 from proftui.tui.format import fmt_count, fmt_duration, plural
-from proftui.tui.panes.base import FilterBox, TablePane, TablesPane
+from proftui.tui.panes.base import FilterBox, TablePane
+from proftui.tui.panes.tables import TablesPane
 from proftui.tui.safe import safe
 from proftui.tui.screens.help import HelpScreen
 from proftui.tui.widgets.table import TableView

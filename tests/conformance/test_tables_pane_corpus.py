@@ -13,7 +13,7 @@ import pytest
 
 from proftui.core.tables.query import format_cell
 from proftui.tui.app import ProftuiApp
-from proftui.tui.panes.base import TablesPane
+from proftui.tui.panes.tables import TablesPane
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 TEXT = CORPUS / "torch_npu_2rank" / "text_level1"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -23,9 +24,13 @@ def _run(*cmd: str | Path, cwd: Path, env: dict | None = None) -> str:
 
 
 def test_the_wheel_installs_and_runs_a_command(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"  # built from a copy: building writes build/ and egg-info
+    left_out = {".git", "samples", "tests", "bench", "build", "dist", "__pycache__"}
+    shutil.copytree(ROOT, tree, ignore=lambda folder, names: [
+        n for n in names if folder == str(ROOT) and (n in left_out or n.endswith(".egg-info"))])
     dist = tmp_path / "dist"
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-         "-w", dist, ROOT, cwd=tmp_path)
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, tree,
+         cwd=tmp_path)
     wheel = next(dist.glob("proftui-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     packages = {str(p.parent.relative_to(ROOT)) for p in ROOT.glob("[ct][ouh]*/**/__init__.py")}
@@ -33,6 +38,7 @@ def test_the_wheel_installs_and_runs_a_command(tmp_path: Path) -> None:
         assert f"proftui/{package}/__init__.py" in names, package
     assert not any(n.startswith(("proftui/tests/", "proftui/bench/", "proftui/samples/"))
                    for n in names)
+    assert "proftui/setup.py" not in names and "proftui/__main__.py" in names
 
     venv = tmp_path / "venv"  # the project's dependencies come from this interpreter's site
     _run(sys.executable, "-m", "venv", "--system-site-packages", venv, cwd=tmp_path)

@@ -14,7 +14,7 @@ from proftui.core.analysis.utilisation import utilisation
 from proftui.core.export.to_csv import window_events
 from proftui.core.ops.rank_offsets import ONE_RANK
 from proftui.tui.app import ProftuiApp
-from proftui.tui.panes.base import OpsPane
+from proftui.tui.panes.ops import OpsPane
 from proftui.tui.screens.export_dialog import ExportDialog
 from proftui.tui.widgets.lines import SLICES
 from proftui.tui.widgets.timeline import Timeline

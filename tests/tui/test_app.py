@@ -340,7 +340,7 @@ async def test_the_panes_are_mounted_after_the_first_frame_and_keys_wait_for_the
 
     from proftui.core import load_trace
     from proftui.core.query.rows import rows_for
-    from proftui.tui.panes.base import OpsPane
+    from proftui.tui.panes.ops import OpsPane
     from proftui.tui.widgets.table import TableView
 
     index = load_trace(str(SAMPLE), use_cache=False)

@@ -106,7 +106,7 @@ async def test_one_rank_says_there_is_nothing_to_compare() -> None:
 
 async def test_g_scopes_the_ops_to_each_ranks_own_step(tmp_path) -> None:
     from proftui.core.ops.aggregate import aggregate_ops
-    from proftui.tui.panes.base import OpsPane
+    from proftui.tui.panes.ops import OpsPane
 
     path = rank_folders(tmp_path, [[110, 140, 120], [160, 110, 110]])
     app = ProftuiApp(path)

@@ -10,7 +10,7 @@ from textual.widgets import TabbedContent
 from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.panes.base import OpsPane
+from proftui.tui.panes.ops import OpsPane
 from proftui.tui.widgets.table import TableView
 from proftui.tui.widgets.timeline import ZOOM_STEP, Timeline
 
@@ -187,7 +187,7 @@ def test_every_letter_key_the_readme_and_the_help_name_is_bound() -> None:
 
 
 def test_help_says_what_b_groups_by() -> None:
-    from proftui.tui.panes.base import OpsPane
+    from proftui.tui.panes.ops import OpsPane
     from proftui.tui.screens.help import KEYS_HELP
 
     assert "  b            group by name, category, type or engine" in KEYS_HELP.splitlines()

@@ -15,7 +15,9 @@ from tui_support import settle
 from proftui.core.ops.roles import op_slices
 from proftui.core.tables.query import format_cell
 from proftui.tui.app import ProftuiApp
-from proftui.tui.panes.base import BAR_COLUMN, IterationsPane, IterationTable, OpsPane, TablesPane
+from proftui.tui.panes.iterations import BAR_COLUMN, IterationsPane, IterationTable
+from proftui.tui.panes.ops import OpsPane
+from proftui.tui.panes.tables import TablesPane
 from proftui.tui.safe import safe
 from proftui.tui.widgets.column_chooser import ColumnList
 from proftui.tui.widgets.table import TableView, cut

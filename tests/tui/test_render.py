@@ -12,7 +12,7 @@ from proftui.core import load_trace
 from proftui.core.ops.roles import device_tracks
 from proftui.core.query.rows import build_rows
 from proftui.themes import CONTRAST, DARK, LIGHT, THEMES, luminance
-from proftui.tui.widgets.lines import LayoutState, build_lines
+from proftui.tui.widgets.lines import TrackChoices, build_lines
 from proftui.tui.widgets.render import (
     FULL,
     IDLE,
@@ -135,7 +135,7 @@ def test_lines_follow_layout_state(tmp_path) -> None:
     path.write_text(json.dumps(events))
     index = load_trace(str(path), use_cache=False)
     rows = build_rows(index)
-    state = LayoutState.empty()
+    state = TrackChoices.empty()
     kinds = [(line.kind, line.label) for line in build_lines(index, rows, state)]
     assert kinds == [("process", "host (1)"), ("slices", "Thread 1"), ("slices", ""),
                      ("process", "Process 2"), ("slices", "Thread 9"),
@@ -213,7 +213,7 @@ def test_lines_match_a_loop_over_tracks(tmp_path) -> None:
     rows = build_rows(index)
     for _ in range(40):
         tracks, procs = list(range(index.n_tracks)), list(range(len(index.arrays["processes.pid"])))
-        state = LayoutState(set(rng.sample(procs, rng.randint(0, 2))),
+        state = TrackChoices(set(rng.sample(procs, rng.randint(0, 2))),
                             rng.sample(tracks, rng.randint(0, 3)),
                             set(rng.sample(tracks, rng.randint(0, 3))), rng.random() < 0.7)
         lines = build_lines(index, rows, state)

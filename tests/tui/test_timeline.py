@@ -227,7 +227,7 @@ async def test_small_terminal_and_themes() -> None:
         timeline = await _open(pilot, app)
         assert timeline.size.height >= 10 and timeline.cells >= 50
         assert timeline.palette is THEMES["proftui-light"][1]
-        from proftui.tui.panes.base import IterationTable
+        from proftui.tui.panes.iterations import IterationTable
 
         # mounted after the first frame, in the theme's colours all the same
         assert app.query_one(IterationTable).palette is THEMES["proftui-light"][1]
@@ -295,7 +295,7 @@ async def test_profile_without_timeline_shows_its_tables(tmp_path) -> None:
 
 
 async def test_range_selection_keys_mouse_and_ops_following() -> None:
-    from proftui.tui.panes.base import OpsPane
+    from proftui.tui.panes.ops import OpsPane
 
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:

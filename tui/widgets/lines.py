@@ -37,8 +37,8 @@ class Line:
 
 
 @dataclass
-class LayoutState:
-    """What the user changed about the layout."""
+class TrackChoices:
+    """What the user chose about the tracks: collapsed, pinned, hidden, device work first."""
 
     collapsed: set[int]
     pinned: list[int]
@@ -46,7 +46,7 @@ class LayoutState:
     device_first: bool = True  # processes with device work first in their rank
 
     @classmethod
-    def empty(cls) -> LayoutState:
+    def empty(cls) -> TrackChoices:
         return cls(set(), [], set())
 
 
@@ -144,7 +144,7 @@ class Lines:
         return n if len(hit) and hit[n] else None
 
 
-def build_lines(index: TraceIndex, rows: RowIndex, state: LayoutState) -> Lines:
+def build_lines(index: TraceIndex, rows: RowIndex, state: TrackChoices) -> Lines:
     """All lines of the timeline for this layout state, vectorised over tracks."""
     a = index.arrays
     n_tracks = index.n_tracks

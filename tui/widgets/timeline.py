@@ -42,8 +42,8 @@ from proftui.tui.widgets.lines import (
     INSTANTS,
     PROCESS,
     SLICES,
-    LayoutState,
     Lines,
+    TrackChoices,
     build_lines,
 )
 from proftui.tui.widgets.render import (
@@ -171,7 +171,7 @@ class Timeline(Widget, can_focus=True):
         self.index: TraceIndex | None = None
         self.rows: RowIndex | None = None
         self.lines = Lines.empty()
-        self.layout_state = LayoutState.empty()
+        self.layout_state = TrackChoices.empty()
         self.view_start = 0
         self.view_end = 1
         self.cursor_ns = 0

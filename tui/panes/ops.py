@@ -1,0 +1,235 @@
+"""The Ops pane: operators of a window, by name, category, type or engine, for all tracks or
+one side; Enter lists an operator's instances (`proftui ops` prints the same numbers)."""
+
+from __future__ import annotations
+
+import numpy as np
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Static
+
+from proftui.core.model.index import TraceIndex
+from proftui.core.model.table import Table
+from proftui.core.ops.aggregate import (
+    aggregate_ops,
+    duration_histogram,
+    instances_table,
+    op_instances,
+)
+from proftui.core.ops.grouping import GROUP_BY, OpTypes, op_types
+from proftui.core.ops.iterations import Iteration
+from proftui.tui.format import fmt_duration, plural
+from proftui.tui.panes.base import FilterBox, TablePane
+from proftui.tui.panes.ops_window import WHOLE_TRACE, Window
+from proftui.tui.safe import safe
+from proftui.tui.widgets.table import TableView
+
+SIDES = ("all", "device", "host")
+GROUPINGS = tuple(GROUP_BY)
+# As `proftui ops`: one name is one row everywhere (b groups otherwise, keeping the sort).
+DEFAULT_GROUPING = "name"
+_SPARK = "▁▂▃▄▅▆▇█"
+
+
+class OpsPane(TablePane):
+    """Operators of a window: count, total, self, avg, min, max and share, by name or
+    category, for all tracks or the device or host side; Enter lists an operator's instances
+    and Enter on an instance jumps the timeline to it."""
+
+    BINDINGS = [
+        Binding("b", "toggle_by", "Name/category/type/engine"),
+        Binding("v", "cycle_side", "All/device/host"),
+        Binding("t", "toggle_tracks", "Pinned tracks"),
+        Binding("W", "whole_trace", "Whole trace", show=False),  # a pans the timeline
+        Binding("escape", "back", "Back", show=False),
+    ]
+
+    class JumpTo(Message):
+        """Show this slice on the timeline."""
+
+        def __init__(self, slice_index: int) -> None:
+            super().__init__()
+            self.slice_index = slice_index
+
+    class TracksWanted(Message):
+        """The pane asks for the tracks pinned on the timeline (to scope the ops to them)."""
+
+    class WindowSet(Message):
+        """The pane describes this window from now on."""
+
+        def __init__(self, window: Window) -> None:
+            super().__init__()
+            self.window = window
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self.index: TraceIndex | None = None
+        self.iterations: list[Iteration] = []
+        self.tables: list[Table] = []
+        self.types: OpTypes | None = None
+        self.window = WHOLE_TRACE
+        self.by = "name"
+        self.side = "all"
+        self.tracks: list[int] | None = None  # only these tracks (the pinned ones), or all
+        self.ops: Table | None = None
+        self.instances: np.ndarray = np.zeros(0, np.int64)
+        self._stale = True  # computed when first shown: nothing competes with the first paint
+
+    def compose(self) -> ComposeResult:
+        yield Static("", classes="title", id="ops-title", markup=False)
+        yield FilterBox(placeholder="filter: text, /regex/, Column~text, Total>1ms, Count>=10 "
+                                    "(Enter applies, Esc closes)")
+        yield TableView(hidden=("name_id",), id="ops-table")
+        yield TableView(hidden=("Slice",), id="ops-instances")
+        yield Static("", id="ops-histogram", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#ops-instances").display = False
+        self.query_one("#ops-histogram").display = False
+
+    def table_view(self) -> TableView:
+        instances = self.query_one("#ops-instances", TableView)
+        return instances if instances.display else self.query_one("#ops-table", TableView)
+
+    def show_trace(self, index: TraceIndex, iterations: list[Iteration],
+                   tables: list[Table] = ()) -> None:  # type: ignore[assignment]
+        """A new trace, its ops grouped by the default (by name, as `proftui ops`)."""
+        self.index, self.iterations, self.tables = index, iterations, list(tables)
+        self.types = None
+        self.by = DEFAULT_GROUPING
+        self.set_window(WHOLE_TRACE)
+
+    def set_window(self, window: Window) -> None:
+        """Describe `window` from now on (computed when the pane is next shown)."""
+        self.window = window
+        self._stale = True
+        self.post_message(self.WindowSet(window))
+        self._back_to_ops()
+        self._title(busy=True)
+        if self.display and self.parent is not None and self.parent.display:
+            self.ensure_computed()
+
+    def ensure_computed(self) -> None:
+        """Aggregate the window if that has not been done since it changed."""
+        if self._stale and self.index is not None:
+            self._stale = False
+            self.recompute()
+
+    def _title(self, busy: bool = False) -> None:
+        view = f"by {self.by}" + (" (the default)" if self.by == DEFAULT_GROUPING else "")
+        if self.tracks is not None:
+            view += f", {plural(len(self.tracks), 'pinned track')}"
+        rows = plural(self.ops.n_rows, "op") if self.ops is not None else ""
+        state = "computing ..." if busy else rows
+        text = (f"Ops of {safe(self.window.label)}, {view}, {self.side} tracks: {state}   "
+                "b name/category/type/engine  v all/device/host  t pinned tracks  W whole trace  "
+                "/ filter  S sort  Enter instances")
+        self.query_one("#ops-title", Static).update(text)
+
+    @work(thread=True, exclusive=True, group="ops")
+    def recompute(self) -> None:
+        """Aggregate in a worker: a window of ten million slices takes a moment."""
+        if self.index is None:
+            return
+        self.app.call_from_thread(self._title, True)
+        if self.by == "type" and self.types is None:
+            self.types = op_types(self.index, self.tables)
+        table = aggregate_ops(self.index, start_ns=self.window.start_ns,
+                              end_ns=self.window.end_ns, tracks=self.tracks, by=self.by,
+                              side=self.side, types=self.types, tables=self.tables,
+                              groups=self.window.groups)
+        self.app.call_from_thread(self._show_ops, table)
+
+    def _show_ops(self, table: Table) -> None:
+        self.ops = table
+        view = self.query_one("#ops-table", TableView)
+        view.show(table, keep_position=True)
+        self._title()
+
+    def action_toggle_by(self) -> None:
+        """Group otherwise; the table keeps its sort (the first column: the new key)."""
+        self.by = GROUPINGS[(GROUPINGS.index(self.by) + 1) % len(GROUPINGS)]
+        self.recompute()
+
+    def action_cycle_side(self) -> None:
+        self.side = SIDES[(SIDES.index(self.side) + 1) % len(SIDES)]
+        self.recompute()
+
+    def action_toggle_tracks(self) -> None:
+        if self.tracks is None:
+            self.post_message(self.TracksWanted())
+        else:
+            self.set_tracks(None)
+
+    def set_tracks(self, tracks: list[int] | None) -> None:
+        """Count only the slices of these tracks (None: of all tracks)."""
+        self.tracks = list(tracks) if tracks is not None else None
+        self.recompute()
+
+    def action_whole_trace(self) -> None:
+        self.set_window(WHOLE_TRACE)
+
+    @on(TableView.RowChosen, "#ops-table")
+    def _op_chosen(self, event: TableView.RowChosen) -> None:
+        event.stop()
+        if self.index is None or self.ops is None:
+            return
+        key = self.ops.find("name_id")
+        if key is None:
+            return
+        key_id = int(key.values[event.row])
+        self.instances = op_instances(self.index, key_id, by=self.by,
+                                      start_ns=self.window.start_ns,
+                                      end_ns=self.window.end_ns, tracks=self.tracks,
+                                      side=self.side, types=self.types,
+                                      tables=self.tables, groups=self.window.groups)
+        table = instances_table(self.index, self.instances, self.iterations)
+        view = self.query_one("#ops-instances", TableView)
+        view.show(table)
+        name = str(table_label(self.ops, event.row))
+        durations = self.index.arrays["slices.dur"][self.instances]
+        self.query_one("#ops-histogram", Static).update(
+            f"{safe(name)}: {plural(len(self.instances), 'instance')} in "
+            f"{safe(self.window.label)}"
+            f"   {histogram_text(durations)}   Enter jumps to one, Esc returns")
+        self.query_one("#ops-table").display = False
+        view.display = True
+        self.query_one("#ops-histogram").display = True
+        self.screen.set_focus(view)
+
+    @on(TableView.RowChosen, "#ops-instances")
+    def _instance_chosen(self, event: TableView.RowChosen) -> None:
+        event.stop()
+        column = event.view.table.find("Slice") if event.view.table is not None else None
+        if column is not None:
+            self.post_message(self.JumpTo(int(column.values[event.row])))
+
+    def action_back(self) -> None:
+        self._back_to_ops()
+
+    def _back_to_ops(self) -> None:
+        ops = self.query_one("#ops-table", TableView)
+        if ops.display:
+            return
+        self.query_one("#ops-instances").display = False
+        self.query_one("#ops-histogram").display = False
+        ops.display = True
+        self.screen.set_focus(ops)
+
+
+def table_label(table: Table, row: int) -> object:
+    """The first column's value of a row (the op's name, category or type)."""
+    return table.columns[0].values[row]
+
+
+def histogram_text(durations_ns: np.ndarray, bins: int = 16) -> str:
+    """A one-line duration histogram: min, a bar per bin (height ~ count), max."""
+    if len(durations_ns) == 0:
+        return ""
+    counts, edges = duration_histogram(durations_ns, bins)
+    top = max(int(counts.max()), 1)
+    bars = "".join(_SPARK[min(len(_SPARK) - 1, int(round(c / top * (len(_SPARK) - 1))))]
+                   if c else " " for c in counts.tolist())
+    return f"{fmt_duration(int(edges[0]))} {bars} {fmt_duration(int(edges[-1]))}"
