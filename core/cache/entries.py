@@ -25,11 +25,17 @@ import json
 import os
 import re
 import struct
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from proftui.core.cache.file import MAGIC, PREFIX, CacheMiss, read_header
+from proftui.core.cache.file import (
+    MAGIC,
+    PREFIX,
+    CacheMiss,
+    is_ours,
+    read_header,
+    sweep_temporaries,
+)
 from proftui.core.source.streams import file_size
 
 DEFAULT_MAX_BYTES = 10 << 30
@@ -37,7 +43,6 @@ MAX_ENV = "PROFTUI_CACHE_MAX"
 _NAME = re.compile(r"^([0-9a-f]{40})\.(idx|tbl|lay|rnk)(?:\.([A-Za-z0-9_]+))?$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_STALE_TEMP_S = 3600  # a temporary file untouched this long was left by a killed process
 _HEADER_PEEK = 1 << 16  # most headers fit in the first read
 _HEADER_MAX = 256 << 20  # a longer header is damage
 
@@ -115,15 +120,6 @@ def entries(directory: Path) -> list[Entry]:
                                    sum(m[2] for m in members), max(m[3] for m in members)))
     found_entries.sort(key=lambda e: (e.main is not None, e.last_used_ns, e.key))
     return found_entries
-
-
-def is_ours(path: str) -> bool:
-    """Whether the file at `path` starts with proftui's MAGIC."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(MAGIC)) == MAGIC
-    except OSError:
-        return False
 
 
 def remove(entry: Entry) -> int:
@@ -236,16 +232,5 @@ def clear(directory: Path) -> tuple[int, int]:
         before = sum(os.path.exists(p) for p in entry.files)
         freed += remove(entry)
         removed += before - sum(os.path.exists(p) for p in entry.files)
-    too_old = time.time() - _STALE_TEMP_S
-    try:
-        with os.scandir(directory) as listing:
-            for item in listing:
-                if item.name.startswith(".tmp-") and item.is_file(follow_symlinks=False):
-                    st = item.stat(follow_symlinks=False)
-                    if st.st_mtime < too_old and is_ours(item.path):
-                        os.unlink(item.path)
-                        removed += 1
-                        freed += st.st_size
-    except OSError:
-        pass
-    return removed, freed
+    swept, swept_bytes = sweep_temporaries(directory)
+    return removed + swept, freed + swept_bytes

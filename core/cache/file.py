@@ -21,6 +21,7 @@ import os
 import stat
 import struct
 import tempfile
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,9 @@ CHECKSUM = "sum64 of 4 KiB pages"  # the header's name for the arrays' checksums
 PAGE = 4096
 _ALIGN = 64
 _FREE_RESERVE_BYTES = 64 << 20  # a cache never takes the last of the disk from the training job
+# Every file is written under a temporary name beside its place, then renamed into it.
+TEMP_PREFIX = ".tmp-"
+STALE_TEMP_S = 3600  # a temporary file untouched this long was left by a killed writer
 
 
 class CacheMiss(Exception):
@@ -113,7 +117,7 @@ def write(path: Path, header: dict, arrays: dict[str, np.ndarray],
     if before_write is not None:  # first: what it removes counts as free space
         before_write(data_start + offset)
     _check_space(path.parent, data_start + offset)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(MAGIC + PREFIX.pack(len(blob), zlib.crc32(blob)) + blob)
@@ -134,6 +138,38 @@ def write(path: Path, header: dict, arrays: dict[str, np.ndarray],
             pass
         raise
     return data_start + offset
+
+
+def sweep_temporaries(directory: Path) -> tuple[int, int]:
+    """Remove the temporary files that writers killed mid-write left in `directory`; returns
+    (files removed, bytes freed). One is removed only when it is a regular file (not a
+    symlink), untouched for STALE_TEMP_S, and ours: it starts with MAGIC, or it is empty (a
+    writer killed before its first byte). Anything else under the name is someone else's."""
+    removed = freed = 0
+    too_old = time.time() - STALE_TEMP_S
+    try:
+        with os.scandir(directory) as listing:
+            for item in listing:
+                if not (item.name.startswith(TEMP_PREFIX)
+                        and item.is_file(follow_symlinks=False)):
+                    continue
+                st = item.stat(follow_symlinks=False)
+                if st.st_mtime < too_old and (st.st_size == 0 or is_ours(item.path)):
+                    os.unlink(item.path)
+                    removed += 1
+                    freed += st.st_size
+    except OSError:  # gone, or not ours to remove: swept another time
+        pass
+    return removed, freed
+
+
+def is_ours(path: str) -> bool:
+    """Whether the file at `path` starts with proftui's MAGIC."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
 
 
 def _check_space(directory: Path, nbytes: int) -> None:

@@ -65,7 +65,6 @@ from proftui.core.source.streams import FileIdentity
 FORMAT_VERSION = 5  # 5: flows paired within a rank (4: checksums; 3: events of unknown
 # phases kept as instants)
 __all__ = ["MAGIC", "CacheMiss", "json_bytes"]  # shared with the other users of the cache
-_STALE_TEMP_S = 3600  # a temporary file untouched this long was left by a killed process
 _FINE_TICK_NS = 20_000_000  # > one kernel timer tick (10 ms at HZ=100), when time stamps are fine
 # This run's, not the index's (ranks_cached: how many files came from rank entries).
 _RUN_KEYS = ("cache_path", "cache_id", "from_cache", "cache_error", "no_cache", "ranks_cached")
@@ -177,7 +176,7 @@ def store(index: TraceIndex, identities: list[FileIdentity], options: str,
         }, arrays)
     except OSError as exc:
         raise CacheNotWritten(f"could not write the cache: {exc.strerror or exc}") from None
-    _sweep_temporaries(path.parent)
+    cache_file.sweep_temporaries(path.parent)
     _remove_derived(path)
     index.meta["cache_path"] = str(path)
     index.meta["cache_id"] = cache_id
@@ -215,18 +214,6 @@ def _remove_derived(path: Path) -> None:
                 os.unlink(name)
             except OSError:
                 pass
-
-
-def _sweep_temporaries(directory: Path) -> None:
-    """Remove temporary files of writers that were killed mid-write (long untouched)."""
-    too_old = time.time() - _STALE_TEMP_S
-    try:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                if entry.name.startswith(".tmp-") and entry.stat().st_mtime < too_old:
-                    os.unlink(entry.path)
-    except OSError:  # swept by the next store
-        pass
 
 
 def load(identities: list[FileIdentity], options: str = "") -> TraceIndex:

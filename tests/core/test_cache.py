@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from proftui.core import load_trace
+from proftui.core.cache import file as cache_file
 from proftui.core.cache import indexes as cache
 from proftui.core.query.args import slice_args
 from proftui.core.query.rows import ROWS_KIND, build_rows, rows_for
@@ -491,13 +492,21 @@ def test_a_read_only_cache_still_serves_what_it_holds(tmp_path, cache_dir, denie
 
 
 def test_temporaries_of_killed_writers_are_swept(tmp_path, cache_dir) -> None:
+    """Storing an index sweeps what killed writers left (ours, or empty: killed before the
+    first byte), and nothing that is someone else's: the policy `proftui cache clear` uses."""
     cache_dir.mkdir()
-    old, recent = cache_dir / ".tmp-killed", cache_dir / ".tmp-writing"
-    old.write_bytes(b"half")
-    recent.write_bytes(b"half")
-    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    outside = tmp_path / "precious"
+    outside.write_bytes(cache_file.MAGIC + b"not the cache's")
+    names = {".tmp-killed": cache_file.MAGIC + b"half", ".tmp-writing": cache_file.MAGIC,
+             ".tmp-empty": b"", ".tmp-foreign": b"someone else's", ".tmp-link": None}
+    for name, data in names.items():
+        path = cache_dir / name
+        path.symlink_to(outside) if data is None else path.write_bytes(data)
+        if name != ".tmp-writing":
+            os.utime(path, (time.time() - 7200, time.time() - 7200), follow_symlinks=False)
     load_trace(str(write_trace(tmp_path / "t.json", EVENTS)))
-    assert _leftovers(cache_dir) == [".tmp-writing"]
+    assert _leftovers(cache_dir) == [".tmp-foreign", ".tmp-link", ".tmp-writing"]
+    assert outside.exists()
 
 
 def test_no_cache_writes_nothing(tmp_path, cache_dir) -> None:
