@@ -21,7 +21,7 @@ import numpy as np
 
 from proftui import __version__
 from proftui.core.cache import indexes as cache
-from proftui.core.importers.csv_summary import TextParts, parse_table
+from proftui.core.importers.csv.summary import TextParts, parse_table
 from proftui.core.model.diagnostics import Diagnostics
 from proftui.core.model.table import Column, Table
 from proftui.core.source.streams import FileIdentity
@@ -36,7 +36,7 @@ def table_path(identity: FileIdentity) -> Path:
 
 def cached_table(path: str, kind: str = "", group: str = "") -> Table:
     """The table of the CSV at `path`: mapped from the cache when it holds this very version
-    of the file, else parsed (:func:`~proftui.core.importers.csv_summary.parse_table`) and
+    of the file, else parsed (:func:`~proftui.core.importers.csv.summary.parse_table`) and
     stored. Raises ProftuiError when the file cannot be read."""
     try:
         identity = FileIdentity.of(path)

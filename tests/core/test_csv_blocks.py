@@ -9,8 +9,10 @@ import random
 import numpy as np
 import pytest
 
-from proftui.core.importers import csv_blocks, csv_columns, csv_summary
-from proftui.core.importers.csv_summary import parse_table
+from proftui.core.importers.csv import blocks as csv_blocks
+from proftui.core.importers.csv import columns as csv_columns
+from proftui.core.importers.csv import summary as csv_summary
+from proftui.core.importers.csv.summary import parse_table
 from proftui.core.model.table import Table
 
 KERNELS = (

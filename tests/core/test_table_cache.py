@@ -16,8 +16,9 @@ from proftui.core.cache import file as cache_file
 from proftui.core.cache import indexes as cache
 from proftui.core.cache import tables as table_cache
 from proftui.core.cache.tables import read_table
-from proftui.core.importers import csv_columns, csv_summary
-from proftui.core.importers.csv_summary import parse_table
+from proftui.core.importers.csv import columns as csv_columns
+from proftui.core.importers.csv import summary as csv_summary
+from proftui.core.importers.csv.summary import parse_table
 from proftui.core.model.table import MISSING
 from proftui.core.source.streams import FileIdentity
 

@@ -15,8 +15,8 @@ import operator
 
 import numpy as np
 
-from proftui.core.importers.csv_blocks import BLOCK_BYTES, Block, Pieces
-from proftui.core.importers.csv_columns import Chunks, ColumnBuilder
+from proftui.core.importers.csv.blocks import BLOCK_BYTES, Block, Pieces
+from proftui.core.importers.csv.columns import Chunks, ColumnBuilder
 from proftui.core.model.diagnostics import Diagnostics
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.table import Column, Table, split_unit

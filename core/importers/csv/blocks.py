@@ -1,5 +1,5 @@
 """A CSV file read a block of whole rows at a time, its cells found by numpy; what
-:mod:`proftui.core.importers.csv_summary` reads with, `csv.reader` standing in wherever a
+:mod:`proftui.core.importers.csv.summary` reads with, `csv.reader` standing in wherever a
 block is not plain.
 
 Why: a bare `csv.reader` pass makes a Python string of every cell, and a float() or a

@@ -1,5 +1,5 @@
 """Typed columns from chunks of CSV rows: numbers (exact ns for epoch timestamps) until a
-cell is not one, else text codes; what :mod:`proftui.core.importers.csv_summary` parses with.
+cell is not one, else text codes; what :mod:`proftui.core.importers.csv.summary` parses with.
 
 Where the time goes, and what is done about it (bench/bench_tables.py measures it against a
 bare `csv.reader` pass): the cyclic GC is off and chunks are small (they stay in the CPU's
@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from proftui.core.importers.csv_blocks import Block
+from proftui.core.importers.csv.blocks import Block
 from proftui.core.model.table import MISSING
 from proftui.core.model.timeconv import us_to_ns
 
