@@ -380,7 +380,10 @@ def _opens_without_a_word(trace: Path, capfd, recwarn):
     error = index.meta["cache_error"]
     assert error.startswith("could not write the cache: ") and "\n" not in error
     assert "cache_path" not in index.meta
-    assert capfd.readouterr() == ("", "") and not recwarn.list
+    assert capfd.readouterr() == ("", "")
+    # A ResourceWarning is the garbage collector's, raised wherever it happens to run (it
+    # once came from another test's objects under pytest -n 4): not a word of this load's.
+    assert not [w for w in recwarn.list if not issubclass(w.category, ResourceWarning)]
     return index
 
 
