@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from proftui.core.model.words import duration_text, plural
 
 # One formatter for durations everywhere: the tables' cells (core) and the screens (tui).
 fmt_duration = duration_text
-__all__ = ["fmt_count", "fmt_duration", "plural", "shorten_apart", "shorten_middle"]
+__all__ = ["fmt_count", "fmt_duration", "plural", "shorten_apart", "shorten_middle",
+           "track_contents"]
 
 
 def fmt_count(n: int) -> str:
@@ -45,3 +47,15 @@ def shorten_apart(texts: list[str], width: int) -> list[str]:
         start = min(max(differ - middle // 3, head), max(len(text) - tail - middle, head))
         out[k] = (text[:head] + "…" + text[start:start + middle] + "…" + text[-tail:])
     return out
+
+
+def track_contents(track: dict[str, Any]) -> str:
+    """What a track holds, e.g. "1,024 slices in 3 rows, 2 instants"."""
+    parts = []
+    if track["slices"]:
+        parts.append(f"{plural(track['slices'], 'slice')} in {plural(track['rows'], 'row')}")
+    if track["instants"]:
+        parts.append(plural(track["instants"], "instant"))
+    if track["counter_series"]:
+        parts.append(f"{track['counter_series']} counters")
+    return ", ".join(parts) or "empty"

@@ -12,7 +12,7 @@ from proftui.tui.commands.common import (
     new_parser,
     print_json,
 )
-from proftui.tui.format import fmt_count, fmt_duration, plural
+from proftui.tui.format import fmt_count, fmt_duration, track_contents
 from proftui.tui.safe import safe
 
 MAX_FILES_SHOWN = 20
@@ -160,18 +160,6 @@ def _short(path: str, profile: dict[str, Any]) -> str:
     """A path relative to the profile's root."""
     root = profile.get("root") or ""
     return path[len(root) + 1:] if root and path.startswith(root + "/") else path
-
-
-def track_contents(track: dict[str, Any]) -> str:
-    """What a track holds, e.g. "1,024 slices in 3 rows, 2 instants"."""
-    parts = []
-    if track["slices"]:
-        parts.append(f"{plural(track['slices'], 'slice')} in {plural(track['rows'], 'row')}")
-    if track["instants"]:
-        parts.append(plural(track["instants"], "instant"))
-    if track["counter_series"]:
-        parts.append(f"{track['counter_series']} counters")
-    return ", ".join(parts) or "empty"
 
 
 def _track_line(track: dict[str, Any]) -> str:

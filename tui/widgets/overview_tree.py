@@ -9,8 +9,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 
-from proftui.tui.commands.info import track_contents
-from proftui.tui.format import fmt_count, fmt_duration, plural
+from proftui.tui.format import fmt_count, fmt_duration, plural, track_contents
 from proftui.tui.safe import safe
 
 
