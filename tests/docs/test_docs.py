@@ -250,7 +250,8 @@ def _documented_paths(section: str) -> list[str]:
             tokens = re.findall(r"`([^`]+)`", row[0])
             for token in tokens:
                 if token.startswith("."):
-                    token = tokens[0].rsplit(".", 1)[0] + token
+                    parent = tokens[0].rpartition(".")[0]
+                    token = parent + token if parent else token[1:]
                 paths.append(token)
     return paths
 
