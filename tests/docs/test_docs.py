@@ -338,7 +338,8 @@ def test_a_documented_key_the_output_lacks_is_caught() -> None:
 # -- links and the front door -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+@pytest.mark.parametrize("doc", [*DOCS, ROOT / "bench" / "README.md"],
+                         ids=lambda p: str(p.relative_to(ROOT)))
 def test_relative_links_resolve(doc: Path) -> None:
     broken = []
     for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text()):
