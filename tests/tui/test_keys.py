@@ -170,20 +170,25 @@ def _bound_keys() -> set[str]:
 
 
 def test_every_letter_key_the_readme_and_the_help_name_is_bound() -> None:
-    """The README's key block (it once listed an unbound `i`) and the help overlay name only
-    keys that something binds: every lone letter or digit in their key columns."""
+    """The key tables of the README and docs/tui.md (the README's key block once listed an
+    unbound `i`) and the help overlay name only keys that something binds: every lone letter
+    or digit in their key columns. (tests/docs/test_docs.py checks every other key too.)"""
     import re
 
     from proftui.tui.screens.help import KEYS_HELP
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## The timeline", 1)[1]
-    block = next(part for part in section.split("\n\n") if part.startswith("    w / s"))
+    root = Path(__file__).resolve().parents[2]
+    columns = []
+    for doc in (root / "README.md", root / "docs" / "tui.md"):
+        rows = [line.split("|")[1] for line in doc.read_text().splitlines()
+                if line.startswith("| `")]
+        assert rows, f"{doc.name} has no key table"
+        columns += rows
+    keys = " ".join(re.findall(r"`([^`]+)`", "\n".join(columns)))
     help_keys = [line[:15] for line in KEYS_HELP.splitlines() if line.startswith("  ")]
-    named = set(re.findall(r"(?<!\S)([A-Za-z0-9])(?!\S)", block + "\n" + "\n".join(help_keys)))
+    named = set(re.findall(r"(?<!\S)([A-Za-z0-9])(?!\S)", keys + "\n" + "\n".join(help_keys)))
     assert {"w", "s", "1", "o", "D", "b"} <= named
-    assert named - {"a"} <= _bound_keys(), named - _bound_keys()  # "a process": bound anyway
-    assert "a" in _bound_keys()
+    assert named <= _bound_keys(), named - _bound_keys()
 
 
 def test_help_says_what_b_groups_by() -> None:
