@@ -66,9 +66,6 @@ def usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from proftui.core.discover.runs import SeveralRunsError
-    from proftui.core.model.errors import Cancelled, ExportError, ExportExists, ProftuiError
-
     if argv is None:  # the program itself: even a bug's traceback must not carry raw escapes
         sys.excepthook = _escaped_traceback
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -81,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[0] in ("-V", "--version"):
         sys.stdout.write(f"proftui {__version__}\n")
         return EXIT_OK
+    # Imported past the usage, which answers before numpy is loaded (runs need it).
+    from proftui.core.discover.runs import SeveralRunsError
+    from proftui.core.model.errors import Cancelled, ExportError, ExportExists, ProftuiError
+
     try:
         if argv[0] in COMMANDS:
             return command(argv[0])(argv[1:])

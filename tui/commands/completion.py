@@ -165,10 +165,10 @@ def _zsh_specs(arg: Arg, group: tuple[Arg, ...]) -> list[str]:
     helped = arg.help if len(arg.help) <= ZSH_HELP else arg.help[:ZSH_HELP - 1] + "…"
     helped = helped.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
     value = f":{arg.metavar.replace(':', '-')}:{action}" if arg.takes_value else ""
-    excluded = {f for a in group for f in a.flags} if len(group) > 1 else set(arg.flags)
+    excluded = [f for a in group for f in a.flags] if len(group) > 1 else list(arg.flags)
     if arg.flags[0] in ("-h", "-V"):  # --help and --version end the command line
-        excluded = {"-", "*"}
-    prefix = "*" if arg.repeats else f"({' '.join(sorted(excluded))})"
+        excluded = ["-", "*"]
+    prefix = "*" if arg.repeats else f"({' '.join(excluded)})"
     return [_zsh_quote(f"{prefix}{flag}[{helped}]{value}") for flag in arg.flags]
 
 
