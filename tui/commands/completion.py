@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from proftui.tui.commands.spec import EXIT_OK, Arg, Command, Group
 
@@ -95,9 +95,9 @@ def _bash_branch(command: Command, pattern: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _bash_words(args) -> str:
+def _bash_words(found: Iterable[Arg]) -> str:
     """What a value of these arguments completes to: `:files`, their choices, or nothing."""
-    args = list(args)
+    args = list(found)
     if any(a.files for a in args):
         return ":files"
     return " ".join(c for a in args for c in a.choices() or ())
