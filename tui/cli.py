@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 # its arguments once, in SPEC; usage, help and completion are made from the declarations.
 COMMANDS = ("info", "index", "ops", "iterations", "export", "summary", "breakdown", "advise",
             "diff", "table", "cluster", "memory", "comm", "cache")
+# `proftui completion` is not among them: it answers about proftui itself, not a trace.
 # What a command's line in the usage leaves room for before its summary.
 SYNOPSIS_WIDTH = 38
 
@@ -66,6 +67,7 @@ def usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run `proftui ARGV` (sys.argv's when None) and return its exit status."""
     if argv is None:  # the program itself: even a bug's traceback must not carry raw escapes
         sys.excepthook = _escaped_traceback
     argv = sys.argv[1:] if argv is None else list(argv)
