@@ -10,16 +10,31 @@ import os
 import sys
 from collections.abc import Callable
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proftui import __version__
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from proftui.tui.safe import safe, safe_lines
 
+if TYPE_CHECKING:
+    from proftui.tui.commands.spec import Command
+
 # The headless commands: `proftui NAME` runs cmd_NAME of proftui.tui.commands.NAME, imported
-# when it runs (opening the viewer, the common case, loads none of them).
+# when it runs (opening the viewer, the common case, loads none of them). Each module declares
+# its arguments once, in SPEC; usage, help and completion are made from the declarations.
 COMMANDS = ("info", "index", "ops", "iterations", "export", "summary", "breakdown", "advise",
             "diff", "table", "cluster", "memory", "comm", "cache")
+# `proftui completion` is not among them: it answers about proftui itself, not a trace.
+# What a command's line in the usage leaves room for before its summary.
+SYNOPSIS_WIDTH = 38
+
+FOOTER = """
+Every command takes --help (with examples) and --version. A folder holding several separate
+runs (the same rank twice, captures far apart in time, clocks of different kinds) is refused
+with the list of its runs: --run N (with any command) or the run's folder opens one.
+Exit status: 0 success, 1 failure, 2 bad usage or unreadable input. Results go to stdout,
+errors and progress to stderr. Completion: eval "$(proftui completion bash)" (or zsh).
+"""
 
 
 def command(name: str) -> Callable[[list[str]], int]:
@@ -27,72 +42,55 @@ def command(name: str) -> Callable[[list[str]], int]:
     return getattr(import_module(f"proftui.tui.commands.{name}"), f"cmd_{name}")
 
 
-USAGE = f"""usage: proftui PATH                 open a trace or profile directory in the viewer
-       proftui BASE NEW               open two, one above the other, to compare them
-       proftui info PATH [--json]     what it holds: tracks, iterations, tables, problems
-       proftui summary PATH [--json]  one screen: step time, top op types, busy ratios
-       proftui index PATH             build the cache (with a progress bar)
-       proftui ops PATH [--iteration N | --range T0:T1] [--by name|category|type]
-                   [--side all|device|host] [--sort COL] [--top K] [--json]
-                                      operator statistics of a window
-       proftui iterations PATH [--json]
-                                      iterations, their breakdown, slowest and outliers
-       proftui breakdown PATH [--iteration N | --range T0:T1] [--json]
-                                      where each step's time goes, device and host
-       proftui advise PATH [--set RULE.KEY=VALUE ...] [--json] | advise --rules
-                                      what to fix first, with evidence ranges
-       proftui diff BASE NEW [--by name|category|type] [--side ...] [--top K]
-                   [--skip N | --iterations A:B] [--op-map FILE] [--gate PCT] [--json]
-                   [--csv FILE]           did the fix help: step, parts and ops compared
-       proftui table PATH [NAME] [--group G] [--where EXPR] [--sort COL] [--desc|--asc]
-                   [--columns A,B,...] [--top K] [--json | --csv [-o FILE] [--force]]
-                                      the summary tables (op_statistic ...): list, or one
-                                      filtered and sorted
-       proftui cluster PATH [--iteration N] [--top K] [--json]
-                                      ranks compared: the slow one, who waits for whom
-       proftui memory PATH [--iteration N | --range T0:T1] [--top K] [--json]
-                                      peak memory per rank, when, the op running then,
-                                      and the top allocating operators
-       proftui comm PATH [--top K] [--json]
-                                      communication: collectives' times, bandwidth per
-                                      transport and link, slow links, small packets
-       proftui export PATH (--range T0:T1 | --iteration N | --all) [--tracks PATTERN]
-                   [--what events|ops] [--by name|category|type] [--args KEY,...]
-                   [--unit ns|us|ms|s] [--time relative|absolute] [--raw] [--force]
-                   [-o FILE|-]
-                                      the events or ops of a window as CSV
-       proftui cache [clear] [--json]  what the cache holds (size, last use, sources);
-                                      clear empties it (cap: PROFTUI_CACHE_MAX, default 10G)
-       proftui --version
+def declarations() -> list[Command]:
+    """Every command's declaration: the viewer's (`proftui PATH`), those of COMMANDS, then
+    `completion`. Their modules import nothing heavy until a command runs."""
+    from proftui.tui.commands.completion import SPEC as COMPLETION
+    from proftui.tui.launch import SPEC as OPEN
 
-Every command takes --help (with examples) and --version. A folder holding several separate
-runs (the same rank twice, captures far apart in time, clocks of different kinds) is refused
-with the list of its runs: --run N (with any command) or the run's folder opens one.
-Exit status: 0 success, 1 failure, 2 bad usage or unreadable input. Results go to stdout,
-errors and progress to stderr.
-proftui {__version__}
-"""
+    named = [import_module(f"proftui.tui.commands.{name}").SPEC for name in COMMANDS]
+    return [OPEN, *named, COMPLETION]
+
+
+def usage() -> str:
+    """What `proftui` and `proftui --help` print: each command's synopsis and summary."""
+    lines = []
+    for spec in declarations():
+        for synopsis, summary in ((spec.synopsis(), spec.summary), *spec.forms):
+            lead = "usage: " if not lines else " " * len("usage: ")
+            if len(synopsis) + 2 <= SYNOPSIS_WIDTH:
+                lines.append(f"{lead}{synopsis:<{SYNOPSIS_WIDTH}}{summary}")
+            else:  # the summary below, where the others' are
+                lines += [f"{lead}{synopsis}", " " * (len(lead) + SYNOPSIS_WIDTH) + summary]
+    lines.append(" " * len("usage: ") + "proftui --version")
+    return "\n".join(lines) + "\n" + FOOTER + f"proftui {__version__}\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    from proftui.core.discover.runs import SeveralRunsError
-    from proftui.core.model.errors import Cancelled, ExportError, ExportExists, ProftuiError
-
+    """Run `proftui ARGV` (sys.argv's when None) and return its exit status."""
     if argv is None:  # the program itself: even a bug's traceback must not carry raw escapes
         sys.excepthook = _escaped_traceback
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
-        sys.stderr.write(USAGE)
+        sys.stderr.write(usage())
         return EXIT_USAGE
     if argv[0] in ("-h", "--help"):
-        sys.stdout.write(USAGE)
+        sys.stdout.write(usage())
         return EXIT_OK
     if argv[0] in ("-V", "--version"):
         sys.stdout.write(f"proftui {__version__}\n")
         return EXIT_OK
+    # Imported past the usage, which answers before numpy is loaded (runs need it).
+    from proftui.core.discover.runs import SeveralRunsError
+    from proftui.core.model.errors import Cancelled, ExportError, ExportExists, ProftuiError
+
     try:
         if argv[0] in COMMANDS:
             return command(argv[0])(argv[1:])
+        if argv[0] == "completion":
+            from proftui.tui.commands.completion import cmd_completion
+
+            return cmd_completion(argv[1:], declarations())
         from proftui.tui.launch import cmd_open
 
         return cmd_open(argv, COMMANDS)

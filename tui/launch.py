@@ -8,8 +8,31 @@ import sys
 import threading
 from concurrent.futures import Future
 
-from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, new_parser
+from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, TRACE
+from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.safe import safe
+
+
+def _theme_names() -> list[str]:
+    from proftui.themes import THEME_NAMES
+
+    return sorted(THEME_NAMES)
+
+
+SPEC = Command(
+    "", "view a trace or profile directory (two: compare them)",
+    "Open a trace in the terminal viewer (? in the viewer lists the keys).",
+    (*TRACE,
+     Arg("new", nargs="?", files=True, help="a second profile: both open one above the other "
+                                            "to compare (base first, then new; see also "
+                                            "proftui diff)"),
+     Arg("--theme", choices=_theme_names, default=None,
+         help="colour theme (default dark; T switches at run time)")),
+    ("proftui trace.json",
+     "proftui --theme light PROF_000001_...",
+     "proftui before.json after.json   (compare: base above, new below)",
+     "NO_COLOR=1 proftui trace.json",
+     "proftui info trace.json      (headless)"))
 
 
 def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
@@ -17,17 +40,7 @@ def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
     path does not exist, as the user may have mistyped one."""
     from proftui.themes import DEFAULT_THEME, THEME_NAMES
 
-    parser = new_parser("", "Open a trace in the terminal viewer (? in the viewer lists the "
-                        "keys).",
-                        "  proftui trace.json\n  proftui --theme light PROF_000001_...\n"
-                        "  proftui before.json after.json   (compare: base above, new below)\n"
-                        "  NO_COLOR=1 proftui trace.json\n"
-                        "  proftui info trace.json      (headless)")
-    parser.add_argument("new", nargs="?", help="a second profile: both open one above the "
-                        "other to compare (base first, then new; see also proftui diff)")
-    parser.add_argument("--theme", choices=sorted(THEME_NAMES), default=None,
-                        help="colour theme (default dark; T switches at run time)")
-    args = parser.parse_args(argv)
+    parser, args = SPEC.parse(argv)
     from proftui.core.load.loader import check_openable
     from proftui.core.model.errors import ProftuiError
 

@@ -10,7 +10,6 @@ from cluster_output_inputs import write_cluster_output, write_ranks
 from tui_support import run_cli
 
 from proftui.core.analysis.cluster import Cluster, Collectives, RankStep, RankSummary
-from proftui.tui.cli import USAGE
 from proftui.tui.commands.cluster import RAMP, SLOWEST, step_strip
 
 US = 1000
@@ -93,7 +92,6 @@ def test_one_iteration_and_usage_errors(capsys, tmp_path):
     assert code == 2 and "Iteration 9 is not in this profile" in err
     code, _, err = run_cli(capsys, "cluster", "--top", "0", path)
     assert code == 2 and "--top wants 1 or more" in err
-    assert "proftui cluster PATH" in USAGE
 
 
 def test_the_strip_fits_120_columns_however_many_iterations():

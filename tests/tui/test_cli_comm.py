@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from comm_helpers import AG, AR, GROUP, write_analysis_db, write_text
 
-from proftui.tui.cli import USAGE, main
+from proftui.tui.cli import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -113,11 +113,10 @@ def test_a_damaged_summary_is_one_sentence_and_fails(tmp_path: Path, capsys) -> 
                             "communication summary (not a JSON object).\n")
 
 
-def test_bad_usage_and_listed_in_usage(tmp_path: Path, capsys) -> None:
+def test_bad_usage(tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit) as info:
         main(["comm", "--top", "0", str(tmp_path)])
     assert info.value.code == 2
     assert "--top wants 1 or more" in capsys.readouterr().err
     assert main(["comm", str(tmp_path / "missing")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
-    assert "proftui comm PATH [--top K] [--json]" in USAGE

@@ -9,7 +9,7 @@ from tui_support import run_cli
 
 from proftui.core.cache.tables import read_table
 from proftui.core.tables.by_name import stack
-from proftui.tui.cli import USAGE, main
+from proftui.tui.cli import main
 from proftui.tui.commands.common import share_widths
 from proftui.tui.commands.table import fit_columns
 
@@ -289,10 +289,6 @@ def test_fit_columns_on_a_narrow_terminal(ranks) -> None:
     # Group and the sorted column stay; the others fill from the left while they fit.
     assert fit_columns(table, everything, rows, 48, (8, True)) == [0, 1, 2, 8]
     assert fit_columns(table, everything, rows, 10, (4, False)) == [0, 4]
-
-
-def test_usage_lists_table() -> None:
-    assert "proftui table PATH [NAME]" in USAGE
 
 
 def test_text_columns_share_a_terminal_by_need() -> None:

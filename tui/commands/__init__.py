@@ -1,2 +1,2 @@
-"""The commands of the command line, one module each: `info`, `index`, `ops`, `iterations`,
-`export`, `summary`, and `open` (the viewer); what they share is in `common`."""
+"""The headless commands, one module each declaring its arguments once (`SPEC`, see `spec`);
+what they share is in `common`, the shell completion scripts in `completion`."""

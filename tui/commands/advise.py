@@ -4,31 +4,34 @@ from __future__ import annotations
 
 import sys
 
-from proftui.tui.commands.common import EXIT_OK, load, new_parser, print_json
+from proftui.tui.commands.common import EXIT_OK, TRACE, json_option, load, print_json
+from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.format import fmt_duration
 from proftui.tui.safe import safe
 
+SPEC = Command(
+    "advise", "what to fix first, with evidence ranges",
+    "Run the advisor's rules on a profile: each finding with its rule, severity (high from "
+    "5 % of the step lost, medium from 1 %), time lost per step, the numbers behind it, "
+    "evidence ranges on the timeline and the fix to try; rules that cannot run are listed "
+    "with the reason.",
+    (*TRACE, json_option("all times in integer ns"),
+     Arg("--rules", action="store_true", help="print the rule table (id, what it measures, "
+                                              "thresholds, fix) and its version, and exit"),
+     Arg("--set", action="append", default=[], metavar="RULE.KEY=VALUE",
+         help="override a rule's threshold (repeatable)")),
+    ("proftui advise run.pt.trace.json",
+     "proftui advise --set exposed_comm.min_share=0.2 PROF_000001_...",
+     "proftui advise --rules",
+     "proftui advise --json torch_npu_ascend_pt/ | jq '.findings[0]'"),
+    forms=(("proftui advise --rules [--set RULE.KEY=VALUE ...] [--json]",
+            "the rule table, without a profile"),))
+
 
 def cmd_advise(argv: list[str]) -> int:
-    parser = new_parser(
-        "advise", "Run the advisor's rules on a profile: each finding with its rule, severity "
-        "(high from 5 %% of the step lost, medium from 1 %%), time lost per step, the numbers "
-        "behind it, evidence ranges on the timeline and the fix to try; rules that cannot run "
-        "are listed with the reason.",
-        "  proftui advise run.pt.trace.json\n"
-        "  proftui advise --set exposed_comm.min_share=0.2 PROF_000001_...\n"
-        "  proftui advise --rules\n"
-        "  proftui advise --json torch_npu_ascend_pt/ | jq '.findings[0]'")
-    parser.add_argument("--json", action="store_true",
-                        help="print JSON for machines (all times in integer ns)")
-    parser.add_argument("--rules", action="store_true",
-                        help="print the rule table (id, what it measures, thresholds, fix) "
-                             "and its version, and exit")
-    parser.add_argument("--set", action="append", default=[], metavar="RULE.KEY=VALUE",
-                        help="override a rule's threshold (repeatable)")
     if "--rules" in argv and not ({"-h", "--help"} & set(argv)):  # needs no profile
         return _print_rules("--json" in argv, argv)
-    args = parser.parse_args(argv)
+    _, args = SPEC.parse(argv)
     from proftui.core.analysis.advise import advise, parse_overrides
     from proftui.core.analysis.overview import read_overview
     from proftui.core.ops.iterations import capture_start_ns

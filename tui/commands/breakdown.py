@@ -6,33 +6,34 @@ import sys
 
 from proftui.tui.commands.common import (
     EXIT_OK,
-    add_window_options,
+    TRACE,
+    WINDOW,
+    json_option,
     load,
-    new_parser,
     ops_window,
     print_json,
     print_table,
     window_text,
 )
+from proftui.tui.commands.spec import Command
 from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
+SPEC = Command(
+    "breakdown", "where each step's time goes, device and host",
+    "Break each step (or one range) down into device compute by kind, communication exposed "
+    "and overlapped, exposed copies and idle time (host-bound, waiting, unexplained), and the "
+    "host's data loading, synchronisations and launches. Computed from the tracks themselves; "
+    "on Ascend it equals step_trace_time.csv. Device parts are over the step's device window "
+    "(its first to last device operator), as the profilers count them.",
+    (*TRACE, WINDOW, json_option("all times in integer ns")),
+    ("proftui breakdown run.pt.trace.json",
+     "proftui breakdown --iteration 7 PROF_000001_...",
+     "proftui breakdown --range 10ms:40ms --json trace.json | jq '.total'"))
+
 
 def cmd_breakdown(argv: list[str]) -> int:
-    parser = new_parser(
-        "breakdown", "Break each step (or one range) down into device compute by kind, "
-        "communication exposed and overlapped, exposed copies and idle time (host-bound, "
-        "waiting, unexplained), and the host's data loading, synchronisations and launches. "
-        "Computed from the tracks themselves; on Ascend it equals step_trace_time.csv. "
-        "Device parts are over the step's device window (its first to last device operator), "
-        "as the profilers count them.",
-        "  proftui breakdown run.pt.trace.json\n"
-        "  proftui breakdown --iteration 7 PROF_000001_...\n"
-        "  proftui breakdown --range 10ms:40ms --json trace.json | jq '.total'")
-    add_window_options(parser)
-    parser.add_argument("--json", action="store_true",
-                        help="print JSON for machines (all times in integer ns)")
-    args = parser.parse_args(argv)
+    _, args = SPEC.parse(argv)
     from proftui.core.analysis.breakdown import breakdown, breakdown_table
     from proftui.core.analysis.overview import read_overview
     from proftui.core.ops.iterations import capture_start_ns

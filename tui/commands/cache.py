@@ -2,40 +2,40 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
 from proftui import __version__
-from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, _Parser, print_json, print_table
+from proftui.tui.commands.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    json_option,
+    print_json,
+    print_whole_table,
+)
+from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
-
-def _parser() -> _Parser:
-    parser = _Parser(
-        prog="proftui cache",
-        description="List what the cache holds: each entry (a trace's index with the arrays "
-                    "derived from it, a summary table, what discovery found in a folder, or "
-                    "one rank's file of a profile as it was read) with its size, when it was last "
-                    "used, the files it was made from and whether they still exist; then the "
-                    "total and the cap (PROFTUI_CACHE_MAX, default 10G: the least recently "
-                    "used entries are removed to stay under it). `proftui cache clear` "
-                    "empties it. The cache is $PROFTUI_CACHE_DIR, else "
-                    "$XDG_CACHE_HOME/proftui (~/.cache/proftui).",
-        epilog="examples:\n  proftui cache\n  proftui cache --json | jq '.total_bytes'\n"
-               "  PROFTUI_CACHE_MAX=2G proftui index big.json\n  proftui cache clear",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", nargs="?", choices=["clear"],
-                        help="clear: remove every file proftui wrote in the cache")
-    parser.add_argument("--json", action="store_true",
-                        help="print JSON for machines (times in integer ns since the epoch)")
-    parser.add_argument("-V", "--version", action="version", version=f"proftui {__version__}")
-    return parser
+SPEC = Command(
+    "cache", "what the cache holds; cache clear empties it",
+    "List what the cache holds: each entry (a trace's index with the arrays derived from it, "
+    "a summary table, what discovery found in a folder, or one rank's file of a profile as it "
+    "was read) with its size, when it was last used, the files it was made from and whether "
+    "they still exist; then the total and the cap (PROFTUI_CACHE_MAX, default 10G: the least "
+    "recently used entries are removed to stay under it). `proftui cache clear` empties it. "
+    "The cache is $PROFTUI_CACHE_DIR, else $XDG_CACHE_HOME/proftui (~/.cache/proftui).",
+    (Arg("action", nargs="?", choices=("clear",),
+         help="clear: remove every file proftui wrote in the cache"),
+     json_option("times in integer ns since the epoch")),
+    ("proftui cache",
+     "proftui cache --json | jq '.total_bytes'",
+     "PROFTUI_CACHE_MAX=2G proftui index big.json",
+     "proftui cache clear"))
 
 
 def cmd_cache(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    _, args = SPEC.parse(argv)
     from proftui.core.cache import entries as cache_entries
     from proftui.core.cache import indexes as cache
 
@@ -67,7 +67,7 @@ def cmd_cache(argv: list[str]) -> int:
     if not found:
         sys.stdout.write(f"{safe(summary)}\n")
         return EXIT_OK
-    print_table(_listing(found), list(range(5)), range(len(found)), summary)
+    print_whole_table(_listing(found), summary)
     return EXIT_OK
 
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 import math
 import sys
 
-import numpy as np
-
 from proftui.tui.commands.common import (
     EXIT_OK,
-    check_top,
+    TRACE,
+    json_option,
     load,
-    new_parser,
     ops_window,
     print_json,
-    print_table,
+    print_whole_table,
+    top_option,
 )
 from proftui.tui.commands.info import rank_gap_lines
+from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.format import fmt_duration, plural
 from proftui.tui.safe import safe
 
@@ -32,33 +32,33 @@ RULE_TEXT = {
     "order": "in order of appearance of each name"}
 
 
+SPEC = Command(
+    "cluster", "ranks compared: the slow one, who waits for whom",
+    "Compare the ranks of a profile (a folder of ranks, or devices): per rank and step the "
+    "step time and the device's compute, exposed communication and free time (the "
+    "breakdown's numbers), each rank's medians (warm-up left out), the spread of the median "
+    "steps and the slowest step; a strip of step time per rank and iteration; each collective "
+    "matched across the ranks of its group (by HCCL op name, NCCL args, else order) with its "
+    "arrival skew, the rank that came last and each rank's wait; and who waits for whom. "
+    "Where HCCL's communication summaries are there: bandwidth per link type (SDMA, RDMA, "
+    "HCCS, PCIE, SIO) and rank, the rank x rank link matrix with slow links flagged (under 0.8 "
+    "of the median of the step's links of the same transport); where msprof-analyze's "
+    "cluster_analysis_output is there, its figures beside proftui's, differences flagged.",
+    (*TRACE,
+     Arg("--iteration", type=int, metavar="N",
+         help="only iteration N: its step on each rank and its collectives"),
+     top_option("the K collectives with the largest arrival skew (default 10)", default=10),
+     Arg("--strip", choices=tuple(STRIPS), default="step",
+         help="what the rank x iteration strip shades: step time (default), compute, exposed "
+              "communication or free time"),
+     json_option("all times in integer ns")),
+    ("proftui cluster cluster_run/               # a folder of rank*_ascend_pt dirs",
+     "proftui cluster --iteration 7 --top 20 cluster_run/",
+     "proftui cluster --json cluster_run/ | jq '.last_arrivals'"))
+
+
 def cmd_cluster(argv: list[str]) -> int:
-    parser = new_parser(
-        "cluster", "Compare the ranks of a profile (a folder of ranks, or devices): per rank "
-        "and step the step time and the device's compute, exposed communication and free "
-        "time (the breakdown's numbers), each rank's medians (warm-up left out), the spread "
-        "of the median steps and the slowest step; a strip of step time per rank and "
-        "iteration; each collective matched across the ranks of its group (by HCCL op name, "
-        "NCCL args, else order) with its arrival skew, the rank that came last and each "
-        "rank's wait; and who waits for whom. Where HCCL's communication summaries are "
-        "there: bandwidth per link type (SDMA, RDMA, HCCS, PCIE, SIO) and rank, the rank x "
-        "rank link matrix with slow links flagged (under 0.8 of the median of the step's "
-        "links of the same transport); where msprof-analyze's cluster_analysis_output is "
-        "there, its figures beside proftui's, differences flagged.",
-        "  proftui cluster cluster_run/               # a folder of rank*_ascend_pt dirs\n"
-        "  proftui cluster --iteration 7 --top 20 cluster_run/\n"
-        "  proftui cluster --json cluster_run/ | jq '.last_arrivals'")
-    parser.add_argument("--iteration", type=int, metavar="N",
-                        help="only iteration N: its step on each rank and its collectives")
-    parser.add_argument("--top", type=int, default=10, metavar="K",
-                        help="the K collectives with the largest arrival skew (default 10)")
-    parser.add_argument("--strip", choices=("step", "compute", "comm", "free"), default="step",
-                        help="what the rank x iteration strip shades: step time (default), "
-                        "compute, exposed communication or free time")
-    parser.add_argument("--json", action="store_true",
-                        help="print JSON for machines (all times in integer ns)")
-    args = parser.parse_args(argv)
-    check_top(parser, args.top)
+    _, args = SPEC.parse(argv)
     from proftui.core.analysis.cluster import cluster
     from proftui.core.analysis.cluster_comm import read_communication
     from proftui.core.analysis.overview import read_overview
@@ -96,9 +96,9 @@ def print_comm(comm) -> None:
 
     table = link_type_table(comm)
     if table.n_rows:
-        print_table(table, list(range(len(table.columns))), range(table.n_rows),
-                    "bandwidth per link type and rank (HCCL's summaries; bandwidth = size / "
-                    f"time; SDMA sums HCCS, PCIE and SIO); {SLOW_DEFINITION}")
+        print_whole_table(table, "bandwidth per link type and rank (HCCL's summaries; "
+                          "bandwidth = size / time; SDMA sums HCCS, PCIE and SIO); "
+                          f"{SLOW_DEFINITION}")
     sys.stdout.write("".join(matrix_lines(comm.matrix)))
 
 
@@ -165,8 +165,8 @@ def print_profiler(found, top: int) -> None:
     differing = found.differing
     if differing:
         table = check_table(differing[:top])
-        print_table(table, list(range(len(table.columns))), range(table.n_rows),
-                    f"differing figures: the first {table.n_rows} of {len(differing)}")
+        print_whole_table(table, f"differing figures: the first {table.n_rows} of "
+                          f"{len(differing)}")
 
 
 def print_cluster(found, top: int, strip: str = "step_ns") -> None:
@@ -184,14 +184,12 @@ def print_cluster(found, top: int, strip: str = "step_ns") -> None:
         sys.stdout.write(f"one rank ({who}): nothing to compare across ranks; {steps}:\n")
         table = step_table(rank)
         warm = [s for s in rank.steps if s.warmup]
-        print_table(table, list(range(len(table.columns))), range(table.n_rows),
-                    "steps" + ("; warm-up is left out of medians" if warm else ""))
+        print_whole_table(table, "steps" + ("; warm-up is left out of medians" if warm else ""))
         return
     sys.stdout.write(f"{len(found.ranks)} ranks, {steps}\n")
     table = rank_table(found)
-    print_table(table, list(range(len(table.columns))), range(table.n_rows),
-                "ranks: medians over their steps, warm-up left out; Last: collectives it "
-                "arrived last at; Wait: its waits at them")
+    print_whole_table(table, "ranks: medians over their steps, warm-up left out; Last: "
+                      "collectives it arrived last at; Wait: its waits at them")
     out = _spread_lines(found)
     out += step_strip(found, metric=strip)
     sys.stdout.write("".join(out))
@@ -203,9 +201,8 @@ def print_cluster(found, top: int, strip: str = "step_ns") -> None:
         shown = c.instances[:top]
         if shown:
             table = instance_table(shown)
-            print_table(table, list(range(len(table.columns))), range(table.n_rows),
-                        f"collectives: {len(c.instances)} matched across ranks "
-                        f"{RULE_TEXT[c.matched_by]}; top {len(shown)} by arrival skew")
+            print_whole_table(table, f"collectives: {len(c.instances)} matched across ranks "
+                              f"{RULE_TEXT[c.matched_by]}; top {len(shown)} by arrival skew")
         else:
             out.append(f"collectives: none matched across ranks {RULE_TEXT[c.matched_by]}\n")
         counts = ", ".join(f"{safe(r)} {n}" for r, n in c.count.items())
@@ -246,6 +243,8 @@ def step_strip(found, width: int = WIDTH, metric: str = "step_ns") -> list[str]:
     per run of iterations, their largest, when there are more than fit in `width`), shaded from
     the cluster's smallest to its largest value (warm-up clipped to that scale), the worst
     marked; no line longer than `width`. The Cluster pane draws the same grid."""
+    import numpy as np
+
     from proftui.core.analysis.heat import METRICS, heat_grid
 
     grid = heat_grid(found, metric)

@@ -8,34 +8,36 @@ import sys
 from proftui.tui.commands.common import (
     EXIT_FAILURE,
     EXIT_OK,
-    check_top,
-    new_parser,
+    TRACE,
+    json_option,
     print_json,
-    print_table,
+    print_whole_table,
+    top_option,
 )
+from proftui.tui.commands.spec import Command
 from proftui.tui.safe import safe
+
+SPEC = Command(
+    "comm", "collectives' times, bandwidth per transport and link",
+    "How the ranks communicate, from HCCL's own summaries (communication.json and "
+    "communication_matrix.json of a torch_npu or msprof export, or the communication tables "
+    "of analysis.db): per rank and step the collectives' elapse, transit, wait, "
+    "synchronisation and idle time and wait ratio; per transport (HCCS, PCIE, SIO, SDMA, "
+    "RDMA) size, time, bandwidth, packets; the links between ranks with their bandwidth; slow "
+    "links (under 0.8 of the median of their peers), slow transports (under 0.8 of the ranks' "
+    "median) and small packets flagged.",
+    (*TRACE,
+     top_option("the K collectives with the longest elapse and the K slowest links (default "
+                "10; --json gives every link)", default=10),
+     json_option("times in integer ns, sizes in bytes")),
+    ("proftui comm cluster_run/                   # a folder of rank*_ascend_pt dirs",
+     "proftui comm rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json",
+     "proftui comm --top 20 cluster_run/",
+     "proftui comm --json cluster_run/ | jq '.flags'"))
 
 
 def cmd_comm(argv: list[str]) -> int:
-    parser = new_parser(
-        "comm", "How the ranks communicate, from HCCL's own summaries (communication.json "
-        "and communication_matrix.json of a torch_npu or msprof export, or the "
-        "communication tables of analysis.db): per rank and step the collectives' elapse, "
-        "transit, wait, synchronisation and idle time and wait ratio; per transport (HCCS, "
-        "PCIE, SIO, SDMA, RDMA) size, time, bandwidth, packets; the links between ranks "
-        "with their bandwidth; slow links (under 0.8 of the median of their peers), slow "
-        "transports (under 0.8 of the ranks' median) and small packets flagged.",
-        "  proftui comm cluster_run/                   # a folder of rank*_ascend_pt dirs\n"
-        "  proftui comm rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json\n"
-        "  proftui comm --top 20 cluster_run/\n"
-        "  proftui comm --json cluster_run/ | jq '.flags'")
-    parser.add_argument("--top", type=int, default=10, metavar="K",
-                        help="the K collectives with the longest elapse and the K slowest "
-                             "links (default 10; --json gives every link)")
-    parser.add_argument("--json", action="store_true",
-                        help="print JSON for machines (times in integer ns, sizes in bytes)")
-    args = parser.parse_args(argv)
-    check_top(parser, args.top)
+    _, args = SPEC.parse(argv)
     from proftui.core.analysis.comm import communication
     from proftui.core.load.comm_sources import profile_entries, read_sources
 
@@ -77,20 +79,18 @@ def print_comm(report, top: int) -> None:
                                  for s in report.sources}))
     out.write(f"communication of {n} rank{'' if n == 1 else 's'}, from {forms}\n")
     if report.ranks:
-        table = rank_table(report)
-        _print(table, "per rank and step: the ops' times summed (Wait % = wait / (wait + "
-                      "transit), Sync % likewise)")
-        table = transport_table(report)
-        _print(table, "per transport: bandwidth = size / time; SDMA sums HCCS, PCIE and "
-                      "SIO")
+        print_whole_table(rank_table(report), "per rank and step: the ops' times summed (Wait % "
+                          "= wait / (wait + transit), Sync % likewise)")
+        print_whole_table(transport_table(report), "per transport: bandwidth = size / time; SDMA "
+                          "sums HCCS, PCIE and SIO")
         shown = report.collectives[:top]
-        _print(collective_table(shown), f"collectives: {len(report.collectives)} in all; "
-                                        f"top {len(shown)} by elapse")
+        print_whole_table(collective_table(shown), f"collectives: {len(report.collectives)} in "
+                          f"all; top {len(shown)} by elapse")
     links = slowest_links(report.links)
     if links:
         shown = links[:top]
-        _print(link_table(shown), f"links between ranks: {len(links)} in all (LOCAL copies "
-                                  f"left out); the {len(shown)} slowest against their peers")
+        print_whole_table(link_table(shown), f"links between ranks: {len(links)} in all (LOCAL "
+                          f"copies left out); the {len(shown)} slowest against their peers")
     lines = [safe(flag_text(f)) + "\n" for f in report.flags]
     if not lines:
         lines.append("flags: none (no slow link or transport, no small packets)\n")
@@ -98,5 +98,3 @@ def print_comm(report, top: int) -> None:
     out.write("".join(lines))
 
 
-def _print(table, title: str) -> None:
-    print_table(table, list(range(len(table.columns))), range(table.n_rows), title)

@@ -1,4 +1,4 @@
-"""What the headless commands share: the argument parser, loading a trace with a progress
+"""What the headless commands share: their common options, loading a trace with a progress
 bar, the --iteration/--range window, printing tables and JSON, exit statuses."""
 
 from __future__ import annotations
@@ -7,45 +7,26 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import orjson
 
-from proftui import __version__
+# The exit statuses are declared beside the parser (spec); the commands import them from here.
+from proftui.tui.commands.spec import EXIT_FAILURE as EXIT_FAILURE
+from proftui.tui.commands.spec import EXIT_OK as EXIT_OK
+from proftui.tui.commands.spec import EXIT_USAGE as EXIT_USAGE
+from proftui.tui.commands.spec import Arg, Group
 from proftui.tui.format import fmt_count, fmt_duration, shorten_middle
 from proftui.tui.safe import safe, safe_json, safe_lines
 from proftui.tui.widths import share_widths
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 # Plain-text tables pad a column to at most this many characters: long kernel names still
 # line up, and one megabyte-long name does not make every line a megabyte.
 MAX_ALIGN = 1000
 # On a terminal, a table leaves out its last columns rather than cut a text column (a name)
 # shorter than this.
 READABLE_TEXT = 24
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that exits with status 2 and one sentence on bad usage."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        # The message quotes the arguments, and a file name may hold escape sequences.
-        self.exit(EXIT_USAGE, f"{self.prog}: {safe(message)} (see {self.prog} --help)\n")
-
-
-def new_parser(command: str, description: str, examples: str) -> _Parser:
-    parser = _Parser(
-        prog=f"proftui {command}".strip(), description=description,
-        epilog=f"examples:\n{examples}", formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("path", help="a trace file (.json, .json.gz) or a profile directory "
-                                     "(PROF_XXX, *_ascend_pt, a folder of ranks)")
-    parser.add_argument("--run", type=_run_number, metavar="N",
-                        help="of a folder holding several separate runs (proftui lists "
-                             "them), open run N")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="index the file afresh; do not read or write the cache")
-    parser.add_argument("-V", "--version", action="version", version=f"proftui {__version__}")
-    return parser
 
 
 def check_top(parser: argparse.ArgumentParser, top: int | None, *,
@@ -64,6 +45,58 @@ def _run_number(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"a run number is 1 or more, not {text!r}")
     return int(text)
+
+
+# The options several commands take, each declared here once.
+PATH = Arg("path", files=True, help="a trace file (.json, .json.gz) or a profile directory "
+                                    "(PROF_XXX, *_ascend_pt, a folder of ranks)")
+RUN = Arg("--run", type=_run_number, metavar="N", help="of a folder holding several separate "
+                                                       "runs (proftui lists them), open run N")
+NO_CACHE = Arg("--no-cache", action="store_true",
+               help="index the file afresh; do not read or write the cache")
+TRACE = (PATH, RUN, NO_CACHE)  # what a command reading one trace or profile takes first
+SIDES = ("all", "device", "host")
+ITERATION = Arg("--iteration", type=int, metavar="N",
+                help="only the slices overlapping iteration N")
+RANGE = Arg("--range", metavar="T0:T1",
+            help="a window from the capture start (the profile's earliest timestamp), e.g. "
+                 "12.5ms:40ms (bare numbers are µs; units ns, us, ms, s; an end may be left out)")
+WINDOW = Group((ITERATION, RANGE))
+# A window that must be given: --all, the whole trace, is one.
+WINDOW_OR_ALL = Group((ITERATION, RANGE, Arg("--all", action="store_true",
+                                             help="the whole trace")), required=True)
+
+
+def json_option(numbers: str = "") -> Arg:
+    """--json, its help saying how the JSON writes numbers (`numbers`, e.g. "times in integer
+    ns")."""
+    return Arg("--json", action="store_true",
+               help="print JSON for machines" + (f" ({numbers})" if numbers else ""))
+
+
+def top_option(help: str, default: int | None = None, least: int | None = 1) -> Arg:
+    """--top K: `least` is the smallest count allowed (0 where --top 0 means all; None where
+    the command checks it itself)."""
+    check = None if least is None else partial(check_top, zero_is_all=least == 0)
+    return Arg("--top", type=int, default=default, metavar="K", check=check, help=help)
+
+
+def _groupings(leave_out: tuple[str, ...]) -> tuple[str, ...]:
+    # Imported when a parser is made, not when a command is declared: this module is numpy's.
+    from proftui.core.ops.grouping import GROUP_BY
+
+    return tuple(key for key in GROUP_BY if key not in leave_out)
+
+
+def by_option(help: str, leave_out: tuple[str, ...] = ()) -> Arg:
+    """--by: how ops are grouped (the core's GROUP_BY, but those in `leave_out`)."""
+    return Arg("--by", choices=partial(_groupings, leave_out), default="name", help=help)
+
+
+def side_option(help: str = "device tracks (GPU/NPU streams), host tracks, or all "
+                            "(default)") -> Arg:
+    """--side all|device|host."""
+    return Arg("--side", choices=SIDES, default="all", help=help)
 
 
 @contextmanager
@@ -105,10 +138,6 @@ def load(args: argparse.Namespace, show_progress: bool = True):
 
     with _progress(show_progress) as callbacks:
         return load_trace(args.path, run=args.run, use_cache=not args.no_cache, **callbacks)
-
-
-# core.grouping.GROUP_BY's keys (not imported here: --help answers before numpy is loaded).
-GROUPINGS = ("name", "category", "type", "engine")
 
 
 def profile_iterations(index):
@@ -156,19 +185,6 @@ def _nan_as_null(data: Any) -> Any:
     if isinstance(data, (list, tuple)):
         return [_nan_as_null(v) for v in data]
     return data
-
-
-def add_window_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
-    """--iteration N and --range T0:T1 (and --all when one of them is required)."""
-    window = parser.add_mutually_exclusive_group(required=required)
-    window.add_argument("--iteration", type=int, metavar="N",
-                        help="only the slices overlapping iteration N")
-    window.add_argument("--range", metavar="T0:T1",
-                        help="a window from the capture start (the profile's earliest "
-                             "timestamp), e.g. 12.5ms:40ms (bare numbers are µs; units ns, "
-                             "us, ms, s; an end may be left out)")
-    if required:
-        window.add_argument("--all", action="store_true", help="the whole trace")
 
 
 def ops_window(args: argparse.Namespace, index) -> tuple[int, int, str]:
@@ -289,6 +305,11 @@ def print_table(table, columns: list[int], rows, title: str, blank: str = "") ->
 
     out = [title, line(headers)] + [line(row) for row in cells]
     sys.stdout.write("\n".join(out) + "\n")
+
+
+def print_whole_table(table, title: str) -> None:
+    """Every row and column of a core table (see :func:`print_table`)."""
+    print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
 
 
 def _readable(widths: list[int], right: list[bool], width: int) -> bool:

@@ -7,70 +7,62 @@ import csv
 import os
 import sys
 
-from proftui import __version__
 from proftui.tui.commands.common import (
     EXIT_FAILURE,
     EXIT_OK,
-    GROUPINGS,
-    _Parser,
+    by_option,
+    json_option,
     load,
     print_json,
-    print_table,
+    print_whole_table,
+    side_option,
+    top_option,
 )
+from proftui.tui.commands.spec import Arg, Command, Parser
 from proftui.tui.safe import safe
 
 EXIT_INCONCLUSIVE = 3
 DEFAULT_TOP = 20
 
 
-def _parser() -> _Parser:
-    parser = _Parser(
-        prog="proftui diff", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Compare a new profile with a base one: the median step (warm-up left "
-        "out) and whether its change exceeds the step-to-step noise, the breakdown's parts, and "
-        "the ops per step matched by name (generated parts of kernel names ignored), with the "
-        "ones added and removed; with several ranks a side, rank against rank and the slowest "
-        "of each; and the summary tables both have (op_statistic, kernel_details, ...) by key "
-        "over the whole capture. Mismatches (kind of profile, devices, ranks, ops) are warned "
-        "about first.",
-        epilog="exit status: 0 done (with --gate: no regression beyond PCT, or no change), "
-        "1 with --gate: the step regressed by more than PCT and the change is conclusive, "
-        "2 bad usage or an unreadable input, 3 with --gate: inconclusive or not comparable.\n\n"
-        "examples:\n"
-        "  proftui diff before.pt.trace.json after.pt.trace.json\n"
-        "  proftui diff --by type --side device PROF_base/ PROF_new/\n"
-        "  proftui diff --gate 5 --json base/ new/ > diff.json   # in CI")
-    parser.add_argument("base", help="the baseline: a trace file or a profile directory")
-    parser.add_argument("new", help="the profile to compare with it")
-    parser.add_argument("--by", choices=GROUPINGS[:3], default="name",
-                        help="match ops by name (default), category or type")
-    parser.add_argument("--side", choices=("all", "device", "host"), default="all",
-                        help="the ops of device tracks, host tracks, or all (default)")
-    parser.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="K",
-                        help=f"ops, and rows of each summary table, shown (default "
-                             f"{DEFAULT_TOP}; every op in --csv)")
-    parser.add_argument("--skip", type=int, default=1, metavar="N",
-                        help="warm-up steps left out on each side (default 1)")
-    parser.add_argument("--iterations", metavar="A:B",
-                        help="compare iterations A to B (by number) on each side instead")
-    parser.add_argument("--op-map", metavar="FILE",
-                        help="regex -> canonical op name (CSV rows or TOML) for renamed ops")
-    parser.add_argument("--gate", type=float, metavar="PCT",
-                        help="for CI: exit 1 when the step regressed by more than PCT %% and "
-                             "the change is conclusive, 3 when inconclusive or not comparable")
-    parser.add_argument("--json", action="store_true",
-                        help="print JSON for machines (times in integer ns)")
-    parser.add_argument("--csv", metavar="FILE", help="write every op's change as CSV")
-    parser.add_argument("--force", action="store_true", help="overwrite the --csv file")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="index afresh; do not read or write the cache")
-    parser.add_argument("-V", "--version", action="version", version=f"proftui {__version__}")
-    return parser
+SPEC = Command(
+    "diff", "did the fix help: step, parts and ops compared",
+    "Compare a new profile with a base one: the median step (warm-up left out) and whether "
+    "its change exceeds the step-to-step noise, the breakdown's parts, and the ops per step "
+    "matched by name (generated parts of kernel names ignored), with the ones added and "
+    "removed; with several ranks a side, rank against rank and the slowest of each; and the "
+    "summary tables both have (op_statistic, kernel_details, ...) by key over the whole "
+    "capture. Mismatches (kind of profile, devices, ranks, ops) are warned about first.",
+    (Arg("base", files=True, help="the baseline: a trace file or a profile directory"),
+     Arg("new", files=True, help="the profile to compare with it"),
+     by_option("match ops by name (default), category or type", leave_out=("engine",)),
+     side_option("the ops of device tracks, host tracks, or all (default)"),
+     top_option(f"ops, and rows of each summary table, shown (default {DEFAULT_TOP}; every "
+                "op in --csv)", default=DEFAULT_TOP, least=None),
+     Arg("--skip", type=int, default=1, metavar="N",
+         help="warm-up steps left out on each side (default 1)"),
+     Arg("--iterations", metavar="A:B",
+         help="compare iterations A to B (by number) on each side instead"),
+     Arg("--op-map", metavar="FILE", files=True,
+         help="regex -> canonical op name (CSV rows or TOML) for renamed ops"),
+     Arg("--gate", type=float, metavar="PCT",
+         help="for CI: exit 1 when the step regressed by more than PCT %% and the change is "
+              "conclusive, 3 when inconclusive or not comparable"),
+     json_option("times in integer ns"),
+     Arg("--csv", metavar="FILE", files=True, help="write every op's change as CSV"),
+     Arg("--force", action="store_true", help="overwrite the --csv file"),
+     Arg("--no-cache", action="store_true", help="index afresh; do not read or write the "
+                                                 "cache")),
+    ("proftui diff before.pt.trace.json after.pt.trace.json",
+     "proftui diff --by type --side device PROF_base/ PROF_new/",
+     "proftui diff --gate 5 --json base/ new/ > diff.json   # in CI"),
+    notes="exit status: 0 done (with --gate: no regression beyond PCT, or no change), 1 with "
+    "--gate: the step regressed by more than PCT and the change is conclusive, 2 bad usage or "
+    "an unreadable input, 3 with --gate: inconclusive or not comparable.")
 
 
 def cmd_diff(argv: list[str]) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    parser, args = SPEC.parse(argv)
     from proftui.core.model.errors import ProftuiError
 
     if args.top < 0 or args.skip < 0:
@@ -105,11 +97,11 @@ def cmd_diff(argv: list[str]) -> int:
             out.append(f"{safe(slowest_text(found.ranks))}\n")
         sys.stdout.write("".join(out))
         for title, table in diff_tables(found, args.top):
-            print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
+            print_whole_table(table, title)
     return _gate(found, args.gate)
 
 
-def _numbers(parser: _Parser, text: str) -> tuple[int, int]:
+def _numbers(parser: Parser, text: str) -> tuple[int, int]:
     first, sep, last = text.partition(":")
     try:
         lo, hi = int(first), int(last if sep else first)

@@ -9,72 +9,70 @@ from typing import Any
 from proftui.tui.commands.common import (
     EXIT_FAILURE,
     EXIT_OK,
-    GROUPINGS,
+    TRACE,
+    WINDOW_OR_ALL,
     TerminalText,
-    add_window_options,
+    by_option,
     group_windows,
     grouping_tables,
     load,
-    new_parser,
     ops_window,
+    side_option,
 )
+from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
+SPEC = Command(
+    "export", "the events or ops of a window as CSV",
+    "Write the events of a window as CSV (one row per slice or instant: name, category, "
+    "process, thread, start, end and duration, depth, kind, and chosen args), or its ops "
+    "table. Starts and ends are exact decimals, from the capture start (the profile's earliest "
+    "timestamp) or, with --time absolute, on the profiler's own clock as the file writes it; "
+    "the headers say which. CSV as RFC 4180, UTF-8, a header row; cells a spreadsheet would "
+    "run as a formula (=, +, -, @) get a leading ' unless --raw. An existing file is never "
+    "overwritten without --force; a failed export leaves no file. Written to a terminal, "
+    "control characters and escape sequences in cells are shown escaped (\\x1b, \\r, "
+    "\\u202e) and lines end in LF, so that a trace cannot take over the terminal; into a pipe "
+    "or a file the CSV is written exactly.",
+    (*TRACE, WINDOW_OR_ALL,
+     Arg("--tracks", metavar="PATTERN", help='only tracks whose "process / track" label '
+                                             "contains PATTERN (ignoring case), or matches "
+                                             "/regex/"),
+     side_option(),
+     Arg("--what", choices=("events", "ops"), default="events",
+         help="the events (default) or the ops table of the window"),
+     by_option("with --what ops: group by name (default), category, type or engine"),
+     Arg("--args", metavar="KEY,...", help="args keys to add as columns (events only), e.g. "
+                                           "'Input Dims,External id'"),
+     Arg("--unit", choices=("ns", "us", "ms", "s"), default=None,
+         help="time unit of the columns (events: default us; ops: default ns)"),
+     Arg("--time", choices=("relative", "absolute"), default=None,
+         help="events' start and end: relative (default), from the capture start, headers "
+              "start_from_capture(UNIT) ...; or absolute, the profiler's clock as in the "
+              "source file (to join rows with other tools), headers "
+              "start_profiler_clock(UNIT) ..."),
+     Arg("--raw", action="store_true", help="keep cells that look like formulas as they are "
+                                            "(no leading ')"),
+     Arg("--format", choices=("csv", "parquet"), default="csv",
+         help="csv (default), or parquet: the window's slices and the steps' breakdown as "
+              "Parquet datasets under the directory -o names, partitioned by rank (needs pip "
+              "install 'proftui[parquet]')"),
+     Arg("--bom", action="store_true",
+         help="start the file with a UTF-8 byte-order mark (for Excel)"),
+     Arg("--force", action="store_true", help="overwrite an existing file"),
+     Arg("-o", "--output", metavar="FILE", default="-", files=True,
+         help="where to write (default -, stdout; escaped on a terminal)")),
+    ("proftui export trace.json --all -o events.csv",
+     "proftui export trace.json --range 12.5ms:40ms --tracks 'stream 7'",
+     "proftui export PROF_000001_... --iteration 3 --args 'Input Dims,grid' --unit ns",
+     "proftui export trace.json --iteration 2 --what ops --by category -o ops.csv --force",
+     "proftui export trace.json --all --tracks '/^python.*thread/' | head",
+     "proftui export trace.json --iteration 2 --time absolute --unit ns"))
+
 
 def cmd_export(argv: list[str]) -> int:
-    parser = new_parser("export", "Write the events of a window as CSV (one row per slice or "
-                        "instant: name, category, process, thread, start, end and duration, "
-                        "depth, kind, and chosen args), or its ops table. Starts and ends are "
-                        "exact decimals, from the capture start (the profile's earliest "
-                        "timestamp) or, with --time absolute, on the profiler's own clock as "
-                        "the file writes it; the headers say which. CSV "
-                        "as RFC 4180, UTF-8, a header row; cells a spreadsheet would run as a "
-                        "formula (=, +, -, @) get a leading ' unless --raw. An existing file is "
-                        "never overwritten without --force; a failed export leaves no file. "
-                        "Written to a terminal, control characters and escape sequences in "
-                        "cells are shown escaped (\\x1b, \\r, \\u202e) and lines end in LF, so "
-                        "that a trace cannot take over the terminal; into a pipe or a file the "
-                        "CSV is written exactly.",
-                        "  proftui export trace.json --all -o events.csv\n"
-                        "  proftui export trace.json --range 12.5ms:40ms --tracks 'stream 7'\n"
-                        "  proftui export PROF_000001_... --iteration 3 --args 'Input Dims,grid' "
-                        "--unit ns\n"
-                        "  proftui export trace.json --iteration 2 --what ops --by category "
-                        "-o ops.csv --force\n"
-                        "  proftui export trace.json --all --tracks '/^python.*thread/' | head\n"
-                        "  proftui export trace.json --iteration 2 --time absolute --unit ns")
-    add_window_options(parser, required=True)
-    parser.add_argument("--tracks", metavar="PATTERN", help='only tracks whose "process / '
-                        'track" label contains PATTERN (ignoring case), or matches /regex/')
-    parser.add_argument("--side", choices=("all", "device", "host"), default="all",
-                        help="device tracks (GPU/NPU streams), host tracks, or all (default)")
-    parser.add_argument("--what", choices=("events", "ops"), default="events",
-                        help="the events (default) or the ops table of the window")
-    parser.add_argument("--by", choices=GROUPINGS, default="name",
-                        help="with --what ops: group by name (default), category, type or "
-                             "engine")
-    parser.add_argument("--args", metavar="KEY,...", help="args keys to add as columns "
-                        "(events only), e.g. 'Input Dims,External id'")
-    parser.add_argument("--unit", choices=("ns", "us", "ms", "s"), default=None,
-                        help="time unit of the columns (events: default us; ops: default ns)")
-    parser.add_argument("--time", choices=("relative", "absolute"), default=None,
-                        help="events' start and end: relative (default), from the capture "
-                        "start, headers start_from_capture(UNIT) ...; or absolute, the "
-                        "profiler's clock as in the source file (to join rows with other "
-                        "tools), headers start_profiler_clock(UNIT) ...")
-    parser.add_argument("--raw", action="store_true", help="keep cells that look like "
-                        "formulas as they are (no leading ')")
-    parser.add_argument("--format", choices=("csv", "parquet"), default="csv",
-                        help="csv (default), or parquet: the window's slices and the steps' "
-                        "breakdown as Parquet datasets under the directory -o names, "
-                        "partitioned by rank (needs pip install 'proftui[parquet]')")
-    parser.add_argument("--bom", action="store_true",
-                        help="start the file with a UTF-8 byte-order mark (for Excel)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing file")
-    parser.add_argument("-o", "--output", metavar="FILE", default="-",
-                        help="where to write (default -, stdout; escaped on a terminal)")
-    args = parser.parse_args(argv)
+    parser, args = SPEC.parse(argv)
     if args.args is not None and args.what != "events":
         parser.error("--args applies to --what events only")
     if args.time is not None and (args.what != "events" or args.format != "csv"):

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import sys
 
-from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, load, new_parser
+from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, TRACE, load
+from proftui.tui.commands.spec import Command
 from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
+SPEC = Command(
+    "index", "build the cache (with a progress bar)",
+    "Index a trace and store the index in the cache, so that opening it later is instant.",
+    TRACE, ("proftui index big_trace.json.gz",))
+
 
 def cmd_index(argv: list[str]) -> int:
-    parser = new_parser("index", "Index a trace and store the index in the cache, so that "
-                        "opening it later is instant.", "  proftui index big_trace.json.gz")
-    args = parser.parse_args(argv)
+    parser, args = SPEC.parse(argv)
     if args.no_cache:
         parser.error("--no-cache makes no sense for index")
     index = load(args)

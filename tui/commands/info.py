@@ -7,26 +7,30 @@ from typing import Any
 
 from proftui.tui.commands.common import (
     EXIT_OK,
+    TRACE,
     diagnostic_lines,
+    json_option,
     load,
-    new_parser,
     print_json,
 )
+from proftui.tui.commands.spec import Command
 from proftui.tui.format import fmt_count, fmt_duration, track_contents
 from proftui.tui.safe import safe
 
 MAX_FILES_SHOWN = 20
 
+SPEC = Command(
+    "info", "what it holds: tracks, iterations, tables, problems",
+    "Print what a trace or profile holds: processes, threads, event counts by phase, time "
+    "span, iterations, summary tables, files not used and import diagnostics.",
+    (*TRACE, json_option()),
+    ("proftui info trace.json",
+     "proftui info PROF_000001_20260605161708478_FRJKORBPFMHQMGLA",
+     "proftui info --json run.pt.trace.json.gz | jq .slices"))
+
 
 def cmd_info(argv: list[str]) -> int:
-    parser = new_parser("info", "Print what a trace or profile holds: processes, threads, event "
-                        "counts by phase, time span, iterations, summary tables, files not used "
-                        "and import diagnostics.",
-                        "  proftui info trace.json\n"
-                        "  proftui info PROF_000001_20260605161708478_FRJKORBPFMHQMGLA\n"
-                        "  proftui info --json run.pt.trace.json.gz | jq .slices")
-    parser.add_argument("--json", action="store_true", help="print JSON for machines")
-    args = parser.parse_args(argv)
+    _, args = SPEC.parse(argv)
     from proftui.core.analysis.overview import overview
 
     summary = overview(load(args))

@@ -6,28 +6,31 @@ import sys
 
 from proftui.tui.commands.common import (
     EXIT_OK,
+    TRACE,
+    json_option,
     load,
-    new_parser,
     print_json,
     print_table,
     profile_iterations,
 )
+from proftui.tui.commands.spec import Command
 from proftui.tui.format import plural
 from proftui.tui.safe import safe
 
+SPEC = Command(
+    "iterations", "iterations, their breakdown, slowest and outliers",
+    "Print one line per iteration (training step): its start in ms from the capture start "
+    "(the profile's earliest timestamp), duration, breakdown (FP+BP, iteration refresh, data "
+    "aug bound; or computing, communication, free ...), how it compares with the median of "
+    "its rank or device, and the slowest and outliers (longer than 1.2 x the median) marked.",
+    (*TRACE, json_option()),
+    ("proftui iterations run.pt.trace.json",
+     "proftui iterations PROF_000001_...",
+     "proftui iterations --json torch_npu_ascend_pt/ | jq '.items[0]'"))
+
 
 def cmd_iterations(argv: list[str]) -> int:
-    parser = new_parser("iterations", "Print one line per iteration (training step): its start "
-                        "in ms from the capture start (the profile's earliest timestamp), "
-                        "duration, breakdown (FP+BP, iteration refresh, "
-                        "data aug bound; or computing, communication, free ...), how it compares "
-                        "with the median of its rank or device, and the slowest and outliers "
-                        "(longer than 1.2 x the median) marked.",
-                        "  proftui iterations run.pt.trace.json\n"
-                        "  proftui iterations PROF_000001_...\n"
-                        "  proftui iterations --json torch_npu_ascend_pt/ | jq '.items[0]'")
-    parser.add_argument("--json", action="store_true", help="print JSON for machines")
-    args = parser.parse_args(argv)
+    _, args = SPEC.parse(argv)
     from proftui.core.ops.aggregate import iterations_table
     from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
 

@@ -7,16 +7,18 @@ import sys
 
 from proftui.tui.commands.common import (
     EXIT_OK,
-    add_window_options,
-    check_top,
+    TRACE,
+    WINDOW,
     group_windows,
+    json_option,
     load,
-    new_parser,
     ops_window,
     print_json,
-    print_table,
+    print_whole_table,
+    top_option,
     window_text,
 )
+from proftui.tui.commands.spec import Command
 from proftui.tui.safe import safe
 
 NO_DATA = ("no memory data in this profile: no allocator counters (memory_record.csv, "
@@ -24,23 +26,23 @@ NO_DATA = ("no memory data in this profile: no allocator counters (memory_record
            "(capture with profile_memory=True)\n")
 
 
+SPEC = Command(
+    "memory", "peak memory per rank and when; top allocating ops",
+    "The peak of the memory allocated and reserved, per rank or device and allocator "
+    "component (torch_npu's PTA, GE, PTA+GE; PyTorch's per device), when it happened, the host "
+    "op and the device op running then, and the operators that allocated most "
+    "(operator_memory.csv or the SQLite export's OP_MEMORY: allocations by operator name, "
+    "sizes summed). A profile without memory data says so and exits 0.",
+    (*TRACE, WINDOW,
+     top_option("the K operators of each rank that allocated most (default 10)", default=10),
+     json_option("bytes and times as integers")),
+    ("proftui memory rank0_ascend_pt/",
+     "proftui memory --iteration 50 --top 5 cluster_run/",
+     "proftui memory --json run.pt.trace.json | jq '.peaks[0]'"))
+
+
 def cmd_memory(argv: list[str]) -> int:
-    parser = new_parser(
-        "memory", "The peak of the memory allocated and reserved, per rank or device and "
-        "allocator component (torch_npu's PTA, GE, PTA+GE; PyTorch's per device), when it "
-        "happened, the host op and the device op running then, and the operators that "
-        "allocated most (operator_memory.csv or the SQLite export's OP_MEMORY: allocations "
-        "by operator name, sizes summed). A profile without memory data says so and exits 0.",
-        "  proftui memory rank0_ascend_pt/\n"
-        "  proftui memory --iteration 50 --top 5 cluster_run/\n"
-        "  proftui memory --json run.pt.trace.json | jq '.peaks[0]'")
-    add_window_options(parser)
-    parser.add_argument("--top", type=int, default=10, metavar="K",
-                        help="the K operators of each rank that allocated most (default 10)")
-    parser.add_argument("--json", action="store_true",
-                        help="print JSON for machines (bytes and times as integers)")
-    args = parser.parse_args(argv)
-    check_top(parser, args.top)
+    _, args = SPEC.parse(argv)
     from proftui.core.analysis.memory import memory
     from proftui.core.analysis.overview import read_overview
     from proftui.core.ops.iterations import capture_start_ns
@@ -68,17 +70,15 @@ def print_memory(found, top: int, window: str, origin_ns: int) -> None:
     sys.stdout.write(f"memory in the {safe(window)}\n")
     if found.peaks:
         table = peak_table(found, origin_ns)
-        print_table(table, list(range(len(table.columns))), range(table.n_rows),
-                    "peaks: the highest sample of each allocator series (the innermost "
-                    "host op and device op running then)")
+        print_whole_table(table, "peaks: the highest sample of each allocator series (the "
+                                 "innermost host op and device op running then)")
     else:
         sys.stdout.write("peaks: no allocator counters in this window\n")
     ops = found.top(top)
     if ops:
         table = top_table(ops)
-        print_table(table, list(range(len(table.columns))), range(table.n_rows),
-                    f"top {top} allocating operators per rank (operator_memory: allocations in "
-                    "the window by operator name, sizes summed)")
+        print_whole_table(table, f"top {top} allocating operators per rank (operator_memory: "
+                                 "allocations in the window by operator name, sizes summed)")
     elif found.op_tables:
         sys.stdout.write("allocating operators: none in this window\n")
     else:

@@ -6,53 +6,54 @@ import sys
 
 from proftui.tui.commands.common import (
     EXIT_OK,
-    GROUPINGS,
-    add_window_options,
-    check_top,
+    TRACE,
+    WINDOW,
+    by_option,
     group_windows,
     grouping_tables,
     json_key,
+    json_option,
     json_value,
     load,
-    new_parser,
     ops_window,
     print_json,
     print_table,
+    side_option,
+    top_option,
     window_text,
 )
+from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.format import fmt_count, fmt_duration, plural
 
 DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
 
+SPEC = Command(
+    "ops", "operator statistics of a window",
+    "Print operator statistics for the whole trace, one iteration or a time range: count, "
+    "total and self time (clipped to the window), average, min and max of whole instances, "
+    "Window(%) (the op's time on a track over the window, averaged over the tracks it ran on: "
+    "at most 100) and Busy(%) (its self time over the self time of all rows shown: they sum "
+    "to 100). Step markers, user annotations and derived tracks (Overlap Analysis, HCCL "
+    "planes) are not operators.",
+    (*TRACE, WINDOW,
+     by_option("group operators by name (default), category, operator type (Ascend: the OP "
+               "Type op_summary gives each op instance) or engine (AI_CORE, AI_VECTOR_CORE, "
+               "AI_CPU, HCCL ...; kernel, Triton, NCCL, memcpy, memset; host: the category)"),
+     side_option(),
+     Arg("--sort", metavar="COL", help="sort by this column (numbers largest first, text A to "
+                                       "Z; default Total)"),
+     top_option(f"print the first K rows (default {DEFAULT_TOP} as text, all as JSON; 0 for "
+                "all)", least=0),
+     json_option()),
+    ("proftui ops trace.json",
+     "proftui ops --iteration 3 --side device PROF_000001_...",
+     "proftui ops --range 12.5ms:40ms --by category trace.json.gz",
+     "proftui ops --sort Count --top 10 trace.json",
+     "proftui ops --json trace.json | jq '.rows[0]'"))
+
 
 def cmd_ops(argv: list[str]) -> int:
-    parser = new_parser("ops", "Print operator statistics for the whole trace, one iteration or "
-                        "a time range: count, total and self time (clipped to the window), "
-                        "average, min and max of whole instances, Window(%) (the op's time on a "
-                        "track over the window, averaged over the tracks it ran on: at most 100) "
-                        "and Busy(%) (its self time over the self time of all rows shown: they "
-                        "sum to 100). Step markers, user annotations and derived tracks (Overlap "
-                        "Analysis, HCCL planes) are not operators.",
-                        "  proftui ops trace.json\n"
-                        "  proftui ops --iteration 3 --side device PROF_000001_...\n"
-                        "  proftui ops --range 12.5ms:40ms --by category trace.json.gz\n"
-                        "  proftui ops --sort Count --top 10 trace.json\n"
-                        "  proftui ops --json trace.json | jq '.rows[0]'")
-    add_window_options(parser)
-    parser.add_argument("--by", choices=GROUPINGS, default="name",
-                        help="group operators by name (default), category, operator type "
-                             "(Ascend: the OP Type op_summary gives each op instance) or "
-                             "engine (AI_CORE, AI_VECTOR_CORE, AI_CPU, HCCL ...; kernel, "
-                             "Triton, NCCL, memcpy, memset; host: the category)")
-    parser.add_argument("--side", choices=("all", "device", "host"), default="all",
-                        help="device tracks (GPU/NPU streams), host tracks, or all (default)")
-    parser.add_argument("--sort", metavar="COL", help="sort by this column (numbers largest "
-                        "first, text A to Z; default Total)")
-    parser.add_argument("--top", type=int, metavar="K", help=f"print the first K rows "
-                        f"(default {DEFAULT_TOP} as text, all as JSON; 0 for all)")
-    parser.add_argument("--json", action="store_true", help="print JSON for machines")
-    args = parser.parse_args(argv)
-    check_top(parser, args.top, zero_is_all=True)
+    _, args = SPEC.parse(argv)
     from proftui.core.ops.aggregate import aggregate_ops
     from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
     from proftui.core.tables.query import column_index, sort_order

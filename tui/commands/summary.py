@@ -9,17 +9,29 @@ from typing import TYPE_CHECKING
 
 from proftui.tui.commands.common import (
     EXIT_OK,
+    TRACE,
     diagnostic_lines,
+    json_option,
     load,
-    new_parser,
     print_json,
-    print_table,
+    print_whole_table,
 )
+from proftui.tui.commands.spec import Command
 from proftui.tui.format import fmt_duration, plural, shorten_apart
 from proftui.tui.safe import safe
 
 if TYPE_CHECKING:
     from proftui.core.model.table import Table
+
+SPEC = Command(
+    "summary", "one screen: step time, top op types, busy ratios",
+    "Print a one-screen report: step time over the iterations and its breakdown, top device "
+    "op types and host ops by share, host and device busy ratios, import problems, and the "
+    "files and tables read.",
+    (*TRACE, json_option()),
+    ("proftui summary PROF_000001_...",
+     "proftui summary run.pt.trace.json | less",
+     "proftui summary --json torch_npu_ascend_pt/ | jq .busy"))
 
 
 def finding_text(finding: dict, origin_ns: int | None) -> str:
@@ -58,14 +70,7 @@ def fit_names(table: Table, width: int, boxed: bool = False) -> Table:
 
 
 def cmd_summary(argv: list[str]) -> int:
-    parser = new_parser("summary", "Print a one-screen report: step time over the iterations "
-                        "and its breakdown, top device op types and host ops by share, host and "
-                        "device busy ratios, import problems, and the files and tables read.",
-                        "  proftui summary PROF_000001_...\n"
-                        "  proftui summary run.pt.trace.json | less\n"
-                        "  proftui summary --json torch_npu_ascend_pt/ | jq .busy")
-    parser.add_argument("--json", action="store_true", help="print JSON for machines")
-    args = parser.parse_args(argv)
+    _, args = SPEC.parse(argv)
     from proftui.core.analysis.summary import report_tables, summary_report
     from proftui.core.ops.iterations import capture_start_ns
 
@@ -86,7 +91,7 @@ def cmd_summary(argv: list[str]) -> int:
     width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
     for title, table in report_tables(report):
         table = fit_names(table, width, boxed=sys.stdout.isatty())
-        print_table(table, list(range(len(table.columns))), range(table.n_rows), title)
+        print_whole_table(table, title)
     if report["findings"]:
         sys.stdout.write("top findings (proftui advise for all, with evidence):\n"
                          + "".join(finding_text(f, capture_start_ns(index) if files else None)

@@ -8,12 +8,15 @@ from typing import Any
 
 from proftui.tui.commands.common import (
     EXIT_OK,
+    TRACE,
     TerminalText,
-    check_top,
-    new_parser,
+    json_option,
     print_json,
     print_table,
+    print_whole_table,
+    top_option,
 )
+from proftui.tui.commands.spec import Arg, Command, Group
 from proftui.tui.format import fmt_count, plural
 from proftui.tui.safe import safe
 
@@ -45,46 +48,43 @@ underscores and the unit suffix do not matter.
 with the file's own headers and units (timestamps exact). Without NAME, --json prints
 {"root", "tables": [{"kind", "group", "name", "path", "n_rows", "n_columns", "error"}]}."""
 
-EXAMPLES = """\
-  proftui table rank0_ascend_pt/
-  proftui table PROF_000001_... op_statistic
-  proftui table PROF_000001_... op_summary --top 20 --where 'Task Duration>1ms'
-  proftui table cluster/ kernel_details --group 'rank 1' --where Type~MatMul
-  proftui table run/ kernel_details --columns Name,Type,Duration --sort Name --asc
-  proftui table run/ op_stat --json | jq '.rows[0]'
-  proftui table run/ aicpu --csv -o aicpu.csv --force"""
+SPEC = Command(
+    "table", "the summary tables (op_statistic ...): list, or one",
+    DESCRIPTION,
+    (*TRACE,
+     Arg("name", nargs="?", metavar="NAME", help="the table: its kind, file name or a unique "
+                                                 "prefix (list them without NAME)"),
+     Arg("--group", metavar="G", help='only the table of this rank or device, e.g. "rank 1" '
+                                      "(default: all, with a Group column)"),
+     Arg("--where", metavar="EXPR", default="", help="keep the rows matching EXPR (see above)"),
+     Arg("--sort", metavar="COL", help="sort by this column (numbers largest first, text A to "
+                                       "Z; default: the kind's usual order)"),
+     Group((Arg("--desc", dest="descending", action="store_const", const=True,
+                help="sort descending"),
+            Arg("--asc", dest="descending", action="store_const", const=False,
+                help="sort ascending"))),
+     Arg("--columns", metavar="A,B,...", help="show these columns, in this order (a Group "
+                                              "column stays first unless named)"),
+     top_option(f"the first K rows (default {DEFAULT_TOP} as text, all as JSON or CSV; 0 for "
+                "all)", least=0),
+     Group((json_option(),
+            Arg("--csv", action="store_true", help="write CSV (to stdout, or -o FILE)"))),
+     Arg("-o", "--output", metavar="FILE", default="-", files=True,
+         help="with --csv: where to write (default -, stdout)"),
+     Arg("--force", action="store_true", help="with -o: overwrite a file"),
+     Arg("--raw", action="store_true", help="with --csv: keep cells that look like formulas "
+                                            "as they are (no leading ')")),
+    ("proftui table rank0_ascend_pt/",
+     "proftui table PROF_000001_... op_statistic",
+     "proftui table PROF_000001_... op_summary --top 20 --where 'Task Duration>1ms'",
+     "proftui table cluster/ kernel_details --group 'rank 1' --where Type~MatMul",
+     "proftui table run/ kernel_details --columns Name,Type,Duration --sort Name --asc",
+     "proftui table run/ op_stat --json | jq '.rows[0]'",
+     "proftui table run/ aicpu --csv -o aicpu.csv --force"))
 
 
 def cmd_table(argv: list[str]) -> int:
-    parser = new_parser("table", DESCRIPTION, EXAMPLES)
-    parser.add_argument("name", nargs="?", metavar="NAME",
-                        help="the table: its kind, file name or a unique prefix (list them "
-                             "without NAME)")
-    parser.add_argument("--group", metavar="G", help='only the table of this rank or device, '
-                        'e.g. "rank 1" (default: all, with a Group column)')
-    parser.add_argument("--where", metavar="EXPR", default="",
-                        help="keep the rows matching EXPR (see above)")
-    parser.add_argument("--sort", metavar="COL", help="sort by this column (numbers largest "
-                        "first, text A to Z; default: the kind's usual order)")
-    order = parser.add_mutually_exclusive_group()
-    order.add_argument("--desc", dest="descending", action="store_const", const=True,
-                       help="sort descending")
-    order.add_argument("--asc", dest="descending", action="store_const", const=False,
-                       help="sort ascending")
-    parser.add_argument("--columns", metavar="A,B,...", help="show these columns, in this "
-                        "order (a Group column stays first unless named)")
-    parser.add_argument("--top", type=int, metavar="K", help=f"the first K rows (default "
-                        f"{DEFAULT_TOP} as text, all as JSON or CSV; 0 for all)")
-    output = parser.add_mutually_exclusive_group()
-    output.add_argument("--json", action="store_true", help="print JSON for machines")
-    output.add_argument("--csv", action="store_true", help="write CSV (to stdout, or -o FILE)")
-    parser.add_argument("-o", "--output", metavar="FILE", default="-",
-                        help="with --csv: where to write (default -, stdout)")
-    parser.add_argument("--force", action="store_true", help="with -o: overwrite a file")
-    parser.add_argument("--raw", action="store_true", help="with --csv: keep cells that "
-                        "look like formulas as they are (no leading ')")
-    args = parser.parse_args(argv)
-    check_top(parser, args.top, zero_is_all=True)
+    parser, args = SPEC.parse(argv)
     if not args.csv and (args.output != "-" or args.force or args.raw):
         parser.error("-o, --force and --raw apply to --csv only")
     names = [n.strip() for n in (args.columns or "").split(",") if n.strip()]
@@ -155,8 +155,7 @@ def _list(layout, as_json: bool, use_cache: bool = True) -> int:
                 Column("Columns", "Columns", "", "number", number("n_columns")),
                 text_column("File", files)]
     listing = Table("tables", layout.root, columns, len(entries))
-    print_table(listing, list(range(len(columns))), range(len(entries)),
-                f"{len(entries)} summary tables in {layout.root}")
+    print_whole_table(listing, f"{len(entries)} summary tables in {layout.root}")
     return EXIT_OK
 
 
