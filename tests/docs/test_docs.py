@@ -1,8 +1,9 @@
 """The docs name only what is real: commands, their options, keys, JSON keys and links.
 
 README.md and docs/*.md are read as text. A command is `proftui NAME` in code (a `span` or a
-code block) where NAME is a word; it must be in `proftui.tui.cli.COMMANDS` (read when the test
-runs, so a command added there is accepted at once). The `--options` written after it in the
+code block) where NAME is a word; it must be a command the command line declares
+(`proftui.tui.cli.declarations()`, read when the test runs, so a command added there is
+accepted at once). The `--options` written after it in the
 same span or code line must be in that command's `--help`. A key table is a markdown table whose
 header is "Key | Does": each key in its first column must be bound by some screen or widget
 (or by Textual itself). Every key docs/json.md lists for a command must be in that command's
@@ -87,9 +88,10 @@ def _sections(text: str) -> dict[str, str]:
 
 
 def _commands() -> tuple[str, ...]:
-    from proftui.tui.cli import COMMANDS
+    """Every command the command line declares (the headless ones and `completion`)."""
+    from proftui.tui.cli import declarations
 
-    return tuple(COMMANDS)
+    return tuple(spec.name for spec in declarations() if spec.name)  # "": the viewer
 
 
 def _run(argv: list[str]) -> tuple[int, str]:
