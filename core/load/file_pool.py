@@ -144,6 +144,7 @@ def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_byte
     (ordinals numbered from 0, to merge in file order), whether the event array ended in it,
     and the seek points of a gzip file (None for a plain one). Raises what reading raises."""
     from proftui.core.build.builder import TraceBuilder
+    from proftui.core.importers.chrome_events import ChromeEvents
     from proftui.core.importers.chrome_json import ChromeJsonReader
     from proftui.core.model.diagnostics import Diagnostics
     from proftui.core.runtime.malloc import indexing
@@ -154,7 +155,7 @@ def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_byte
     builder.tracks.set_group(group)
     builder.time_offset_ns = offset_ns
     with indexing():
-        reader.read(builder.add_events, progress=progress, cancelled=cancelled,
+        reader.read(ChromeEvents(builder).add_events, progress=progress, cancelled=cancelled,
                     region=(start, end))
     return {"state": builder.state(), "batches": reader.batches,
             "metadata": reader.metadata, "n_events": reader.n_events,

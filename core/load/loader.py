@@ -43,7 +43,7 @@ from proftui.core.source.streams import ByteSource, FileIdentity
 # What indexing needs (the parser, msgspec, the builder, SQLite) is imported when a trace is
 # indexed, not to reopen one from the cache (see bench/bench_reopen.py).
 if TYPE_CHECKING:
-    from proftui.core.build.builder import TraceBuilder
+    from proftui.core.importers.chrome_events import ChromeEvents
     from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
@@ -323,6 +323,7 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     """
     from proftui.core.build.builder import TraceBuilder
     from proftui.core.importers.ascend_db import import_db
+    from proftui.core.importers.chrome_events import ChromeEvents
     from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord
     from proftui.core.load.memory_csv import add_memory_csvs
     from proftui.core.model.diagnostics import Diagnostics
@@ -341,6 +342,7 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
             return index
     diagnostics = Diagnostics()
     builder = TraceBuilder(diagnostics)
+    events = ChromeEvents(builder)  # one for all files: it remembers their labels
     grouped = len({t.group for t in timelines} | set(memory)) > 1
     total = sum(s.size for s in sources)
     done_before = 0
@@ -409,7 +411,7 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                         rank_cache.store(key, result, cache_since_ns)
                 if result is not None and result.get("seek_points") is not None:
                     source.seek_points = result["seek_points"]  # kept beside the index
-                reader = _read_json(source, builder, batch_bytes, step, cancelled, result,
+                reader = _read_json(source, events, batch_bytes, step, cancelled, result,
                                     lone)
                 if reader is None:
                     continue
@@ -458,15 +460,16 @@ def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
     return FilePool(jobs, workers)
 
 
-def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
+def _read_json(source: ByteSource, events: ChromeEvents, batch_bytes: int,
                progress: Progress, cancelled: Callable[[], bool] | None,
                got: dict[str, Any] | None, lone: bool) -> ChromeJsonReader | None:
-    """One trace file into `builder`: merged from `got` (what a worker, this process or the
-    cache read into a builder of its own: see file_pool.read_alone), else read here (also
-    when the worker failed: its problems are then counted here). None when it is not a
+    """One trace file into the builder of `events`: merged from `got` (what a worker, this
+    process or the cache read into a builder of its own: see file_pool.read_alone), else read
+    here (also when the worker failed: its problems are then counted here). None when it is not a
     trace (counted as an unreadable file), unless it is `lone`: then that is raised."""
     from proftui.core.importers.chrome_json import ChromeJsonReader
 
+    builder = events.builder
     reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes)
     if got is not None and "error" not in got:
         builder.merge(got["state"], builder.ref_base)
@@ -475,7 +478,7 @@ def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
         progress(source.size, 0, builder.ref_base + reader.n_events)
         return reader
     try:
-        reader.read(builder.add_events, progress=progress, cancelled=cancelled)
+        reader.read(events.add_events, progress=progress, cancelled=cancelled)
     except NotATraceError as exc:
         if lone:
             raise  # the one trace asked for: its own sentence
@@ -529,6 +532,7 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
     """Index a plain file in `parts` parts, the first here and each other in a process of its
     own, merged in order; None if it cannot be split (then it is indexed in one piece)."""
     from proftui.core.build.builder import TraceBuilder
+    from proftui.core.importers.chrome_events import ChromeEvents
     from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
     from proftui.core.load.memory_csv import add_memory_csvs
     from proftui.core.model.diagnostics import Diagnostics
@@ -559,7 +563,7 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
             if progress is not None:  # assume the other parts go as fast as this one
                 progress(min(parts * done, total), total, parts * events)
 
-        reader.read(builder.add_events, progress=all_parts, cancelled=cancelled,
+        reader.read(ChromeEvents(builder).add_events, progress=all_parts, cancelled=cancelled,
                     region=(0, splits[0]))
         if reader.closed:
             return None  # a split fell after the event array: index the file in one piece
