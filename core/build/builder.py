@@ -20,6 +20,7 @@ import numpy as np
 from proftui.core.build import lanes as layout
 from proftui.core.build.flows import flow_edges
 from proftui.core.build.pairing import pair_async, pair_begin_end
+from proftui.core.build.state import BuilderState
 from proftui.core.build.tracks import (
     ASYNC_TRACK,
     GLOBAL_TRACK,
@@ -38,6 +39,7 @@ from proftui.core.model.diagnostics import Diagnostics
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.strings import StringInterner, json_text
 from proftui.core.runtime.malloc import release_free_memory
+from proftui.core.runtime.records import checked
 
 # Scopes of instant events.
 SCOPE_THREAD, SCOPE_PROCESS, SCOPE_GLOBAL = 0, 1, 2
@@ -351,58 +353,65 @@ class TraceBuilder:
 
     # -- parallel parts -----------------------------------------------------------------------
 
-    def state(self) -> dict[str, Any]:
-        """Everything added so far, as picklable data (to merge into another builder)."""
+    def state(self) -> BuilderState:
+        """Everything added so far, as a record (to merge into another builder); the tables'
+        parts are handed over (this builder's are empty afterwards)."""
         c = self._counters
-        return {
-            "texts": self.strings.texts,
-            "tracks": self.tracks.keys_in_order,
-            "phase_counts": dict(self.phase_counts),
-            "processes": self.processes,
-            "threads": self.threads,
-            "empty_events": self.empty_events,
-            "chunks": {name: getattr(self, name).concat() for name in _CHUNK_TABLES},
-            "counters": (c.series, c.sample_series, c.sample_ts, c.sample_value, c.sample_ref),
-            "async": self._async_events,
-            "diagnostics": self.diagnostics.to_list(),
-        }
+        return BuilderState(
+            texts=self.strings.texts,
+            tracks=self.tracks.keys_in_order,
+            phase_counts=dict(self.phase_counts),
+            processes=self.processes,
+            threads=self.threads,
+            empty_events=self.empty_events,
+            chunks={name: getattr(self, name).concat() for name in CHUNK_TABLES},
+            counter_series=c.series,
+            sample_series=c.sample_series,
+            sample_ts=c.sample_ts,
+            sample_value=c.sample_value,
+            sample_ref=c.sample_ref,
+            async_events=self._async_events,
+            diagnostics=self.diagnostics.to_list(),
+        )
 
-    def merge(self, state: dict[str, Any], ordinal_offset: int) -> None:
-        """Add another builder's `state`; its event ordinals are shifted by `ordinal_offset`."""
-        smap = np.fromiter(map(self.strings.__getitem__, state["texts"]), np.int32,
-                           len(state["texts"]))
-        tracks = [(k, p, smap[x] if k == ASYNC_TRACK else x) for k, p, x in state["tracks"]]
+    def merge(self, state: BuilderState, ordinal_offset: int) -> None:
+        """Add another builder's `state`; its event ordinals are shifted by `ordinal_offset`.
+        Raises :class:`~proftui.core.runtime.records.StaleRecord`, before adding anything, for
+        a record of another version."""
+        checked(state, BuilderState)
+        smap = np.fromiter(map(self.strings.__getitem__, state.texts), np.int32,
+                           len(state.texts))
+        tracks = [(k, p, smap[x] if k == ASYNC_TRACK else x) for k, p, x in state.tracks]
         tmap = np.fromiter(map(self.tracks.of_full, tracks), np.int32, len(tracks))
-        self.phase_counts.update(state["phase_counts"])
-        for pid, meta in state["processes"].items():
+        self.phase_counts.update(state.phase_counts)
+        for pid, meta in state.processes.items():
             fill_meta(self.processes.setdefault(pid, Meta()), meta)
-        for key, meta in state["threads"].items():
+        for key, meta in state.threads.items():
             fill_meta(self.threads.setdefault(key, Meta()), meta)
-        self.empty_events += state["empty_events"]
-        for name in _CHUNK_TABLES:
-            cols = dict(state["chunks"][name])
+        self.empty_events += state.empty_events
+        for name in CHUNK_TABLES:
+            cols = dict(state.chunks[name])
             for col in cols:
-                if col in ("name", "cat", "cname", "id_str"):
+                if col in TEXT_COLUMNS:
                     cols[col] = smap[cols[col]]
                 elif col == "track":
                     cols[col] = tmap[cols[col]]
                 elif col == "ref":
                     cols[col] = cols[col] + ordinal_offset
             getattr(self, name).append(**cols)
-        series, sample_series, sample_ts, sample_value, sample_ref = state["counters"]
         c = self._counters
-        new_ids = np.zeros(len(series), np.int64)
-        for (track, series_name), sid in series.items():
+        new_ids = np.zeros(len(state.counter_series), np.int64)
+        for (track, series_name), sid in state.counter_series.items():
             new_ids[sid] = self._series_id(int(tmap[track]), series_name)
-        c.sample_series += new_ids[np.asarray(sample_series, np.int64)].tolist()
-        c.sample_ts += sample_ts
-        c.sample_value += sample_value
-        c.sample_ref += [r + ordinal_offset for r in sample_ref]
+        c.sample_series += new_ids[np.asarray(state.sample_series, np.int64)].tolist()
+        c.sample_ts += state.sample_ts
+        c.sample_value += state.sample_value
+        c.sample_ref += [r + ordinal_offset for r in state.sample_ref]
         self._async_events += [(ts, ref + ordinal_offset, ph, pid, int(smap[cat]),
                                 int(smap[name]), ident, scope, offset)
                                for ts, ref, ph, pid, cat, name, ident, scope, offset
-                               in state["async"]]
-        for item in state["diagnostics"]:
+                               in state.async_events]
+        for item in state.diagnostics:
             self.diagnostics.add(item["kind"], item["count"], item["first_offset"],
                                  item["detail"])
 
@@ -512,7 +521,9 @@ class TraceBuilder:
         }
 
 
-_CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
+# The tables of a builder's state and their columns that hold string ids.
+CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
+TEXT_COLUMNS = ("name", "cat", "cname", "id_str")
 # Ids of the flows importers add by pairs: far from the ids traces carry (connection ids,
 # correlation ids, device timestamps), so that no trace flow of the same category and name
 # is chained to them.

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import pickle
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,18 +23,13 @@ from proftui.core.discover.clock import (
 )
 from proftui.core.discover.profile import DB_KIND, ProfileLayout, TimelineFile, discover
 from proftui.core.discover.runs import SeveralRunsError, open_run
-from proftui.core.load.file_pool import (
-    POOL_MIN_BYTES,
-    FileJob,
-    FilePool,
-    read_alone,
-    worker_count,
-    worker_read,
-)
+from proftui.core.load.file_pool import POOL_MIN_BYTES, FileJob, FilePool, worker_count
 from proftui.core.load.memory_csv import memory_csvs
 from proftui.core.model.errors import NotATraceError, ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.runtime.malloc import indexing
+from proftui.core.runtime.records import StaleRecord
+from proftui.core.runtime.workers import Failed, Worker
 from proftui.core.source.streams import ByteSource, FileIdentity
 
 # What indexing needs (the parser, msgspec, the builder, SQLite) is imported when a trace is
@@ -45,6 +37,7 @@ from proftui.core.source.streams import ByteSource, FileIdentity
 if TYPE_CHECKING:
     from proftui.core.importers.chrome_events import ChromeEvents
     from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
+    from proftui.core.importers.chrome_read import FileRead
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
 # Each timeline of a profile of several, as its indexing begins: (its number from 1, how many
@@ -406,11 +399,12 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                         result = next(pooled)[1]
                     elif key is not None:
                         result = _read_alone(source, key, step, cancelled)
-                    if (key is not None and cache_since_ns is not None and result is not None
-                            and "error" not in result):
+                    if (key is not None and cache_since_ns is not None
+                            and result is not None and not isinstance(result, Failed)):
                         rank_cache.store(key, result, cache_since_ns)
-                if result is not None and result.get("seek_points") is not None:
-                    source.seek_points = result["seek_points"]  # kept beside the index
+                if (result is not None and not isinstance(result, Failed)
+                        and result.seek_points is not None):
+                    source.seek_points = result.seek_points  # kept beside the index
                 reader = _read_json(source, events, batch_bytes, step, cancelled, result,
                                     lone)
                 if reader is None:
@@ -462,7 +456,7 @@ def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
 
 def _read_json(source: ByteSource, events: ChromeEvents, batch_bytes: int,
                progress: Progress, cancelled: Callable[[], bool] | None,
-               got: dict[str, Any] | None, lone: bool) -> ChromeJsonReader | None:
+               got: FileRead | Failed | None, lone: bool) -> ChromeJsonReader | None:
     """One trace file into the builder of `events`: merged from `got` (what a worker, this
     process or the cache read into a builder of its own: see file_pool.read_alone), else read
     here (also when the worker failed: its problems are then counted here). None when it is not a
@@ -471,12 +465,16 @@ def _read_json(source: ByteSource, events: ChromeEvents, batch_bytes: int,
 
     builder = events.builder
     reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes)
-    if got is not None and "error" not in got:
-        builder.merge(got["state"], builder.ref_base)
-        reader.batches, reader.n_events = got["batches"], got["n_events"]
-        reader.metadata.update(got["metadata"])
-        progress(source.size, 0, builder.ref_base + reader.n_events)
-        return reader
+    if got is not None and not isinstance(got, Failed):
+        try:
+            builder.merge(got.state, builder.ref_base)
+        except StaleRecord:
+            got = None  # of another version (nothing was merged): read here
+        else:
+            reader.batches, reader.n_events = got.batches, got.n_events
+            reader.metadata.update(got.metadata)
+            progress(source.size, 0, builder.ref_base + reader.n_events)
+            return reader
     try:
         reader.read(events.add_events, progress=progress, cancelled=cancelled)
     except NotATraceError as exc:
@@ -487,8 +485,19 @@ def _read_json(source: ByteSource, events: ChromeEvents, batch_bytes: int,
     return reader
 
 
+def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_bytes: int,
+               progress: Progress | None = None,
+               cancelled: Callable[[], bool] | None = None) -> FileRead:
+    """See :func:`proftui.core.importers.chrome_read.read_alone` (imported when a file is
+    read, not to reopen one from the cache)."""
+    from proftui.core.importers import chrome_read
+
+    return chrome_read.read_alone(source, group, offset_ns, batch_bytes, progress=progress,
+                                  cancelled=cancelled)
+
+
 def _read_alone(source: ByteSource, key: rank_cache.Key, progress: Progress,
-                cancelled: Callable[[], bool] | None) -> dict[str, Any] | None:
+                cancelled: Callable[[], bool] | None) -> FileRead | None:
     """One trace file read here into a builder of its own (to keep as its rank entry); None
     when it is not a trace (:func:`_read_json` then reads and counts it as one)."""
     try:
@@ -534,6 +543,7 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
     from proftui.core.build.builder import TraceBuilder
     from proftui.core.importers.chrome_events import ChromeEvents
     from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
+    from proftui.core.importers.chrome_read import READ_JOB, FileRead, ReadJob
     from proftui.core.load.memory_csv import add_memory_csvs
     from proftui.core.model.diagnostics import Diagnostics
 
@@ -547,14 +557,9 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
         if split is None or (splits and split <= splits[-1]):
             return None
         splits.append(split)
-    # Fresh interpreters, not multiprocessing: nothing depends on the caller's main module or
-    # threads (the app indexes from a worker thread).
-    workers = [subprocess.Popen(
-        [sys.executable, "-c",
-         "from proftui.core.load.loader import _index_region; _index_region()",
-         source.path, str(start), str(end), str(batch_bytes), str(offset_ns)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        for start, end in zip(splits, splits[1:] + [-1])]
+    workers = [Worker(READ_JOB, [ReadJob(source.path, None, offset_ns, batch_bytes, start,
+                                         None if end < 0 else end)])
+               for start, end in zip(splits, splits[1:] + [-1])]
     try:
         builder = TraceBuilder(diagnostics)
         builder.time_offset_ns = offset_ns
@@ -569,44 +574,25 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
             return None  # a split fell after the event array: index the file in one piece
         batches = list(reader.batches)
         for number, worker in enumerate(workers, 1):
+            result = worker.result(FileRead)
+            if isinstance(result, Failed) or (result.closed and number < len(workers)):
+                return None
             try:
-                result = pickle.loads(worker.communicate()[0])
-            except (pickle.UnpicklingError, EOFError, ValueError):
+                builder.merge(result.state, reader.n_events)
+            except StaleRecord:
                 return None
-            if (worker.returncode != 0 or "error" in result
-                    or (result["closed"] and number < len(workers))):
-                return None
-            builder.merge(result["state"], reader.n_events)
-            reader.metadata.update({k: v for k, v in result["metadata"].items()
+            reader.metadata.update({k: v for k, v in result.metadata.items()
                                     if k not in reader.metadata})
             batches += [BatchRecord(b.start, b.end, b.first_ordinal + reader.n_events, b.final)
-                        for b in result["batches"]]
-            reader.n_events += result["n_events"]
+                        for b in result.batches]
+            reader.n_events += result.n_events
         add_memory_csvs(builder, memory_files, diagnostics)
         if progress is not None:
             progress(source.size, source.size, reader.n_events)
         return builder.build(_metadata(reader, source), _batch_table(batches))
     finally:
         for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-            worker.wait()
-            if worker.stdout is not None:
-                worker.stdout.close()
-
-
-def _index_region() -> None:
-    """Worker process: index the events of a file from a byte offset to another (-1: to the
-    end).
-
-    Arguments: path, start offset, end offset, batch bytes, clock offset (ns). Writes the
-    pickled builder state to stdout.
-    """
-    path, start, end, batch_bytes, offset_ns = sys.argv[1:6]
-    result = worker_read(path, None, int(offset_ns), int(batch_bytes), int(start),
-                         None if int(end) < 0 else int(end))
-    sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
-    sys.stdout.buffer.flush()
+            worker.stop()
 
 
 def _metadata(reader: ChromeJsonReader, source: ByteSource) -> dict[str, Any]:
