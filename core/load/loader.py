@@ -314,16 +314,11 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     process, when `workers` (default: the cores, at most 2) allows it. Each file of several
     is named to `file_progress` as it is begun; `batch_bytes` None is the parser's default.
     """
-    from proftui.core.build.builder import TraceBuilder
-    from proftui.core.importers.ascend_db import import_db
-    from proftui.core.importers.chrome_events import ChromeEvents
-    from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord
-    from proftui.core.load.memory_csv import add_memory_csvs
-    from proftui.core.model.diagnostics import Diagnostics
+    from proftui.core.importers.chrome_json import BATCH_BYTES
 
     batch_bytes = batch_bytes or BATCH_BYTES
     memory = memory or {}
-    lone = (len(sources) == 1 and timelines[0].kind != DB_KIND
+    lone = (len(sources) == 1 and importer_for(timelines[0].kind).in_workers
             and set(memory) <= {timelines[0].group})
     parts = _parts(sources[0], workers) if lone else 1
     if parts > 1:
@@ -333,34 +328,13 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                                     parts=parts)
         if index is not None:
             return index
-    diagnostics = Diagnostics()
-    builder = TraceBuilder(diagnostics)
-    events = ChromeEvents(builder)  # one for all files: it remembers their labels
-    grouped = len({t.group for t in timelines} | set(memory)) > 1
+    run = _Indexing(sources, timelines, clocks, memory, batch_bytes, cancelled, lone,
+                    cache_since_ns)
     total = sum(s.size for s in sources)
     done_before = 0
-    batches: list[BatchRecord] = []
-    batch_files: list[int] = []
-    next_ordinal = 0
-    metadata: dict[str, Any] = {}
-    databases: dict[int, dict[str, Any]] = {}  # file number -> how its database was read
-    ranked = (cache_since_ns is not None
-              and sum(t.kind != DB_KIND for t in timelines) > 1)
-    keys = [rank_cache.Key(s.identity, t.group if grouped else None, c.offset_ns, batch_bytes)
-            if ranked and t.kind != DB_KIND else None
-            for s, t, c in zip(sources, timelines, clocks)]
-    # Each entry is loaded as its turn comes (one at a time in memory, not all); one found
-    # damaged then is read here.
-    cached = {n for n, key in enumerate(keys) if key is not None and key.path().exists()}
-    ranks_cached = 0
-    pool = _pool(sources, timelines, clocks, grouped, batch_bytes, cached)
-    pooled = pool.results(cancelled) if pool is not None else None
     try:
         with indexing():
-            for number, (source, timeline, clock) in enumerate(zip(sources, timelines, clocks)):
-                builder.tracks.set_group(timeline.group if grouped else None)
-                builder.time_offset_ns = clock.offset_ns
-                builder.ref_base = next_ordinal  # events of all files number on
+            for number, (source, timeline) in enumerate(zip(sources, timelines)):
 
                 def step(done: int, _total: int, events: int,
                          base: int = done_before) -> None:
@@ -368,75 +342,179 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                         progress(base + done, total, events)
 
                 done_before += source.size
+                run.begin(number)
                 if file_progress is not None and len(sources) > 1:
                     name = os.path.basename(timeline.path)
                     file_progress(number + 1, len(sources),
                                   f"{timeline.group} ({name})" if timeline.group else name)
-                if timeline.kind == DB_KIND:
-                    try:
-                        got = import_db(
-                            source.path, builder, diagnostics, cancelled=cancelled,
-                            progress=lambda done, total, events, size=source.size,
-                            step=step: step(size * done // max(total, 1), 0, events))
-                    except NotATraceError as exc:
-                        if len(sources) == 1:
-                            raise  # the one timeline of the profile: its own sentence
-                        diagnostics.add("unreadable_file", 1, None, str(exc))
-                        continue
-                    # One empty batch: its ordinals are rows of the database (see read_args).
-                    batches.append(BatchRecord(0, 0, next_ordinal, True))
-                    batch_files.append(number)
-                    next_ordinal += got.n_refs
-                    databases[number] = {"opened": got.opened, "refs": got.refs, **got.facts}
-                    metadata.setdefault("format", "sqlite")
-                    continue
-                key = keys[number]
-                result = rank_cache.load(key) if number in cached else None
-                if result is not None:
-                    ranks_cached += 1
-                else:
-                    if pooled is not None and number not in cached:
-                        result = next(pooled)[1]
-                    elif key is not None:
-                        result = _read_alone(source, key, step, cancelled)
-                    if (key is not None and cache_since_ns is not None
-                            and result is not None and not isinstance(result, Failed)):
-                        rank_cache.store(key, result, cache_since_ns)
-                if (result is not None and not isinstance(result, Failed)
-                        and result.seek_points is not None):
-                    source.seek_points = result.seek_points  # kept beside the index
-                reader = _read_json(source, events, batch_bytes, step, cancelled, result,
-                                    lone)
-                if reader is None:
-                    continue
-                batches += [BatchRecord(b.start, b.end, b.first_ordinal + next_ordinal,
-                                        b.final) for b in reader.batches]
-                next_ordinal += reader.n_events
-                batch_files += [number] * len(reader.batches)
-                for key, value in _metadata(reader, source).items():
-                    if key == "format" and metadata.get(key) == "sqlite":
-                        metadata[key] = value  # the JSON's form says more
-                    metadata.setdefault(key, value)
-            for group, paths in memory.items():
-                builder.tracks.set_group(group if grouped else None)
-                # On the clock of the group's timeline (torch_npu and msprof 8 write the same).
-                builder.time_offset_ns = next((c.offset_ns for t, c in zip(timelines, clocks)
-                                               if t.group == group), 0)
-                add_memory_csvs(builder, paths, diagnostics)
+                importer_for(timeline.kind).read(run, number, step)
+            run.add_memory_csvs()
     finally:
-        if pool is not None:
-            pool.close()
-    if not lone:  # a lone file keeps the entry _metadata gave it (no group, no kind)
-        metadata["sources"] = [{"path": s.identity.path, "size": s.size,
-                                "compressed": s.compressed, "group": t.group, "kind": t.kind,
-                                **({"sqlite": databases[n]} if n in databases else {})}
-                               for n, (s, t) in enumerate(zip(sources, timelines))]
-    if ranked:
-        metadata["ranks_cached"] = ranks_cached
-    table = _batch_table(batches)
-    table["file"] = np.array(batch_files, np.int32)
-    with indexing():
-        return builder.build(metadata, table)
+        run.close()
+    return run.build()
+
+
+class _Indexing:
+    """A profile's timeline files being indexed one after another into one builder: what
+    each file's importer needs (the builder, its Chrome event sink, the batch size, the rank
+    cache's keys, the worker pool) and what they leave for the index (batches, the files'
+    metadata, how each database was read)."""
+
+    def __init__(self, sources: list[ByteSource], timelines: list[TimelineFile],
+                 clocks: list[ClockOffset], memory: dict[str, list[str]], batch_bytes: int,
+                 cancelled: Callable[[], bool] | None, lone: bool,
+                 cache_since_ns: int | None) -> None:
+        from proftui.core.build.builder import TraceBuilder
+        from proftui.core.importers.chrome_events import ChromeEvents
+        from proftui.core.model.diagnostics import Diagnostics
+
+        self.sources, self.timelines, self.clocks = sources, timelines, clocks
+        self.memory = memory
+        self.batch_bytes = batch_bytes
+        self.cancelled = cancelled
+        self.lone = lone
+        self.cache_since_ns = cache_since_ns
+        self.diagnostics = Diagnostics()
+        self.builder = TraceBuilder(self.diagnostics)
+        self.events = ChromeEvents(self.builder)  # one for all files: it remembers labels
+        self.grouped = len({t.group for t in timelines} | set(memory)) > 1
+        self.batches: list[BatchRecord] = []
+        self.batch_files: list[int] = []
+        self.next_ordinal = 0
+        self.metadata: dict[str, Any] = {}
+        self.databases: dict[int, dict[str, Any]] = {}  # file number -> how it was read
+        pooled_kinds = [importer_for(t.kind).in_workers for t in timelines]
+        self.ranked = cache_since_ns is not None and sum(pooled_kinds) > 1
+        self.keys = [rank_cache.Key(s.identity, t.group if self.grouped else None,
+                                    c.offset_ns, batch_bytes)
+                     if self.ranked and in_workers else None
+                     for s, t, c, in_workers in zip(sources, timelines, clocks, pooled_kinds)]
+        # Each entry is loaded as its turn comes (one at a time in memory, not all); one
+        # found damaged then is read here.
+        self.cached = {n for n, key in enumerate(self.keys)
+                       if key is not None and key.path().exists()}
+        self.ranks_cached = 0
+        self.pool = _pool(sources, timelines, clocks, self.grouped, batch_bytes, self.cached)
+        self.pooled = self.pool.results(cancelled) if self.pool is not None else None
+
+    def begin(self, number: int) -> None:
+        """Point the builder at file `number`: its group, its clock, its first ordinal."""
+        self.builder.tracks.set_group(self.timelines[number].group if self.grouped else None)
+        self.builder.time_offset_ns = self.clocks[number].offset_ns
+        self.builder.ref_base = self.next_ordinal  # events of all files number on
+
+    def add_file(self, number: int, batches: list[BatchRecord], n_events: int) -> None:
+        """The batches (ordinals from 0) and event count of file `number`, read."""
+        from proftui.core.importers.chrome_json import BatchRecord
+
+        self.batches += [BatchRecord(b.start, b.end, b.first_ordinal + self.next_ordinal,
+                                     b.final) for b in batches]
+        self.batch_files += [number] * len(batches)
+        self.next_ordinal += n_events
+
+    def add_memory_csvs(self) -> None:
+        """The counters of each group's memory CSVs, on the clock of its timeline (torch_npu
+        and msprof 8 write the same)."""
+        from proftui.core.load.memory_csv import add_memory_csvs
+
+        for group, paths in self.memory.items():
+            self.builder.tracks.set_group(group if self.grouped else None)
+            self.builder.time_offset_ns = next((c.offset_ns for t, c in
+                                                zip(self.timelines, self.clocks)
+                                                if t.group == group), 0)
+            add_memory_csvs(self.builder, paths, self.diagnostics)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+
+    def build(self) -> TraceIndex:
+        """The index of everything read."""
+        metadata = self.metadata
+        if not self.lone:  # a lone file keeps the entry _metadata gave it (no group, no kind)
+            metadata["sources"] = [
+                {"path": s.identity.path, "size": s.size, "compressed": s.compressed,
+                 "group": t.group, "kind": t.kind,
+                 **({"sqlite": self.databases[n]} if n in self.databases else {})}
+                for n, (s, t) in enumerate(zip(self.sources, self.timelines))]
+        if self.ranked:
+            metadata["ranks_cached"] = self.ranks_cached
+        table = _batch_table(self.batches)
+        table["file"] = np.array(self.batch_files, np.int32)
+        with indexing():
+            return self.builder.build(metadata, table)
+
+
+class _SqliteTimeline:
+    """A SQLite export (msprof's or torch_npu's), read here, table by table."""
+
+    in_workers = False  # read by this process (it has a second one of its own: Prefetch)
+
+    @staticmethod
+    def read(run: _Indexing, number: int, step: Progress) -> None:
+        from proftui.core.importers.ascend_db import import_db
+        from proftui.core.importers.chrome_json import BatchRecord
+
+        source = run.sources[number]
+        try:
+            got = import_db(
+                source.path, run.builder, run.diagnostics, cancelled=run.cancelled,
+                progress=lambda done, total, events, size=source.size:
+                step(size * done // max(total, 1), 0, events))
+        except NotATraceError as exc:
+            if len(run.sources) == 1:
+                raise  # the one timeline of the profile: its own sentence
+            run.diagnostics.add("unreadable_file", 1, None, str(exc))
+            return
+        # One empty batch: its ordinals are rows of the database (see read_args).
+        run.add_file(number, [BatchRecord(0, 0, 0, True)], got.n_refs)
+        run.databases[number] = {"opened": got.opened, "refs": got.refs, **got.facts}
+        run.metadata.setdefault("format", "sqlite")
+
+
+class _ChromeTimeline:
+    """A Chrome-trace JSON file (plain or gzip): merged from its rank entry or from what a
+    worker read, else read here."""
+
+    in_workers = True  # a worker or the rank cache can read it into a builder of its own
+
+    @staticmethod
+    def read(run: _Indexing, number: int, step: Progress) -> None:
+        source, key = run.sources[number], run.keys[number]
+        result = rank_cache.load(key) if number in run.cached else None
+        if result is not None:
+            run.ranks_cached += 1
+        else:
+            if run.pooled is not None and number not in run.cached:
+                result = next(run.pooled)[1]
+            elif key is not None:
+                result = _read_alone(source, key, step, run.cancelled)
+            if (key is not None and run.cache_since_ns is not None
+                    and result is not None and not isinstance(result, Failed)):
+                rank_cache.store(key, result, run.cache_since_ns)
+        if (result is not None and not isinstance(result, Failed)
+                and result.seek_points is not None):
+            source.seek_points = result.seek_points  # kept beside the index
+        reader = _read_json(source, run.events, run.batch_bytes, step, run.cancelled, result,
+                            run.lone)
+        if reader is None:
+            return
+        run.add_file(number, reader.batches, reader.n_events)
+        for key_, value in _metadata(reader, source).items():
+            if key_ == "format" and run.metadata.get(key_) == "sqlite":
+                run.metadata[key_] = value  # the JSON's form says more
+            run.metadata.setdefault(key_, value)
+
+
+# Each kind of timeline file (as discovery names it) -> its importer; every kind not named
+# here is a Chrome trace (discovery names those by layout: trace, msprof, torch_npu ...).
+_IMPORTERS: dict[str, type[_SqliteTimeline] | type[_ChromeTimeline]] = {
+    DB_KIND: _SqliteTimeline}
+
+
+def importer_for(kind: str) -> type[_SqliteTimeline] | type[_ChromeTimeline]:
+    """The importer of a timeline file of `kind`."""
+    return _IMPORTERS.get(kind, _ChromeTimeline)
 
 
 def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
@@ -447,7 +525,7 @@ def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
     here."""
     jobs = [FileJob(n, s.path, t.group if grouped else None, c.offset_ns, batch_bytes)
             for n, (s, t, c) in enumerate(zip(sources, timelines, clocks))
-            if t.kind != DB_KIND and n not in cached]
+            if importer_for(t.kind).in_workers and n not in cached]
     workers = worker_count(len(jobs))
     if workers < 2 or sum(sources[j.number].size for j in jobs) < POOL_MIN_BYTES:
         return None
