@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
-T = TypeVar("T")
+R = TypeVar("R", bound="Record")
 
 
 class Record:
@@ -20,12 +20,12 @@ class StaleRecord(ValueError):
     """A record of another type or version than expected (refused, never used)."""
 
 
-def checked(record: Any, expected: type[T]) -> T:
+def checked(record: Any, expected: type[R]) -> R:
     """`record` when it is an `expected` of this program's version; else StaleRecord."""
     if not isinstance(record, expected):
         raise StaleRecord(f"a {type(record).__name__} where a {expected.__name__} was expected")
     version = getattr(record, "version", None)
-    if version != getattr(expected, "VERSION", None):
+    if version != expected.VERSION:
         raise StaleRecord(f"a {expected.__name__} of version {version!r}, "
-                          f"not {getattr(expected, 'VERSION', None)}")
+                          f"not {expected.VERSION}")
     return record

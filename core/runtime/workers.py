@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
-from proftui.core.runtime.records import StaleRecord, checked
+from proftui.core.runtime.records import Record, StaleRecord, checked
 
 _LENGTH = struct.Struct("<Q")
-T = TypeVar("T")
+R = TypeVar("R", bound=Record)
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Worker:
         except OSError:  # it died at once: its results read as Failed
             pass
 
-    def result(self, expected: type[T]) -> T | Failed:
+    def result(self, expected: type[R]) -> R | Failed:
         """The next job's result: an `expected` record of this version, or Failed (the job
         failed, the worker stopped, or it answered with something else)."""
         if self._answered >= self.n_jobs:
