@@ -536,7 +536,7 @@ def _read_json(source: ByteSource, events: ChromeEvents, batch_bytes: int,
                progress: Progress, cancelled: Callable[[], bool] | None,
                got: FileRead | Failed | None, lone: bool) -> ChromeJsonReader | None:
     """One trace file into the builder of `events`: merged from `got` (what a worker, this
-    process or the cache read into a builder of its own: see file_pool.read_alone), else read
+    process or the cache read into a builder of its own: see chrome_read.read_alone), else read
     here (also when the worker failed: its problems are then counted here). None when it is not a
     trace (counted as an unreadable file), unless it is `lone`: then that is raised."""
     from proftui.core.importers.chrome_json import ChromeJsonReader
