@@ -81,7 +81,19 @@ class _Counters:
 
 
 class TraceBuilder:
-    """Accumulates events batch by batch and builds a :class:`TraceIndex`."""
+    """Accumulates what importers push, batch by batch, and builds a :class:`TraceIndex`.
+
+    The typed push API, one method per table: :meth:`add_slices`, :meth:`add_begin_ends`,
+    :meth:`add_instants`, :meth:`add_flow_points`, :meth:`add_bound_flow_ends`,
+    :meth:`add_counter_sample`, :meth:`add_async_event`, :meth:`process_meta` and
+    :meth:`thread_meta`; labels and tracks through :meth:`intern`, :meth:`thread_tracks`,
+    :meth:`process_track_id` and :meth:`global_track_id`; times through :meth:`shared_clock`;
+    what the index counts through :meth:`count_phase` and :meth:`add_empty_events`. Importers
+    that read tables push whole columns on the file's clock instead (:meth:`add_slice_columns`,
+    :meth:`add_instant_columns`, :meth:`add_flow_pairs`, :meth:`add_counter_columns`,
+    :meth:`declare_process`, :meth:`declare_thread`). :meth:`state` and :meth:`merge` carry
+    it to another process or to the rank cache as a :class:`BuilderState`.
+    """
 
     def __init__(self, diagnostics: Diagnostics, first_ordinal: int = 0) -> None:
         self.diagnostics = diagnostics
