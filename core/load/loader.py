@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import pickle
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,25 +23,21 @@ from proftui.core.discover.clock import (
 )
 from proftui.core.discover.profile import DB_KIND, ProfileLayout, TimelineFile, discover
 from proftui.core.discover.runs import SeveralRunsError, open_run
-from proftui.core.load.file_pool import (
-    POOL_MIN_BYTES,
-    FileJob,
-    FilePool,
-    read_alone,
-    worker_count,
-    worker_read,
-)
+from proftui.core.load.file_pool import POOL_MIN_BYTES, FileJob, FilePool, worker_count
 from proftui.core.load.memory_csv import memory_csvs
 from proftui.core.model.errors import NotATraceError, ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.runtime.malloc import indexing
+from proftui.core.runtime.records import StaleRecord
+from proftui.core.runtime.workers import Failed, Worker
 from proftui.core.source.streams import ByteSource, FileIdentity
 
 # What indexing needs (the parser, msgspec, the builder, SQLite) is imported when a trace is
 # indexed, not to reopen one from the cache (see bench/bench_reopen.py).
 if TYPE_CHECKING:
-    from proftui.core.build.builder import TraceBuilder
+    from proftui.core.importers.chrome_events import ChromeEvents
     from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
+    from proftui.core.importers.chrome_read import FileRead
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
 # Each timeline of a profile of several, as its indexing begins: (its number from 1, how many
@@ -321,15 +314,11 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     process, when `workers` (default: the cores, at most 2) allows it. Each file of several
     is named to `file_progress` as it is begun; `batch_bytes` None is the parser's default.
     """
-    from proftui.core.build.builder import TraceBuilder
-    from proftui.core.importers.ascend_db import import_db
-    from proftui.core.importers.chrome_json import BATCH_BYTES, BatchRecord
-    from proftui.core.load.memory_csv import add_memory_csvs
-    from proftui.core.model.diagnostics import Diagnostics
+    from proftui.core.importers.chrome_json import BATCH_BYTES
 
     batch_bytes = batch_bytes or BATCH_BYTES
     memory = memory or {}
-    lone = (len(sources) == 1 and timelines[0].kind != DB_KIND
+    lone = (len(sources) == 1 and importer_for(timelines[0].kind).in_workers
             and set(memory) <= {timelines[0].group})
     parts = _parts(sources[0], workers) if lone else 1
     if parts > 1:
@@ -339,33 +328,13 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                                     parts=parts)
         if index is not None:
             return index
-    diagnostics = Diagnostics()
-    builder = TraceBuilder(diagnostics)
-    grouped = len({t.group for t in timelines} | set(memory)) > 1
+    run = _Indexing(sources, timelines, clocks, memory, batch_bytes, cancelled, lone,
+                    cache_since_ns)
     total = sum(s.size for s in sources)
     done_before = 0
-    batches: list[BatchRecord] = []
-    batch_files: list[int] = []
-    next_ordinal = 0
-    metadata: dict[str, Any] = {}
-    databases: dict[int, dict[str, Any]] = {}  # file number -> how its database was read
-    ranked = (cache_since_ns is not None
-              and sum(t.kind != DB_KIND for t in timelines) > 1)
-    keys = [rank_cache.Key(s.identity, t.group if grouped else None, c.offset_ns, batch_bytes)
-            if ranked and t.kind != DB_KIND else None
-            for s, t, c in zip(sources, timelines, clocks)]
-    # Each entry is loaded as its turn comes (one at a time in memory, not all); one found
-    # damaged then is read here.
-    cached = {n for n, key in enumerate(keys) if key is not None and key.path().exists()}
-    ranks_cached = 0
-    pool = _pool(sources, timelines, clocks, grouped, batch_bytes, cached)
-    pooled = pool.results(cancelled) if pool is not None else None
     try:
         with indexing():
-            for number, (source, timeline, clock) in enumerate(zip(sources, timelines, clocks)):
-                builder.tracks.set_group(timeline.group if grouped else None)
-                builder.time_offset_ns = clock.offset_ns
-                builder.ref_base = next_ordinal  # events of all files number on
+            for number, (source, timeline) in enumerate(zip(sources, timelines)):
 
                 def step(done: int, _total: int, events: int,
                          base: int = done_before) -> None:
@@ -373,74 +342,179 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                         progress(base + done, total, events)
 
                 done_before += source.size
+                run.begin(number)
                 if file_progress is not None and len(sources) > 1:
                     name = os.path.basename(timeline.path)
                     file_progress(number + 1, len(sources),
                                   f"{timeline.group} ({name})" if timeline.group else name)
-                if timeline.kind == DB_KIND:
-                    try:
-                        got = import_db(
-                            source.path, builder, diagnostics, cancelled=cancelled,
-                            progress=lambda done, total, events, size=source.size,
-                            step=step: step(size * done // max(total, 1), 0, events))
-                    except NotATraceError as exc:
-                        if len(sources) == 1:
-                            raise  # the one timeline of the profile: its own sentence
-                        diagnostics.add("unreadable_file", 1, None, str(exc))
-                        continue
-                    # One empty batch: its ordinals are rows of the database (see read_args).
-                    batches.append(BatchRecord(0, 0, next_ordinal, True))
-                    batch_files.append(number)
-                    next_ordinal += got.n_refs
-                    databases[number] = {"opened": got.opened, "refs": got.refs, **got.facts}
-                    metadata.setdefault("format", "sqlite")
-                    continue
-                key = keys[number]
-                result = rank_cache.load(key) if number in cached else None
-                if result is not None:
-                    ranks_cached += 1
-                else:
-                    if pooled is not None and number not in cached:
-                        result = next(pooled)[1]
-                    elif key is not None:
-                        result = _read_alone(source, key, step, cancelled)
-                    if (key is not None and cache_since_ns is not None and result is not None
-                            and "error" not in result):
-                        rank_cache.store(key, result, cache_since_ns)
-                if result is not None and result.get("seek_points") is not None:
-                    source.seek_points = result["seek_points"]  # kept beside the index
-                reader = _read_json(source, builder, batch_bytes, step, cancelled, result,
-                                    lone)
-                if reader is None:
-                    continue
-                batches += [BatchRecord(b.start, b.end, b.first_ordinal + next_ordinal,
-                                        b.final) for b in reader.batches]
-                next_ordinal += reader.n_events
-                batch_files += [number] * len(reader.batches)
-                for key, value in _metadata(reader, source).items():
-                    if key == "format" and metadata.get(key) == "sqlite":
-                        metadata[key] = value  # the JSON's form says more
-                    metadata.setdefault(key, value)
-            for group, paths in memory.items():
-                builder.tracks.set_group(group if grouped else None)
-                # On the clock of the group's timeline (torch_npu and msprof 8 write the same).
-                builder.time_offset_ns = next((c.offset_ns for t, c in zip(timelines, clocks)
-                                               if t.group == group), 0)
-                add_memory_csvs(builder, paths, diagnostics)
+                importer_for(timeline.kind).read(run, number, step)
+            run.add_memory_csvs()
     finally:
-        if pool is not None:
-            pool.close()
-    if not lone:  # a lone file keeps the entry _metadata gave it (no group, no kind)
-        metadata["sources"] = [{"path": s.identity.path, "size": s.size,
-                                "compressed": s.compressed, "group": t.group, "kind": t.kind,
-                                **({"sqlite": databases[n]} if n in databases else {})}
-                               for n, (s, t) in enumerate(zip(sources, timelines))]
-    if ranked:
-        metadata["ranks_cached"] = ranks_cached
-    table = _batch_table(batches)
-    table["file"] = np.array(batch_files, np.int32)
-    with indexing():
-        return builder.build(metadata, table)
+        run.close()
+    return run.build()
+
+
+class _Indexing:
+    """A profile's timeline files being indexed one after another into one builder: what
+    each file's importer needs (the builder, its Chrome event sink, the batch size, the rank
+    cache's keys, the worker pool) and what they leave for the index (batches, the files'
+    metadata, how each database was read)."""
+
+    def __init__(self, sources: list[ByteSource], timelines: list[TimelineFile],
+                 clocks: list[ClockOffset], memory: dict[str, list[str]], batch_bytes: int,
+                 cancelled: Callable[[], bool] | None, lone: bool,
+                 cache_since_ns: int | None) -> None:
+        from proftui.core.build.builder import TraceBuilder
+        from proftui.core.importers.chrome_events import ChromeEvents
+        from proftui.core.model.diagnostics import Diagnostics
+
+        self.sources, self.timelines, self.clocks = sources, timelines, clocks
+        self.memory = memory
+        self.batch_bytes = batch_bytes
+        self.cancelled = cancelled
+        self.lone = lone
+        self.cache_since_ns = cache_since_ns
+        self.diagnostics = Diagnostics()
+        self.builder = TraceBuilder(self.diagnostics)
+        self.events = ChromeEvents(self.builder)  # one for all files: it remembers labels
+        self.grouped = len({t.group for t in timelines} | set(memory)) > 1
+        self.batches: list[BatchRecord] = []
+        self.batch_files: list[int] = []
+        self.next_ordinal = 0
+        self.metadata: dict[str, Any] = {}
+        self.databases: dict[int, dict[str, Any]] = {}  # file number -> how it was read
+        pooled_kinds = [importer_for(t.kind).in_workers for t in timelines]
+        self.ranked = cache_since_ns is not None and sum(pooled_kinds) > 1
+        self.keys = [rank_cache.Key(s.identity, t.group if self.grouped else None,
+                                    c.offset_ns, batch_bytes)
+                     if self.ranked and in_workers else None
+                     for s, t, c, in_workers in zip(sources, timelines, clocks, pooled_kinds)]
+        # Each entry is loaded as its turn comes (one at a time in memory, not all); one
+        # found damaged then is read here.
+        self.cached = {n for n, key in enumerate(self.keys)
+                       if key is not None and key.path().exists()}
+        self.ranks_cached = 0
+        self.pool = _pool(sources, timelines, clocks, self.grouped, batch_bytes, self.cached)
+        self.pooled = self.pool.results(cancelled) if self.pool is not None else None
+
+    def begin(self, number: int) -> None:
+        """Point the builder at file `number`: its group, its clock, its first ordinal."""
+        self.builder.tracks.set_group(self.timelines[number].group if self.grouped else None)
+        self.builder.time_offset_ns = self.clocks[number].offset_ns
+        self.builder.ref_base = self.next_ordinal  # events of all files number on
+
+    def add_file(self, number: int, batches: list[BatchRecord], n_events: int) -> None:
+        """The batches (ordinals from 0) and event count of file `number`, read."""
+        from proftui.core.importers.chrome_json import BatchRecord
+
+        self.batches += [BatchRecord(b.start, b.end, b.first_ordinal + self.next_ordinal,
+                                     b.final) for b in batches]
+        self.batch_files += [number] * len(batches)
+        self.next_ordinal += n_events
+
+    def add_memory_csvs(self) -> None:
+        """The counters of each group's memory CSVs, on the clock of its timeline (torch_npu
+        and msprof 8 write the same)."""
+        from proftui.core.load.memory_csv import add_memory_csvs
+
+        for group, paths in self.memory.items():
+            self.builder.tracks.set_group(group if self.grouped else None)
+            self.builder.time_offset_ns = next((c.offset_ns for t, c in
+                                                zip(self.timelines, self.clocks)
+                                                if t.group == group), 0)
+            add_memory_csvs(self.builder, paths, self.diagnostics)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+
+    def build(self) -> TraceIndex:
+        """The index of everything read."""
+        metadata = self.metadata
+        if not self.lone:  # a lone file keeps the entry _metadata gave it (no group, no kind)
+            metadata["sources"] = [
+                {"path": s.identity.path, "size": s.size, "compressed": s.compressed,
+                 "group": t.group, "kind": t.kind,
+                 **({"sqlite": self.databases[n]} if n in self.databases else {})}
+                for n, (s, t) in enumerate(zip(self.sources, self.timelines))]
+        if self.ranked:
+            metadata["ranks_cached"] = self.ranks_cached
+        table = _batch_table(self.batches)
+        table["file"] = np.array(self.batch_files, np.int32)
+        with indexing():
+            return self.builder.build(metadata, table)
+
+
+class _SqliteTimeline:
+    """A SQLite export (msprof's or torch_npu's), read here, table by table."""
+
+    in_workers = False  # read by this process (it has a second one of its own: Prefetch)
+
+    @staticmethod
+    def read(run: _Indexing, number: int, step: Progress) -> None:
+        from proftui.core.importers.ascend_db import import_db
+        from proftui.core.importers.chrome_json import BatchRecord
+
+        source = run.sources[number]
+        try:
+            got = import_db(
+                source.path, run.builder, run.diagnostics, cancelled=run.cancelled,
+                progress=lambda done, total, events, size=source.size:
+                step(size * done // max(total, 1), 0, events))
+        except NotATraceError as exc:
+            if len(run.sources) == 1:
+                raise  # the one timeline of the profile: its own sentence
+            run.diagnostics.add("unreadable_file", 1, None, str(exc))
+            return
+        # One empty batch: its ordinals are rows of the database (see read_args).
+        run.add_file(number, [BatchRecord(0, 0, 0, True)], got.n_refs)
+        run.databases[number] = {"opened": got.opened, "refs": got.refs, **got.facts}
+        run.metadata.setdefault("format", "sqlite")
+
+
+class _ChromeTimeline:
+    """A Chrome-trace JSON file (plain or gzip): merged from its rank entry or from what a
+    worker read, else read here."""
+
+    in_workers = True  # a worker or the rank cache can read it into a builder of its own
+
+    @staticmethod
+    def read(run: _Indexing, number: int, step: Progress) -> None:
+        source, key = run.sources[number], run.keys[number]
+        result = rank_cache.load(key) if number in run.cached else None
+        if result is not None:
+            run.ranks_cached += 1
+        else:
+            if run.pooled is not None and number not in run.cached:
+                result = next(run.pooled)[1]
+            elif key is not None:
+                result = _read_alone(source, key, step, run.cancelled)
+            if (key is not None and run.cache_since_ns is not None
+                    and result is not None and not isinstance(result, Failed)):
+                rank_cache.store(key, result, run.cache_since_ns)
+        if (result is not None and not isinstance(result, Failed)
+                and result.seek_points is not None):
+            source.seek_points = result.seek_points  # kept beside the index
+        reader = _read_json(source, run.events, run.batch_bytes, step, run.cancelled, result,
+                            run.lone)
+        if reader is None:
+            return
+        run.add_file(number, reader.batches, reader.n_events)
+        for key_, value in _metadata(reader, source).items():
+            if key_ == "format" and run.metadata.get(key_) == "sqlite":
+                run.metadata[key_] = value  # the JSON's form says more
+            run.metadata.setdefault(key_, value)
+
+
+# Each kind of timeline file (as discovery names it) -> its importer; every kind not named
+# here is a Chrome trace (discovery names those by layout: trace, msprof, torch_npu ...).
+_IMPORTERS: dict[str, type[_SqliteTimeline] | type[_ChromeTimeline]] = {
+    DB_KIND: _SqliteTimeline}
+
+
+def importer_for(kind: str) -> type[_SqliteTimeline] | type[_ChromeTimeline]:
+    """The importer of a timeline file of `kind`."""
+    return _IMPORTERS.get(kind, _ChromeTimeline)
 
 
 def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
@@ -451,31 +525,36 @@ def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
     here."""
     jobs = [FileJob(n, s.path, t.group if grouped else None, c.offset_ns, batch_bytes)
             for n, (s, t, c) in enumerate(zip(sources, timelines, clocks))
-            if t.kind != DB_KIND and n not in cached]
+            if importer_for(t.kind).in_workers and n not in cached]
     workers = worker_count(len(jobs))
     if workers < 2 or sum(sources[j.number].size for j in jobs) < POOL_MIN_BYTES:
         return None
     return FilePool(jobs, workers)
 
 
-def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
+def _read_json(source: ByteSource, events: ChromeEvents, batch_bytes: int,
                progress: Progress, cancelled: Callable[[], bool] | None,
-               got: dict[str, Any] | None, lone: bool) -> ChromeJsonReader | None:
-    """One trace file into `builder`: merged from `got` (what a worker, this process or the
-    cache read into a builder of its own: see file_pool.read_alone), else read here (also
-    when the worker failed: its problems are then counted here). None when it is not a
+               got: FileRead | Failed | None, lone: bool) -> ChromeJsonReader | None:
+    """One trace file into the builder of `events`: merged from `got` (what a worker, this
+    process or the cache read into a builder of its own: see chrome_read.read_alone), else read
+    here (also when the worker failed: its problems are then counted here). None when it is not a
     trace (counted as an unreadable file), unless it is `lone`: then that is raised."""
     from proftui.core.importers.chrome_json import ChromeJsonReader
 
+    builder = events.builder
     reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes)
-    if got is not None and "error" not in got:
-        builder.merge(got["state"], builder.ref_base)
-        reader.batches, reader.n_events = got["batches"], got["n_events"]
-        reader.metadata.update(got["metadata"])
-        progress(source.size, 0, builder.ref_base + reader.n_events)
-        return reader
+    if got is not None and not isinstance(got, Failed):
+        try:
+            builder.merge(got.state, builder.ref_base)
+        except StaleRecord:
+            got = None  # of another version (nothing was merged): read here
+        else:
+            reader.batches, reader.n_events = got.batches, got.n_events
+            reader.metadata.update(got.metadata)
+            progress(source.size, 0, builder.ref_base + reader.n_events)
+            return reader
     try:
-        reader.read(builder.add_events, progress=progress, cancelled=cancelled)
+        reader.read(events.add_events, progress=progress, cancelled=cancelled)
     except NotATraceError as exc:
         if lone:
             raise  # the one trace asked for: its own sentence
@@ -484,8 +563,19 @@ def _read_json(source: ByteSource, builder: TraceBuilder, batch_bytes: int,
     return reader
 
 
+def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_bytes: int,
+               progress: Progress | None = None,
+               cancelled: Callable[[], bool] | None = None) -> FileRead:
+    """See :func:`proftui.core.importers.chrome_read.read_alone` (imported when a file is
+    read, not to reopen one from the cache)."""
+    from proftui.core.importers import chrome_read
+
+    return chrome_read.read_alone(source, group, offset_ns, batch_bytes, progress=progress,
+                                  cancelled=cancelled)
+
+
 def _read_alone(source: ByteSource, key: rank_cache.Key, progress: Progress,
-                cancelled: Callable[[], bool] | None) -> dict[str, Any] | None:
+                cancelled: Callable[[], bool] | None) -> FileRead | None:
     """One trace file read here into a builder of its own (to keep as its rank entry); None
     when it is not a trace (:func:`_read_json` then reads and counts it as one)."""
     try:
@@ -529,7 +619,9 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
     """Index a plain file in `parts` parts, the first here and each other in a process of its
     own, merged in order; None if it cannot be split (then it is indexed in one piece)."""
     from proftui.core.build.builder import TraceBuilder
+    from proftui.core.importers.chrome_events import ChromeEvents
     from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
+    from proftui.core.importers.chrome_read import READ_JOB, FileRead, ReadJob
     from proftui.core.load.memory_csv import add_memory_csvs
     from proftui.core.model.diagnostics import Diagnostics
 
@@ -543,14 +635,9 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
         if split is None or (splits and split <= splits[-1]):
             return None
         splits.append(split)
-    # Fresh interpreters, not multiprocessing: nothing depends on the caller's main module or
-    # threads (the app indexes from a worker thread).
-    workers = [subprocess.Popen(
-        [sys.executable, "-c",
-         "from proftui.core.load.loader import _index_region; _index_region()",
-         source.path, str(start), str(end), str(batch_bytes), str(offset_ns)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        for start, end in zip(splits, splits[1:] + [-1])]
+    workers = [Worker(READ_JOB, [ReadJob(source.path, None, offset_ns, batch_bytes, start,
+                                         None if end < 0 else end)])
+               for start, end in zip(splits, splits[1:] + [-1])]
     try:
         builder = TraceBuilder(diagnostics)
         builder.time_offset_ns = offset_ns
@@ -559,50 +646,31 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
             if progress is not None:  # assume the other parts go as fast as this one
                 progress(min(parts * done, total), total, parts * events)
 
-        reader.read(builder.add_events, progress=all_parts, cancelled=cancelled,
+        reader.read(ChromeEvents(builder).add_events, progress=all_parts, cancelled=cancelled,
                     region=(0, splits[0]))
         if reader.closed:
             return None  # a split fell after the event array: index the file in one piece
         batches = list(reader.batches)
         for number, worker in enumerate(workers, 1):
+            result = worker.result(FileRead)
+            if isinstance(result, Failed) or (result.closed and number < len(workers)):
+                return None
             try:
-                result = pickle.loads(worker.communicate()[0])
-            except (pickle.UnpicklingError, EOFError, ValueError):
+                builder.merge(result.state, reader.n_events)
+            except StaleRecord:
                 return None
-            if (worker.returncode != 0 or "error" in result
-                    or (result["closed"] and number < len(workers))):
-                return None
-            builder.merge(result["state"], reader.n_events)
-            reader.metadata.update({k: v for k, v in result["metadata"].items()
+            reader.metadata.update({k: v for k, v in result.metadata.items()
                                     if k not in reader.metadata})
             batches += [BatchRecord(b.start, b.end, b.first_ordinal + reader.n_events, b.final)
-                        for b in result["batches"]]
-            reader.n_events += result["n_events"]
+                        for b in result.batches]
+            reader.n_events += result.n_events
         add_memory_csvs(builder, memory_files, diagnostics)
         if progress is not None:
             progress(source.size, source.size, reader.n_events)
         return builder.build(_metadata(reader, source), _batch_table(batches))
     finally:
         for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-            worker.wait()
-            if worker.stdout is not None:
-                worker.stdout.close()
-
-
-def _index_region() -> None:
-    """Worker process: index the events of a file from a byte offset to another (-1: to the
-    end).
-
-    Arguments: path, start offset, end offset, batch bytes, clock offset (ns). Writes the
-    pickled builder state to stdout.
-    """
-    path, start, end, batch_bytes, offset_ns = sys.argv[1:6]
-    result = worker_read(path, None, int(offset_ns), int(batch_bytes), int(start),
-                         None if int(end) < 0 else int(end))
-    sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
-    sys.stdout.buffer.flush()
+            worker.stop()
 
 
 def _metadata(reader: ChromeJsonReader, source: ByteSource) -> dict[str, Any]:

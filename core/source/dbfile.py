@@ -24,23 +24,22 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
-import pickle
 import shutil
 import sqlite3
 import struct
-import subprocess
-import sys
 import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from proftui.core.model.errors import NotATraceError, ProftuiError
 from proftui.core.runtime.malloc import release_free_memory
+from proftui.core.runtime.records import Record
+from proftui.core.runtime.workers import Failed, Worker
 from proftui.core.source.streams import file_size
 
 MAGIC = b"SQLite format 3\x00"
@@ -428,6 +427,25 @@ def _float(value: object) -> float:
     return float("nan")
 
 
+@dataclass
+class PrefetchedColumns(Record):
+    """What the worker of :class:`Prefetch` read: table -> its Columns. Bump VERSION whenever
+    a field (or Columns') changes."""
+
+    VERSION: ClassVar[int] = 1
+
+    tables: dict[str, Columns]
+    version: int = VERSION
+
+
+@dataclass(frozen=True)
+class PrefetchJob:
+    """The tables (and their integer columns) to read from the database at `path`."""
+
+    path: str
+    wanted: dict[str, list[str]]
+
+
 class Prefetch:
     """Integer columns of some tables, read by a second process while this one reads others.
 
@@ -438,43 +456,27 @@ class Prefetch:
     def __init__(self, db: DbFile, wanted: dict[str, list[str]]) -> None:
         self.wanted = wanted
         self.got: dict[str, Columns] | None = None
-        # A fresh interpreter, not multiprocessing: nothing depends on the caller's main
-        # module or threads (the app indexes from a worker thread).
-        self.worker = subprocess.Popen(
-            [sys.executable, "-c", "from proftui.core.source.dbfile import _prefetch; _prefetch()",
-             db.path, json.dumps(wanted)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.worker = Worker("proftui.core.source.dbfile:prefetch_columns",
+                             [PrefetchJob(db.path, wanted)])
 
     def get(self, table: str, columns: Sequence[str]) -> Columns | None:
         """The table's columns as the worker read them, None if it did not (or differently)."""
         if self.wanted.get(table) != list(columns):
             return None
         if self.got is None:
-            try:
-                got = pickle.loads(self.worker.communicate()[0])
-                self.got = got if self.worker.returncode == 0 and isinstance(got, dict) else {}
-            except (pickle.UnpicklingError, EOFError, ValueError, OSError):
-                self.got = {}
+            got = self.worker.result(PrefetchedColumns)
+            self.got = {} if isinstance(got, Failed) else got.tables
         return self.got.get(table)
 
     def close(self) -> None:
-        if self.worker.poll() is None:
-            self.worker.kill()
-        self.worker.wait()
-        if self.worker.stdout is not None:
-            self.worker.stdout.close()
+        self.worker.stop()
 
 
-def _prefetch() -> None:
-    """Worker process of :class:`Prefetch`: arguments path and {table: columns} as JSON;
-    writes the pickled {table: Columns} to stdout."""
-    path, wanted = sys.argv[1], json.loads(sys.argv[2])
-    out: dict[str, Columns] = {}
-    try:
-        with open_db(path) as db:
-            if db.how == "immutable":
-                out = {table: read_ints(db, table, columns) for table, columns in wanted.items()}
-    except Exception:  # the parent reads the tables itself
-        out = {}
-    sys.stdout.buffer.write(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
-    sys.stdout.buffer.flush()
+def prefetch_columns(job: PrefetchJob) -> PrefetchedColumns:
+    """The worker function of :class:`Prefetch`: the wanted columns of a database that can be
+    read in place (none of one that cannot: the parent reads it then)."""
+    with open_db(job.path) as db:
+        if db.how != "immutable":
+            return PrefetchedColumns({})
+        return PrefetchedColumns({table: read_ints(db, table, columns)
+                                  for table, columns in job.wanted.items()})

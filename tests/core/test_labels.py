@@ -1,4 +1,4 @@
-"""Labels of events by their distinct combinations (build._Labels) give the same index, ids
+"""Labels of events by their distinct combinations (chrome_events._Labels) give the same index, ids
 and all, as reading the fields one at a time."""
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 
 from proftui.core.build import builder as build
+from proftui.core.importers import chrome_events
 from proftui.core.model.index import TraceIndex
 
 from helpers import load, problems, write_trace
 
 
 def _one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(build._Labels, "of", lambda self, builder, evs: None)
+    monkeypatch.setattr(chrome_events._Labels, "of", lambda self, builder, evs: None)
 
 
 def _same(a: TraceIndex, b: TraceIndex) -> None:
@@ -79,9 +80,10 @@ def _grouped_columns(batch: list) -> dict[str, np.ndarray]:
     from proftui.core.model.diagnostics import Diagnostics
 
     builder = build.TraceBuilder(Diagnostics())
+    events = chrome_events.ChromeEvents(builder)
     for n, group in enumerate(["rank 0", "rank 1"]):
         builder.tracks.set_group(group)
-        builder.add_events(batch, n * len(batch), 0)
+        events.add_events(batch, n * len(batch), 0)
     return {k: np.concatenate(v) for k, v in builder._slices.parts.items()} | {
         "tracks": np.array(builder.tracks.keys_in_order, object)}
 

@@ -201,9 +201,10 @@ def test_the_workers_answer_for_every_file(tmp_path) -> None:
         results = [result for _, result in pool.results(None)]
     finally:
         pool.close()
-    assert [sorted(r) for r in results] == [["batches", "closed", "metadata", "n_events",
-                                             "seek_points", "state"]] * 4
-    assert results[0]["n_events"] == len(_events())
+    from proftui.core.importers.chrome_read import FileRead
+
+    assert [type(r) for r in results] == [FileRead] * 4
+    assert results[0].n_events == len(_events())
 
 
 def test_each_rank_is_named_as_its_indexing_begins(tmp_path, monkeypatch) -> None:
@@ -223,3 +224,48 @@ def test_each_rank_is_named_as_its_indexing_begins(tmp_path, monkeypatch) -> Non
                    progress=lambda read, total, events, into=done: into.append(read))
         assert begun == expected
         assert done and done == sorted(done)
+
+
+@pytest.fixture
+def dying_workers(monkeypatch):
+    """Every worker that reads a trace file dies before it answers."""
+    import os
+    from pathlib import Path
+
+    from proftui.core.importers import chrome_read
+
+    here = str(Path(__file__).parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (here, os.environ.get("PYTHONPATH")) if p))
+    monkeypatch.setattr(chrome_read, "READ_JOB", "worker_jobs:die")
+
+
+def test_ranks_whose_workers_die_are_read_here(tmp_path, monkeypatch, dying_workers) -> None:
+    from proftui.core.load import loader as loading
+
+    root = _rank_folder(tmp_path)
+    monkeypatch.setattr(loading, "worker_count", lambda n: 1)
+    serial = load_trace(str(root), use_cache=False, batch_bytes=4096)
+    results = []
+    real = loading.FilePool.results
+    monkeypatch.setattr(loading.FilePool, "results", lambda self, cancelled: (
+        results.append(r) or r for r in real(self, cancelled)))
+    monkeypatch.setattr(loading, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    pooled = load_trace(str(root), use_cache=False, batch_bytes=4096)
+    assert len(results) == 4 and all(type(r).__name__ == "Failed" for _, r in results)
+    assert columns_equal(serial, pooled)
+    assert problems(pooled) == problems(serial)
+
+
+def test_a_split_whose_worker_dies_is_indexed_in_one_piece(tmp_path, monkeypatch,
+                                                           dying_workers) -> None:
+    from proftui.core.load import loader as loading
+
+    path = write_trace(tmp_path / "t.json", _events())
+    for parts in (2, 3):
+        assert _index_parallel(ByteSource(str(path)), None, None, 4096, parts=parts) is None
+    serial = index_file(ByteSource(str(path)), workers=1, batch_bytes=4096)
+    monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 1 << 10)
+    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    assert columns_equal(serial, load_trace(str(path), use_cache=False, batch_bytes=4096))

@@ -298,3 +298,37 @@ def test_gzip_ranks_keep_their_seek_points(tmp_path, reading) -> None:
     assert all(open_source(merged, n).seek_points is not None for n in range(2))
     last = merged.col("slices.ref")[-3:]
     assert read_args(merged, last) == read_args(load_trace(str(folder), use_cache=False), last)
+
+
+@pytest.mark.parametrize("record", ["file", "state"])
+def test_an_entry_of_another_record_version_is_read_again(ranks, cache_dir, reading,
+                                                         record) -> None:
+    """Its header as current as can be, but the record it holds of another version: a miss,
+    the rank read afresh, the index the same."""
+    import dataclasses
+    import io
+    import pickle
+
+    from proftui.core.cache.ranks import _Loader
+
+    cold = load_trace(str(ranks))
+    _without_index(cold)
+    key = _key(ranks, 1)
+    assert rank_cache.load(key) is not None
+    header, arrays = cache.read_file(key.path())
+    arrays = {k: np.array(v) for k, v in arrays.items()}
+    rest = _Loader(io.BytesIO(arrays["rest"].tobytes())).load()
+    if record == "file":
+        rest = dataclasses.replace(rest, version=rest.VERSION + 1)
+    else:
+        rest = dataclasses.replace(rest, state=dataclasses.replace(
+            rest.state, version=rest.state.VERSION + 1))
+    arrays["rest"] = np.frombuffer(pickle.dumps(rest), np.uint8)
+    cache.write_file(key.path(), {k: v for k, v in header.items()
+                                  if k not in ("arrays", "data_bytes", "checksum")}, arrays)
+    assert rank_cache.load(key) is None
+    del reading[:]
+    reopened = load_trace(str(ranks))
+    assert reading == ["rank-1.pt.trace.json"]
+    assert reopened.meta["ranks_cached"] == 2
+    _same(reopened, cold)

@@ -1,0 +1,120 @@
+"""Worker processes: a fresh interpreter runs a function on jobs and sends back typed records.
+
+Fresh interpreters, not multiprocessing: nothing depends on the caller's main module or
+threads (the app indexes from a worker thread). The parent writes the pickled jobs to the
+worker's stdin and closes it; the worker calls the function on each job in turn and writes
+each result as a length-prefixed pickle to its stdout, flushed at once so that the parent
+can merge one while the next is read. A job whose function raises comes back as a
+:class:`Failed`, and the worker goes on with the next. On the parent's side, a worker that
+stopped, wrote something that does not unpickle, or answered with a record of another type
+or version gives a :class:`Failed` too: callers then do the work themselves. Stopping a
+worker (on cancel, or once it is no longer needed) kills it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import struct
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO, Any, TypeVar
+
+from proftui.core.runtime.records import Record, StaleRecord, checked
+
+_LENGTH = struct.Struct("<Q")
+R = TypeVar("R", bound=Record)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A job that gave no result: why, in a few words (the caller does the work itself)."""
+
+    why: str
+
+
+class Worker:
+    """A fresh interpreter running the module-level function `function` ("package.module:name",
+    taking one job, returning one record) on each of `jobs` in order.
+
+    :meth:`result` reads the next job's record (blocking); :meth:`stop` ends the worker.
+    """
+
+    def __init__(self, function: str, jobs: Sequence[Any]) -> None:
+        self.function = function
+        self.n_jobs = len(jobs)
+        self._answered = 0
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from proftui.core.runtime.workers import serve; serve()",
+             function],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(pickle.dumps(list(jobs), protocol=pickle.HIGHEST_PROTOCOL))
+            self.proc.stdin.close()
+        except OSError:  # it died at once: its results read as Failed
+            pass
+
+    def result(self, expected: type[R]) -> R | Failed:
+        """The next job's result: an `expected` record of this version, or Failed (the job
+        failed, the worker stopped, or it answered with something else)."""
+        if self._answered >= self.n_jobs:
+            raise IndexError("every job of this worker has answered")
+        self._answered += 1
+        assert self.proc.stdout is not None
+        try:
+            got = _read_record(self.proc.stdout)
+        except (struct.error, pickle.UnpicklingError, EOFError, ValueError, OSError,
+                MemoryError, AttributeError, ImportError, IndexError, TypeError) as exc:
+            return Failed(f"the worker stopped ({type(exc).__name__})")
+        if isinstance(got, Failed):
+            return got
+        try:
+            return checked(got, expected)
+        except StaleRecord as exc:
+            return Failed(str(exc))
+
+    def poll(self) -> int | None:
+        """The worker's exit status, None while it runs."""
+        return self.proc.poll()
+
+    def stop(self) -> None:
+        """Kill the worker if it still runs; wait for it; release its pipe."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def _read_record(stream: IO[bytes]) -> Any:
+    head = stream.read(_LENGTH.size)
+    (size,) = _LENGTH.unpack(head)
+    data = stream.read(size)
+    if len(data) != size:
+        raise EOFError("the worker's answer ends early")
+    return pickle.loads(data)
+
+
+def serve(function: Callable[[Any], Any] | None = None) -> None:
+    """Worker process: run the function named by the first argument (or `function`) on each
+    job pickled on stdin, writing one length-prefixed pickled record (or Failed) per job to
+    stdout."""
+    if function is None:
+        module, name = sys.argv[1].split(":")
+        function = getattr(importlib.import_module(module), name)
+    jobs = pickle.loads(sys.stdin.buffer.read())
+    out = sys.stdout.buffer
+    for job in jobs:
+        try:
+            result = function(job)
+        except Exception as exc:  # noqa: BLE001 - the parent does the job itself
+            result = Failed(repr(exc))
+        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        del result  # one copy in memory while it is written, not two
+        out.write(_LENGTH.pack(len(data)))
+        out.write(data)
+        out.flush()
+        del data

@@ -1,0 +1,86 @@
+"""The worker module: typed records back from a fresh interpreter, each failure a clean Failed
+(a job that raised, a worker that died, a record of another type or version), and stop()
+killing a worker mid-job (cancel)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from worker_jobs import Answer
+
+from proftui.core.runtime.workers import Failed, Worker
+
+
+@pytest.fixture(autouse=True)
+def _importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers import the job functions from this folder."""
+    here = str(Path(__file__).parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (here, os.environ.get("PYTHONPATH")) if p))
+
+
+def _worker(function: str, jobs: list) -> Worker:
+    return Worker(f"worker_jobs:{function}", jobs)
+
+
+def test_each_job_answers_in_order_from_another_process() -> None:
+    worker = _worker("double", [1, 2, 3])
+    try:
+        got = [worker.result(Answer) for _ in range(3)]
+    finally:
+        worker.stop()
+    assert [a.value for a in got] == [2, 4, 6]
+    assert {a.pid for a in got} != {os.getpid()} and len({a.pid for a in got}) == 1
+    with pytest.raises(IndexError):
+        worker.result(Answer)
+
+
+def test_a_job_that_raises_fails_alone() -> None:
+    worker = _worker("fail_on_odd", [2, 3, 4])
+    try:
+        got = [worker.result(Answer) for _ in range(3)]
+    finally:
+        worker.stop()
+    assert got[1] == Failed("ValueError('odd: 3')")
+    assert [g.value for g in (got[0], got[2])] == [2, 4]
+
+
+def test_a_worker_that_dies_fails_its_jobs() -> None:
+    worker = _worker("die", [1, 2])
+    try:
+        got = [worker.result(Answer) for _ in range(2)]
+    finally:
+        worker.stop()
+    assert got == [Failed("the worker stopped (error)")] * 2
+    assert worker.poll() == 3
+
+
+def test_a_function_that_does_not_exist_fails_cleanly() -> None:
+    worker = _worker("no_such_function", [1])
+    try:
+        assert isinstance(worker.result(Answer), Failed)
+    finally:
+        worker.stop()
+
+
+@pytest.mark.parametrize("function", ["stale", "wrong_type"])
+def test_a_record_of_another_version_or_type_is_refused(function: str) -> None:
+    worker = _worker(function, [1])
+    try:
+        got = worker.result(Answer)
+    finally:
+        worker.stop()
+    assert isinstance(got, Failed)
+    assert ("version 2, not 3" if function == "stale" else "a dict where") in got.why
+
+
+def test_stop_kills_a_worker_mid_job() -> None:
+    worker = _worker("slow", [30.0])
+    began = time.monotonic()
+    worker.stop()
+    assert worker.poll() is not None and worker.poll() != 0
+    assert time.monotonic() - began < 10
+    assert isinstance(worker.result(Answer), Failed)  # its pipe is closed: no answer

@@ -1,0 +1,46 @@
+"""Functions the worker tests run in worker processes (importable there by module name)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+from proftui.core.runtime.records import Record
+
+
+@dataclass
+class Answer(Record):
+    VERSION: ClassVar[int] = 3
+
+    value: int
+    pid: int = 0
+    version: int = VERSION
+
+
+def double(n: int) -> Answer:
+    return Answer(2 * n, os.getpid())
+
+
+def fail_on_odd(n: int) -> Answer:
+    if n % 2:
+        raise ValueError(f"odd: {n}")
+    return Answer(n, os.getpid())
+
+
+def die(n: int) -> Answer:
+    os._exit(3)
+
+
+def stale(n: int) -> Answer:
+    return Answer(n, os.getpid(), version=Answer.VERSION - 1)
+
+
+def wrong_type(n: int) -> dict:
+    return {"value": n}
+
+
+def slow(seconds: float) -> Answer:
+    time.sleep(seconds)
+    return Answer(0, os.getpid())
