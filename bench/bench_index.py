@@ -74,7 +74,7 @@ print(json.dumps({"seconds": seconds, "peak": rss(), "after_imports": after_impo
 # (args skipped), the events then dropped; no index is built.
 DECODE_CHILD = _PRELUDE + """
 from proftui.core.model.diagnostics import Diagnostics
-from proftui.core.importers.chrome_json import ChromeJsonReader
+from proftui.core.importers.chrome.read import ChromeJsonReader
 from proftui.core.source.streams import ByteSource
 t0 = time.perf_counter()
 ChromeJsonReader(ByteSource(sys.argv[1]), Diagnostics()).read(lambda events, first, at: None)

@@ -57,7 +57,7 @@ def _read_tables(summary: dict[str, Any], use_cache: bool = True) -> list[Table]
     and problems in their entries."""
     # The readers (CSV, SQLite) are imported here, off the first frame's path.
     from proftui.core.cache.tables import read_table
-    from proftui.core.importers.ascend_db_tables import read_db_table
+    from proftui.core.importers.ascend_db.tables import read_db_table
 
     tables = []
     for entry in (summary.get("profile") or {}).get("tables", []):

@@ -6,7 +6,7 @@ The whole profile's index (``<key>.idx``,
 identity, so any change re-indexes it. Beside it, each trace file read for a profile of
 several is stored as an entry of its own (``<key>.rnk``: counted under the size cap, listed by
 ``proftui cache`` as kind ``rank``, removed least recently used first like the others): what a
-worker sends back for it (a :class:`~proftui.core.importers.chrome_read.FileRead`: the
+worker sends back for it (a :class:`~proftui.core.importers.chrome.file_read.FileRead`: the
 builder's state, the batches, the metadata, the event count, a gzip file's seek points), its
 ordinals numbered from 0, so that it merges at any place in the file order. The key is the
 file's identity, its group (how its pids are qualified), its clock offset, the batch size
@@ -15,9 +15,9 @@ of the program.
 
 The record's columns (its builder state's tables) are the entry's arrays; the rest of the
 record is one pickled byte array, checksummed like the others. It is unpickled by a loader that
-makes only the classes a record holds (:class:`~proftui.core.importers.chrome_read.FileRead`,
+makes only the classes a record holds (:class:`~proftui.core.importers.chrome.file_read.FileRead`,
 :class:`~proftui.core.build.state.BuilderState`, :class:`~proftui.core.build.tracks.Meta` and
-:class:`~proftui.core.importers.chrome_json.BatchRecord`) and builtin containers: an entry
+:class:`~proftui.core.importers.chrome.read.BatchRecord`) and builtin containers: an entry
 naming anything else is refused, not run. A record of another version, like an entry that
 is missing, damaged or inconsistent with the builder's tables, is a miss: the file is read
 afresh, never trusted. An entry is stored only when the file was unchanged from a time-stamp
@@ -47,21 +47,21 @@ from proftui.core.source.streams import FileIdentity
 
 if TYPE_CHECKING:
     from proftui.core.build.state import BuilderState
-    from proftui.core.importers.chrome_read import FileRead
+    from proftui.core.importers.chrome.file_read import FileRead
 
 SUFFIX = "rnk"
 # The records an entry holds are imported when one is read or written (they bring the parser),
 # not to reopen a profile from its whole index.
 _CLASSES = {("proftui.core.build.tracks", "Meta"),
             ("proftui.core.build.state", "BuilderState"),
-            ("proftui.core.importers.chrome_json", "BatchRecord"),
-            ("proftui.core.importers.chrome_read", "FileRead")}
+            ("proftui.core.importers.chrome.read", "BatchRecord"),
+            ("proftui.core.importers.chrome.file_read", "FileRead")}
 
 
 def _versions() -> list[int]:
     """The versions of the records an entry holds: an entry of others is another key."""
     from proftui.core.build.state import BuilderState
-    from proftui.core.importers.chrome_read import FileRead
+    from proftui.core.importers.chrome.file_read import FileRead
 
     return [FileRead.VERSION, BuilderState.VERSION]
 
@@ -118,7 +118,7 @@ def load(key: Key) -> FileRead | None:
     """What :func:`store` kept for `key` (its columns memory-mapped); None when the cache
     holds no current, whole entry for it (a record of another version included)."""
     from proftui.core.build.state import BuilderState
-    from proftui.core.importers.chrome_read import FileRead
+    from proftui.core.importers.chrome.file_read import FileRead
 
     try:
         header, arrays = cache.read_file(key.path())

@@ -247,7 +247,9 @@ def _classify_databases(paths: list[str], layout: ProfileLayout, kinds: set[str]
     """SQLite exports: a run's timeline when its text export is not there (the text is
     preferred: the established path, and both hold the same capture), analysis.db's step
     table, and the summary tables a used export stands in for."""
-    from proftui.core.importers import ascend_db, ascend_db_comm, ascend_db_tables
+    from proftui.core.importers.ascend_db import comm as ascend_db_comm
+    from proftui.core.importers.ascend_db import tables as ascend_db_tables
+    from proftui.core.importers.ascend_db import timeline as ascend_db
 
     used_dirs = {os.path.dirname(t.path) for t in layout.timelines}
     runs_used = {_run_of(t.path) for t in layout.timelines}

@@ -11,7 +11,7 @@ import os
 
 from proftui.core.discover.profile import COMM_FILES
 from proftui.core.importers.ascend_comm import CommData, read_text
-from proftui.core.importers.ascend_db_comm import read_db
+from proftui.core.importers.ascend_db.comm import read_db
 
 
 def read_sources(entries: list[dict]) -> tuple[list[CommData], list[tuple[str, str]]]:

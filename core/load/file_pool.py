@@ -3,7 +3,7 @@
 Each worker (:class:`proftui.core.runtime.workers.Worker`, a fresh interpreter) stays up for
 many files, so a folder of 64 small ranks pays for two interpreter starts, not 64. A worker
 reads one file into a builder of its own, with the file's group and clock offset, and sends
-back a :class:`~proftui.core.importers.chrome_read.FileRead`; the parent merges the builders'
+back a :class:`~proftui.core.importers.chrome.file_read.FileRead`; the parent merges the builders'
 states in file order, so that the index is the one a single process builds, ordinals and all.
 A file a worker cannot read comes back as Failed and the parent reads it itself, counting its
 problems as it would have.
@@ -26,7 +26,7 @@ from proftui.core.runtime.workers import Failed, Worker
 from proftui.core.source.streams import file_size
 
 if TYPE_CHECKING:
-    from proftui.core.importers.chrome_read import FileRead
+    from proftui.core.importers.chrome.file_read import FileRead
 
 POOL_MIN_BYTES = 48 << 20  # below this in all, starting interpreters costs more than it saves
 
@@ -68,7 +68,7 @@ class FilePool:
                 self._start(assigned)
 
     def _start(self, assigned: list[FileJob]) -> None:
-        from proftui.core.importers.chrome_read import READ_JOB, ReadJob
+        from proftui.core.importers.chrome.file_read import READ_JOB, ReadJob
 
         worker = Worker(READ_JOB, [ReadJob(j.path, j.group, j.offset_ns, j.batch_bytes)
                                    for j in assigned])
@@ -79,7 +79,7 @@ class FilePool:
 
     def _drain(self, worker: Worker, assigned: list[FileJob]) -> None:
         """Read a worker's results as they come (so that it never blocks on a full pipe)."""
-        from proftui.core.importers.chrome_read import FileRead
+        from proftui.core.importers.chrome.file_read import FileRead
 
         for job in assigned:
             self._results[job.number] = worker.result(FileRead)

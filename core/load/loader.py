@@ -35,9 +35,9 @@ from proftui.core.source.streams import ByteSource, FileIdentity
 # What indexing needs (the parser, msgspec, the builder, SQLite) is imported when a trace is
 # indexed, not to reopen one from the cache (see bench/bench_reopen.py).
 if TYPE_CHECKING:
-    from proftui.core.importers.chrome_events import ChromeEvents
-    from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
-    from proftui.core.importers.chrome_read import FileRead
+    from proftui.core.importers.chrome.events import ChromeEvents
+    from proftui.core.importers.chrome.file_read import FileRead
+    from proftui.core.importers.chrome.read import BatchRecord, ChromeJsonReader
 
 Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
 # Each timeline of a profile of several, as its indexing begins: (its number from 1, how many
@@ -62,7 +62,7 @@ def check_openable(path: str) -> None:
         return  # so it holds something to open
     discover(path)
     if not os.path.isdir(path):
-        from proftui.core.importers.chrome_json import ChromeJsonReader
+        from proftui.core.importers.chrome.read import ChromeJsonReader
         from proftui.core.model.diagnostics import Diagnostics
 
         ChromeJsonReader(ByteSource(path), Diagnostics()).check_head()
@@ -314,7 +314,7 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     process, when `workers` (default: the cores, at most 2) allows it. Each file of several
     is named to `file_progress` as it is begun; `batch_bytes` None is the parser's default.
     """
-    from proftui.core.importers.chrome_json import BATCH_BYTES
+    from proftui.core.importers.chrome.read import BATCH_BYTES
 
     batch_bytes = batch_bytes or BATCH_BYTES
     memory = memory or {}
@@ -365,7 +365,7 @@ class _Indexing:
                  cancelled: Callable[[], bool] | None, lone: bool,
                  cache_since_ns: int | None) -> None:
         from proftui.core.build.builder import TraceBuilder
-        from proftui.core.importers.chrome_events import ChromeEvents
+        from proftui.core.importers.chrome.events import ChromeEvents
         from proftui.core.model.diagnostics import Diagnostics
 
         self.sources, self.timelines, self.clocks = sources, timelines, clocks
@@ -405,7 +405,7 @@ class _Indexing:
 
     def add_file(self, number: int, batches: list[BatchRecord], n_events: int) -> None:
         """The batches (ordinals from 0) and event count of file `number`, read."""
-        from proftui.core.importers.chrome_json import BatchRecord
+        from proftui.core.importers.chrome.read import BatchRecord
 
         self.batches += [BatchRecord(b.start, b.end, b.first_ordinal + self.next_ordinal,
                                      b.final) for b in batches]
@@ -452,8 +452,8 @@ class _SqliteTimeline:
 
     @staticmethod
     def read(run: _Indexing, number: int, step: Progress) -> None:
-        from proftui.core.importers.ascend_db import import_db
-        from proftui.core.importers.chrome_json import BatchRecord
+        from proftui.core.importers.ascend_db.timeline import import_db
+        from proftui.core.importers.chrome.read import BatchRecord
 
         source = run.sources[number]
         try:
@@ -539,7 +539,7 @@ def _read_json(source: ByteSource, events: ChromeEvents, batch_bytes: int,
     process or the cache read into a builder of its own: see chrome_read.read_alone), else read
     here (also when the worker failed: its problems are then counted here). None when it is not a
     trace (counted as an unreadable file), unless it is `lone`: then that is raised."""
-    from proftui.core.importers.chrome_json import ChromeJsonReader
+    from proftui.core.importers.chrome.read import ChromeJsonReader
 
     builder = events.builder
     reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes)
@@ -566,9 +566,9 @@ def _read_json(source: ByteSource, events: ChromeEvents, batch_bytes: int,
 def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_bytes: int,
                progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None) -> FileRead:
-    """See :func:`proftui.core.importers.chrome_read.read_alone` (imported when a file is
+    """See :func:`proftui.core.importers.chrome.file_read.read_alone` (imported when a file is
     read, not to reopen one from the cache)."""
-    from proftui.core.importers import chrome_read
+    from proftui.core.importers.chrome import file_read as chrome_read
 
     return chrome_read.read_alone(source, group, offset_ns, batch_bytes, progress=progress,
                                   cancelled=cancelled)
@@ -619,9 +619,9 @@ def _index_parallel(source: ByteSource, progress: Progress | None,
     """Index a plain file in `parts` parts, the first here and each other in a process of its
     own, merged in order; None if it cannot be split (then it is indexed in one piece)."""
     from proftui.core.build.builder import TraceBuilder
-    from proftui.core.importers.chrome_events import ChromeEvents
-    from proftui.core.importers.chrome_json import BatchRecord, ChromeJsonReader
-    from proftui.core.importers.chrome_read import READ_JOB, FileRead, ReadJob
+    from proftui.core.importers.chrome.events import ChromeEvents
+    from proftui.core.importers.chrome.file_read import READ_JOB, FileRead, ReadJob
+    from proftui.core.importers.chrome.read import BatchRecord, ChromeJsonReader
     from proftui.core.load.memory_csv import add_memory_csvs
     from proftui.core.model.diagnostics import Diagnostics
 

@@ -1,6 +1,6 @@
 """The table model: named, typed columns with units, as the summary CSVs, the SQLite exports'
 tables and proftui's own reports give them (read by :mod:`proftui.core.importers.csv.summary`,
-:mod:`proftui.core.importers.ascend_db_tables` and others)."""
+:mod:`proftui.core.importers.ascend_db.tables` and others)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The `args` of events, read again from the trace files when they are asked for: the index
 keeps no args (they are most of a trace's bytes), only where each batch of events was read
-(:mod:`proftui.core.importers.chrome_json`) or which database row an event is."""
+(:mod:`proftui.core.importers.chrome.read`) or which database row an event is."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def read_args(index: TraceIndex, refs: np.ndarray) -> list[Any]:
     """The decoded `args` of the events numbered `refs` (None where absent), reading each
     recorded batch of the trace once, files front to back (a gzip file is inflated once)."""
     from proftui.core.cache.seeks import open_source
-    from proftui.core.importers.chrome_json import decode_piece, event_args
+    from proftui.core.importers.chrome.read import decode_piece, event_args
 
     refs = np.asarray(refs, np.int64)
     out: list[Any] = [None] * len(refs)
@@ -35,7 +35,7 @@ def read_args(index: TraceIndex, refs: np.ndarray) -> list[Any]:
         if not mine:
             continue
         if source.get("sqlite"):  # rows of a SQLite export, read again
-            from proftui.core.importers.ascend_db_args import db_args
+            from proftui.core.importers.ascend_db.args import db_args
 
             positions = np.concatenate([members[b] for b in mine])
             for pos, value in zip(positions.tolist(), db_args(

@@ -377,7 +377,7 @@ def test_analysis_db_alone_is_a_step_table(tmp_path: Path) -> None:
 
 def test_host_tables_read_by_a_second_process_give_the_same_index(rank: Path,
                                                                   monkeypatch) -> None:
-    from proftui.core.importers import ascend_db
+    from proftui.core.importers.ascend_db import timeline as ascend_db
 
     alone = _load(rank)
     monkeypatch.setattr(ascend_db, "PREFETCH_MIN_ROWS", 0)

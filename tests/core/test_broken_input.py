@@ -11,7 +11,7 @@ import re
 import pytest
 
 from proftui.core import NotATraceError, ProftuiError, TraceIndex
-from proftui.core.importers.chrome_json import _entry_boundary
+from proftui.core.importers.chrome.read import _entry_boundary
 from proftui.core.query.args import slice_args
 
 from helpers import BATCH_SIZES, columns_equal, load, problems, slices, write_trace

@@ -29,7 +29,7 @@ from proftui.core.importers.ascend_comm import (
     Transport,
     read_text,
 )
-from proftui.core.importers.ascend_db_comm import read_db
+from proftui.core.importers.ascend_db.comm import read_db
 from proftui.core.load.comm_sources import profile_entries, read_sources
 
 AR_RECORD = Collective(

@@ -9,7 +9,7 @@ import pytest
 
 from proftui.core import NotATraceError, load_trace
 from proftui.core.cache.tables import read_table
-from proftui.core.importers import chrome_json
+from proftui.core.importers.chrome import read as chrome_json
 from proftui.core.ops.iterations import Iterations, _from_msprof_csv, _join_torch_npu
 from proftui.core.query.rows import build_rows, paint_cells
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from proftui.core.build import builder as build
-from proftui.core.importers import chrome_events
+from proftui.core.importers.chrome import events as chrome_events
 from proftui.core.model.index import TraceIndex
 
 from helpers import load, problems, write_trace
@@ -91,7 +91,7 @@ def _grouped_columns(batch: list) -> dict[str, np.ndarray]:
 def test_the_same_threads_in_two_ranks_are_two_tracks(monkeypatch: pytest.MonkeyPatch) -> None:
     import orjson
 
-    from proftui.core.importers.chrome_json import _decode_fast
+    from proftui.core.importers.chrome.read import _decode_fast
 
     def batch() -> list:
         return _decode_fast(orjson.dumps([e for e in _events(1) if e["ph"] == "X"

@@ -169,8 +169,9 @@ def test_reopening_from_the_cache_imports_no_indexing_code(tmp_path) -> None:
         "from proftui.core.query.rows import rows_for\n"
         f"index = load_trace({str(trace)!r})\n"
         "rows_for(index)\n"
-        "heavy = ('proftui.core.build.builder', 'proftui.core.importers.chrome_json',\n"
-        "         'proftui.core.importers.ascend_db', 'proftui.core.source.dbfile', 'sqlite3')\n"
+        "heavy = ('proftui.core.build.builder', 'proftui.core.importers.chrome.read',\n"
+        "         'proftui.core.importers.ascend_db.timeline', 'proftui.core.source.dbfile',\n"
+        "         'sqlite3')\n"
         "print(bool(index.meta.get('from_cache')), [m for m in heavy if m in sys.modules])\n"
     )
     outputs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from proftui.core import Cancelled, load_trace
-from proftui.core.importers.chrome_json import ENTRY_LIMIT
+from proftui.core.importers.chrome.read import ENTRY_LIMIT
 
 _spec = importlib.util.spec_from_file_location(
     "proftui_bench_hostile", Path(__file__).resolve().parents[2] / "bench" / "bench_hostile.py")

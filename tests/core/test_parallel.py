@@ -201,7 +201,7 @@ def test_the_workers_answer_for_every_file(tmp_path) -> None:
         results = [result for _, result in pool.results(None)]
     finally:
         pool.close()
-    from proftui.core.importers.chrome_read import FileRead
+    from proftui.core.importers.chrome.file_read import FileRead
 
     assert [type(r) for r in results] == [FileRead] * 4
     assert results[0].n_events == len(_events())
@@ -232,7 +232,7 @@ def dying_workers(monkeypatch):
     import os
     from pathlib import Path
 
-    from proftui.core.importers import chrome_read
+    from proftui.core.importers.chrome import file_read as chrome_read
 
     here = str(Path(__file__).parent)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(

@@ -14,7 +14,7 @@ from proftui.core.cache import entries as cache_entries
 from proftui.core.cache import file as cache_file
 from proftui.core.cache import indexes as cache
 from proftui.core.cache import ranks as rank_cache
-from proftui.core.importers.chrome_json import BATCH_BYTES
+from proftui.core.importers.chrome.read import BATCH_BYTES
 from proftui.core.load import loader as load
 from proftui.core.load.loader import load_trace
 from proftui.core.model.index import TraceIndex

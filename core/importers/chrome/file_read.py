@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from proftui.core.build.state import BuilderState
-from proftui.core.importers.chrome_json import BatchRecord
+from proftui.core.importers.chrome.read import BatchRecord
 from proftui.core.runtime.records import Record
 from proftui.core.source.gzip_seek import SeekPoints
 from proftui.core.source.streams import ByteSource
 
 # The worker function (see proftui.core.runtime.workers.Worker) of a ReadJob.
-READ_JOB = "proftui.core.importers.chrome_read:read_job"
+READ_JOB = "proftui.core.importers.chrome.file_read:read_job"
 
 
 @dataclass
@@ -61,8 +61,8 @@ def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_byte
     """One trace file (from byte `start` to `end`) read into a builder of its own, with its
     group and clock offset. Raises what reading raises."""
     from proftui.core.build.builder import TraceBuilder
-    from proftui.core.importers.chrome_events import ChromeEvents
-    from proftui.core.importers.chrome_json import ChromeJsonReader
+    from proftui.core.importers.chrome.events import ChromeEvents
+    from proftui.core.importers.chrome.read import ChromeJsonReader
     from proftui.core.model.diagnostics import Diagnostics
     from proftui.core.runtime.malloc import indexing
 

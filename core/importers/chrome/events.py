@@ -14,7 +14,7 @@ import numpy as np
 from proftui.core.build.builder import SCOPE_GLOBAL, SCOPE_PROCESS, SCOPE_THREAD, TraceBuilder
 from proftui.core.build.flows import flow_ids
 from proftui.core.build.tracks import token
-from proftui.core.importers.chrome_json import Event, event_args
+from proftui.core.importers.chrome.read import Event, event_args
 from proftui.core.importers.kineto_memory import MEMORY_EVENT, memory_samples
 from proftui.core.model.strings import json_text
 from proftui.core.model.timeconv import one_us_to_ns, us_to_ns
@@ -41,7 +41,7 @@ _group_of = _PhaseGroups(_GROUP)
 
 
 class ChromeEvents:
-    """The event sink of :class:`~proftui.core.importers.chrome_json.ChromeJsonReader` for one
+    """The event sink of :class:`~proftui.core.importers.chrome.read.ChromeJsonReader` for one
     builder: each batch is split by phase group, its fields turned into columns (times in
     ns on the shared clock, interned labels, track ids) and pushed through the builder's
     typed methods. Problems of single events are counted at the batch's byte offset.

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from proftui.core.build.builder import TraceBuilder, distinct_rows
-from proftui.core.importers.ascend_db_counters import read_counters
+from proftui.core.importers.ascend_db.counters import read_counters
 from proftui.core.model.diagnostics import Diagnostics
 from proftui.core.model.errors import Cancelled, NotATraceError
 from proftui.core.runtime.cores import usable_cores
