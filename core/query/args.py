@@ -16,7 +16,7 @@ def read_args(index: TraceIndex, refs: np.ndarray) -> list[Any]:
     """The decoded `args` of the events numbered `refs` (None where absent), reading each
     recorded batch of the trace once, files front to back (a gzip file is inflated once)."""
     from proftui.core.cache.seeks import open_source
-    from proftui.core.importers.chrome.read import decode_piece, event_args
+    from proftui.core.importers.chrome.decode import decode_piece, event_args
 
     refs = np.asarray(refs, np.int64)
     out: list[Any] = [None] * len(refs)

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from proftui.core import NotATraceError, ProftuiError, TraceIndex
-from proftui.core.importers.chrome.read import _entry_boundary
+from proftui.core.importers.chrome.scan import entry_boundary
 from proftui.core.query.args import slice_args
 
 from helpers import BATCH_SIZES, columns_equal, load, problems, slices, write_trace
@@ -133,11 +133,11 @@ def test_every_truncation_keeps_the_complete_events(tmp_path, wrapper) -> None:
             assert "truncated" in problems(index), (cut, problems(index))
 
 
-_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 
 
 def _reference_boundary(buf: bytes, start: int, after: int):
-    """What `_entry_boundary` must find, by a plain walk over the bytes."""
+    """What `entry_boundary` must find, by a plain walk over the bytes."""
     depth, in_string, i = 0, False, start
     while i < len(buf):
         c = buf[i: i + 1]
@@ -155,7 +155,7 @@ def _reference_boundary(buf: bytes, start: int, after: int):
             if depth < 0:
                 return "closed"
             if depth == 0 and c == b"}" and i >= after:
-                m = _BOUNDARY.match(buf, i)
+                m = BOUNDARY.match(buf, i)
                 if m:
                     return m.start() + 1, m.end() - 1, None
         i += 1
@@ -183,7 +183,7 @@ def test_event_boundaries_found_by_following_strings_and_brackets() -> None:
         after = rng.randint(1, len(raw))
         expected = _reference_boundary(raw, 1, after)
         for block in (2, 7, 1 << 20):  # carried across blocks, whatever their size
-            assert _entry_boundary(raw, 1, after, block) == expected, (raw, block)
+            assert entry_boundary(raw, 1, after, block) == expected, (raw, block)
 
 
 def test_truncated_gzip_keeps_what_was_inflated(tmp_path) -> None:

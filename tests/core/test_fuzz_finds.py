@@ -9,7 +9,7 @@ import pytest
 
 from proftui.core import NotATraceError, load_trace
 from proftui.core.cache.tables import read_table
-from proftui.core.importers.chrome import read as chrome_json
+from proftui.core.importers.chrome import decode
 from proftui.core.ops.iterations import Iterations, _from_msprof_csv, _join_torch_npu
 from proftui.core.query.rows import build_rows, paint_cells
 
@@ -48,12 +48,12 @@ def test_step_numbers_that_are_infinite_or_huge(tmp_path) -> None:
 
 def test_a_deep_value_that_never_ends_is_scanned_for_once(monkeypatch) -> None:
     calls = []
-    shallow = chrome_json._shallow
-    monkeypatch.setattr(chrome_json, "_shallow",
+    shallow = decode.shallow_value
+    monkeypatch.setattr(decode, "shallow_value",
                         lambda text, pos: calls.append(pos) or shallow(text, pos))
     event = b'{"ph":"X","name":"n","pid":1,"tid":1,"ts":1,"dur":1,"args":{"a":%s}}'
     piece = b",".join([event % (b"[" * 3000)] * 50)  # none of them ends
-    result = chrome_json.decode_piece(piece, final=True)
+    result = decode.decode_piece(piece, final=True)
     assert len(calls) == 1 and result.events == []
     assert result.problems["truncated"][0] + result.problems["bad_json"][0] == 50
 

@@ -91,10 +91,10 @@ def _grouped_columns(batch: list) -> dict[str, np.ndarray]:
 def test_the_same_threads_in_two_ranks_are_two_tracks(monkeypatch: pytest.MonkeyPatch) -> None:
     import orjson
 
-    from proftui.core.importers.chrome.read import _decode_fast
+    from proftui.core.importers.chrome.decode import decode_fast
 
     def batch() -> list:
-        return _decode_fast(orjson.dumps([e for e in _events(1) if e["ph"] == "X"
+        return decode_fast(orjson.dumps([e for e in _events(1) if e["ph"] == "X"
                                           and isinstance(e.get("pid"), (int, str))]))
 
     fast = _grouped_columns(batch())

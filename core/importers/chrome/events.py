@@ -14,7 +14,7 @@ import numpy as np
 from proftui.core.build.builder import SCOPE_GLOBAL, SCOPE_PROCESS, SCOPE_THREAD, TraceBuilder
 from proftui.core.build.flows import flow_ids
 from proftui.core.build.tracks import token
-from proftui.core.importers.chrome.read import Event, event_args
+from proftui.core.importers.chrome.decode import Event, event_args
 from proftui.core.importers.kineto_memory import MEMORY_EVENT, memory_samples
 from proftui.core.model.strings import json_text
 from proftui.core.model.timeconv import one_us_to_ns, us_to_ns
