@@ -60,7 +60,7 @@ print(json.dumps({"seconds": seconds, "peak": rss(), "rows": rows, "slices": ix.
                   "flows": len(ix.col("flows.src_slice"))}))
 """
 TEXT_CHILD = _PRELUDE + """
-from proftui.core.load.loader import index_file
+from proftui.core.load.indexing import index_file
 from proftui.core.source.streams import ByteSource
 path, workers = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()

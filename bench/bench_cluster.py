@@ -39,9 +39,10 @@ if mode == "orjson":
         events += len(orjson.loads(path.read_bytes())["traceEvents"])
     n = events
 else:
+    from proftui.core.load import indexing, split
     from proftui.core.load import loader as loading
     if mode == "serial":
-        loading.worker_count = lambda n: 1
+        indexing.worker_count = split.worker_count = lambda n: 1
     index = loading.load_trace(root, use_cache=mode != "pool" and mode != "serial")
     if mode == "reopen":  # what the first frame needs besides the index
         from proftui.core.analysis.overview import read_overview

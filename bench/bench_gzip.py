@@ -105,7 +105,7 @@ print(json.dumps({"seconds": seconds, "slices": ix.n_slices, "inflater": sources
 
 PLAIN_CHILD = """
 import json, sys, time
-from proftui.core.load.loader import index_file
+from proftui.core.load.indexing import index_file
 from proftui.core.source.streams import ByteSource
 t0 = time.perf_counter()
 ix = index_file(ByteSource(sys.argv[1]), workers=1)

@@ -59,7 +59,7 @@ def rss(who=resource.RUSAGE_SELF):
 """
 
 INDEX_CHILD = _PRELUDE + """
-from proftui.core.load.loader import index_file
+from proftui.core.load.indexing import index_file
 from proftui.core.source.streams import ByteSource
 path, workers = sys.argv[1], sys.argv[2]
 after_imports = rss()

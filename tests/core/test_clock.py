@@ -9,7 +9,8 @@ import pytest
 
 from proftui.core import load_trace
 from proftui.core.discover.runs import SeveralRunsError
-from proftui.core.load.loader import _index_parallel, index_file
+from proftui.core.load.indexing import index_file
+from proftui.core.load.split import index_in_parts as _index_parallel
 from proftui.core.source.streams import ByteSource
 
 from helpers import columns_equal, problems, write_trace

@@ -268,7 +268,8 @@ def test_db_export_peaks_and_top_ops(tmp_path) -> None:
 def test_memory_csvs_join_a_file_indexed_in_two_halves(tmp_path) -> None:
     from memory_helpers import trace_view, x
 
-    from proftui.core.load.loader import _index_parallel, index_file
+    from proftui.core.load.indexing import index_file
+    from proftui.core.load.split import index_in_parts as _index_parallel
     from proftui.core.source.streams import ByteSource
 
     run = write_text_rank(tmp_path)

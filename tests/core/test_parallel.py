@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from proftui.core.load.loader import _index_parallel, index_file, load_trace
+from proftui.core.load.indexing import index_file
+from proftui.core.load.loader import load_trace
+from proftui.core.load.split import index_in_parts as _index_parallel
 from proftui.core.query.args import slice_args
 from proftui.core.source.streams import ByteSource
 
@@ -76,19 +78,20 @@ def test_a_file_too_small_for_its_parts_is_read_in_one(tmp_path) -> None:
 
 
 def test_parts_follow_the_cores_and_the_size(tmp_path, monkeypatch) -> None:
-    from proftui.core.load import loader as loading
+    from proftui.core.load import indexing, split
 
-    monkeypatch.setattr(loading, "worker_count", lambda n: min(n, 6))
-    monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 1000)
+    monkeypatch.setattr(indexing, "worker_count", lambda n: min(n, 6))
+    monkeypatch.setattr(split, "worker_count", lambda n: min(n, 6))
+    monkeypatch.setattr(split, "PARALLEL_MIN_BYTES", 1000)
     plain = write_trace(tmp_path / "t.json", [{"ph": "X", "ts": 1, "dur": 1}] * 100)
     size = plain.stat().st_size
-    assert loading._parts(ByteSource(str(plain)), None) == min(6, 2 * size // 1000)
-    assert loading._parts(ByteSource(str(plain)), 3) == 3
-    assert loading._parts(ByteSource(str(plain)), 1) == 1
+    assert split.parts_for(ByteSource(str(plain)), None) == min(6, 2 * size // 1000)
+    assert split.parts_for(ByteSource(str(plain)), 3) == 3
+    assert split.parts_for(ByteSource(str(plain)), 1) == 1
     packed = write_trace(tmp_path / "t.json.gz", [{"ph": "X", "ts": 1, "dur": 1}] * 100, gz=True)
-    assert loading._parts(ByteSource(str(packed)), None) == 1
-    monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 10 * size)
-    assert loading._parts(ByteSource(str(plain)), None) == 1
+    assert split.parts_for(ByteSource(str(packed)), None) == 1
+    monkeypatch.setattr(split, "PARALLEL_MIN_BYTES", 10 * size)
+    assert split.parts_for(ByteSource(str(plain)), None) == 1
 
 
 def _rank_folder(root, damaged: int | None = None):
@@ -114,17 +117,19 @@ def _shift(ts, by):
 
 
 def _both(root, monkeypatch):
-    from proftui.core.load import loader as loading
+    from proftui.core.load import indexing, split
 
     made = []
-    real = loading.FilePool
-    monkeypatch.setattr(loading, "FilePool",
+    real = indexing.FilePool
+    monkeypatch.setattr(indexing, "FilePool",
                         lambda jobs, workers: made.append(len(jobs)) or real(jobs, workers))
-    monkeypatch.setattr(loading, "POOL_MIN_BYTES", 0)
-    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    monkeypatch.setattr(indexing, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(indexing, "worker_count", lambda n: 2)
+    monkeypatch.setattr(split, "worker_count", lambda n: 2)
     pooled = load_trace(str(root), use_cache=False, batch_bytes=4096)
     assert made == [4]  # the four ranks went to the workers
-    monkeypatch.setattr(loading, "worker_count", lambda n: 1)
+    monkeypatch.setattr(indexing, "worker_count", lambda n: 1)
+    monkeypatch.setattr(split, "worker_count", lambda n: 1)
     serial = load_trace(str(root), use_cache=False, batch_bytes=4096)
     assert made == [4]
     return pooled, serial
@@ -152,15 +157,16 @@ def test_a_damaged_rank_is_counted_and_the_others_still_open(tmp_path, monkeypat
 def test_cancelling_stops_the_workers(tmp_path, monkeypatch) -> None:
     import pytest
 
-    from proftui.core.load import loader as loading
+    from proftui.core.load import indexing, split
     from proftui.core.model.errors import Cancelled
 
     pools = []
-    real = loading.FilePool
-    monkeypatch.setattr(loading, "FilePool",
+    real = indexing.FilePool
+    monkeypatch.setattr(indexing, "FilePool",
                         lambda jobs, workers: pools.append(real(jobs, workers)) or pools[-1])
-    monkeypatch.setattr(loading, "POOL_MIN_BYTES", 0)
-    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    monkeypatch.setattr(indexing, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(indexing, "worker_count", lambda n: 2)
+    monkeypatch.setattr(split, "worker_count", lambda n: 2)
     with pytest.raises(Cancelled):
         load_trace(str(_rank_folder(tmp_path)), use_cache=False, cancelled=lambda: True)
     assert pools and all(p.poll() is not None for p in pools[0]._procs)
@@ -169,22 +175,23 @@ def test_cancelling_stops_the_workers(tmp_path, monkeypatch) -> None:
 def test_a_lone_plain_trace_over_the_threshold_is_split(tmp_path, monkeypatch) -> None:
     """load_trace splits a lone plain trace of PARALLEL_MIN_BYTES or more when there is a
     second core; never a gzip one, nor where index_file is given one worker."""
-    from proftui.core.load import loader as loading
+    from proftui.core.load import indexing, split
 
     plain = write_trace(tmp_path / "t.json", _events())
     packed = write_trace(tmp_path / "t.json.gz", _events(), gz=True)
-    split: list[str] = []
-    real = loading._index_parallel
-    monkeypatch.setattr(loading, "_index_parallel",
-                        lambda source, *rest, **kw: split.append(source.path)
+    calls: list[str] = []
+    real = split.index_in_parts
+    monkeypatch.setattr(indexing, "index_in_parts",
+                        lambda source, *rest, **kw: calls.append(source.path)
                         or real(source, *rest, **kw))
-    monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 1 << 10)
-    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    monkeypatch.setattr(split, "PARALLEL_MIN_BYTES", 1 << 10)
+    monkeypatch.setattr(indexing, "worker_count", lambda n: 2)
+    monkeypatch.setattr(split, "worker_count", lambda n: 2)
     serial = index_file(ByteSource(str(plain)), workers=1, batch_bytes=4096)
     gzipped = load_trace(str(packed), use_cache=False, batch_bytes=4096)
-    assert split == []
+    assert calls == []
     halves = load_trace(str(plain), use_cache=False, batch_bytes=4096)
-    assert [p.rsplit("/", 1)[-1] for p in split] == ["t.json"]
+    assert [p.rsplit("/", 1)[-1] for p in calls] == ["t.json"]
     assert columns_equal(serial, halves)
     assert halves.meta["sources"] == serial.meta["sources"]
     assert columns_equal(serial, gzipped)
@@ -210,13 +217,14 @@ def test_the_workers_answer_for_every_file(tmp_path) -> None:
 def test_each_rank_is_named_as_its_indexing_begins(tmp_path, monkeypatch) -> None:
     """Of a folder of ranks, file_progress hears which rank is next and how many there are,
     in order, read by worker processes or here; bytes and events still go to progress."""
-    from proftui.core.load import loader as loading
+    from proftui.core.load import indexing, split
 
     root = _rank_folder(tmp_path)
     expected = [(n + 1, 4, f"rank {n} (trace_view.json)") for n in range(4)]
-    monkeypatch.setattr(loading, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(indexing, "POOL_MIN_BYTES", 0)
     for workers in (2, 1):
-        monkeypatch.setattr(loading, "worker_count", lambda n, w=workers: w)
+        monkeypatch.setattr(indexing, "worker_count", lambda n, w=workers: w)
+        monkeypatch.setattr(split, "worker_count", lambda n, w=workers: w)
         begun: list[tuple[int, int, str]] = []
         done: list[int] = []
         load_trace(str(root), use_cache=False, batch_bytes=4096,
@@ -241,17 +249,19 @@ def dying_workers(monkeypatch):
 
 
 def test_ranks_whose_workers_die_are_read_here(tmp_path, monkeypatch, dying_workers) -> None:
-    from proftui.core.load import loader as loading
+    from proftui.core.load import indexing, split
 
     root = _rank_folder(tmp_path)
-    monkeypatch.setattr(loading, "worker_count", lambda n: 1)
+    monkeypatch.setattr(indexing, "worker_count", lambda n: 1)
+    monkeypatch.setattr(split, "worker_count", lambda n: 1)
     serial = load_trace(str(root), use_cache=False, batch_bytes=4096)
     results = []
-    real = loading.FilePool.results
-    monkeypatch.setattr(loading.FilePool, "results", lambda self, cancelled: (
+    real = indexing.FilePool.results
+    monkeypatch.setattr(indexing.FilePool, "results", lambda self, cancelled: (
         results.append(r) or r for r in real(self, cancelled)))
-    monkeypatch.setattr(loading, "POOL_MIN_BYTES", 0)
-    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    monkeypatch.setattr(indexing, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(indexing, "worker_count", lambda n: 2)
+    monkeypatch.setattr(split, "worker_count", lambda n: 2)
     pooled = load_trace(str(root), use_cache=False, batch_bytes=4096)
     assert len(results) == 4 and all(type(r).__name__ == "Failed" for _, r in results)
     assert columns_equal(serial, pooled)
@@ -260,12 +270,13 @@ def test_ranks_whose_workers_die_are_read_here(tmp_path, monkeypatch, dying_work
 
 def test_a_split_whose_worker_dies_is_indexed_in_one_piece(tmp_path, monkeypatch,
                                                            dying_workers) -> None:
-    from proftui.core.load import loader as loading
+    from proftui.core.load import indexing, split
 
     path = write_trace(tmp_path / "t.json", _events())
     for parts in (2, 3):
         assert _index_parallel(ByteSource(str(path)), None, None, 4096, parts=parts) is None
     serial = index_file(ByteSource(str(path)), workers=1, batch_bytes=4096)
-    monkeypatch.setattr(loading, "PARALLEL_MIN_BYTES", 1 << 10)
-    monkeypatch.setattr(loading, "worker_count", lambda n: 2)
+    monkeypatch.setattr(split, "PARALLEL_MIN_BYTES", 1 << 10)
+    monkeypatch.setattr(indexing, "worker_count", lambda n: 2)
+    monkeypatch.setattr(split, "worker_count", lambda n: 2)
     assert columns_equal(serial, load_trace(str(path), use_cache=False, batch_bytes=4096))

@@ -13,7 +13,7 @@ import pytest
 
 from proftui.core.build.builder import SCOPE_THREAD, TraceBuilder
 from proftui.core.build.flows import flow_ids
-from proftui.core.load.loader import _batch_table
+from proftui.core.importers.chrome.read import batch_table as _batch_table
 from proftui.core.model.diagnostics import Diagnostics
 from proftui.core.model.index import TraceIndex
 from proftui.core.runtime.records import StaleRecord

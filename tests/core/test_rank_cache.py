@@ -15,6 +15,7 @@ from proftui.core.cache import file as cache_file
 from proftui.core.cache import indexes as cache
 from proftui.core.cache import ranks as rank_cache
 from proftui.core.importers.chrome.read import BATCH_BYTES
+from proftui.core.load import indexing
 from proftui.core.load import loader as load
 from proftui.core.load.loader import load_trace
 from proftui.core.model.index import TraceIndex
@@ -73,14 +74,14 @@ def reading(request, monkeypatch) -> list[str]:
     """The names of the files read afresh from now on: here (read_alone), and with the
     "pool" parameter also by worker processes."""
     read: list[str] = []
-    real = load.read_alone
-    monkeypatch.setattr(load, "read_alone", lambda source, *args, **kwargs: (
+    real = indexing.read_alone
+    monkeypatch.setattr(indexing, "read_alone", lambda source, *args, **kwargs: (
         read.append(Path(source.path).name) or real(source, *args, **kwargs)))
     if request.param == "pool":
-        real_pool = load.FilePool
-        monkeypatch.setattr(load, "POOL_MIN_BYTES", 0)
-        monkeypatch.setattr(load, "worker_count", lambda n: 2)
-        monkeypatch.setattr(load, "FilePool", lambda jobs, workers: (
+        real_pool = indexing.FilePool
+        monkeypatch.setattr(indexing, "POOL_MIN_BYTES", 0)
+        monkeypatch.setattr(indexing, "worker_count", lambda n: 2)
+        monkeypatch.setattr(indexing, "FilePool", lambda jobs, workers: (
             read.extend(Path(j.path).name for j in jobs) or real_pool(jobs, workers)))
     return read
 

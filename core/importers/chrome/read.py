@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+import numpy as np
 import orjson
 
 from proftui.core.importers.chrome.decode import (
@@ -359,3 +360,29 @@ class ChromeJsonReader:
             return
         if self.metadata.get("format") == "array":
             self.diagnostics.add("bad_tail", 1, offset, rest[:60].decode("utf-8", "replace"))
+
+
+KEPT_METADATA = ("displayTimeUnit", "baseTimeNanoseconds", "schemaVersion", "traceName",
+                  "distributedInfo", "span_indx", "trace_id")
+
+
+def index_metadata(reader: ChromeJsonReader, source: ByteSource) -> dict[str, Any]:
+    """What the index keeps of a file read by `reader`: its form, the trace's own metadata
+    named in KEPT_METADATA, and the file (path, size, compressed)."""
+    metadata: dict[str, Any] = {k: reader.metadata[k] for k in KEPT_METADATA
+                                if k in reader.metadata}
+    metadata["format"] = reader.metadata.get("format")
+    metadata["sources"] = [{"path": source.identity.path, "size": source.size,
+                            "compressed": source.compressed}]
+    return metadata
+
+
+def batch_table(batches: list[BatchRecord]) -> dict[str, np.ndarray]:
+    """The index's table of batches (to read an event's `args` again), as columns."""
+    return {
+        "file": np.zeros(len(batches), np.int32),
+        "start": np.array([r.start for r in batches], np.int64),
+        "end": np.array([r.end for r in batches], np.int64),
+        "first_ordinal": np.array([r.first_ordinal for r in batches], np.int64),
+        "final": np.array([r.final for r in batches], np.bool_),
+    }
