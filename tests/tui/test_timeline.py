@@ -14,6 +14,7 @@ from proftui.tui.app import ProftuiApp
 from proftui.tui.widgets.lines import COUNTER, PROCESS, SLICES
 from proftui.tui.widgets.render import FULL, cell_classes
 from proftui.tui.widgets.timeline import ZOOM_STEP, Timeline
+from proftui.tui.widgets.timeline_painter import BodiesFrame, UtilStrips
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SAMPLE = SAMPLES / "kineto_demo.pt.trace.json"
@@ -101,8 +102,9 @@ async def test_details_read_args_lazily_and_flows_jump() -> None:
         assert '"correlation":' in details and "flows  out 1" in details
         partner = int(app.index.arrays["flows.dst_slice"][
             app.index.arrays["flows.src_slice"] == launch][0])
-        assert timeline._marks is not None and timeline._marks[partner]  # drawn underlined
-        assert timeline._marks.sum() == 1
+        marks = timeline.state.marks
+        assert marks is not None and marks[partner]  # drawn underlined
+        assert marks.sum() == 1
         await pilot.press("greater_than_sign")
         kernel = timeline.selected
         assert kernel == partner
@@ -193,7 +195,7 @@ async def test_mouse_click_selects_and_wheel_zooms() -> None:
         y = line - timeline.top_line + timeline.body_top  # under the utilisation lines
         x = timeline.gutter_width + timeline.cells // 2
         await pilot.click(Timeline, offset=(x, y))
-        owner = timeline._owner_at(line, x - timeline.gutter_width)
+        owner = timeline.painter.owner_at(line, x - timeline.gutter_width)
         assert owner >= 0 and timeline.selected == owner
         for _ in range(3):  # zoomed in: the whole trace in view cannot pan
             timeline.action_zoom_in()
@@ -403,8 +405,8 @@ async def test_hidden_tracks_are_counted_where_they_were_and_on_the_status_line(
             return str(app.query_one("#status").render())
 
         def headers() -> list[str]:
-            return [timeline._gutter(n).text.strip() for n, line in enumerate(timeline.lines)
-                    if line.kind == PROCESS]
+            return [timeline.painter.gutter(n).text.strip()
+                    for n, line in enumerate(timeline.lines) if line.kind == PROCESS]
 
         assert not any("hidden" in h for h in headers()) and "hidden" not in status()
         timeline.focus_line = next(n for n, line in enumerate(timeline.lines)
@@ -440,14 +442,14 @@ async def test_process_headers_keep_their_name_at_80_columns() -> None:
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(80, 24)) as pilot:
         timeline = await _open(pilot, app)
-        headers = [timeline._gutter(n).text.rstrip() for n, line in enumerate(timeline.lines)
+        headers = [timeline.painter.gutter(n).text.rstrip() for n, line in enumerate(timeline.lines)
                    if line.kind == PROCESS]
         assert sorted(headers) == ["▼ python [CPU]", "▼ python [GPU 0]"]
         assert app.index.process_label(0) == "python (41207) [CPU]"  # whole where it fits
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
         timeline = await _open(pilot, app)
-        assert "▼ python (41207) [CPU]" in [timeline._gutter(n).text.rstrip()
+        assert "▼ python (41207) [CPU]" in [timeline.painter.gutter(n).text.rstrip()
                                             for n in range(len(timeline.lines))]
 
 
@@ -464,7 +466,7 @@ async def test_a_pinned_track_names_its_rank_and_process(tmp_path) -> None:
         timeline.focus_line = stream
         await pilot.press("p")
         assert timeline.lines[0].label == "rank 1 · Ascend Hardware · Stream 3"
-        assert timeline._gutter(0).text.rstrip() == "⚲ rank 1 · Stream 3"
+        assert timeline.painter.gutter(0).text.rstrip() == "⚲ rank 1 · Stream 3"
         assert timeline.lines[1].label != timeline.lines[0].label  # under a header: as was
     app = ProftuiApp(str(SAMPLE))  # one rank, two processes: the process
     async with app.run_test(size=(120, 40)) as pilot:
@@ -472,13 +474,13 @@ async def test_a_pinned_track_names_its_rank_and_process(tmp_path) -> None:
         timeline.focus_line = timeline.lines.find(kind=SLICES, track=next(
             t for t in range(app.index.n_tracks) if app.index.track_label(t) == "stream 7"))
         await pilot.press("p")
-        assert timeline._gutter(0).text.rstrip() == "⚲ python [GPU 0] · stream 7"
+        assert timeline.painter.gutter(0).text.rstrip() == "⚲ python [GPU 0] · stream 7"
         # A pinned counter keeps its series' name.
         timeline.focus_line = timeline.lines.find(kind=COUNTER)
         series = timeline.lines[timeline.focus_line].label
         await pilot.press("p")
         assert timeline.lines[0].kind == COUNTER
-        assert timeline._gutter(0).text.rstrip() == f"⚲ {series}"
+        assert timeline.painter.gutter(0).text.rstrip() == f"⚲ {series}"
 
 
 async def test_device_streams_come_first_below_a_deep_host_stack(tmp_path) -> None:
@@ -527,7 +529,8 @@ async def test_a_wide_slice_shows_as_much_of_its_name_as_it_is_wide(tmp_path, si
         timeline = await _open(pilot, app)
         row = timeline.lines.find(kind=SLICES)
         body = timeline.render_line(timeline.body_top + row).text[timeline.gutter_width:]
-        _, owner, busy = timeline._cells[row]
+        cells = timeline.painter.cells.by_line[row]
+        owner, busy = cells.owner, cells.busy
         filled = np.flatnonzero((cell_classes(owner, busy) == FULL)
                                 & (owner == next(i for i in range(2)
                                                  if app.index.slice_name(i) == name)))
@@ -562,9 +565,9 @@ async def test_kept_bodies_and_utilisation_lines_follow_what_they_show() -> None
         def body(y: int) -> list[str]:
             kept = timeline.render_line(y)
             if y < timeline.body_top:  # forget what was kept of this kind of line
-                timeline._util_strips = (None, None, None, None, [])
+                timeline.painter.util_strips = UtilStrips()
             else:
-                timeline._bodies = (None, None, None, None, {})
+                timeline.painter.bodies = BodiesFrame()
             assert list(kept) == list(timeline.render_line(y))  # as painted afresh
             return _backgrounds(kept)[gutter:]
 
@@ -601,13 +604,13 @@ async def test_kept_bodies_and_utilisation_lines_follow_what_they_show() -> None
         body(line_y())
         assert not any(seg.style.underline for seg in list(painted)[1:])  # past the gutter
         await pilot.press("escape", "enter")  # cleared (the cursor stays), selected again
-        assert timeline.selected >= 0 and timeline._marks is None  # no flows, no matches
+        assert timeline.selected >= 0 and timeline.state.marks is None  # no flows, no matches
         assert list(timeline.render_line(line_y())) == list(painted)
         await pilot.press("escape")
         assert timeline.selected < 0
         body(line_y())
         await pilot.press("enter")
-        owners = timeline._cells[timeline.focus_line][1]
+        owners = timeline.painter.cells.by_line[timeline.focus_line].owner
         timeline.set_matches(np.unique(owners[owners >= 0]))
         assert any(seg.style.underline for seg in list(timeline.render_line(line_y()))[1:])
         body(line_y())
