@@ -1,5 +1,4 @@
-"""The timeline's painter without an app: what it keeps from frame to frame and what makes it
-paint again, gutters, labels and the ruler."""
+"""The timeline's painter without an app: frame caches kept and repainted, labels, ruler."""
 
 from __future__ import annotations
 

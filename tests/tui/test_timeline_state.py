@@ -1,5 +1,4 @@
-"""The timeline's keys without an app: the window, the selection and the lines they move, and
-the changes the state reports for the widget to post."""
+"""The timeline's keys without an app: what they move, and the changes the state reports."""
 
 from __future__ import annotations
 
