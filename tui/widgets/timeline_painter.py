@@ -1,11 +1,4 @@
-"""The timeline's painter: a state's rows turned into strips, with the frame caches it keeps.
-
-Each frame asks the core for the owners and busy fractions of every visible cell at once
-(:func:`proftui.core.query.rows.paint_cells`), then paints strips with
-:mod:`proftui.tui.widgets.render`. What a frame computed or painted is kept, with what it was
-made from, for the next: zooming repaints the bodies but not the gutters, moving the cursor
-repaints the bodies but queries nothing.
-"""
+"""The timeline's painter: a state's rows turned into strips, with the frame caches it keeps."""
 
 from __future__ import annotations
 
@@ -123,7 +116,13 @@ class RulerFrame:
 
 
 class TimelinePainter:
-    """Paints the lines of a :class:`TimelineState` as strips, keeping each frame's work."""
+    """Paints the lines of a :class:`TimelineState` as strips, keeping each frame's work.
+
+    Each frame asks the core for the owners and busy fractions of every visible cell at once
+    (:func:`proftui.core.query.rows.paint_cells`), then paints strips with
+    :mod:`proftui.tui.widgets.render`. What a frame computed or painted is kept, with what it
+    was made from, for the next: zooming repaints the bodies but not the gutters, moving the
+    cursor repaints the bodies but queries nothing."""
 
     def __init__(self, state: TimelineState, palette: Palette | None = None) -> None:
         self.state = state
@@ -166,21 +165,26 @@ class TimelinePainter:
     def line(self, y: int, has_focus: bool = True) -> Strip:
         """Screen row `y` of the timeline (`has_focus`: the widget's, for the focused line)."""
         state = self.state
-        width = state.gutter_width + state.cells
-        ground = self.styles(self.palette.text, self.palette.background)
+        geometry = state.geometry
+        width = geometry.gutter_width + geometry.cells
         if state.index is None or state.rows is None:
-            return Strip([Segment(" " * width, ground)], width)
+            return self._blank(width)
         if y < RULER_LINES:
             return self.ruler_line(y)
-        if y < state.body_top:
+        body_top = state.body_top
+        if y < body_top:
             return self.utilisation_strips()[y - RULER_LINES]
-        n = state.line_at(y)
-        if n is None:
-            return Strip([Segment(" " * width, ground)], width)
+        n = state.top_line + y - body_top
+        if not 0 <= n < len(state.lines):
+            return self._blank(width)
         body = self.painted_bodies().get(n)
         if body is None:  # not a line of the last resize's height
             body = list(self._body(n))
         return Strip([self.gutter(n, has_focus), *body], width)
+
+    def _blank(self, width: int) -> Strip:
+        ground = self.styles(self.palette.text, self.palette.background)
+        return Strip([Segment(" " * width, ground)], width)
 
     def owner_at(self, line: int, cell: int) -> int:
         """The slice painted at a cell of a line (-1: none, or not a slice line on screen)."""

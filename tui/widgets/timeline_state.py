@@ -1,8 +1,4 @@
-"""What the timeline shows and where its cursor is: lines, focus, selection, range, alignment.
-
-A pure object (no Textual): the Timeline widget turns its keys and clicks into calls here,
-repaints, and posts the changes this reports (through `notify`) as its messages.
-"""
+"""What the timeline shows and where its cursor is: lines, focus, selection, range, alignment."""
 
 from __future__ import annotations
 
@@ -88,6 +84,9 @@ Change = WindowMoved | RangeSet | SliceChosen | TracksHidden
 
 class TimelineState:
     """The lines of a trace, the window over them, and the cursor, focus, selection and range.
+
+    A pure object (no Textual): the Timeline widget turns its keys and clicks into calls here,
+    repaints, and posts the changes this reports (through `notify`) as its messages.
 
     `generation` counts the changes that invalidate painted cells beyond the window and the
     lines shown (utilisation lines found or toggled, ranks aligned, lines rebuilt)."""
