@@ -52,7 +52,7 @@ def _first_busy(timeline: Timeline, rank: str) -> tuple[int, int]:
     line = _matmul_line(timeline, rank)
     body = _body(timeline, line)
     cell = len(body) - len(body.lstrip())
-    return cell, timeline._owner_at(line, cell)
+    return cell, timeline.painter.owner_at(line, cell)
 
 
 def _matmul(app: ProftuiApp, rank: str, start_us: int) -> int:
@@ -102,16 +102,17 @@ async def test_a_aligns_rank_1_at_its_own_step_and_a_again_puts_it_back(tmp_path
         assert after[0] < before[0]
         assert _first_busy(timeline, "rank 0") == (timeline.cell_of(1010 * US), rank0_mm)
         # rank 1's utilisation lines too (rank 0's stay on its clock, the reference)
-        timeline._utilisation_cells()
+        timeline.painter.utilisation_cells()
         assert {line.group for line in timeline.util_lines} == {"rank 0", "rank 1"}
         moved = utilisation(app.index, timeline.view_start + SKEW_US * US,
                             timeline.view_end + SKEW_US * US, timeline.cells, timeline.tables)
         own = utilisation(app.index, timeline.view_start, timeline.view_end, timeline.cells,
                           timeline.tables)
-        busy = timeline._util[("rank 1", "device busy")]
+        fractions = timeline.painter.util.fractions
+        busy = fractions[("rank 1", "device busy")]
         assert (busy == moved[1].series["device busy"]).all()
         assert not (busy == own[1].series["device busy"]).all()
-        assert (timeline._util[("rank 0", "device busy")] == own[0].series["device busy"]).all()
+        assert (fractions[("rank 0", "device busy")] == own[0].series["device busy"]).all()
         # both ranks' "┃#2" on the ruler at one cell
         ticks = "".join(s.text for s in timeline.render_line(1))[timeline.gutter_width:]
         assert ticks.count("┃#2") == 1 and ticks.index("┃#2") == timeline.cell_of(1000 * US)

@@ -108,7 +108,7 @@ async def test_esc_cancels_loading_a_gzip_bomb_then_is_the_timelines_again(tmp_p
 async def test_a_failure_while_reading_is_a_message_not_a_traceback(monkeypatch) -> None:
     """The cluster_step_trace_time.csv crash was a TypeError in a worker: whatever goes
     wrong while reading becomes one readable line, and the app stays up."""
-    import proftui.tui.app as app_module
+    import proftui.tui.app.loading as app_module
 
     def broken(index):
         raise TypeError("must be real number, not str")
@@ -272,7 +272,7 @@ async def test_the_timeline_is_painted_before_the_overview_is_read(monkeypatch) 
     iterations on the timeline."""
     import threading
 
-    from proftui.tui import app as app_module
+    from proftui.tui.app import loading as app_module
     from proftui.tui.widgets.timeline import Timeline
 
     release = threading.Event()
@@ -310,7 +310,7 @@ async def test_an_index_read_from_the_cache_beforehand_is_shown_as_it_is(monkeyp
     shows what it read and loads nothing again. Without a current entry nothing is read (nor
     indexed) beforehand, and the app indexes the trace itself."""
     from proftui.core import load_trace
-    from proftui.tui import app as app_module
+    from proftui.tui.app import loading as app_module
     from proftui.tui.launch import read_cached
 
     assert read_cached(str(SAMPLE), None).result(timeout=60) is None

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import numpy as np
+from offscreen import press, timeline_of
+from textual.events import Click
 from textual.strip import Strip
 
 from proftui.core.analysis.utilisation import Utilisation, utilisation
@@ -112,32 +114,33 @@ async def test_lines_show_follow_zoom_and_toggle() -> None:
         assert timeline.render_line(RULER_LINES).text.startswith("  device busy")
 
 
-async def test_navigation_and_clicks_pass_over_them() -> None:
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(120, 40)) as pilot:
-        timeline = await _open(pilot, app)
-        assert timeline.util_rows == 4
-        # Up from the first line stays on it: the utilisation lines are not lines to focus.
-        timeline.focus_line = 0
-        await pilot.press("up", "up", "enter")
-        assert timeline.focus_line == 0 and timeline.lines[0].kind == PROCESS
-        await pilot.press("enter")  # collapsed and expanded again: a process line
-        # A click on a utilisation line (body or gutter) selects nothing and moves nothing.
-        lines = len(timeline.lines)
-        for x in (2, timeline.gutter_width + timeline.cells // 2):
-            await pilot.click(Timeline, offset=(x, RULER_LINES + 1))
-            assert timeline.selected == -1 and timeline.focus_line == 0
-        assert len(timeline.lines) == lines
-        # Pin, hide and collapse still act on the tracks, under the utilisation lines.
-        await pilot.press("down", "down", "p")
-        assert timeline.layout_state.pinned
-        assert timeline.render_line(timeline.body_top).text.startswith("⚲ ")
-        assert timeline.render_line(RULER_LINES).text.startswith("  device busy")
-        await pilot.press("h", "H", "c")
-        # Paging to the end keeps the focused line on screen below the pinned block.
-        await pilot.press("pagedown", "pagedown")
-        assert timeline.top_line <= timeline.focus_line < timeline.top_line + timeline.body_height
-        assert timeline.body_top + timeline.body_height <= timeline.size.height
+def test_navigation_and_clicks_pass_over_them() -> None:
+    timeline = timeline_of(height=26)
+    index = timeline.index
+    timeline.state.set_util_lines(util_lines_of(utilisation(index, index.start_ns,
+                                                            index.end_ns, 1)))
+    assert timeline.util_rows == 4
+    # Up from the first line stays on it: the utilisation lines are not lines to focus.
+    timeline.focus_line = 0
+    press(timeline, "up", "up", "enter")
+    assert timeline.focus_line == 0 and timeline.lines[0].kind == PROCESS
+    press(timeline, "enter")  # collapsed and expanded again: a process line
+    # A click on a utilisation line (body or gutter) selects nothing and moves nothing.
+    lines = len(timeline.lines)
+    for x in (2, timeline.gutter_width + timeline.cells // 2):
+        timeline.on_click(Click(timeline, x, RULER_LINES + 1, 0, 0, 1, False, False, False))
+        assert timeline.selected == -1 and timeline.focus_line == 0
+    assert len(timeline.lines) == lines
+    # Pin, hide and collapse still act on the tracks, under the utilisation lines.
+    press(timeline, "down", "down", "p")
+    assert timeline.layout_state.pinned
+    assert timeline.render_line(timeline.body_top).text.startswith("⚲ ")
+    assert timeline.render_line(RULER_LINES).text.startswith("  device busy")
+    press(timeline, "h", "H", "c")
+    # Paging to the end keeps the focused line on screen below the pinned block.
+    press(timeline, "pagedown", "pagedown")
+    assert timeline.top_line <= timeline.focus_line < timeline.top_line + timeline.body_height
+    assert timeline.body_top + timeline.body_height <= 26
 
 
 async def test_no_device_work_no_lines(tmp_path) -> None:

@@ -1,15 +1,9 @@
-"""The Textual app: loads a trace in a worker (with progress and cancel) and explores it.
-
-The screen is the timeline with a details pane for the selected slice below it; the overview
-(iterations, processes, summary tables) and the import diagnostics are a key away, as are
-search (`/`, `n`, `N`) and going to an iteration (`g`).
-"""
+"""The app's shell for one trace: its screen, keys and panels, over its controllers."""
 
 from __future__ import annotations
 
 import gc
 import re
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -25,21 +19,21 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
 
-from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
-from proftui.core.analysis.overview import read_overview
-from proftui.core.discover.runs import SeveralRunsError
+from proftui.core import ProftuiError, TraceIndex
 from proftui.core.model.table import Table
-from proftui.core.ops.iterations import Iteration, Iterations, capture_start_ns, group_windows
-from proftui.core.ops.rank_offsets import ONE_RANK, rank_offsets, ranks_of
+from proftui.core.ops.iterations import Iteration, Iterations, capture_start_ns
 from proftui.core.query.args import slice_args
-from proftui.core.query.rows import RowIndex, rows_for
-from proftui.core.query.search import find_slices, pattern_of
+from proftui.core.query.rows import RowIndex
+from proftui.core.query.search import find_slices
 from proftui.core.query.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, Palette
+from proftui.tui.app.loading import Loading, overview_status
+from proftui.tui.app.prompts import Prompt, Prompts
+from proftui.tui.app.routing import Routing
 from proftui.tui.base_app import BaseApp
 from proftui.tui.commands.info import info_lines
-from proftui.tui.format import fmt_count, fmt_duration, plural
-from proftui.tui.panes.ops_window import WHOLE_TRACE, Window
+from proftui.tui.format import plural
+from proftui.tui.panes.ops_window import Window
 from proftui.tui.safe import safe
 from proftui.tui.widgets.details import details_lines
 from proftui.tui.widgets.overview_tree import OverviewTree
@@ -51,8 +45,6 @@ from proftui.tui.widgets.timeline import IterationMark, Timeline
 # rather than with @on(OpsPane.JumpTo).
 PANE_NAMES = ("ops", "tables", "iterations", "insights", "comm", "cluster")
 
-# How long the overview waits for the first frame before it is read anyway.
-FIRST_FRAME_WAIT_S = 1.0
 
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
@@ -133,13 +125,11 @@ class ProftuiApp(BaseApp):
         Binding("colon", "command_palette", "Commands", show=False),
         Binding("exclamation_mark", "view_as_command", "As a command", show=False),
     ]
-
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
                  run: int | None = None, cached: Future | None = None) -> None:
         """`cached`, when given, is reading the index and its rows from the cache already
         (see :func:`proftui.tui.launch.read_cached`)."""
         self.path = path
-        self._cached = cached
         self.run_number = run  # of a folder holding several runs; None until one is chosen
         self.use_cache = use_cache
         self.index: TraceIndex | None = None
@@ -154,12 +144,10 @@ class ProftuiApp(BaseApp):
         self._diagnostics_text = ""
         self.first_paint_s: float | None = None
         self._pane_mounts: list[AwaitMount] | None = None  # see _panes_ready
-        self._first_frame = threading.Event()  # set once the timeline is first painted
-        self._indexing_file = ""  # of a profile of several timelines: which one is indexed
         self.match_count = 0
-        self._prompt_mode = ""
-        self._align_default = 0  # the iteration A offers: the one at the cursor
-        self._choosing_run = False
+        self.loading = Loading(self, cached)
+        self.prompts = Prompts(self)
+        self.routing = Routing(self)
         super().__init__(theme)
 
     def compose(self) -> ComposeResult:
@@ -214,89 +202,16 @@ class ProftuiApp(BaseApp):
         if self._pane_mounts is None and isinstance(event, (events.Key, events.MouseEvent)):
             await self._panes_ready()  # (the app's queue waits meanwhile: input stays in order)
         await super().on_event(event)
-
-    # -- loading --------------------------------------------------------------------------------
+    # -- loading (see loading.py) --------------------------------------------------------------
 
     @work(thread=True, exclusive=True)
     def load_index(self) -> None:
-        """Index (or reopen from the cache) in a thread; the UI stays live. The timeline is
-        shown as soon as the index and its rows are there; the overview (the tracks' roles,
-        the summary tables, the iterations) is read once it is painted, and fills the panes."""
-        try:
-            cached, self._cached = self._cached, None  # (a run chosen later is loaded here)
-            opened = cached.result() if cached is not None else None
-            if opened is not None:
-                index, rows = opened
-            else:  # indexing takes a while: the panes are there meanwhile
-                self.call_from_thread(self._panes_ready)
-                index = load_trace(self.path, run=self.run_number, use_cache=self.use_cache,
-                                   progress=self._report_progress,
-                                   cancelled=self._cancel.is_set,
-                                   file_progress=self._report_file)
-                rows = rows_for(index)
-            if index.meta.get("sources"):  # (a profile of summary tables only has none)
-                self._first_frame.clear()
-                self.call_from_thread(self._show_timeline_first, index, rows)
-                # Not sooner: this thread would take turns with the painting one.
-                self._first_frame.wait(FIRST_FRAME_WAIT_S)
-            summary, tables, iterations = read_overview(index)
-        except Cancelled:
-            self.call_from_thread(self._with_panes, self._show_status,
-                                  "Loading cancelled (press q to quit).")
-        except SeveralRunsError as exc:
-            self.call_from_thread(self._with_panes, self._choose_run, exc)
-        except ProftuiError as exc:
-            self.call_from_thread(self._with_panes, self._show_error, str(exc))
-        except Exception as exc:  # noqa: BLE001 - a bug must not leave a traceback on screen
-            self.call_from_thread(self._with_panes, self._show_error,
-                                  f"unexpected {type(exc).__name__} while reading it ({exc}); "
-                                  "please report it")
-        else:
-            self.call_from_thread(self._with_panes, self._show_index, index, rows, summary,
-                                  tables, iterations.items)
-        finally:
-            self._loading = False  # Esc is the focused widget's again
+        """Index (or reopen from the cache) in a thread; the UI stays live."""
+        self.loading.run()
 
     async def _with_panes(self, show: Callable[..., None], *args: Any) -> None:
         await self._panes_ready()
         show(*args)
-
-    def _choose_run(self, several: SeveralRunsError) -> None:
-        """Several separate runs: ask which one to open rather than mix their clocks."""
-        from proftui.tui.screens.run_chooser import RunChooser
-
-        self._show_status(f"{safe(self.path)} holds {len(several.runs)} separate runs: "
-                          "choose one.")
-        self._choosing_run = True
-        self.push_screen(RunChooser(several), self._run_chosen)
-
-    def _run_chosen(self, number: int | None) -> None:
-        self._choosing_run = False
-        if number is None:
-            self.exit()
-            return
-        self.run_number = number
-        self.sub_title = f"{safe(self.path)} (run {number})"
-        self._loading = True
-        self._started = time.monotonic()
-        self.query_one(ProgressBar).display = True
-        self._status(f"Opening run {number} of {safe(self.path)} ...")
-        self.load_index()
-
-    def _report_progress(self, done: int, total: int, events: int) -> None:
-        self.call_from_thread(self._update_progress, done, total, events)
-
-    def _report_file(self, number: int, of: int, name: str) -> None:
-        if of > 1:
-            self.call_from_thread(setattr, self, "_indexing_file",
-                                  f"{safe(name)}, {number} of {of} files; ")
-
-    def _update_progress(self, done: int, total: int, events: int) -> None:
-        self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
-        elapsed = max(time.monotonic() - self._started, 1e-3)
-        self._status(f"Indexing {safe(self.path)}: {self._indexing_file}{done / 1e6:,.0f} of "
-                     f"{total / 1e6:,.0f} MB, {fmt_count(events)} events, "
-                     f"{done / 1e6 / elapsed:,.0f} MB/s (Esc cancels)")
 
     def _status(self, text: str) -> None:
         """The status line: a message, then which window the ops numbers describe."""
@@ -331,38 +246,12 @@ class ProftuiApp(BaseApp):
         lines = [f"error: {e}" for e in self.errors]
         self.query_one("#diagnostics", Static).update(
             "\n".join(lines + ([self._diagnostics_text] if self._diagnostics_text else [])))
-
-    def _show_status(self, message: str) -> None:
-        self.query_one(ProgressBar).display = False
-        self._status(message)
-
-    def _show_error(self, message: str) -> None:
-        self.error = message
-        self.query_one(ProgressBar).display = False
-        self._error(f"Cannot open this trace: {safe(message)}")
-
-    def _show_timeline_first(self, index: TraceIndex, rows: RowIndex) -> None:
-        """The first frame: the timeline of the index, before its overview is read."""
-        self.index, self.rows = index, rows
-        self._loading = False  # nothing left to cancel: Esc is the focused widget's again
-        self.query_one(ProgressBar).display = False
-        self._status(self._overview_status())
-        timeline = self.query_one(Timeline)
-        timeline.show(index, rows, utilisation=False)  # (it needs the tables)
-        timeline.focus()
-        self.call_after_refresh(self._first_frame_painted)
-
-    async def _first_frame_painted(self) -> None:
-        self._painted()
-        await self._panes_ready()
-        self._first_frame.set()  # the overview is read now (see load_index)
-
     def _show_index(self, index: TraceIndex, rows: RowIndex, summary: dict[str, Any],
                     tables: list[Table], iterations: list[Iteration]) -> None:
         self.index, self.rows, self.summary = index, rows, summary
         self.iterations = iterations
         self.query_one(ProgressBar).display = False
-        self._status(self._overview_status())
+        self._status(overview_status(index))
         self.query_one(OverviewTree).show_summary(summary, self.path)
         diag = [line for line in info_lines(summary) if line.startswith(("diagnostics", "  "))]
         start = next((i for i, line in enumerate(diag) if line.startswith("diagnostics")), 0)
@@ -452,43 +341,8 @@ class ProftuiApp(BaseApp):
             return
         self.call_from_thread(self._pane("comm").show_report, report)
 
-    def on_comm_pane_collective_chosen(self, message: CommPane.CollectiveChosen) -> None:
-        """Show a collective of the Communication pane on the timeline, if it is there."""
-        from proftui.core.analysis.comm import find_on_timeline
-
-        stat = message.stat
-        who = f" of {safe(stat.rank)}" if stat.rank else ""
-        found = (find_on_timeline(self.index, stat.rank, stat.op.name)
-                 if self.index is not None else None)
-        if found is None:
-            self._status(f"{safe(stat.op.name)}{who} is not on the timeline.")
-            return
-        self._show_timeline()
-        self.query_one(Timeline).select(found)
-        self._status(f"{safe(stat.op.name)}{who}: elapse {fmt_duration(stat.op.elapse_ns or 0)}"
-                     f" (HCCL), {fmt_duration(int(self.index.col('slices.dur')[found]))} on "
-                     "the timeline")
-
     def _painted(self) -> None:
         self.first_paint_s = time.monotonic() - self._started
-
-    def _overview_status(self) -> str:
-        """What the index holds, in a line (from the index alone: it is shown with the first
-        frame, before the overview is read)."""
-        index = self.index
-        assert index is not None
-        # Damage only: notes (flows without a partner ...) are normal output, listed under D.
-        n_problems = index.diagnostics.damage
-        problems = (f"; {plural(n_problems, 'import problem')} (D)"
-                    if n_problems else "; no import problems")
-        if index.meta.get("sources"):
-            return (f"{plural(index.n_slices, 'slice')} over "
-                    f"{fmt_duration(index.end_ns - index.start_ns)}, "
-                    f"{plural(index.n_processes, 'process', 'processes')}{problems}"
-                    "  (? keys)")
-        tables = (index.meta.get("profile") or {}).get("tables", [])
-        return (f"No timeline in this profile; {plural(len(tables), 'summary table')}"
-                f"{problems}")
 
     # -- details --------------------------------------------------------------------------------
 
@@ -532,262 +386,57 @@ class ProftuiApp(BaseApp):
     def _args_loaded(self, info: SliceInfo, args: str) -> None:
         if self.query_one(Timeline).selected == info.slice:
             self._show_details(info, args)
-
-    # -- search and iterations ------------------------------------------------------------------
-
-    def _ask(self, mode: str, placeholder: str) -> None:
-        prompt = self.query_one("#prompt", Input)
-        self._prompt_mode = mode
-        prompt.placeholder = placeholder
-        prompt.value = ""
-        prompt.display = True
-        # Focus now, not after the next refresh: keys typed right after `/` are the query.
-        self.screen.set_focus(prompt)
+    # -- prompts: search, iterations, alignment (see prompts.py) ----------------------------------
 
     def action_search(self) -> None:
-        if self.index is not None:
-            self._ask("search", "search slice names (substring; /regex/ for a regular "
-                                "expression); Enter finds, Esc cancels")
+        self.prompts.search()
 
     def action_goto_iteration(self) -> None:
-        if self.index is not None and self.summary is None:
-            self._status("The iterations are still being found: try again in a moment.")
-        elif self.iterations:
-            numbers = [it.number for it in self.iterations]
-            self._ask("iteration", f"iteration number ({min(numbers)} to {max(numbers)}); "
-                                   "Enter goes there, Esc cancels")
-        else:
-            self._status("This profile has no iterations.")
+        self.prompts.goto_iteration()
+
+    def action_next_match(self, step: int) -> None:
+        self.prompts.next_match(step)
+
+    def action_align_ranks(self) -> None:
+        self.prompts.align_ranks()
 
     @on(Input.Submitted, "#prompt")
     def _prompt_submitted(self, event: Input.Submitted) -> None:
-        self._close_prompt()
-        text = event.value.strip()
-        if not text and self._prompt_mode == "align":
-            text = str(self._align_default)
-        if not text:
-            return
-        if self._prompt_mode == "search":
-            try:
-                pattern = pattern_of(text)
-            except ProftuiError as exc:
-                self._error(f"Search: {safe(exc)}")
-                return
-            self._status(f"Searching for {safe(text)} ...")
-            self.run_search(pattern)
-        elif self._prompt_mode == "iteration":
-            self.goto_iteration(text)
-        elif self._prompt_mode == "align":
-            self.align_at(text)
+        self.prompts.submitted(event.value)
 
     def _close_prompt(self) -> None:
-        self.query_one("#prompt", Input).display = False
-        self.screen.set_focus(self.query_one(Timeline))
+        self.prompts.close()
 
     @work(thread=True, exclusive=True, group="search")
     def run_search(self, pattern: re.Pattern[str]) -> None:
         assert self.index is not None
         matches = find_slices(self.index, pattern)
-        self.call_from_thread(self._search_done, pattern.pattern, matches)
-
-    def _search_done(self, text: str, matches) -> None:
-        timeline = self.query_one(Timeline)
-        timeline.set_matches(matches)
-        self.match_count = len(matches)
-        if not len(matches):
-            self._status(f"No slice name matches {safe(text)}.")
-            return
-        verb = "matches" if len(matches) == 1 else "match"
-        self._status(f"{plural(len(matches), 'slice')} {verb} {safe(text)} (n next, N previous)")
-        self.action_next_match(1)
-
-    def action_next_match(self, step: int) -> None:
-        timeline = self.query_one(Timeline)
-        matches = timeline.matches
-        if self.index is None or not len(matches):
-            return
-        starts = self.index.arrays["slices.start"][matches]
-        here = timeline.cursor_ns
-        if timeline.selected >= 0:
-            here = int(self.index.arrays["slices.start"][timeline.selected])
-        if step > 0:
-            k = int(starts.searchsorted(here, side="right"))
-            k = k if k < len(matches) else 0
-        else:
-            k = int(starts.searchsorted(here, side="left")) - 1
-            k = k if k >= 0 else len(matches) - 1
-        timeline.select(int(matches[k]))
-        self._status(f"match {k + 1} of {fmt_count(len(matches))}: "
-                     f"{safe(self.index.slice_name(int(matches[k])))}")
+        self.call_from_thread(self.prompts.search_done, pattern.pattern, matches)
 
     def goto_iteration(self, text: str) -> None:
-        try:
-            number = int(text.lstrip("#"))
-        except ValueError:
-            self._status(f"Not an iteration number: {safe(text)}")
-            return
-        found = [it for it in self.iterations if it.number == number and it.start_ns >= 0
-                 and it.dur_ns >= 0]
-        if not found:
-            self._status(f"No iteration {number} with a time window in this profile.")
-            return
-        groups = {it.group for it in found}
-        if len(groups) < 2:
-            self.show_iteration(found[0])
-            return
-        # Every rank's own step N: the timeline shows them all, the ops count each rank's
-        # slices in its own step (their steps do not line up, nor across hosts their clocks).
-        windows = group_windows(found, number)
-        lo, hi = min(w[0] for w in windows.values()), max(w[1] for w in windows.values())
-        label = f"iteration {number} of {len(groups)} ranks, each its own"
-        shift = self.query_one(Timeline).shift_of_group
-        self._zoom_to(min(w[0] - shift(g) for g, w in windows.items()),
-                      max(w[1] - shift(g) for g, w in windows.items()))
-        self._pane("ops").set_window(Window(label, lo, hi, windows))
-        longest = max(it.dur_ns for it in found)
-        self._status(f"{safe(label)}: {fmt_duration(min(it.dur_ns for it in found))} to "
-                     f"{fmt_duration(longest)}")
+        self.prompts.go_to(text)
 
-    def action_align_ranks(self) -> None:
-        """Ask at which iteration to align the ranks (the one at the cursor offered), or,
-        aligned, put every rank back on its own clock."""
-        timeline = self.query_one(Timeline)
-        if self.index is None or timeline.index is None:
-            return
-        if timeline.alignment is not None:
-            timeline.align(None)
-            self._status("Every rank is drawn on its own clock again.")
-            return
-        if len(ranks_of(self.index)) < 2:
-            self._status(ONE_RANK)
-            return
-        numbers = sorted({it.number for it in self.iterations if it.start_ns >= 0})
-        if not numbers:
-            self._status("This profile has no iterations with a time window to align the "
-                         "ranks at.")
-            return
-        self._align_default = next((it.number for it in self.iterations if it.start_ns >= 0
-                                    and it.start_ns <= timeline.cursor_ns < it.end_ns),
-                                   numbers[0])
-        self._ask("align", f"iteration to align the ranks at ({numbers[0]} to {numbers[-1]}; "
-                           f"Enter alone: {self._align_default}); Esc cancels")
-
-    def align_at(self, text: str) -> None:
-        """Draw every rank moved by its offset at iteration `text` (see core.rank_offsets)
-        and show that iteration."""
-        assert self.index is not None
-        try:
-            number = int(text.lstrip("#"))
-        except ValueError:
-            self._status(f"Not an iteration number: {safe(text)}")
-            return
-        try:
-            found = rank_offsets(self.index, self.iterations, number)
-        except ProftuiError as exc:
-            self._status(safe(exc))
-            return
-        timeline = self.query_one(Timeline)
-        timeline.align(found)
-        windows = group_windows(self.iterations, number)
-        self._zoom_to(min(lo - found.offset_of(g) for g, (lo, _) in windows.items()),
-                      max(hi - found.offset_of(g) for g, (_, hi) in windows.items()))
-        range_now = timeline.range
-        if range_now is not None:  # the ops follow the range, which now means each rank's own
-            self._pane("ops").set_window(self._range_window(*range_now))
-        text = found.describe()
-        self._status(f"{safe(text[:1].upper() + text[1:])}. Details, the ops and exports keep "
-                     "each slice's own times.")
-
-    def _zoom_to(self, start_ns: int, end_ns: int) -> None:
-        """The timeline shows [start_ns, end_ns) with a little room, its cursor at the start."""
-        margin = (end_ns - start_ns) // 50
-        timeline = self.query_one(Timeline)
-        timeline.set_window(start_ns - margin, end_ns + margin)
-        timeline.cursor_ns = start_ns  # where zooming in starts from
+    # -- routing between panes (see routing.py) --------------------------------------------------
 
     def show_iteration(self, iteration: Iteration) -> None:
-        """Zoom the timeline to an iteration and scope the ops pane to it (to its rank's
-        tracks, when it is one rank's of several)."""
-        shift = self.query_one(Timeline).shift_of_group(iteration.group)
-        self._zoom_to(iteration.start_ns - shift, iteration.end_ns - shift)
-        group = f" of {safe(iteration.group)}" if iteration.group else ""  # a folder name
-        label = f"iteration {iteration.number}{group}"
-        several = len({it.group for it in self.iterations}) > 1
-        groups = ({iteration.group: (iteration.start_ns, iteration.end_ns)}
-                  if iteration.group and several else None)
-        self._pane("ops").set_window(Window(label, iteration.start_ns, iteration.end_ns,
-                                                  groups))
-        self._status(f"{safe(label)}: {fmt_duration(iteration.dur_ns)}")
+        """Zoom the timeline to an iteration and scope the ops pane to it."""
+        self.routing.show_iteration(iteration)
 
     def on_iterations_pane_chosen(self, message: IterationsPane.Chosen) -> None:
-        if message.iteration.start_ns < 0:
-            self._status(f"Iteration {message.iteration.number} has no time window.")
-            return
-        self.show_iteration(message.iteration)
+        self.routing.iteration_chosen(message.iteration)
 
     def on_insights_pane_evidence_chosen(self, message: InsightsPane.EvidenceChosen) -> None:
-        """Show an evidence range: the timeline (made visible) zooms to it and selects it."""
-        evidence = message.evidence
-        self._show_timeline()
-        margin = max((evidence.end_ns - evidence.start_ns) // 10, 1)
-        timeline = self.query_one(Timeline)
-        start, end = (t - timeline.shift_of_group(evidence.group)
-                      for t in (evidence.start_ns, evidence.end_ns))
-        timeline.set_window(start - margin, end + margin)
-        timeline.set_range(start, end)
-        where = f" in {safe(evidence.group)}" if evidence.group else ""
-        step = f", step {evidence.iteration}" if evidence.iteration is not None else ""
-        self._status(f"{safe(message.finding.rule)} evidence {message.number + 1} of "
-                     f"{len(message.finding.evidence)}: {safe(evidence.label)}{where}{step}, "
-                     f"{fmt_duration(evidence.end_ns - evidence.start_ns)} (n / N walk)")
-
-    def _show_timeline(self) -> None:
-        """Make the timeline visible (un-maximise the panes, hide the overview)."""
-        timeline = self.query_one(Timeline)
-        if timeline.index is None:
-            return
-        panes = self.query_one("#panes")
-        panes.remove_class("maximised")
-        panes.display = self.query_one("#main").display = True
-        self.query_one("#overview").remove_class("shown")
-        timeline.display = True
-        self.refresh_bindings()
+        self.routing.evidence_chosen(message.finding, message.evidence, message.number)
 
     def on_heat_strip_cell_chosen(self, message: HeatStrip.CellChosen) -> None:
-        """A rank's step chosen in the Cluster pane: the timeline shows that rank's step."""
-        found = [it for it in self.iterations if (it.group, it.number) == (
-            message.rank, message.iteration) and it.start_ns >= 0 and it.dur_ns >= 0]
-        if not found:
-            self._status(f"{safe(message.rank) or 'The profile'} has no time window for "
-                         f"iteration {message.iteration}.")
-            return
-        self._show_timeline()
-        self.show_iteration(found[0])
-        timeline = self.query_one(Timeline)
-        process = timeline.first_process_of(message.rank)
-        if process is not None:
-            timeline.show_process(process, at_top=True)
+        self.routing.rank_step_chosen(message.rank, message.iteration)
+
+    def on_comm_pane_collective_chosen(self, message: CommPane.CollectiveChosen) -> None:
+        self.routing.collective_chosen(message.stat)
 
     @on(OverviewTree.Chosen)
     def _overview_chosen(self, message: OverviewTree.Chosen) -> None:
-        """An iteration, process or track chosen in the overview: shown on the timeline."""
-        what, value = message.what, message.value
-        if what == "iteration":
-            found = [it for it in self.iterations if (it.group, it.number) == value
-                     and it.start_ns >= 0 and it.dur_ns >= 0]
-            if not found:
-                self._status(f"Iteration {value[1]} has no time window.")
-                return
-            self._show_timeline()
-            self.show_iteration(found[0])
-        else:
-            self._show_timeline()
-            timeline = self.query_one(Timeline)
-            if what == "track":
-                timeline.show_track(value)
-            else:
-                timeline.show_process(value)
-        self.screen.set_focus(self.query_one(Timeline))
+        self.routing.overview_chosen(message.what, message.value)
 
     @on(Timeline.HiddenChanged)
     def _hidden_changed(self, message: Timeline.HiddenChanged) -> None:
@@ -804,35 +453,10 @@ class ProftuiApp(BaseApp):
 
     @on(Timeline.RangeChanged)
     def _range_changed(self, message: Timeline.RangeChanged) -> None:
-        """The ops follow the selected range (an area selection); no range: the whole trace."""
-        ops = self._pane("ops")
-        if message.start_ns is None or message.end_ns is None or self.index is None:
-            ops.set_window(WHOLE_TRACE)
-            return
-        ops.set_window(self._range_window(message.start_ns, message.end_ns))
-
-    def _range_window(self, start_ns: int, end_ns: int) -> Window:
-        """A selected range as a window, labelled from the capture start. With the ranks
-        aligned, the range is on the aligned clock: each rank's own window, moved by its
-        offset."""
-        origin = capture_start_ns(self.index) if self.index is not None else 0
-        label = (f"range {fmt_duration(start_ns - origin)} to {fmt_duration(end_ns - origin)} "
-                 f"({fmt_duration(end_ns - start_ns)})")
-        alignment = self.query_one(Timeline).alignment
-        if alignment is None:
-            return Window(label, start_ns, end_ns)
-        windows = alignment.windows(start_ns, end_ns)
-        return Window(f"{label} aligned at iteration {alignment.number}: each rank's own "
-                      "window, moved by its offset",
-                      min(w[0] for w in windows.values()), max(w[1] for w in windows.values()),
-                      windows)
+        self.routing.range_changed(message.start_ns, message.end_ns)
 
     def on_ops_pane_tracks_wanted(self, message: OpsPane.TracksWanted) -> None:
-        pinned = self.query_one(Timeline).layout_state.pinned
-        if not pinned:
-            self._status("No track is pinned: p on the timeline pins the focused track.")
-            return
-        self._pane("ops").set_tracks(pinned)
+        self.routing.pinned_tracks_wanted()
 
     def on_ops_pane_window_set(self, message: OpsPane.WindowSet) -> None:
         self.ops_window = message.window.label
@@ -848,7 +472,7 @@ class ProftuiApp(BaseApp):
     def _export_window(self) -> Window:
         """The window an export covers: the selected range, else the ops pane's window."""
         timeline = self.query_one(Timeline)
-        return (self._range_window(*timeline.range) if timeline.range is not None
+        return (self.routing.range_window(*timeline.range) if timeline.range is not None
                 else self._pane("ops").window)
 
     def _pane(self, name: str) -> Any:
@@ -903,13 +527,11 @@ class ProftuiApp(BaseApp):
             return
         self.call_from_thread(self._status, f"Wrote {plural(result.rows, 'row')} "
                                             f"({safe(job.label)}) to {safe(result.path)}")
-
     # -- panels, themes, help -------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self._choosing_run and action != "cancel_load":  # the chooser's keys only
-            return action in ("quit", "help", "command_palette")
-        return super().check_action(action, parameters)
+        allowed = self.loading.allows(action)
+        return super().check_action(action, parameters) if allowed is None else allowed
 
     def key_timeline(self) -> Timeline | None:
         timeline = self.query_one(Timeline)
@@ -918,13 +540,7 @@ class ProftuiApp(BaseApp):
         return timeline if shown else None
 
     def action_pane(self, name: str) -> None:
-        self.query_one(TabbedContent).active = f"pane-{name}"
-        if name in PANE_NAMES:
-            widget = self._pane(name)
-            first = getattr(widget, "first_focus", widget.table_view)
-            self.screen.set_focus(first())
-        elif self.key_timeline() is not None:  # the details have no keys: the timeline's work
-            self.screen.set_focus(self.query_one(Timeline))
+        self.routing.pane(name, PANE_NAMES)
 
     def action_toggle_overview(self) -> None:
         overview_tree = self.query_one("#overview")
@@ -1003,22 +619,10 @@ class ProftuiApp(BaseApp):
 
     async def _run_key_command(self, command: KeyCommand) -> None:
         if command.pane == "timeline":
-            self._show_timeline()
+            self.routing.show_timeline()
         elif command.pane is not None:
             self.action_pane(command.pane)
         await self.run_action(command.action, command.target)
-
-
-class Prompt(Input):
-    """The one-line prompt for a search or an iteration number; Esc closes it."""
-
-    BINDINGS = [Binding("escape", "close", "Cancel", show=False)]
-
-    def allow_focus(self) -> bool:
-        return self.display  # hidden, it must not take the keys meant for the screen
-
-    def action_close(self) -> None:
-        self.app._close_prompt()  # type: ignore[attr-defined]
 
 
 def settle_heap() -> None:

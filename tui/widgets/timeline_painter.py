@@ -1,0 +1,504 @@
+"""The timeline's painter: a state's rows turned into strips, with the frame caches it keeps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from proftui.core.analysis.memory import memory_series, series_peak
+from proftui.core.analysis.utilisation import SERIES, utilisation
+from proftui.core.model.arrays import distinct
+from proftui.core.model.index import TraceIndex
+from proftui.core.query.rows import cell_boundaries, paint_cells
+from proftui.themes import Palette, palette_for
+from proftui.tui.format import fmt_duration
+from proftui.tui.safe import safe
+from proftui.tui.widgets.lines import COUNTER, INSTANTS, PROCESS, SLICES, Lines
+from proftui.tui.widgets.render import (
+    StyleCache,
+    paint_counter,
+    paint_instants,
+    paint_slice_rows,
+    paint_utilisation_rows,
+    ruler_text,
+)
+from proftui.tui.widgets.timeline_state import RULER_LINES, TimelineState, UtilLine
+from proftui.tui.widths import first_fitting
+
+
+@dataclass(frozen=True)
+class SliceCells:
+    """A slice line's cells: the slice owning each (-1: none) and how busy each is."""
+
+    owner: np.ndarray
+    busy: np.ndarray
+
+
+@dataclass(frozen=True)
+class CounterCells:
+    """A counter line's cells: a value each (NaN before the first sample) and the cell of
+    its memory peak (-1: none on screen)."""
+
+    values: np.ndarray
+    peak_cell: int
+
+
+@dataclass(frozen=True)
+class InstantCells:
+    """An instants line's cells: how many instants fall in each."""
+
+    counts: np.ndarray
+
+
+LineCells = SliceCells | CounterCells | InstantCells
+
+
+@dataclass
+class CellsFrame:
+    """The cells of the visible lines, by line, and the window and lines they are of."""
+
+    key: tuple | None = None
+    by_line: dict[int, LineCells] = field(default_factory=dict)
+
+
+@dataclass
+class UtilFrame:
+    """Each shown utilisation series per cell, by (group, series), and the window of it."""
+
+    key: tuple | None = None
+    fractions: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+
+
+@dataclass
+class BodiesFrame:
+    """The visible lines' bodies (right of the gutter) and what they were painted from."""
+
+    cells: dict | None = None
+    marks: np.ndarray | None = None
+    styles: StyleCache | None = None
+    look: tuple | None = None  # the cursor's cell, the selection, the range's cells
+    bodies: dict[int, list[Segment]] = field(default_factory=dict)
+
+
+@dataclass
+class UtilStrips:
+    """The utilisation lines painted, and what from."""
+
+    fractions: dict | None = None
+    lines: list[UtilLine] | None = None
+    styles: StyleCache | None = None
+    look: tuple | None = None  # the cursor's cell, the range's cells, the gutter's width
+    strips: list[Strip] = field(default_factory=list)
+
+
+@dataclass
+class GutterFrame:
+    """The gutters painted, by (line, focused line, widget focused), and for which lines,
+    styles and width."""
+
+    lines: Lines | None = None
+    styles: StyleCache | None = None
+    width: int = 0
+    painted: dict[tuple[int, bool, bool], Segment] = field(default_factory=dict)
+
+
+@dataclass
+class RulerFrame:
+    """The ruler's labels and ticks, and the arguments of ruler_text they came from."""
+
+    args: tuple | None = None
+    labels: str = ""
+    ticks: str = ""
+
+
+class TimelinePainter:
+    """Paints the lines of a :class:`TimelineState` as strips, keeping each frame's work.
+
+    Each frame asks the core for the owners and busy fractions of every visible cell at once
+    (:func:`proftui.core.query.rows.paint_cells`), then paints strips with
+    :mod:`proftui.tui.widgets.render`. What a frame computed or painted is kept, with what it
+    was made from, for the next: zooming repaints the bodies but not the gutters, moving the
+    cursor repaints the bodies but queries nothing."""
+
+    def __init__(self, state: TimelineState, palette: Palette | None = None) -> None:
+        self.state = state
+        self.palette: Palette = palette or palette_for("proftui-dark")
+        self.styles = StyleCache()
+        self.cells = CellsFrame()
+        self.util = UtilFrame()
+        self.bodies = BodiesFrame()
+        self.util_strips = UtilStrips()
+        self.gutters = GutterFrame()
+        self.ruler = RulerFrame()
+        # Of the index last painted: colour index by name (a string id, -1 until first
+        # needed), counters' value ranges, memory series' peak times.
+        self._index: TraceIndex | None = None
+        self._colour_of_name = np.zeros(0, np.int16)
+        self._counter_range: dict[int, tuple[float, float]] = {}
+        self._peaks: dict[int, int] | None = None
+
+    def set_palette(self, palette: Palette) -> None:
+        self.palette = palette
+        self.styles = StyleCache()
+        self._colour_of_name = np.zeros(0, np.int16)
+
+    def forget_cells(self) -> None:
+        """Query the cells again at the next frame (as a benchmark of queries wants)."""
+        self.cells.key = None
+
+    def _same_index(self) -> TraceIndex:
+        index = self.state.index
+        assert index is not None
+        if index is not self._index:
+            self._index = index
+            self._colour_of_name = np.zeros(0, np.int16)
+            self._counter_range = {}
+            self._peaks = None
+        return index
+
+    # -- a line ---------------------------------------------------------------------------------
+
+    def line(self, y: int, has_focus: bool = True) -> Strip:
+        """Screen row `y` of the timeline (`has_focus`: the widget's, for the focused line)."""
+        state = self.state
+        geometry = state.geometry
+        width = geometry.gutter_width + geometry.cells
+        if state.index is None or state.rows is None:
+            return self._blank(width)
+        if y < RULER_LINES:
+            return self.ruler_line(y)
+        body_top = state.body_top
+        if y < body_top:
+            return self.utilisation_strips()[y - RULER_LINES]
+        n = state.top_line + y - body_top
+        if not 0 <= n < len(state.lines):
+            return self._blank(width)
+        body = self.painted_bodies().get(n)
+        if body is None:  # not a line of the last resize's height
+            body = list(self._body(n))
+        return Strip([self.gutter(n, has_focus), *body], width)
+
+    def _blank(self, width: int) -> Strip:
+        ground = self.styles(self.palette.text, self.palette.background)
+        return Strip([Segment(" " * width, ground)], width)
+
+    def owner_at(self, line: int, cell: int) -> int:
+        """The slice painted at a cell of a line (-1: none, or not a slice line on screen)."""
+        cached = self.cells.by_line.get(line)
+        if not isinstance(cached, SliceCells) or not 0 <= cell < len(cached.owner):
+            return -1
+        return int(cached.owner[cell])
+
+    # -- cells ----------------------------------------------------------------------------------
+
+    def compute_cells(self) -> dict[int, LineCells]:
+        """Owners and busy fractions (or counter values, instant counts) of the visible lines,
+        computed once per window and scroll position."""
+        state = self.state
+        index = self._same_index()
+        assert state.rows is not None
+        view = state.viewport
+        key = (view.start_ns, view.end_ns, state.cells, state.top_line, state.body_height,
+               id(state.lines), state.generation)
+        if key == self.cells.key:
+            return self.cells.by_line
+        found_cells: dict[int, LineCells] = {}
+        self.cells = CellsFrame(key, found_cells)
+        lines = state.lines
+        visible = state.visible_lines()
+        slice_lines = [n for n in visible if lines[n].kind == SLICES]
+        shifts = {n: state.shift_of_track(int(lines.track[n])) for n in visible}
+        for shift in sorted({shifts[n] for n in slice_lines}):  # one window per rank's shift
+            mine = [n for n in slice_lines if shifts[n] == shift]
+            found = paint_cells(index, state.rows, np.array([lines[n].item for n in mine]),
+                                view.start_ns + shift, view.end_ns + shift, state.cells)
+            for k, n in enumerate(mine):
+                found_cells[n] = SliceCells(found.owner[k], found.busy[k])
+        screen_edges = cell_boundaries(view.start_ns, view.end_ns, state.cells)
+        for n in visible:
+            line = lines[n]
+            edges = screen_edges + shifts[n]
+            if line.kind == COUNTER:
+                found_cells[n] = CounterCells(self._counter_cells(line.item, edges),
+                                              self._peak_cell(line.item, edges))
+            elif line.kind == INSTANTS:
+                found_cells[n] = InstantCells(self._instant_cells(line.item, edges))
+        return found_cells
+
+    def _counter_cells(self, series: int, edges: np.ndarray) -> np.ndarray:
+        """Per cell the highest sample in it, else the value carried from the sample before."""
+        a = self._same_index().arrays
+        first = a["counters.series_first"]
+        lo = int(first[series])
+        hi = int(first[series + 1]) if series + 1 < len(first) else len(a["counters.sample_ts"])
+        ts = a["counters.sample_ts"][lo:hi]
+        values = a["counters.sample_value"][lo:hi]
+        out = np.full(len(edges) - 1, np.nan)
+        if len(ts) == 0:
+            return out
+        k = np.searchsorted(ts, edges, side="left")
+        carried = k[:-1] - 1
+        has_prev = carried >= 0
+        out[has_prev] = values[carried[has_prev]]
+        inside = k[1:] > k[:-1]
+        if inside.any():
+            # Cells holding samples are contiguous runs of samples, one after the other: a
+            # reduceat over their first samples (up to the window's end) gives each its max.
+            out[inside] = np.maximum.reduceat(values[: k[-1]], k[:-1][inside])
+        if series not in self._counter_range:
+            finite = values[np.isfinite(values)]
+            self._counter_range[series] = ((float(finite.min()), float(finite.max()))
+                                           if len(finite) else (0.0, 1.0))
+        return out
+
+    def _peak_cell(self, series: int, edges: np.ndarray) -> int:
+        """The cell holding a memory series' peak (core.analysis.memory), -1 if none is on
+        screen or the series is not an allocator's."""
+        index = self._same_index()
+        if self._peaks is None:
+            self._peaks = {m.series: found[0] for m in memory_series(index)
+                           if (found := series_peak(index, m.series)) is not None}
+        at = self._peaks.get(series)
+        if at is None or not edges[0] <= at < edges[-1]:
+            return -1
+        return int(np.searchsorted(edges, at, side="right")) - 1
+
+    def _instant_cells(self, track: int, edges: np.ndarray) -> np.ndarray:
+        a = self._same_index().arrays
+        tracks = a["instants.track"]
+        lo, hi = np.searchsorted(tracks, [track, track + 1])
+        ts = a["instants.ts"][lo:hi]
+        k = np.searchsorted(ts, edges, side="left")
+        return np.diff(k)
+
+    def utilisation_cells(self) -> dict[tuple[str, str], np.ndarray]:
+        """Each shown series per cell of the window, computed once per window."""
+        state = self.state
+        index = self._same_index()
+        view = state.viewport
+        key = (view.start_ns, view.end_ns, state.cells, id(index), state.generation)
+        if key == self.util.key:
+            return self.util.fractions
+        fractions: dict[tuple[str, str], np.ndarray] = {}
+        self.util = UtilFrame(key, fractions)
+        by_shift: dict[int, set[str]] = {}  # each rank's lines over its own window
+        for line in state.util_lines:
+            by_shift.setdefault(state.shift_of_group(line.group), set()).add(line.group)
+        for shift, groups in by_shift.items():
+            found = utilisation(index, view.start_ns + shift, view.end_ns + shift,
+                                state.cells, state.tables, groups)
+            fractions.update({(u.group, name): series for u in found
+                              for name, series in u.series.items()})
+        return fractions
+
+    # -- colours --------------------------------------------------------------------------------
+
+    def _colours(self, owner: np.ndarray) -> np.ndarray:
+        """Colour index per cell owner: its reserved `cname` if any, else its name's colour."""
+        index = self._same_index()
+        a = index.arrays
+        safe_owner = np.maximum(owner, 0)
+        names = a["slices.name"][safe_owner]
+        table = self._colour_of_name
+        if len(table) != len(index.strings):
+            table = self._colour_of_name = np.full(len(index.strings), -1, np.int16)
+        colours = table[names].astype(np.int64)
+        new = colours < 0
+        if new.any():  # names met for the first time
+            for k in distinct(names[new]).tolist():
+                table[k] = self.palette.colour_index(index.strings[k])
+            colours = table[names].astype(np.int64)
+        cname_slices = a["slice_cname.slice"]
+        if len(cname_slices):
+            pos = np.searchsorted(cname_slices, safe_owner)
+            hit = (pos < len(cname_slices)) & (cname_slices[np.minimum(
+                pos, len(cname_slices) - 1)] == safe_owner) & (owner >= 0)
+            if hit.any():
+                cnames = a["slice_cname.cname"][pos[hit]]
+                reserved = np.array([self._reserved(int(c)) for c in cnames.tolist()], np.int64)
+                colours[hit] = np.where(reserved >= 0, reserved, colours[hit])
+        return colours
+
+    def _reserved(self, cname_id: int) -> int:
+        index = self.palette.reserved_index(self._same_index().strings[cname_id])
+        return -1 if index is None else index
+
+    # -- gutters --------------------------------------------------------------------------------
+
+    def gutter(self, n: int, has_focus: bool = True) -> Segment:
+        """Line `n`'s label. Zooming and panning leave it alone: it is painted once per
+        line, focus state, set of lines, palette and width."""
+        state = self.state
+        frame = self.gutters
+        if frame.lines is not state.lines or frame.styles is not self.styles \
+                or frame.width != state.gutter_width:
+            frame = self.gutters = GutterFrame(state.lines, self.styles, state.gutter_width)
+        key = (n, n == state.focus_line, has_focus)
+        segment = frame.painted.get(key)
+        if segment is None:
+            segment = frame.painted[key] = self._paint_gutter(n, has_focus)
+        return segment
+
+    def _paint_gutter(self, n: int, has_focus: bool) -> Segment:
+        state = self.state
+        line = state.lines[n]
+        width = state.gutter_width
+        focused = n == state.focus_line and has_focus
+        bg = self.palette.focus if n == state.focus_line else self.palette.gutter
+        if line.kind == PROCESS:
+            mark = "▶" if line.process in state.layout_state.collapsed else "▼"
+            hidden = state.hidden_in(line.process)
+            # the count is kept whole; the label gives way (its pid first) where it is narrow
+            note = f" +{hidden} hidden" if hidden else ""
+            forms = [safe(form) for form in state.lines.label_forms(n)]
+            text = f"{mark} {first_fitting(forms, max(width - 3 - len(note), 1))}{note}"
+            style = self.styles(self.palette.text, bg, bold=True, underline=focused)
+        else:
+            pinned = n < state.lines.n_pinned and line.label
+            forms = (state.lines.label_forms(n) if pinned and state.lines.titled[n]
+                     else [line.label])
+            text = f"⚲ {first_fitting([safe(f) for f in forms], width - 3)}" if pinned \
+                else f"  {safe(line.label)}"
+            colour = self.palette.text if line.kind == SLICES else self.palette.dim_text
+            style = self.styles(colour, bg, underline=focused)
+        text = text[: width - 1].ljust(width - 1) + " "
+        return Segment(text, style)
+
+    # -- bodies ---------------------------------------------------------------------------------
+
+    def painted_bodies(self) -> dict[int, list[Segment]]:
+        """The segments right of the gutter of each visible line, painted together (a numpy
+        call serves every slice line at once) and again only when the cells, the cursor's
+        cell, the selection, the marks, the range or the palette changed."""
+        state = self.state
+        cells = self.compute_cells()
+        view = state.viewport
+        look = (view.cell_of(state.cursor_ns), state.selected, view.range_cells(state.range))
+        frame = self.bodies
+        if frame.cells is cells and frame.marks is state.marks \
+                and frame.styles is self.styles and frame.look == look:
+            return frame.bodies
+        bodies: dict[int, list[Segment]] = {}
+        slice_lines = [n for n, data in cells.items() if isinstance(data, SliceCells)]
+        if slice_lines:
+            owner = np.stack([cells[n].owner for n in slice_lines])  # type: ignore[union-attr]
+            busy = np.stack([cells[n].busy for n in slice_lines])  # type: ignore[union-attr]
+            marked = (None if state.marks is None
+                      else state.marks[np.maximum(owner, 0)] & (owner >= 0))
+            painted = paint_slice_rows(owner, busy, self._colours(owner),
+                                       self._same_index().slice_name,
+                                       self.palette, self.styles, selected=state.selected,
+                                       marked=marked, cursor_cell=look[0],
+                                       range_cells=look[2])
+            bodies.update(zip(slice_lines, painted))
+        for n in state.visible_lines():
+            if n not in bodies:
+                bodies[n] = list(self._body(n))
+        self.bodies = BodiesFrame(cells, state.marks, self.styles, look, bodies)
+        return bodies
+
+    def _body(self, n: int) -> Strip:
+        """A line other than a slice line, right of the gutter."""
+        state = self.state
+        line = state.lines[n]
+        cells = state.cells
+        if line.kind == PROCESS:
+            return Strip([Segment("─" * cells, self.styles(self.palette.dim_text,
+                                                         self.palette.background))], cells)
+        data = self.cells.by_line.get(n)
+        if isinstance(data, CounterCells):
+            low, high = self._counter_range.get(line.item, (0.0, 1.0))
+            return paint_counter(data.values, low, high, self.palette, self.styles,
+                                 peak_cell=data.peak_cell)
+        if isinstance(data, InstantCells):
+            return paint_instants(data.counts, self.palette, self.styles)
+        return Strip([Segment(" " * cells, self.styles(None, self.palette.background))], cells)
+
+    def utilisation_strips(self) -> list[Strip]:
+        """The utilisation lines, painted together and again only when their cells, the
+        cursor's cell, the range or the palette changed."""
+        state = self.state
+        fractions_of = self.utilisation_cells()
+        view = state.viewport
+        look = (view.cell_of(state.cursor_ns), view.range_cells(state.range),
+                state.gutter_width)
+        frame = self.util_strips
+        if frame.fractions is fractions_of and frame.lines is state.util_lines \
+                and frame.styles is self.styles and frame.look == look:
+            return frame.strips
+        width = state.gutter_width
+        cells = state.cells
+        gutter = self.styles(self.palette.dim_text, self.palette.gutter)
+        blank = np.zeros(cells)  # cannot happen for a group of the same index
+        fractions = np.array([fractions_of.get((line.group, line.series), blank)
+                              for line in state.util_lines]).reshape(-1, cells)
+        colours = [self.palette.colour_at(list(SERIES).index(line.series))
+                   for line in state.util_lines]
+        bodies = paint_utilisation_rows(fractions, colours, self.palette, self.styles,
+                                        cursor_cell=look[0], range_cells=look[1])
+        strips = [Strip([Segment(f"  {safe(line.label)}"[: width - 1].ljust(width - 1) + " ",
+                                 gutter), *body], width + cells)
+                  for line, body in zip(state.util_lines, bodies)]
+        self.util_strips = UtilStrips(fractions_of, state.util_lines, self.styles, look, strips)
+        return strips
+
+    # -- the ruler ------------------------------------------------------------------------------
+
+    def ruler_line(self, y: int) -> Strip:
+        """Time labels (y 0) or ticks with the iterations' starts (y 1); the cursor's column
+        is highlighted and its time, or the window's length, shown in the gutter."""
+        state = self.state
+        index = self._same_index()
+        view = state.viewport
+        cells = state.cells
+        origin = index.start_ns if state.origin_ns is None else state.origin_ns
+        span = view.range_cells(state.range)
+        label, at = "", 0
+        if span is not None and state.range is not None:
+            label = f"[{fmt_duration(state.range[1] - state.range[0])}]"
+            at = max(min(span[0], cells - len(label)), 0)
+        # Both lines come from one ruler_text: the second line of a frame reuses the first's.
+        args = (view.start_ns, view.end_ns, cells, origin,
+                (at, at + len(label)) if label else None)
+        if self.ruler.args != args:
+            self.ruler = RulerFrame(args, *ruler_text(*args))
+        if y == 0:
+            head = f" @ {fmt_duration(state.cursor_ns - origin)}"
+            chars = list(self.ruler.labels)
+        else:
+            head = f" ↔ {fmt_duration(view.end_ns - view.start_ns)}"
+            chars = list(self.ruler.ticks)
+        chars += [" "] * (cells - len(chars))
+        plain = self.styles(self.palette.dim_text, self.palette.background)
+        styles: list[Style] = [plain] * cells
+        if y == 1:
+            mark = self.styles(self.palette.iteration, self.palette.background)
+            for it in state.iterations:
+                cell = view.cell_of(it.start_ns - state.shift_of_group(it.group))
+                for k, ch in enumerate(f"┃#{it.number}"):
+                    if 0 <= cell + k < cells:
+                        chars[cell + k], styles[cell + k] = ch, mark
+        if span is not None:
+            band = self.styles(self.palette.text, self.palette.range)
+            styles[span[0]: span[1]] = [band] * (span[1] - span[0])
+            if y == 0 and label:
+                for k, ch in enumerate(label):
+                    if 0 <= at + k < cells:
+                        chars[at + k], styles[at + k] = ch, band
+        cursor = view.cell_of(state.cursor_ns)
+        if 0 <= cursor < cells:
+            styles[cursor] = self.styles(self.palette.text, self.palette.cursor)
+        gutter_width = state.gutter_width
+        segments = [Segment(head[:gutter_width].ljust(gutter_width),
+                            self.styles(self.palette.dim_text, self.palette.gutter))]
+        start = 0
+        for cell in range(1, cells):
+            if styles[cell] is not styles[start]:
+                segments.append(Segment("".join(chars[start:cell]), styles[start]))
+                start = cell
+        segments.append(Segment("".join(chars[start:]), styles[start]))
+        return Strip(segments, gutter_width + cells)
