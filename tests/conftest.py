@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown without it (-p no:xdist)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`pytest -n auto`: two workers a core. The app's tests spend most of their wall time
     waiting for the screen to settle (a key press: ~100 ms of wall for ~18 ms of CPU), which a

@@ -122,14 +122,22 @@ def test_export_of_a_subset_with_args(pair, tmp_path) -> None:
 # -- seek points kept with the cache ----------------------------------------------------------
 
 
-@pytest.fixture
-def cached(tmp_path, monkeypatch):
-    """The trace plain (indexed without the cache) and gzip-compressed, indexed into the cache
-    with a seek point every 256 KB, then reopened from it."""
-    monkeypatch.setattr(gzip_seek, "SPACING", 256 << 10)
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The trace plain (indexed without the cache) and the path of it gzip-compressed: the
+    tests damage only their own cache's files, never these."""
+    root = tmp_path_factory.mktemp("gz_cached")
     events = _events(N)
-    plain = load(write_trace(tmp_path / "t.json", events), batch_bytes=1 << 16)
-    path = write_trace(tmp_path / "t.json.gz", events, gz=True)
+    plain = load(write_trace(root / "t.json", events), batch_bytes=1 << 16)
+    return plain, write_trace(root / "t.json.gz", events, gz=True)
+
+
+@pytest.fixture
+def cached(files, monkeypatch):
+    """The trace plain, and gzip-compressed indexed into the test's own cache with a seek
+    point every 256 KB, then reopened from it."""
+    monkeypatch.setattr(gzip_seek, "SPACING", 256 << 10)
+    plain, path = files
     load_trace(str(path), batch_bytes=1 << 16)
     packed = load_trace(str(path), batch_bytes=1 << 16)
     assert packed.meta.get("from_cache")
