@@ -1,3 +1,2 @@
-"""The on-disk cache: index files, rank states, summary tables, discoveries and seek points, one
-directory.
-"""
+"""The on-disk cache, one directory: index files, rank states, summary tables, discoveries and
+seek points, each written through one file format with one temporary-file policy (file)."""

@@ -1,1 +1,2 @@
-"""Importers: one module per input format, each turning bytes into events for the builder."""
+"""Importers: one module or package per input format, each pushing what it reads into the
+format-agnostic builder (see :class:`~proftui.core.build.builder.TraceBuilder`)."""
