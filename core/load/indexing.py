@@ -16,6 +16,7 @@ from proftui.core.discover.clock import (
 )
 from proftui.core.discover.profile import DB_KIND, TimelineFile
 from proftui.core.load.file_pool import POOL_MIN_BYTES, FileJob, FilePool, worker_count
+from proftui.core.load.progress import FileProgress, Progress
 from proftui.core.load.split import index_in_parts, parts_for
 from proftui.core.model.errors import NotATraceError
 from proftui.core.model.index import TraceIndex
@@ -30,14 +31,6 @@ if TYPE_CHECKING:
     from proftui.core.importers.chrome.events import ChromeEvents
     from proftui.core.importers.chrome.file_read import FileRead
     from proftui.core.importers.chrome.read import BatchRecord, ChromeJsonReader
-
-
-Progress = Callable[[int, int, int], None]  # (bytes read, bytes total, events so far)
-
-
-# Each timeline of a profile of several, as its indexing begins: (its number from 1, how many
-# there are, its name: the group (rank or device) and the file's name).
-FileProgress = Callable[[int, int, str], None]
 
 
 def index_files(sources: list[ByteSource], timelines: list[TimelineFile],

@@ -20,8 +20,9 @@ from proftui.core.discover.clock import (
 )
 from proftui.core.discover.profile import DB_KIND, ProfileLayout, TimelineFile, discover
 from proftui.core.discover.runs import SeveralRunsError, open_run
-from proftui.core.load.indexing import FileProgress, Progress, index_files
+from proftui.core.load.indexing import index_files
 from proftui.core.load.memory_csv import memory_csvs
+from proftui.core.load.progress import FileProgress, Progress
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.source.streams import ByteSource, FileIdentity

@@ -4,18 +4,13 @@ usable core, each other part read by a worker process and merged in order."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from proftui.core.load.file_pool import worker_count
+from proftui.core.load.progress import Progress
 from proftui.core.model.index import TraceIndex
 from proftui.core.runtime.records import StaleRecord
 from proftui.core.runtime.workers import Failed, Worker
 from proftui.core.source.streams import ByteSource
-
-# What indexing needs (the parser, msgspec, the builder, SQLite) is imported when a trace is
-# indexed, not to reopen one from the cache (see bench/bench_reopen.py).
-if TYPE_CHECKING:
-    from proftui.core.load.indexing import Progress
 
 
 def parts_for(source: ByteSource, workers: int | None) -> int:
