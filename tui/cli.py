@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from proftui import __version__
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
-from proftui.tui.safe import safe, safe_lines
+from proftui.tui.text.safe import safe, safe_lines
 
 if TYPE_CHECKING:
     from proftui.tui.commands.spec import Command

@@ -33,12 +33,12 @@ from proftui.core.ops.iterations import capture_start_ns
 from proftui.core.query.rows import RowIndex, rows_for
 from proftui.themes import DEFAULT_THEME
 from proftui.tui.app import Prompt
-from proftui.tui.base_app import BaseApp
-from proftui.tui.format import fmt_count, fmt_duration, plural
+from proftui.tui.app.base import BaseApp
 from proftui.tui.panes.base import FilterBox, TablePane
 from proftui.tui.panes.tables import TablesPane
-from proftui.tui.safe import safe
 from proftui.tui.screens.help import HelpScreen
+from proftui.tui.text.format import fmt_count, fmt_duration, plural
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.table import TableView
 from proftui.tui.widgets.timeline import IterationMark, Timeline
 

@@ -10,7 +10,7 @@ from concurrent.futures import Future
 
 from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, TRACE
 from proftui.tui.commands.spec import Arg, Command
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
 
 
 def _theme_names() -> list[str]:

@@ -11,7 +11,7 @@ _DURATION_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"), (1, "
 
 def duration_text(ns: float) -> str:
     """A duration in the largest unit that keeps it >= 1, with 3 significant decimals
-    (the same text as ``proftui.tui.format.fmt_duration``)."""
+    (the same text as ``proftui.tui.text.format.fmt_duration``)."""
     sign = "-" if ns < 0 else ""
     ns = abs(int(ns))
     for scale, unit in _DURATION_UNITS:

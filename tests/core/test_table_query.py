@@ -199,7 +199,7 @@ def test_cell_text(table) -> None:
 
 
 def test_duration_text_is_the_tui_formatter() -> None:
-    from proftui.tui.format import fmt_duration
+    from proftui.tui.text.format import fmt_duration
 
     for ns in [0, 1, 999, 1_000, 1_500, 999_999, 12_345_678, 10**9, 3_600 * 10**9, -2_500]:
         assert duration_text(ns) == fmt_duration(ns)

@@ -14,7 +14,7 @@ from proftui.core.ops.aggregate import aggregate_ops
 from proftui.core.ops.grouping import op_types
 from proftui.core.ops.iterations import Iteration
 from proftui.core.tables.query import parse_time_ns, sort_order
-from proftui.tui.as_command import exact_time, ops_command, window_args
+from proftui.tui.app.as_command import exact_time, ops_command, window_args
 from proftui.tui.cli import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"

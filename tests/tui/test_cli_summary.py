@@ -7,7 +7,7 @@ import json
 
 from tui_support import run_cli
 
-from proftui.tui.format import shorten_apart, shorten_middle
+from proftui.tui.text.format import shorten_apart, shorten_middle
 
 # Two instantiations of one template: they differ in the middle only.
 HEAD = "void at::native::vectorized_elementwise_kernel<4, at::native::"

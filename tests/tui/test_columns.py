@@ -9,6 +9,7 @@ import json
 import numpy as np
 
 from proftui.core.model.table import Column, Table
+from proftui.tui.text.widths import fit_widths, share_widths
 from proftui.tui.widgets.columns import (
     ColumnLayout,
     ColumnSettings,
@@ -18,7 +19,6 @@ from proftui.tui.widgets.columns import (
     settings_path,
     shown_columns,
 )
-from proftui.tui.widths import fit_widths, share_widths
 
 
 def _table(kind: str, headers: list[str]) -> Table:

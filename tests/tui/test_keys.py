@@ -79,7 +79,7 @@ async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
 async def test_colon_opens_the_palette_listing_every_key() -> None:
     from textual.command import CommandPalette
 
-    from proftui.tui.key_commands import own_bindings
+    from proftui.tui.app.key_commands import own_bindings
 
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -18,7 +18,7 @@ from proftui.tui.app import ProftuiApp
 from proftui.tui.panes.iterations import BAR_COLUMN, IterationsPane, IterationTable
 from proftui.tui.panes.ops import OpsPane
 from proftui.tui.panes.tables import TablesPane
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.column_chooser import ColumnList
 from proftui.tui.widgets.table import TableView, cut
 from proftui.tui.widgets.timeline import Timeline

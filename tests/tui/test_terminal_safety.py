@@ -19,8 +19,8 @@ from textual.widgets import Input, Label, Static
 from tui_support import run_cli, settle
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.safe import safe, safe_json, safe_lines
 from proftui.tui.screens.export_dialog import ExportDialog
+from proftui.tui.text.safe import safe, safe_json, safe_lines
 from proftui.tui.widgets.timeline import Timeline
 
 # Clear screen, set the window title (OSC ... BEL), a one-character C1 CSI, a right-to-left

@@ -10,7 +10,7 @@ from offscreen import press, timeline_of
 
 from proftui.core.analysis.utilisation import utilisation
 from proftui.themes import THEMES
-from proftui.tui.format import fmt_duration
+from proftui.tui.text.format import fmt_duration
 from proftui.tui.widgets.lines import PROCESS, SLICES
 from proftui.tui.widgets.render import FULL, cell_classes, ruler_text
 from proftui.tui.widgets.timeline import util_lines_of

@@ -1,4 +1,5 @@
-"""The app for one trace: its shell (ProftuiApp) and the controllers it hands work to."""
+"""The app for one trace: its shell (ProftuiApp), the controllers it hands work to, and what
+the compare app shares with it (base)."""
 
 from proftui.tui.app.prompts import Prompt
 from proftui.tui.app.shell import PANE_NAMES, ProftuiApp, StatusLine, settle_heap, table_panes

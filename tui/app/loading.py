@@ -13,8 +13,8 @@ from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.analysis.overview import read_overview
 from proftui.core.discover.runs import SeveralRunsError
 from proftui.core.query.rows import RowIndex, rows_for
-from proftui.tui.format import fmt_count, fmt_duration, plural
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_count, fmt_duration, plural
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.timeline import Timeline
 
 if TYPE_CHECKING:

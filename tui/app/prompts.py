@@ -13,9 +13,9 @@ from proftui.core import ProftuiError
 from proftui.core.ops.iterations import Iteration, group_windows
 from proftui.core.ops.rank_offsets import ONE_RANK, rank_offsets, ranks_of
 from proftui.core.query.search import pattern_of
-from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.panes.ops_window import Window
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_count, fmt_duration, plural
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.timeline import Timeline
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from textual.widgets import TabbedContent
 
 from proftui.core.ops.iterations import Iteration, capture_start_ns
 from proftui.core.ops.rank_offsets import RankOffsets
-from proftui.tui.format import fmt_duration
 from proftui.tui.panes.ops_window import WHOLE_TRACE, Window
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_duration
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.timeline import Timeline
 
 if TYPE_CHECKING:

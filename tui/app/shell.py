@@ -27,14 +27,14 @@ from proftui.core.query.rows import RowIndex
 from proftui.core.query.search import find_slices
 from proftui.core.query.slice_info import SliceInfo, describe_slice
 from proftui.themes import DEFAULT_THEME, Palette
+from proftui.tui.app.base import BaseApp
 from proftui.tui.app.loading import Loading, overview_status
 from proftui.tui.app.prompts import Prompt, Prompts
 from proftui.tui.app.routing import Routing
-from proftui.tui.base_app import BaseApp
 from proftui.tui.commands.info import info_lines
-from proftui.tui.format import plural
 from proftui.tui.panes.ops_window import Window
-from proftui.tui.safe import safe
+from proftui.tui.text.format import plural
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.details import details_lines
 from proftui.tui.widgets.overview_tree import OverviewTree
 from proftui.tui.widgets.timeline import IterationMark, Timeline
@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 
     from proftui.core.analysis.advise import Advice
     from proftui.core.analysis.breakdown import Breakdown
-    from proftui.tui.as_command import ViewCommand
-    from proftui.tui.key_commands import KeyCommand
+    from proftui.tui.app.as_command import ViewCommand
+    from proftui.tui.app.key_commands import KeyCommand
     from proftui.tui.panes.base import TablePane
     from proftui.tui.panes.cluster import HeatStrip
     from proftui.tui.panes.comm import CommPane
@@ -562,7 +562,7 @@ class ProftuiApp(BaseApp):
 
     def _view_command(self) -> ViewCommand:
         from proftui.core.tables.query import default_sort
-        from proftui.tui.as_command import ops_command, profile_command, table_command
+        from proftui.tui.app.as_command import ops_command, profile_command, table_command
 
         assert self.index is not None
         pane = self.query_one(TabbedContent).active.removeprefix("pane-")
@@ -603,9 +603,9 @@ class ProftuiApp(BaseApp):
         self.push_screen(HelpScreen())
 
     def get_system_commands(self, screen: Screen) -> Any:
-        """Every bound action with its key (see :mod:`proftui.tui.key_commands`), then
+        """Every bound action with its key (see :mod:`proftui.tui.app.key_commands`), then
         Textual's own commands that proftui has no key for."""
-        from proftui.tui.key_commands import key_commands
+        from proftui.tui.app.key_commands import key_commands
 
         commands = key_commands(self, self.query_one(Timeline), {
             name: self._pane(name) for name in PANE_NAMES}, self._pane_view())

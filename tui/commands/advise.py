@@ -6,8 +6,8 @@ import sys
 
 from proftui.tui.commands.common import EXIT_OK, TRACE, json_option, load, print_json
 from proftui.tui.commands.spec import Arg, Command
-from proftui.tui.format import fmt_duration
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_duration
+from proftui.tui.text.safe import safe
 
 SPEC = Command(
     "advise", "what to fix first, with evidence ranges",

@@ -16,8 +16,8 @@ from proftui.tui.commands.common import (
     window_text,
 )
 from proftui.tui.commands.spec import Command
-from proftui.tui.format import plural
-from proftui.tui.safe import safe
+from proftui.tui.text.format import plural
+from proftui.tui.text.safe import safe
 
 SPEC = Command(
     "breakdown", "where each step's time goes, device and host",

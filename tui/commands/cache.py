@@ -14,8 +14,8 @@ from proftui.tui.commands.common import (
     print_whole_table,
 )
 from proftui.tui.commands.spec import Arg, Command
-from proftui.tui.format import plural
-from proftui.tui.safe import safe
+from proftui.tui.text.format import plural
+from proftui.tui.text.safe import safe
 
 SPEC = Command(
     "cache", "what the cache holds; cache clear empties it",

@@ -17,8 +17,8 @@ from proftui.tui.commands.common import (
 )
 from proftui.tui.commands.info import rank_gap_lines
 from proftui.tui.commands.spec import Arg, Command
-from proftui.tui.format import fmt_duration, plural
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_duration, plural
+from proftui.tui.text.safe import safe
 
 RAMP = "▁▂▃▄▅▆▇█"  # step time, from the cluster's shortest to its longest
 SLOWEST = "◆"

@@ -15,7 +15,7 @@ from proftui.tui.commands.common import (
     top_option,
 )
 from proftui.tui.commands.spec import Command
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
 
 SPEC = Command(
     "comm", "collectives' times, bandwidth per transport and link",

@@ -17,9 +17,9 @@ from proftui.tui.commands.spec import EXIT_FAILURE as EXIT_FAILURE
 from proftui.tui.commands.spec import EXIT_OK as EXIT_OK
 from proftui.tui.commands.spec import EXIT_USAGE as EXIT_USAGE
 from proftui.tui.commands.spec import Arg, Group
-from proftui.tui.format import fmt_count, fmt_duration, shorten_middle
-from proftui.tui.safe import safe, safe_json, safe_lines
-from proftui.tui.widths import share_widths
+from proftui.tui.text.format import fmt_count, fmt_duration, shorten_middle
+from proftui.tui.text.safe import safe, safe_json, safe_lines
+from proftui.tui.text.widths import share_widths
 
 # Plain-text tables pad a column to at most this many characters: long kernel names still
 # line up, and one megabyte-long name does not make every line a megabyte.

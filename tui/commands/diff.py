@@ -19,7 +19,7 @@ from proftui.tui.commands.common import (
     top_option,
 )
 from proftui.tui.commands.spec import Arg, Command, Parser
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
 
 EXIT_INCONCLUSIVE = 3
 DEFAULT_TOP = 20

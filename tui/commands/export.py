@@ -20,8 +20,8 @@ from proftui.tui.commands.common import (
     side_option,
 )
 from proftui.tui.commands.spec import Arg, Command
-from proftui.tui.format import plural
-from proftui.tui.safe import safe
+from proftui.tui.text.format import plural
+from proftui.tui.text.safe import safe
 
 SPEC = Command(
     "export", "the events or ops of a window as CSV",

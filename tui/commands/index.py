@@ -6,8 +6,8 @@ import sys
 
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, TRACE, load
 from proftui.tui.commands.spec import Command
-from proftui.tui.format import plural
-from proftui.tui.safe import safe
+from proftui.tui.text.format import plural
+from proftui.tui.text.safe import safe
 
 SPEC = Command(
     "index", "build the cache (with a progress bar)",

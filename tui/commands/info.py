@@ -14,8 +14,8 @@ from proftui.tui.commands.common import (
     print_json,
 )
 from proftui.tui.commands.spec import Command
-from proftui.tui.format import fmt_count, fmt_duration, track_contents
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_count, fmt_duration, track_contents
+from proftui.tui.text.safe import safe
 
 MAX_FILES_SHOWN = 20
 

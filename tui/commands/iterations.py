@@ -14,8 +14,8 @@ from proftui.tui.commands.common import (
     profile_iterations,
 )
 from proftui.tui.commands.spec import Command
-from proftui.tui.format import plural
-from proftui.tui.safe import safe
+from proftui.tui.text.format import plural
+from proftui.tui.text.safe import safe
 
 SPEC = Command(
     "iterations", "iterations, their breakdown, slowest and outliers",

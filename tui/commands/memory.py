@@ -19,7 +19,7 @@ from proftui.tui.commands.common import (
     window_text,
 )
 from proftui.tui.commands.spec import Command
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
 
 NO_DATA = ("no memory data in this profile: no allocator counters (memory_record.csv, "
            "MEMORY_RECORD, PyTorch [memory] events with totals) and no operator_memory table "

@@ -23,7 +23,7 @@ from proftui.tui.commands.common import (
     window_text,
 )
 from proftui.tui.commands.spec import Arg, Command
-from proftui.tui.format import fmt_count, fmt_duration, plural
+from proftui.tui.text.format import fmt_count, fmt_duration, plural
 
 DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
 

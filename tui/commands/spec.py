@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from proftui import __version__
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 # argparse actions that take no value (the rest read the word after the option).

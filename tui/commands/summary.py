@@ -17,8 +17,8 @@ from proftui.tui.commands.common import (
     print_whole_table,
 )
 from proftui.tui.commands.spec import Command
-from proftui.tui.format import fmt_duration, plural, shorten_apart
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_duration, plural, shorten_apart
+from proftui.tui.text.safe import safe
 
 if TYPE_CHECKING:
     from proftui.core.model.table import Table

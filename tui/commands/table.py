@@ -17,8 +17,8 @@ from proftui.tui.commands.common import (
     top_option,
 )
 from proftui.tui.commands.spec import Arg, Command, Group
-from proftui.tui.format import fmt_count, plural
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_count, plural
+from proftui.tui.text.safe import safe
 
 DEFAULT_TOP = 50  # rows printed as text unless --top says otherwise
 TEXT_WIDTH = 24  # a text column's share of a terminal when choosing the columns that fit

@@ -20,9 +20,9 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
-from proftui.tui.format import fmt_duration, plural
 from proftui.tui.panes.base import FilterBox, TablePane
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_duration, plural
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.table import TableView
 
 if TYPE_CHECKING:  # the analyses are imported when their results are shown

@@ -12,9 +12,9 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from proftui.tui.format import fmt_count, fmt_duration, plural
 from proftui.tui.panes.base import FilterBox, TablePane
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_count, fmt_duration, plural
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.table import TableView
 
 if TYPE_CHECKING:  # the analysis is imported when its report is shown

@@ -13,9 +13,9 @@ from textual.message import Message
 from textual.widgets import Static
 
 from proftui.core.model.table import Column, Table, text_column
-from proftui.tui.format import fmt_duration
 from proftui.tui.panes.base import FilterBox, TablePane
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_duration
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.table import TableView
 
 if TYPE_CHECKING:  # the advisor is imported when its findings are shown

@@ -21,9 +21,9 @@ from proftui.core.ops.aggregate import (
 )
 from proftui.core.ops.iterations import Iteration
 from proftui.themes import Palette, palette_for
-from proftui.tui.format import fmt_duration, plural
 from proftui.tui.panes.base import FilterBox, TablePane
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_duration, plural
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.table import TableView
 
 # The bar's least width: a fifth of the pane, within these bounds; more when the columns

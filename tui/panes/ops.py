@@ -20,10 +20,10 @@ from proftui.core.ops.aggregate import (
 )
 from proftui.core.ops.grouping import GROUP_BY, OpTypes, op_types
 from proftui.core.ops.iterations import Iteration
-from proftui.tui.format import fmt_duration, plural
 from proftui.tui.panes.base import FilterBox, TablePane
 from proftui.tui.panes.ops_window import WHOLE_TRACE, Window
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_duration, plural
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.table import TableView
 
 SIDES = ("all", "device", "host")

@@ -7,9 +7,9 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from proftui.core.model.table import Table
-from proftui.tui.format import plural
 from proftui.tui.panes.base import FilterBox, TablePane
-from proftui.tui.safe import safe
+from proftui.tui.text.format import plural
+from proftui.tui.text.safe import safe
 from proftui.tui.widgets.table import TableView
 
 

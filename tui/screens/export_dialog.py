@@ -23,7 +23,7 @@ from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.ops.aggregate import aggregate_ops
 from proftui.core.ops.grouping import OpTypes
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
 
 WHAT = (("events", "Events in the window (one row per slice)"),
         ("ops", "Ops of the window (as the ops pane aggregates them)"),

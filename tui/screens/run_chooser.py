@@ -10,7 +10,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from proftui.core.discover.runs import SeveralRunsError
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
 
 
 class RunChooser(Screen["int | None"]):

@@ -12,7 +12,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
 
 HINT = ("Space show/hide   shift+↑↓ or k/j move   r default\n"
         "Enter apply   Esc cancel   (the first column stays on screen)")

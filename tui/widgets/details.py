@@ -8,8 +8,8 @@ from proftui.core.discover.clock import file_offsets
 from proftui.core.model.index import TraceIndex
 from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
 from proftui.core.query.slice_info import SliceInfo
-from proftui.tui.format import fmt_duration
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_duration
+from proftui.tui.text.safe import safe
 
 MAX_ARGS_CHARS = 2000
 MAX_NAME_CHARS = 2000  # a name can be megabytes long: the pane shows its start

@@ -107,7 +107,7 @@ class Lines:
 
     def label_forms(self, n: int) -> list[str]:
         """The label of a process header or a pinned track's first line, fullest first, then
-        shorter forms for a narrow gutter (see :func:`~proftui.tui.widths.first_fitting`):
+        shorter forms for a narrow gutter (see :func:`~proftui.tui.text.widths.first_fitting`):
         a header gives up its pid, then its labels; a pinned track its process's labels, its
         process, then its rank."""
         index = self.index

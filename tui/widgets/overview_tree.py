@@ -9,8 +9,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 
-from proftui.tui.format import fmt_count, fmt_duration, plural, track_contents
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_count, fmt_duration, plural, track_contents
+from proftui.tui.text.safe import safe
 
 
 class OverviewTree(Tree):

@@ -3,7 +3,7 @@
 Nothing here knows about widgets or the app: each painter takes arrays and a palette and
 returns a Textual :class:`Strip` made of one segment per run of equally styled cells (a
 segment per cell costs several times more to build and to send). Trace text reaching a strip
-goes through :func:`~proftui.tui.safe.safe`.
+goes through :func:`~proftui.tui.text.safe.safe`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from proftui.themes import Palette
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
 
 # Cell classes by busy fraction: how much of a cell's time its row spends in slices.
 IDLE, MARK, LIGHT, MEDIUM, HEAVY, FULL = range(6)

@@ -8,7 +8,7 @@ the same answers. Numbers are right-aligned and human-formatted, headers carry t
 the sort arrow, the last line holds the totals of the rows shown, and ratio columns (unit %)
 get a bar in the cell.
 
-Columns share the width there is (:func:`proftui.tui.widths.fit_widths`); a table wider than
+Columns share the width there is (:func:`proftui.tui.text.widths.fit_widths`); a table wider than
 that scrolls sideways a column at a time, its first column kept on screen. `C` chooses the
 columns and their order, remembered per kind of table (:mod:`proftui.tui.widgets.columns`).
 """
@@ -34,7 +34,8 @@ from proftui.core.tables.query import (
     sort_order,
     totals,
 )
-from proftui.tui.safe import safe
+from proftui.tui.text.safe import safe
+from proftui.tui.text.widths import fit_widths
 from proftui.tui.widgets.columns import (
     ColumnSettings,
     arrange,
@@ -43,7 +44,6 @@ from proftui.tui.widgets.columns import (
     layout_of,
     shown_columns,
 )
-from proftui.tui.widths import fit_widths
 
 SAMPLE_ROWS = 200  # rows looked at to size the columns
 MAX_NEED = 1000  # a column's width never grows past this (one huge cell in a sample)

@@ -15,8 +15,9 @@ from proftui.core.model.arrays import distinct
 from proftui.core.model.index import TraceIndex
 from proftui.core.query.rows import cell_boundaries, paint_cells
 from proftui.themes import Palette, palette_for
-from proftui.tui.format import fmt_duration
-from proftui.tui.safe import safe
+from proftui.tui.text.format import fmt_duration
+from proftui.tui.text.safe import safe
+from proftui.tui.text.widths import first_fitting
 from proftui.tui.widgets.lines import COUNTER, INSTANTS, PROCESS, SLICES, Lines
 from proftui.tui.widgets.render import (
     StyleCache,
@@ -27,7 +28,6 @@ from proftui.tui.widgets.render import (
     ruler_text,
 )
 from proftui.tui.widgets.timeline_state import RULER_LINES, TimelineState, UtilLine
-from proftui.tui.widths import first_fitting
 
 
 @dataclass(frozen=True)
