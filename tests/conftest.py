@@ -3,10 +3,27 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+
+def _keep_bytecode() -> None:
+    """Where writing bytecode is off (PYTHONDONTWRITEBYTECODE, as on these machines), every
+    process the suite starts (xdist workers, index workers, CLI runs, the wheel's venv) would
+    compile the package and the tests anew: ~10 % of the suite's CPU. Their bytecode goes to
+    a folder of the tests' own, ignored by git, and the checkout's tree is left as it is."""
+    if not sys.dont_write_bytecode:
+        return
+    prefix = str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "bytecode")
+    sys.dont_write_bytecode, sys.pycache_prefix = False, prefix
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix  # for the processes started from here
+
+
+_keep_bytecode()
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown without it (-p no:xdist)

@@ -83,15 +83,24 @@ def _expected(before: list[dict]) -> dict[str, object]:
 
 # -- truncated ---------------------------------------------------------------------------------
 
+def _cuts(raw: bytes, spans: list[tuple[dict, int, int]], every: bool) -> list[int]:
+    """Where to cut `raw`: at every byte, or (for the batch sizes between the smallest and the
+    largest, which cut batches at the same event ends) at every byte within 3 of an event's
+    start or end and at every fifth byte between."""
+    if every:
+        return list(range(len(raw) + 1))
+    edges = {e + d for _, start, end in spans for e in (start, end) for d in range(-3, 4)}
+    return sorted({c for c in range(len(raw) + 1) if c % 5 == 0 or c in edges})
+
 @pytest.mark.parametrize("batch", BATCH_SIZES)
 @pytest.mark.parametrize("wrapper", [True, False], ids=["object", "array"])
-def test_truncated_at_every_byte(tmp_path, wrapper, batch) -> None:
+def test_truncated_anywhere(tmp_path, wrapper, batch) -> None:
     body = {"displayTimeUnit": "ns", "traceEvents": EVENTS, "traceName": "t"}
     raw = json.dumps(body if wrapper else EVENTS).encode()
     spans = _spans(raw, EVENTS)
     array_start = raw.index(b"[") + 1
     path = tmp_path / "cut.json"
-    for cut in range(len(raw) + 1):
+    for cut in _cuts(raw, spans, every=batch in (1, 1 << 20)):
         path.write_bytes(raw[:cut])
         try:
             index = load(path, batch)

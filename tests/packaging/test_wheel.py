@@ -25,7 +25,8 @@ def _run(*cmd: str | Path, cwd: Path, env: dict | None = None) -> str:
 
 def test_the_wheel_installs_and_runs_a_command(tmp_path: Path) -> None:
     tree = tmp_path / "tree"  # built from a copy: building writes build/ and egg-info
-    left_out = {".git", "samples", "tests", "bench", "build", "dist", "__pycache__"}
+    left_out = {".git", ".pytest_cache", ".ruff_cache", "__pycache__", "samples", "tests",
+                "bench", "build", "dist"}
     shutil.copytree(ROOT, tree, ignore=lambda folder, names: [
         n for n in names if folder == str(ROOT) and (n in left_out or n.endswith(".egg-info"))])
     dist = tmp_path / "dist"
@@ -40,10 +41,13 @@ def test_the_wheel_installs_and_runs_a_command(tmp_path: Path) -> None:
                    for n in names)
     assert "proftui/setup.py" not in names and "proftui/__main__.py" in names
 
-    venv = tmp_path / "venv"  # the project's dependencies come from this interpreter's site
-    _run(sys.executable, "-m", "venv", "--system-site-packages", venv, cwd=tmp_path)
+    venv = tmp_path / "venv"  # the project's dependencies come from this interpreter's site;
+    # this pip installs into it (a pip of the venv's own would cost seconds to set up)
+    _run(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv,
+         cwd=tmp_path)
     python = venv / "bin" / "python"
-    _run(python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel, cwd=tmp_path)
+    _run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index",
+         "-q", wheel, cwd=tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PROFTUI_CACHE_DIR"] = str(tmp_path / "cache")
     where = _run(python, "-c", "import proftui.core.load.loader as m; print(m.__file__)",

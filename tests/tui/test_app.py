@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static, Tree
 from tui_support import settle
 
@@ -390,6 +391,7 @@ async def test_the_status_line_leaves_out_the_ops_window_rather_than_cut_it() ->
         assert status.endswith("(? keys)   [ops: whole trace]")
 
 
+@pytest.mark.settle_heap
 async def test_opened_trace_is_kept_out_of_full_collections() -> None:
     import gc
 
@@ -399,6 +401,30 @@ async def test_opened_trace_is_kept_out_of_full_collections() -> None:
         assert app.summary is not None
         assert gc.get_freeze_count() > 0  # the heap as loaded is frozen: no 50 ms full passes
     assert gc.get_freeze_count() == 0  # and released once the app is gone
+
+
+def test_settling_the_heap_collects_what_was_left_before_freezing() -> None:
+    import gc
+    import weakref
+
+    from proftui.tui.app import settle_heap
+
+    class Cycle:
+        pass
+
+    enabled = gc.isenabled()
+    gc.disable()  # no collection but settle_heap's own
+    try:
+        left = Cycle()
+        left.me = left  # garbage only a collection finds: what an earlier trace left
+        gone = weakref.ref(left)
+        del left
+        settle_heap()
+        assert gone() is None and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 async def test_the_details_are_laid_out_again_only_when_their_height_may_change() -> None:
