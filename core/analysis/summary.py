@@ -86,6 +86,7 @@ def iteration_summary(found: Iterations) -> dict[str, Any] | None:
     preparing + computing + communication(not overlapped) + free); `length_from` says
     "window" (the timeline's step), "parts" or "window and parts"."""
     from proftui.core.analysis.step_parts import step_parts
+    from proftui.core.model.stats import median_ns
 
     if not found.items:
         return None
@@ -102,7 +103,7 @@ def iteration_summary(found: Iterations) -> dict[str, Any] | None:
         if known:
             durations = np.array([lengths[id(it)] for it in known], np.int64)
             slowest = known[int(np.argmax(durations))]
-            entry.update(median_ns=float(np.median(durations)),
+            entry.update(median_ns=median_ns(durations.tolist()),
                          mean_ns=float(durations.mean()),
                          slowest={"number": slowest.number, "dur_ns": lengths[id(slowest)]},
                          length_from=("window" if len(timed) == len(known) else "parts"

@@ -373,3 +373,16 @@ def test_types_without_tables_come_from_scoped_names(tmp_path) -> None:
     assert _rows(ops)["Conv2D"][:2] == (2, 15_000)
     with pytest.raises(ProftuiError, match="name, category, type, engine"):
         aggregate_ops(index, by="colour")
+
+
+def test_a_window_says_which_columns_are_clipped_and_which_are_whole(tmp_path: Path) -> None:
+    index = load(write_trace(tmp_path / "t.json", [x("step", 0, 100), x("tail", 100, 20)]))
+    whole = aggregate_ops(index)
+    assert [c.header for c in whole.columns[2:7]] == ["Total", "Self", "Avg", "Min", "Max"]
+    cut = aggregate_ops(index, start_ns=90 * US, end_ns=110 * US)  # 10 µs of each 100/20 µs op
+    at = list(cut.columns[0].values).index("step")
+    row = {c.name: c.values[at] for c in cut.columns}
+    assert row["Total"] == 10 * US and row["Avg"] > row["Total"]  # hence the headers:
+    assert [c.header for c in cut.columns[2:7]] == [
+        "Total (in window)", "Self (in window)", "Avg (whole)", "Min (whole)", "Max (whole)"]
+    assert [c.name for c in cut.columns[2:7]] == ["Total", "Self", "Avg", "Min", "Max"]

@@ -95,3 +95,18 @@ def test_summary_of_a_profile_of_tables_only(capsys, tmp_path) -> None:
     assert [(r["name"], r["count"], r["time_ns"], r["ratio"]) for r in top["rows"]] == [
         ("MatMul (AI_CORE)", 4, 400_000, 0.8), ("Add (AI_VECTOR_CORE)", 10, 50_000, 0.1),
         ("Cast (AI_VECTOR_CORE)", 20, 50_000, 0.1)]
+
+
+def test_info_and_summary_give_the_same_median_step(capsys, tmp_path) -> None:
+    steps = [(0, 10), (10, 20), (30, 30), (60, 50)]  # ms: an even count, the median is 25 ms
+    events = [{"ph": "X", "name": f"ProfilerStep#{n}", "cat": "user_annotation", "pid": 1,
+               "tid": 1, "ts": ts * 1000, "dur": dur * 1000}
+              for n, (ts, dur) in enumerate(steps, 1)]
+    events += [_kernel("k", ts * 1000 + 1, dur * 1000 - 2) for ts, dur in steps]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    status, out, _ = run_cli(capsys, "info", path)
+    assert status == 0 and "median 25 ms, slowest #4 50 ms" in out, out
+    status, out, _ = run_cli(capsys, "summary", "--json", path)
+    groups = json.loads(out)["iterations"]["groups"]
+    assert [g["median_ns"] for g in groups] == [25_000_000]

@@ -152,10 +152,12 @@ def _iteration_lines(iterations: dict[str, Any]) -> list[str]:
     timed = [it for it in items if it["dur_ns"] >= 0]
     line = f"iterations {len(items)} (from {safe(iterations['source'])})"
     if timed:
-        durations = sorted(it["dur_ns"] for it in timed)
+        from proftui.core.model.stats import median_ns
+
+        median = median_ns(it["dur_ns"] for it in timed)
         slowest = max(timed, key=lambda it: it["dur_ns"])
         group = f" of {safe(slowest['group'])}" if slowest["group"] else ""
-        line += (f"; median {fmt_duration(durations[len(durations) // 2])}, slowest "
+        line += (f"; median {fmt_duration(median)}, slowest "
                  f"#{slowest['number']}{group} {fmt_duration(slowest['dur_ns'])}")
     return [line]
 

@@ -1,0 +1,14 @@
+"""Statistics of durations in whole ns, one definition for every command and pane."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+
+def median_ns(durations: Iterable[int]) -> int | None:
+    """The median (of an even count, the mean of the middle two), rounded to the ns; None
+    when there is none. `info`, `summary` and the Iterations pane print this one."""
+    values = np.fromiter(durations, np.float64)
+    return int(round(float(np.median(values)))) if len(values) else None
