@@ -132,8 +132,8 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     A slice counts when it overlaps the window; its Total and Self are clipped to the window
     (the part inside it, self time being the time it owns inside the window), while Avg, Min and
     Max describe whole instances (Avg = sum of whole durations / Count): an instance cut by the
-    window's edge can make Avg exceed Total, so in a window narrower than the trace their
-    headers say which is which ("Total (in window)", "Avg (whole)"). Two shares: Window(%)
+    window's edge can make Avg exceed Total, so in a window narrower than the trace the headers
+    of Avg, Min and Max say "(whole)". Two shares: Window(%)
     is the op's time on a track over the window length, averaged over the tracks it ran on
     (nested instances of the op count once, so at most 100 on one stream or thread); Busy(%) is
     its Self over the Self of all rows, the share of the busy time of the slices counted
@@ -171,12 +171,12 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     occupied, spans = _occupancy(keys, index.col("slices.track")[sel], clipped_start,
                                  clipped_end, n_keys, hi - lo, track_span)
     self_sum = float(self_ns.sum())
-    inside, whole_ = ("", "") if whole_trace else (" (in window)", " (whole)")
+    whole_ = "" if whole_trace else " (whole)"
     columns = [
         text_column(key_header, [key_labels[k] for k in present.tolist()]),
         Column("Count", "Count", "", "number", cnt.astype(np.float64)),
-        Column("Total" + inside, "Total", "ns", "number", tot.astype(np.float64)),
-        Column("Self" + inside, "Self", "ns", "number", self_ns.astype(np.float64)),
+        Column("Total", "Total", "ns", "number", tot.astype(np.float64)),
+        Column("Self", "Self", "ns", "number", self_ns.astype(np.float64)),
         Column("Avg" + whole_, "Avg", "ns", "number", whole[present] / np.maximum(cnt, 1)),
         Column("Min" + whole_, "Min", "ns", "number", low[present].astype(np.float64)),
         Column("Max" + whole_, "Max", "ns", "number", high[present].astype(np.float64)),

