@@ -133,11 +133,12 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     (the part inside it, self time being the time it owns inside the window), while Avg, Min and
     Max describe whole instances (Avg = sum of whole durations / Count): an instance cut by the
     window's edge can make Avg exceed Total, so in a window narrower than the trace the headers
-    of Avg, Min and Max say "(whole)". Two shares: Window(%)
-    is the op's time on a track over the window length, averaged over the tracks it ran on
-    (nested instances of the op count once, so at most 100 on one stream or thread); Busy(%) is
-    its Self over the Self of all rows, the share of the busy time of the slices counted
-    (summing to 100 over the rows). Rows are ordered by Total, longest first; the hidden
+    of Avg, Min and Max say "(whole)".
+
+    Two shares: Window(%) is the op's time on a track over the window length, averaged over the
+    tracks it ran on (nested instances of the op count once, so at most 100 on one stream or
+    thread); Busy(%) is its Self over the Self of all rows, the share of the busy time of the
+    slices counted (summing to 100 over the rows). Rows are ordered by Total, longest first; the hidden
     "name_id" column holds the group's number for :func:`op_instances`.
 
     Columns (times int64-valued ns in float64 arrays): Name|Category|Type|Engine, Count,
