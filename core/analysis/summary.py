@@ -14,7 +14,7 @@ none of them counts as busy time or as an op.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,17 +25,24 @@ from proftui.core.ops.aggregate import union_ns
 from proftui.core.ops.iterations import Iterations
 from proftui.core.ops.roles import op_slices, roles, track_groups
 
+if TYPE_CHECKING:
+    from proftui.core.analysis.breakdown import StepBreakdown
+
 TOP_OPS = 10
 TOP_FINDINGS = 3
 
 
-def summary_report(index: TraceIndex) -> dict[str, Any]:
-    """Plain data: source files and tables, span, iterations per group, top device op types
-    and host ops, busy ratios per group and side, import diagnostics counted by kind (all of
-    them; and apart, the damage and the notes)."""
+def summary_report(index: TraceIndex, batch_size: int | None = None) -> dict[str, Any]:
+    """Plain data: source files and tables, span, iterations per group (with their speed,
+    samples a second where `batch_size` is given), top device op types and host ops, busy
+    ratios per group and side, import diagnostics counted by kind (all of them; and apart,
+    the damage and the notes)."""
+    from proftui.core.analysis.advise import steps_by_group
+    from proftui.core.analysis.breakdown import breakdown
     from proftui.core.analysis.overview import read_overview
 
     summary, tables, found = read_overview(index)
+    steps = steps_by_group(breakdown(index, found, tables))
     work = op_slices(index)
     device = roles(index).device
     has_device = bool(np.any(device[index.col("slices.track")[work]]))
@@ -56,35 +63,41 @@ def summary_report(index: TraceIndex) -> dict[str, Any]:
         "end_ns": index.end_ns,
         "span_ns": index.end_ns - index.start_ns,
         "slices": index.n_slices,
-        "iterations": iteration_summary(found),
+        "iterations": iteration_summary(found, steps, batch_size),
         "top_device_types": top_device,
         "top_host_ops": top_host,
         "busy": busy_ratios(index, work, device),
-        "findings": _top_findings(index, found, tables),
+        "findings": _top_findings(index, tables, steps),
         "diagnostics": {p.kind: p.count for p in index.diagnostics},
         "damage": {p.kind: p.count for p in index.diagnostics if p.severity == "damage"},
         "notes": {p.kind: p.count for p in index.diagnostics if p.severity == "note"},
     }
 
 
-def _top_findings(index: TraceIndex, found: Iterations, tables: Any) -> list[dict[str, Any]]:
+def _top_findings(index: TraceIndex, tables: Any, steps: dict[str, list[StepBreakdown]]
+                  ) -> list[dict[str, Any]]:
     """The advisor's TOP_FINDINGS findings that lose the most time per step."""
-    from proftui.core.analysis.advise import advise
+    from proftui.core.analysis.advise import considered, run_rules
 
-    return [f.to_json() for f in advise(index, found, tables).findings[:TOP_FINDINGS]]
+    advice = run_rules(index, tables, considered(steps))
+    return [f.to_json() for f in advice.findings[:TOP_FINDINGS]]
 
 
 # -- iterations ---------------------------------------------------------------------------------
 
 
-def iteration_summary(found: Iterations) -> dict[str, Any] | None:
-    """Per group: count, median, mean and slowest step time, and the mean of each breakdown
-    part with its share of the step time (over the iterations that have the part).
+def iteration_summary(found: Iterations, steps: dict[str, list[StepBreakdown]] | None = None,
+                      batch_size: int | None = None) -> dict[str, Any] | None:
+    """Per group: count, median, mean and slowest step time, its speed
+    (:func:`~proftui.core.analysis.speed.speed`, the data loading from `steps`, the group's
+    step breakdowns), and the mean of each breakdown part with its share of the step time
+    (over the iterations that have the part).
 
     A step known only by its parts (a step CSV without a timeline) is as long as its
     disjoint parts (:func:`~proftui.core.analysis.step_parts.step_parts`: for torch_npu
     preparing + computing + communication(not overlapped) + free); `length_from` says
     "window" (the timeline's step), "parts" or "window and parts"."""
+    from proftui.core.analysis.speed import speed
     from proftui.core.analysis.step_parts import step_parts
     from proftui.core.model.stats import median_ns
 
@@ -103,7 +116,9 @@ def iteration_summary(found: Iterations) -> dict[str, Any] | None:
         if known:
             durations = np.array([lengths[id(it)] for it in known], np.int64)
             slowest = known[int(np.argmax(durations))]
-            entry.update(median_ns=median_ns(durations.tolist()),
+            median = median_ns(durations.tolist())
+            entry.update(median_ns=median,
+                         **speed(median, (steps or {}).get(group, ()), batch_size),
                          mean_ns=float(durations.mean()),
                          slowest={"number": slowest.number, "dur_ns": lengths[id(slowest)]},
                          length_from=("window" if len(timed) == len(known) else "parts"
@@ -240,6 +255,7 @@ def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list
 def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
     """The report's sections as (title, table) pairs for printing: iterations, top device
     op types, top host ops, busy ratios."""
+    from proftui.core.analysis.speed import speed_text
     from proftui.core.model.words import duration_text
 
     out: list[tuple[str, Table]] = []
@@ -253,6 +269,8 @@ def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
                 continue
             if g["length_from"] != "window":
                 title += " (a step without a window: the sum of its disjoint parts)"
+            if rate := speed_text(g):
+                title += f"; {rate}"
             rows = [("step time (median)", g["median_ns"], None),
                     ("step time (mean)", g["mean_ns"], 1.0),
                     (f"slowest (#{g['slowest']['number']})", g["slowest"]["dur_ns"], None)]

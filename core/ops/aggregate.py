@@ -138,8 +138,8 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     Two shares: Window(%) is the op's time on a track over the window length, averaged over the
     tracks it ran on (nested instances of the op count once, so at most 100 on one stream or
     thread); Busy(%) is its Self over the Self of all rows, the share of the busy time of the
-    slices counted (summing to 100 over the rows). Rows are ordered by Total, longest first; the hidden
-    "name_id" column holds the group's number for :func:`op_instances`.
+    slices counted (summing to 100 over the rows). Rows are ordered by Total, longest first;
+    the hidden "name_id" column holds the group's number for :func:`op_instances`.
 
     Columns (times int64-valued ns in float64 arrays): Name|Category|Type|Engine, Count,
     Total, Self, Avg, Min, Max, Window (%), Busy (%), name_id.

@@ -110,3 +110,18 @@ def test_info_and_summary_give_the_same_median_step(capsys, tmp_path) -> None:
     status, out, _ = run_cli(capsys, "summary", "--json", path)
     groups = json.loads(out)["iterations"]["groups"]
     assert [g["median_ns"] for g in groups] == [25_000_000]
+
+
+def test_summary_says_steps_and_samples_a_second(capsys, tmp_path) -> None:
+    events = [{"ph": "X", "name": f"ProfilerStep#{n}", "cat": "user_annotation", "pid": 1,
+               "tid": 1, "ts": n * 40_000, "dur": 40_000} for n in range(3)]  # 40 ms steps
+    events += [_kernel("k", n * 40_000 + 1, 100) for n in range(3)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    status, out, _ = run_cli(capsys, "summary", path, "--batch-size", "64")
+    assert status == 0 and "; 25 steps/s, 1,600 samples/s (batch 64)" in out, out
+    status, out, _ = run_cli(capsys, "summary", "--json", path)
+    group = json.loads(out)["iterations"]["groups"][0]
+    assert group["steps_per_s"] == 25.0 and group["samples_per_s"] is None
+    status, _, err = run_cli(capsys, "summary", path, "--batch-size", "0")
+    assert status == 2 and "--batch-size wants 1 or more" in err

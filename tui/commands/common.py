@@ -74,6 +74,15 @@ def json_option(numbers: str = "") -> Arg:
                help="print JSON for machines" + (f" ({numbers})" if numbers else ""))
 
 
+def _check_batch_size(parser: argparse.ArgumentParser, size: int | None) -> None:
+    if size is not None and size < 1:
+        parser.error("--batch-size wants 1 or more")
+
+
+BATCH_SIZE = Arg("--batch-size", type=int, metavar="N", check=_check_batch_size,
+                 help="samples a step: samples a second beside steps a second")
+
+
 def top_option(help: str, default: int | None = None, least: int | None = 1) -> Arg:
     """--top K: `least` is the smallest count allowed (0 where --top 0 means all; None where
     the command checks it itself)."""

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from proftui.tui.commands.common import (
+    BATCH_SIZE,
     EXIT_OK,
     TRACE,
     diagnostic_lines,
@@ -28,7 +29,7 @@ SPEC = Command(
     "Print a one-screen report: step time over the iterations and its breakdown, top device "
     "op types and host ops by share, host and device busy ratios, import problems, and the "
     "files and tables read.",
-    (*TRACE, json_option()),
+    (*TRACE, BATCH_SIZE, json_option()),
     ("proftui summary PROF_000001_...",
      "proftui summary run.pt.trace.json | less",
      "proftui summary --json torch_npu_ascend_pt/ | jq .busy"))
@@ -75,7 +76,7 @@ def cmd_summary(argv: list[str]) -> int:
     from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
-    report = summary_report(index)
+    report = summary_report(index, args.batch_size)
     if args.json:
         print_json(report)
         return EXIT_OK
