@@ -84,8 +84,8 @@ def judge_steps(base: Sequence[int], new: Sequence[int]) -> StepVerdict:
     if len(base) and list(base) == list(new):  # the same steps: nothing changed, certainly
         return StepVerdict("no change", "", len(b), len(n), shift_pct=0.0, **listed)
     if len(b) < 2 or len(n) < 2 or (b <= 0).any() or (n <= 0).any():
-        return StepVerdict("inconclusive", "fewer than two steps on a side: no spread to judge "
-                        "the noise by", len(b), len(n), **listed)
+        return StepVerdict("inconclusive", "fewer than two steps on a side", len(b), len(n),
+                           **listed)
     exact = len(b) + len(n) <= EXACT_UP_TO
     u, p = _mann_whitney(b, n, exact)
     shift, ci, confidence = _hodges_lehmann(b, n, exact)
