@@ -25,6 +25,7 @@ from proftui.core.analysis.diff import (
     Opened,
     compare,
     diff_tables,
+    evidence,
     instances_table,
     ops_table,
 )
@@ -79,7 +80,7 @@ class CompareApp(BaseApp):
     CSS = """
     #status { height: 1; padding: 0 1; background: $panel; }
     #progress { padding: 0 1; }
-    #verdict { height: auto; max-height: 4; padding: 0 1; }
+    #verdict { height: auto; max-height: 6; padding: 0 1; }
     #main { height: 1fr; }
     .side { height: 1; padding: 0 1; background: $boost; }
     #panes { height: 40%; min-height: 7; }
@@ -206,7 +207,8 @@ class CompareApp(BaseApp):
         warnings = [f"warning: {w}" for w in found.warnings]
         if not found.comparable:
             warnings.append("not comparable: the numbers compare unlike profiles")
-        self.query_one("#verdict", Static).update("\n".join([found.verdict, *warnings]))
+        self.query_one("#verdict", Static).update(
+            "\n".join([found.verdict, *evidence(found), *warnings]))
         ops = self.query_one(DiffOpsPane)
         ops.table_view().show(ops_table(found))
         side = "" if found.side == "all" else f", {found.side} side"

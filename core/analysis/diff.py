@@ -1,16 +1,19 @@
 """Did the fix help: two opened profiles compared step for step, part for part, op for op.
 
-Steps: per side, each iteration's time is its slowest group's (rank's); the first `skip` of
-each side are warm-up and left out (or only the numbers `iterations` names are kept). The step
-verdict compares medians and is *conclusive* only when each median lies outside the other
-side's spread (its fastest to slowest step): a change smaller than the step-to-step noise is
-"inconclusive", with the reason.
+Steps: per side, each iteration's time is its slowest group's (rank's). The capture's edges
+are left out: the first `skip` steps (warm-up) and the last one, which the profiler's stop
+cuts or slows, while two steps or more remain (with `iterations` named, exactly those are
+kept). The step verdict is :mod:`.step_verdict`'s: a rank test of the two sides' steps with
+the shift's confidence interval, outlier steps listed and left out of the test; "faster",
+"slower", "no change" or "inconclusive" with the reason.
 
 Parts: the means over the steps kept of the breakdown (:mod:`.breakdown`) on both sides.
 
-Ops: the operators of each side's steps (from the first kept step's start to the last one's
-end, device windows included), grouped by name, category or type, per step (totals divided by
-the number of steps kept), matched by a normalised key: names that differ only by generated
+Ops: the operators inside each side's steps kept, each step's window that of every group
+(rank) of its own (:func:`~proftui.core.ops.iterations.group_windows`, the windows `ops
+--iteration N` counts in: a slice counts when it overlaps one, its time clipped to it), summed
+over the steps and divided by their number; grouped by name, category or type and
+matched by a normalised key: names that differ only by generated
 parts (Triton ordinals, template arguments, HCCL op ordinals, hex addresses and hashes, the
 scope and instance number of MindSpore's "Default/network/Conv2D-op12", the data loader's
 iterator class) are one op; an op map
@@ -42,6 +45,7 @@ import tomllib
 
 from proftui.core.analysis.breakdown import StepBreakdown, breakdown
 from proftui.core.analysis.rank_diff import RankComparison, compare_ranks, rank_table
+from proftui.core.analysis.step_verdict import SAME_PCT, StepVerdict, judge_steps
 from proftui.core.analysis.table_diff import (
     KeyDelta,
     TableDelta,
@@ -60,7 +64,7 @@ from proftui.core.ops.aggregate import (
     window_slices,
 )
 from proftui.core.ops.grouping import op_name, op_types
-from proftui.core.ops.iterations import Iterations
+from proftui.core.ops.iterations import Iterations, group_windows
 from proftui.core.ops.roles import roles
 
 MIN_OP_OVERLAP = 0.5  # below this share of time in ops both sides have, not comparable
@@ -146,7 +150,9 @@ class SideSummary:
     iterations: list[int]
     step_ns: list[int]  # per iteration kept: its slowest group's step
     per_group_ns: dict[str, int]  # median step per group
-    window_ns: tuple[int, int] = (0, 0)  # the ops compared ran in it: see steps_window
+    window_ns: tuple[int, int] = (0, 0)  # the first step's start to the last one's end
+    left_out: list[tuple[int, str]] = field(default_factory=list)  # (iteration, why)
+    outliers: list[int] = field(default_factory=list)  # iterations kept but not tested
 
     @property
     def median_ns(self) -> int | None:
@@ -157,7 +163,9 @@ class SideSummary:
                 "devices": self.devices, "groups": self.groups, "iterations": self.iterations,
                 "step_ns": self.step_ns, "median_step_ns": self.median_ns,
                 "spread_ns": [min(self.step_ns), max(self.step_ns)] if self.step_ns else None,
-                "median_step_ns_per_group": self.per_group_ns}
+                "median_step_ns_per_group": self.per_group_ns,
+                "left_out": [{"iteration": n, "why": why} for n, why in self.left_out],
+                "outliers": self.outliers}
 
 
 @dataclass(frozen=True)
@@ -168,8 +176,7 @@ class Diff:
     new: SideSummary
     warnings: list[str]
     comparable: bool
-    conclusive: bool
-    reason: str  # why inconclusive ("" when conclusive)
+    test: StepVerdict
     parts: dict[str, tuple[float | None, float | None]]  # field -> (base, new) means
     ops: list[KeyDelta]
     by: str
@@ -180,12 +187,22 @@ class Diff:
     tables: list[TableDelta] = field(default_factory=list)
 
     @property
+    def conclusive(self) -> bool:
+        return self.test.conclusive
+
+    @property
+    def reason(self) -> str:
+        """Why the steps cannot tell ("" when they can)."""
+        return self.test.reason
+
+    @property
     def step(self) -> dict[str, Any]:
         b, n = self.base.median_ns, self.new.median_ns
         delta = n - b if b is not None and n is not None else None
         return {"base_ns": b, "new_ns": n, "delta_ns": delta,
                 "delta_pct": (delta / b * 100.0) if delta is not None and b else None,
-                "conclusive": self.conclusive, "reason": self.reason}
+                "conclusive": self.conclusive, "reason": self.reason,
+                "outcome": self.test.outcome, "test": self.test.to_json()}
 
     def to_json(self, top: int | None = None) -> dict[str, Any]:
         return {
@@ -212,38 +229,54 @@ def compare(base: Opened, new: Opened, *, by: str = "name", side: str = "all", s
     # each.
     with ThreadPoolExecutor(max_workers=2) as pool:
         kept = list(pool.map(lambda o: _kept_steps(o, skip, numbers), (base, new)))
-    sides = [(_summary(opened, steps), steps) for opened, steps in zip((base, new), kept)]
-    (b_sum, b_steps), (n_sum, n_steps) = sides
+    (b_steps, b_out), (n_steps, n_out) = kept
+    b_sum, n_sum = _summary(base, b_steps, b_out), _summary(new, n_steps, n_out)
     parts = {key: (_mean(b_steps, s, key), _mean(n_steps, s, key)) for s, key in PART_KEYS}
-    b_ops, n_ops = _ops(base, b_steps, by, side, op_map), _ops(new, n_steps, by, side, op_map)
+    b_ops = _ops(base, b_sum.iterations, by, side, op_map)
+    n_ops = _ops(new, n_sum.iterations, by, side, op_map)
     ops = [KeyDelta(k, int(round(b_ops.get(k, (0, 0))[0])), int(round(n_ops.get(k, (0, 0))[0])),
                    b_ops.get(k, (0, 0))[1], n_ops.get(k, (0, 0))[1])
            for k in set(b_ops) | set(n_ops)]
     ops.sort(key=lambda o: (-abs(o.delta_ns), o.key))
     overlap = _overlap(b_ops, n_ops)
     warnings, comparable = _check(b_sum, n_sum, overlap)
-    conclusive, reason = _conclusive(b_sum.step_ns, n_sum.step_ns)
+    test = judge_steps(b_sum.step_ns, n_sum.step_ns)
+    b_sum = dataclasses.replace(b_sum, outliers=[b_sum.iterations[i] for i in test.outliers_base])
+    n_sum = dataclasses.replace(n_sum, outliers=[n_sum.iterations[i] for i in test.outliers_new])
     ranks = compare_ranks(b_sum.groups, b_sum.per_group_ns, n_sum.groups, n_sum.per_group_ns)
     tables = compare_tables(base.tables, new.tables, lambda name: normalise(name, op_map))
     warnings += _capture_lengths(base, new, tables)
-    diff = Diff(b_sum, n_sum, warnings, comparable, conclusive, reason, parts, ops, by, side,
+    diff = Diff(b_sum, n_sum, warnings, comparable, test, parts, ops, by, side,
                 op_overlap=overlap, ranks=ranks, tables=tables)
     return Diff(**{**diff.__dict__, "verdict": verdict(diff)})
 
 
+WARM_UP = "warm-up"
+LAST = "the capture's last step"
+
+
 def _kept_steps(opened: Opened, skip: int, numbers: tuple[int, int] | None
-                ) -> list[StepBreakdown]:
+                ) -> tuple[list[StepBreakdown], list[tuple[int, str]]]:
+    """The breakdowns of the steps compared, and the steps left out at the capture's edges
+    (iteration, why)."""
     items = [it for it in opened.iterations.items if it.start_ns >= 0 <= it.end_ns]
+    left_out = []
     if numbers is not None:
         items = [it for it in items if numbers[0] <= it.number <= numbers[1]]
     else:
         order = sorted({it.number for it in items})
-        dropped = set(order[:skip]) if len(order) > skip else set()
+        if len(order) > skip:
+            left_out = [(n, WARM_UP) for n in order[:skip]]
+            order = order[skip:]
+        if len(order) > 2:  # the profiler's stop cuts or slows the last step
+            left_out.append((order[-1], LAST))
+        dropped = {n for n, _ in left_out}
         items = [it for it in items if it.number not in dropped]
-    return breakdown(opened.index, items, opened.tables).steps
+    return breakdown(opened.index, items, opened.tables).steps, left_out
 
 
-def _summary(opened: Opened, steps: list[StepBreakdown]) -> SideSummary:
+def _summary(opened: Opened, steps: list[StepBreakdown],
+             left_out: list[tuple[int, str]]) -> SideSummary:
     per_number: dict[int, int] = {}
     per_group: dict[str, list[int]] = {}
     for b in steps:
@@ -260,7 +293,7 @@ def _summary(opened: Opened, steps: list[StepBreakdown]) -> SideSummary:
         device_kind, devices, groups, sorted(per_number), [per_number[k] for k in
                                                            sorted(per_number)],
         {g: int(np.median(v)) for g, v in sorted(per_group.items())},
-        steps_window(index, steps))
+        steps_window(index, steps), left_out)
 
 
 def _devices(index: TraceIndex) -> tuple[str, int]:
@@ -286,41 +319,63 @@ def _mean(steps: list[StepBreakdown], side: str, key: str) -> float | None:
 
 def steps_window(index: TraceIndex, steps: list[StepBreakdown]) -> tuple[int, int]:
     """From the first step's start to the last one's end, device windows included (the whole
-    trace without steps): the window whose ops are compared."""
+    trace without steps)."""
     if not steps:
         return index.start_ns, index.end_ns
     return min(b.extent()[0] for b in steps), max(b.extent()[1] for b in steps)
 
 
-def _ops(opened: Opened, steps: list[StepBreakdown], by: str, side: str,
+Window = tuple[int | None, int | None, dict[str, tuple[int, int]] | None]
+
+
+def step_windows(opened: Opened, numbers: Sequence[int]) -> list[Window]:
+    """The windows whose ops are compared, one per step kept: (start, end, None) where one
+    group ran it, (None, None, each group's own window) where several did; the whole trace
+    without steps."""
+    out: list[Window] = []
+    for number in numbers:
+        own = group_windows(opened.iterations.items, number)
+        if len(own) == 1:
+            (lo, hi), = own.values()
+            out.append((lo, hi, None))
+        elif own:
+            out.append((None, None, own))
+    return out or [(None, None, None)]
+
+
+def _ops(opened: Opened, numbers: Sequence[int], by: str, side: str,
          op_map: Sequence[tuple[re.Pattern, str]]) -> dict[str, tuple[float, float]]:
     """Per key: (total ns, count) per step kept (the whole trace as one step without any)."""
     index = opened.index
-    lo, hi = steps_window(index, steps)
-    n = max(len({b.iteration for b in steps}), 1)
     types = op_types(index, opened.tables) if by == "type" else None
-    names, totals, counts = op_totals(index, start_ns=lo, end_ns=hi, by=by, side=side,
-                                      types=types, tables=opened.tables)
+    windows = step_windows(opened, numbers)
     out: dict[str, tuple[float, float]] = {}
-    for name, total, count in zip(names, totals.tolist(), counts.tolist()):
-        key = normalise(str(name), op_map) if by == "name" else str(name)
-        t, c = out.get(key, (0.0, 0.0))
-        out[key] = (t + total / n, c + count / n)
-    return out
+    for lo, hi, groups in windows:
+        names, totals, counts = op_totals(index, start_ns=lo, end_ns=hi, by=by, side=side,
+                                          types=types, tables=opened.tables, groups=groups)
+        for name, total, count in zip(names, totals.tolist(), counts.tolist()):
+            key = normalise(str(name), op_map) if by == "name" else str(name)
+            t, c = out.get(key, (0.0, 0.0))
+            out[key] = (t + total, c + count)
+    return {k: (t / len(windows), c / len(windows)) for k, (t, c) in out.items()}
 
 
-def op_slices(opened: Opened, key: str, start_ns: int, end_ns: int, *, by: str = "name",
+def op_slices(opened: Opened, key: str, numbers: Sequence[int], *, by: str = "name",
               side: str = "all", op_map: Sequence[tuple[re.Pattern, str]] = ()) -> np.ndarray:
     """The slices of one op of a comparison (its key as :func:`compare` matched it) that ran
-    in [start_ns, end_ns) on one side, ordered by start."""
+    in the steps `numbers` (their windows as :func:`compare` counts in) on one side, ordered
+    by start."""
     index = opened.index
     types = op_types(index, opened.tables) if by == "type" else None
-    sel, keys, labels = window_slices(index, start_ns=start_ns, end_ns=end_ns, by=by,
-                                      side=side, types=types, tables=opened.tables)
-    present = np.unique(keys)
-    match = [k for k in present.tolist()
-             if (normalise(str(labels[k]), op_map) if by == "name" else str(labels[k])) == key]
-    return by_start(index, sel[np.isin(keys, match)])
+    found = []
+    for lo, hi, groups in step_windows(opened, numbers):
+        sel, keys, labels = window_slices(index, start_ns=lo, end_ns=hi, by=by, side=side,
+                                          types=types, tables=opened.tables, groups=groups)
+        match = [k for k in np.unique(keys).tolist()
+                 if (normalise(str(labels[k]), op_map) if by == "name" else str(labels[k]))
+                 == key]
+        found.append(sel[np.isin(keys, match)])
+    return by_start(index, np.unique(np.concatenate(found)))
 
 
 def _overlap(b_ops: dict[str, tuple[float, float]], n_ops: dict[str, tuple[float, float]]
@@ -371,19 +426,6 @@ def _capture_lengths(base: Opened, new: Opened, tables: list[TableDelta]) -> lis
             "whole-capture totals differ by that too"]
 
 
-def _conclusive(base: list[int], new: list[int]) -> tuple[bool, str]:
-    if base and base == new:  # the same steps: nothing changed, and that is certain
-        return True, ""
-    if len(base) < 2 or len(new) < 2:
-        return False, "fewer than two steps on a side: no spread to judge the noise by"
-    b_med, n_med = float(np.median(base)), float(np.median(new))
-    if min(base) <= n_med <= max(base):
-        return False, "the new median lies within the base's spread of steps"
-    if min(new) <= b_med <= max(new):
-        return False, "the base median lies within the new spread of steps"
-    return True, ""
-
-
 _PART_LABELS = {"compute_ns": "compute", "comm_exposed_ns": "exposed communication",
                 "memcpy_exposed_ns": "exposed copies", "idle_ns": "device idle",
                 "prepare_ns": "prepare", "dataloader_ns": "dataloader",
@@ -419,6 +461,55 @@ def verdict(diff: Diff) -> str:
     return head + (": " + ", ".join(said) if said else "") + tail
 
 
+def evidence(diff: Diff) -> list[str]:
+    """The verdict's evidence in one or two lines: the test and the shift's interval, then
+    the steps left out at the capture's edges and the outlier steps not tested."""
+    t = diff.test
+    lines = []
+    if t.method:
+        lines.append(f"{_shift_text(t)}, Mann-Whitney p={t.p_value:.2g}, {t.base_n} vs "
+                     f"{t.new_n} steps")
+    aside = [_left_out_text(diff.base.left_out, diff.new.left_out)]
+    aside += [f"{side} step {n} is an outlier ({steps[n] / median:.2f} x its median), not "
+              "tested"
+              for side, s in (("base", diff.base), ("new", diff.new))
+              for steps, median in [(dict(zip(s.iterations, s.step_ns)), s.median_ns or 1)]
+              for n in s.outliers]
+    aside = [a for a in aside if a]
+    if aside:
+        lines.append("; ".join(aside))
+    return lines
+
+
+def _shift_text(t: StepVerdict) -> str:
+    """"new is faster by 21.7 % (96.8 % CI 14.1-27.3 %)", or the signed shift and interval
+    when the steps do not tell ("inconclusive: new +1.2 % (CI -3.0 to +5.1 %)")."""
+    shift = t.shift_pct or 0.0
+    lo, hi = t.ci_pct or (None, None)
+    level = f"{t.confidence * 100:.1f} % CI" if t.confidence else ""
+    if t.outcome in ("faster", "slower") and lo is not None and hi is not None:
+        sign = -1 if t.outcome == "faster" else 1
+        a, b = sorted((sign * lo, sign * hi))
+        return f"new is {t.outcome} by {sign * shift:.1f} % ({level} {a:.1f}-{b:.1f} %)"
+    head = (f"no change beyond {SAME_PCT:g} %: new" if t.outcome == "no change"
+            else "inconclusive: new")
+    ci = f" ({level} {lo:+.1f} to {hi:+.1f} %)" if lo is not None and hi is not None else ""
+    return f"{head} {shift:+.1f} %{ci}"
+
+
+def _left_out_text(base: list[tuple[int, str]], new: list[tuple[int, str]]) -> str:
+    """"left out: base step 5 (warm-up), 10 (the capture's last step); new ..."."""
+    def said(items: list[tuple[int, str]]) -> str:
+        return ", ".join(f"{n} ({why})" for n, why in items)
+
+    if not base and not new:
+        return ""
+    if base == new:
+        return f"left out on each side: step {said(base)}"
+    return "left out: " + "; ".join(f"{side} step {said(items)}"
+                                    for side, items in (("base", base), ("new", new)) if items)
+
+
 _TEXT_PARTS = ("compute_ns", "comm_exposed_ns", "overlapped_ns", "memcpy_exposed_ns", "idle_ns",
                "host_bound_ns", "wait_ns", "prepare_ns", "dataloader_ns",
                "dataloader_exposed_ns", "sync_ns")
@@ -430,8 +521,8 @@ def diff_tables(diff: Diff, top: int | None = 20) -> list[tuple[str, Table]]:
     compared and the kinds that were not."""
     n_b, n_n = len(diff.base.step_ns), len(diff.new.step_ns)
     side = "" if diff.side == "all" else f", {diff.side} side"
-    out = [(f"step and breakdown: {plural(n_b, 'base step')}, {plural(n_n, 'new step')} after "
-            "the warm-up",
+    out = [(f"step and breakdown: {plural(n_b, 'base step')}, {plural(n_n, 'new step')} "
+            "compared",
             step_table(diff)),
            (f"ops by {diff.by}{side}, per step, largest change first ({len(diff.ops)} in all)",
             ops_table(diff, top))]
@@ -478,7 +569,7 @@ def instances_table(diff: Diff, base: Opened, new: Opened, key: str,
     Duration, Track and Slice (the slice's index on its side)."""
     sides, iteration, into, dur, track, slices = [], [], [], [], [], []
     for label, opened, summary in (("base", base, diff.base), ("new", new, diff.new)):
-        found = op_slices(opened, key, *summary.window_ns, by=diff.by, side=diff.side,
+        found = op_slices(opened, key, summary.iterations, by=diff.by, side=diff.side,
                           op_map=op_map)
         numbers, starts = iteration_at(opened.index, found, opened.iterations)
         begin = opened.index.col("slices.start")[found]

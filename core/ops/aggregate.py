@@ -193,13 +193,16 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
 
 def op_totals(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | None = None,
               by: str = "name", side: str = "all", types: OpTypes | None = None,
-              tables: Sequence[Table] = ()) -> tuple[Sequence[str], np.ndarray, np.ndarray]:
-    """Per group of :func:`aggregate_ops` that ran in the window: its label, Total (clipped
-    to the window, ns) and Count, as aggregate_ops counts them, without the self times and
-    shares (what a comparison of two profiles needs, at a fraction of the cost)."""
+              tables: Sequence[Table] = (), groups: GroupWindows | None = None
+              ) -> tuple[Sequence[str], np.ndarray, np.ndarray]:
+    """Per group of :func:`aggregate_ops` that ran in the window (or in `groups`' own
+    windows): its label, Total (clipped to the window, ns) and Count, as aggregate_ops counts
+    them, without the self times and shares (what a comparison of two profiles needs, at a
+    fraction of the cost)."""
     all_keys, labels = slice_keys(index, by, types, tables)
     lo, hi = _window(index, start_ns, end_ns)
-    sel, clipped_start, clipped_end = _clipped(index, lo, hi, None, side)
+    lo_at, hi_at, keep, _ = _bounds(index, lo, hi, groups)
+    sel, clipped_start, clipped_end = _clipped(index, lo_at, hi_at, None, side, keep)
     keys = all_keys[sel]
     counts, totals = _count_total(keys, clipped_end - clipped_start,
                                   int(keys.max()) + 1 if len(keys) else 0)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
 from proftui.core.analysis.diff import Opened, compare, diff_tables, normalise, read_op_map
 from proftui.core.analysis.overview import read_overview
 from proftui.core.analysis.rank_diff import compare_ranks
+from proftui.core.analysis.step_verdict import judge_steps
 from proftui.core.model.errors import ProftuiError
 from proftui.core.ops.iterations import find_iterations
 
@@ -48,13 +50,14 @@ def test_the_same_profile_is_no_change(tmp_path):
 
 
 def test_a_faster_loader_is_a_conclusive_change_named_in_the_verdict(tmp_path):
-    base = opened(tmp_path, "a.json", run([900, 905, 910, 895, 900], loader_us=600))
-    new = opened(tmp_path, "b.json", run([400, 402, 398, 405, 401], loader_us=100))
+    base = opened(tmp_path, "a.json", run([900, 905, 910, 895, 900, 903, 990], loader_us=600))
+    new = opened(tmp_path, "b.json", run([400, 402, 398, 405, 401, 399, 480], loader_us=100))
     found = compare(base, new)
     step = found.step
-    assert found.conclusive and step["delta_pct"] < -50
-    assert step["base_ns"] == 902_500 and step["new_ns"] == 401_500  # medians, warm-up out
-    assert found.verdict.startswith("step -55.5 %") and "dataloader -500 us" in found.verdict
+    assert found.conclusive and step["delta_pct"] < -50 and step["outcome"] == "faster"
+    # medians, the warm-up and the last step left out
+    assert step["base_ns"] == 903_000 and step["new_ns"] == 401_000
+    assert found.verdict.startswith("step -55.6 %") and "dataloader -500 us" in found.verdict
     assert "compute unchanged" in found.verdict
     assert found.parts["dataloader_ns"] == (600_000, 100_000)
 
@@ -63,19 +66,25 @@ def test_noise_only_is_inconclusive(tmp_path):
     base = opened(tmp_path, "a.json", run([500, 520, 480, 510, 490]))
     new = opened(tmp_path, "b.json", run([505, 515, 485, 500, 495]))
     found = compare(base, new)
-    assert not found.conclusive and "spread" in found.reason
+    assert not found.conclusive and "too few steps" in found.reason
     assert "inconclusive" in found.verdict
+    base = opened(tmp_path, "c.json", run([500, 520, 480, 510, 490, 515, 485, 500]))
+    new = opened(tmp_path, "d.json", run([505, 515, 485, 500, 495, 490, 512, 500]))
+    found = compare(base, new)
+    assert found.step["outcome"] == "inconclusive" and "overlap too much" in found.reason
 
 
 def test_one_step_a_side_is_inconclusive_and_iterations_can_be_chosen(tmp_path):
-    base = opened(tmp_path, "a.json", run([500, 900, 910, 905]))
-    new = opened(tmp_path, "b.json", run([500, 400, 410, 405, 400, 402]))
+    base = opened(tmp_path, "a.json", run([500, 900, 910, 905, 908, 902, 950]))
+    new = opened(tmp_path, "b.json", run([500, 400, 410, 405, 400, 402, 403, 401, 450]))
     found = compare(base, new, numbers=(2, 2))
     assert found.base.iterations == [2] and found.new.iterations == [2]
     assert not found.conclusive and "fewer than two steps" in found.reason
-    found = compare(base, new)  # different step counts, warm-up left out on each
-    assert found.base.iterations == [2, 3, 4] and found.new.iterations == [2, 3, 4, 5, 6]
-    assert found.conclusive
+    found = compare(base, new)  # different step counts, the edges left out on each
+    assert found.base.iterations == [2, 3, 4, 5, 6]
+    assert found.new.iterations == [2, 3, 4, 5, 6, 7, 8]
+    assert found.base.left_out == [(1, "warm-up"), (7, "the capture's last step")]
+    assert found.conclusive and found.test.outcome == "faster"
 
 
 def test_renamed_kernels_match_and_ops_on_one_side_are_added_or_removed(tmp_path):
@@ -181,12 +190,13 @@ def test_the_bundled_before_and_after_tell_the_loader_story():
 
 def npu_rank(root, rank, steps_us, op_statistic=None):
     """A torch_npu rank dir: profiler_info_N.json, a trace_view.json of steps of the given
-    lengths (the first 300 µs, warm-up), and an op_statistic.csv when given."""
+    lengths (with a first and a last of 300 µs, at the capture's edges), and an
+    op_statistic.csv when given."""
     out = root / f"rank{rank}_ascend_pt"
     (out / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
     (out / f"profiler_info_{rank}.json").write_text(json.dumps({"rank_id": rank}))
     events, at = [], 0
-    for n, length in enumerate([300, *steps_us], 1):
+    for n, length in enumerate([300, *steps_us, 300], 1):  # and the last, cut by the stop
         events.append(x(f"ProfilerStep#{n}", at, length, pid=7, tid=7, cat="user_annotation"))
         at += length + 5
     (out / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").write_text(json.dumps(events))
@@ -241,7 +251,7 @@ def test_ranks_named_differently_are_matched_in_natural_order(tmp_path):
 
 
 def test_one_rank_a_side_has_no_rank_table_but_a_slowest(tmp_path):
-    side = opened(tmp_path, "a.json", run([500, 510, 490, 505]))
+    side = opened(tmp_path, "a.json", run([500, 510, 490, 505, 520]))
     found = compare(side, side)
     data = found.to_json()
     assert data["ranks"] == [] and data["ranks_matched_by"] is None
@@ -260,3 +270,92 @@ def test_ranks_without_a_partner_or_steps_are_listed_alone():
     empty = compare_ranks([], {}, [], {})
     assert empty.rows == [] and empty.slowest_base.to_json() == {"group": None,
                                                                  "step_ns": None}
+
+
+# -- the step verdict ---------------------------------------------------------------------------
+
+MS = 1_000_000
+# ResNet-50 with 0 and 4 data-loader workers: steps 6 to 10 of each capture (ms)
+RESNET_BASE = [150.8, 141.3, 161.0, 148.5, 167.7]
+RESNET_NEW = [118.1, 108.4, 124.1, 115.0, 152.1]
+
+
+def test_the_resnet_steps_are_faster_whole_or_without_the_last_step():
+    base = [round(s * MS) for s in RESNET_BASE]
+    new = [round(s * MS) for s in RESNET_NEW]
+    whole = judge_steps(base, new)  # the new 152.1 ms is an outlier: listed, not tested
+    assert whole.outcome == "faster" and whole.outliers_new == [4] and whole.new_n == 4
+    assert whole.p_value == pytest.approx(2 / 126)  # U = 0 of 4 x 5: 2 splits in 126
+    lo, hi = whole.ci_pct
+    assert lo < whole.shift_pct < hi < 0 and whole.confidence >= 0.95
+    edges = judge_steps(base[:4], new[:4])  # the capture's last step left out
+    assert edges.outcome == "faster" and edges.p_value == pytest.approx(2 / 70)
+    assert edges.shift_pct == pytest.approx(-22.74, abs=0.01)
+
+
+def _steps(rng, n: int, scale: float, sigma: float = 0.05) -> list[int]:
+    """`n` step times (ns) around `scale`, log-normal with `sigma` (5 %: ResNet's noise)."""
+    return [int(s) for s in (scale * np.exp(rng.normal(0.0, sigma, n))).round()]
+
+
+def test_steps_of_one_distribution_are_no_change_or_inconclusive_95_times_in_100():
+    told = [judge_steps(_steps(rng, 5, 100 * MS), _steps(rng, 5, 100 * MS)).outcome
+            for rng in map(np.random.default_rng, range(1000))]
+    assert sum(o in ("no change", "inconclusive") for o in told) >= 950
+
+
+def test_a_20_percent_shift_with_one_outlier_step_is_found_80_times_in_100():
+    found = 0
+    for seed in range(1000):
+        rng = np.random.default_rng(seed)
+        faster = rng.random() < 0.5
+        base, new = _steps(rng, 5, 100 * MS), _steps(rng, 5, (80 if faster else 120) * MS)
+        side = base if rng.random() < 0.5 else new
+        side[int(rng.integers(5))] = int(side[0] * 1.5)  # one hiccup, on either side
+        found += judge_steps(base, new).outcome == ("faster" if faster else "slower")
+    assert found >= 800
+
+
+def test_the_exact_p_value_counts_every_split_ties_at_mid_ranks():
+    from itertools import combinations
+
+    from proftui.core.analysis.step_verdict import _mid_ranks, _rank_sum_counts
+
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        pooled = rng.integers(1, 5, int(rng.integers(4, 10))).astype(float)  # many ties
+        m = int(rng.integers(1, len(pooled)))
+        ranks = _mid_ranks(pooled)
+        counts = _rank_sum_counts(np.rint(2 * ranks).astype(np.int64), m)
+        brute = np.zeros_like(counts)
+        for chosen in combinations(range(len(pooled)), m):
+            brute[int(round(2 * ranks[list(chosen)].sum()))] += 1
+        assert counts.tolist() == brute.tolist()
+
+
+def test_the_verdict_is_the_same_for_the_same_steps():
+    rng = np.random.default_rng(3)
+    base, new = _steps(rng, 30, 100 * MS), _steps(rng, 80, 97 * MS)  # 110: approximated
+    first = judge_steps(base, new)
+    assert first == judge_steps(base, new) and first.method.endswith("normal approximation")
+
+
+def test_ops_per_step_are_those_inside_the_steps_compared(tmp_path):
+    """Each step's kernel runs 100 µs past its end into the next step's data loading: the
+    ops compared are those of the step windows, as breakdown's data loader counts them."""
+    events, at = [], 0
+    for n in range(1, 6):
+        events += [x(f"ProfilerStep#{n}", at, 1000, cat="user_annotation"),
+                   x("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", at, 300),
+                   x("aten::copy_", at + 310, 50), k("sgemm_128x64", at + 900, 200)]
+        at += 1000
+    side = opened(tmp_path, "a.json", events)
+    found = compare(side, side)
+    assert found.base.iterations == [2, 3, 4]
+    ops = {o.key: o for o in found.ops}
+    loader = ops["enumerate(DataLoader)"]
+    assert (loader.base_total_ns, loader.base_count) == (300_000, 1)
+    assert loader.base_total_ns == found.parts["dataloader_ns"][0]
+    assert ops["aten::copy_"].base_count == 1
+    sgemm = ops["sgemm_128x64"]  # its own step's 100 µs and the previous one's last 100
+    assert (sgemm.base_total_ns, sgemm.base_count) == (200_000, 2)

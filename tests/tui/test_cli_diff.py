@@ -16,12 +16,13 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 KINETO = str(SAMPLES / "kineto_demo.pt.trace.json")
 
 
-def _trace(path: Path, step_us: list[int], kernel_us: int = 100) -> str:
+def _trace(path: Path, step_us: list[float], kernel_us: int = 100, kernel: str = "sgemm"
+           ) -> str:
     events, at = [], 0
     for n, length in enumerate(step_us, 1):
         events += [{"ph": "X", "name": f"ProfilerStep#{n}", "ts": at, "dur": length, "pid": 1,
                     "tid": 1, "cat": "user_annotation"},
-                   {"ph": "X", "name": "sgemm", "ts": at + 10, "dur": kernel_us, "pid": 0,
+                   {"ph": "X", "name": kernel, "ts": at + 10, "dur": kernel_us, "pid": 0,
                     "tid": 7, "cat": "kernel"}]
         at += length + 5
     path.write_text(json.dumps({"traceEvents": events}))
@@ -39,9 +40,9 @@ def test_a_profile_against_itself_is_no_change_and_passes_the_gate(capsys):
 
 
 def test_the_gate(capsys, tmp_path):
-    base = _trace(tmp_path / "base.json", [500, 500, 510, 505, 495])
-    slower = _trace(tmp_path / "slow.json", [700, 700, 710, 705, 695], kernel_us=300)
-    noisy = _trace(tmp_path / "noisy.json", [500, 490, 515, 500, 500])
+    base = _trace(tmp_path / "base.json", [500, 500, 510, 505, 495, 502, 498])
+    slower = _trace(tmp_path / "slow.json", [700, 700, 710, 705, 695, 702, 698], kernel_us=300)
+    noisy = _trace(tmp_path / "noisy.json", [500, 490, 515, 500, 500, 496, 508])
     assert run_cli(capsys, "diff", "--gate", "10", base, slower)[0] == 1  # +40 %, conclusive
     assert run_cli(capsys, "diff", "--gate", "50", base, slower)[0] == 0  # under the threshold
     assert run_cli(capsys, "diff", "--gate", "10", slower, base)[0] == 0  # faster
@@ -104,3 +105,49 @@ def test_ranks_slowest_and_summary_tables_in_json_and_text(capsys, tmp_path):
     assert "ranks: median step per rank, matched by name\nRank" in out
     assert re.search(r"\nrank 1 +600 us +700 us +100 us +16\.67%\n", out)
     assert "op_statistic by OP Type (Core Type): whole capture, 2 ranks summed (1 in all)" in out
+
+
+# ResNet-50 with 0 and 4 data-loader workers: a warm-up step, then steps 6 to 10 (ms)
+RESNET_BASE = [159.2, 150.8, 141.3, 161.0, 148.5, 167.7]
+RESNET_NEW = [130.0, 118.1, 108.4, 124.1, 115.0, 152.1]
+
+
+def test_a_clear_improvement_passes_the_gate_with_its_evidence(capsys, tmp_path):
+    base = _trace(tmp_path / "base.json", [s * 1000 for s in RESNET_BASE])
+    new = _trace(tmp_path / "new.json", [s * 1000 for s in RESNET_NEW])
+    code, out, _ = run_cli(capsys, "diff", "--gate", "5", base, new)
+    assert code == 0
+    assert "new is faster by 22.7 % (97.1 % CI 12.2-32.7 %), Mann-Whitney p=0.029, 4 vs 4 " \
+        "steps\n" in out
+    assert "left out on each side: step 1 (warm-up), 6 (the capture's last step)\n" in out
+    assert run_cli(capsys, "diff", "--gate", "5", new, base)[0] == 1  # the other way round
+    code, out, _ = run_cli(capsys, "diff", "--json", base, new)
+    data = json.loads(out)
+    test = data["step"]["test"]
+    assert data["step"]["outcome"] == "faster" and test["p_value"] == pytest.approx(2 / 70)
+    assert (test["method"], test["base_n"], test["new_n"]) == ("Mann-Whitney U, exact", 4, 4)
+    assert test["ci_pct"] == [pytest.approx(-32.67, abs=0.01), pytest.approx(-12.17, abs=0.01)]
+    assert data["base"]["left_out"] == [{"iteration": 1, "why": "warm-up"},
+                                        {"iteration": 6, "why": "the capture's last step"}]
+    assert data["new"]["outliers"] == []
+
+
+def test_an_outlier_step_is_named_and_not_tested(capsys, tmp_path):
+    base = _trace(tmp_path / "base.json", [500, 500, 510, 505, 495, 502, 498])
+    new = _trace(tmp_path / "new.json", [400, 400, 410, 650, 395, 402, 398])
+    code, out, _ = run_cli(capsys, "diff", "--json", base, new)
+    data = json.loads(out)
+    assert data["new"]["outliers"] == [4] and data["step"]["test"]["new_n"] == 4
+    code, out, _ = run_cli(capsys, "diff", base, new)
+    assert "new step 4 is an outlier (1.62 x its median), not tested" in out
+
+
+def test_rows_fit_the_terminal_with_long_names(capsys, tmp_path, monkeypatch):
+    name = "autograd::engine::evaluate_function: " + "ConvolutionBackward0_" * 10 + "end"
+    base = _trace(tmp_path / "base.json", [500, 500, 510, 505, 495], kernel=name)
+    new = _trace(tmp_path / "new.json", [400, 400, 410, 405, 395], kernel=name)
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, _ = run_cli(capsys, "diff", base, new)
+    assert code == 0 and len(name) > 240 and "autograd::engine::e…Backward0_end" in out
+    rows = out[out.index("step and breakdown"):].splitlines()  # the tables
+    assert max(len(line) for line in rows) <= 100

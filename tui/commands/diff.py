@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import shutil
 import sys
 
 from proftui.tui.commands.common import (
@@ -19,6 +20,7 @@ from proftui.tui.commands.common import (
     top_option,
 )
 from proftui.tui.commands.spec import Arg, Command, Parser
+from proftui.tui.commands.summary import fit_names
 from proftui.tui.text.safe import safe
 
 EXIT_INCONCLUSIVE = 3
@@ -27,8 +29,9 @@ DEFAULT_TOP = 20
 
 SPEC = Command(
     "diff", "did the fix help: step, parts and ops compared",
-    "Compare a new profile with a base one: the median step (warm-up left out) and whether "
-    "its change exceeds the step-to-step noise, the breakdown's parts, and the ops per step "
+    "Compare a new profile with a base one: the steps (warm-up and the capture's last step "
+    "left out) by a rank test, with the shift's confidence interval and the outlier steps "
+    "named, the breakdown's parts, and the ops inside the steps compared, per step, "
     "matched by name (generated parts of kernel names ignored), with the ones added and "
     "removed; with several ranks a side, rank against rank and the slowest of each; and the "
     "summary tables both have (op_statistic, kernel_details, ...) by key over the whole "
@@ -46,8 +49,8 @@ SPEC = Command(
      Arg("--op-map", metavar="FILE", files=True,
          help="regex -> canonical op name (CSV rows or TOML) for renamed ops"),
      Arg("--gate", type=float, metavar="PCT",
-         help="for CI: exit 1 when the step regressed by more than PCT %% and the change is "
-              "conclusive, 3 when inconclusive or not comparable"),
+         help="for CI: exit 1 when the steps are conclusively slower by more than PCT %% "
+              "(the shift the test estimates), 3 when inconclusive or not comparable"),
      json_option("times in integer ns"),
      Arg("--csv", metavar="FILE", files=True, help="write every op's change as CSV"),
      Arg("--force", action="store_true", help="overwrite the --csv file"),
@@ -56,9 +59,9 @@ SPEC = Command(
     ("proftui diff before.pt.trace.json after.pt.trace.json",
      "proftui diff --by type --side device PROF_base/ PROF_new/",
      "proftui diff --gate 5 --json base/ new/ > diff.json   # in CI"),
-    notes="exit status: 0 done (with --gate: no regression beyond PCT, or no change), 1 with "
-    "--gate: the step regressed by more than PCT and the change is conclusive, 2 bad usage or "
-    "an unreadable input, 3 with --gate: inconclusive or not comparable.")
+    notes="exit status: 0 done (with --gate: faster, no change, or slower by PCT or less), 1 "
+    "with --gate: conclusively slower by more than PCT, 2 bad usage or an unreadable input, "
+    "3 with --gate: inconclusive or not comparable.")
 
 
 def cmd_diff(argv: list[str]) -> int:
@@ -70,7 +73,7 @@ def cmd_diff(argv: list[str]) -> int:
     numbers = _numbers(parser, args.iterations) if args.iterations else None
     if args.csv and os.path.exists(args.csv) and not args.force:
         raise ProftuiError(f"{args.csv} exists; --force overwrites it.")
-    from proftui.core.analysis.diff import Opened, compare, diff_tables, read_op_map
+    from proftui.core.analysis.diff import Opened, compare, diff_tables, evidence, read_op_map
     from proftui.core.analysis.overview import read_overview
     from proftui.core.analysis.rank_diff import slowest_text
 
@@ -93,12 +96,31 @@ def cmd_diff(argv: list[str]) -> int:
         if not found.comparable:
             out.append("not comparable: the numbers below compare unlike profiles\n")
         out.append(f"{safe(found.verdict)}\n")
+        out += [f"{safe(line)}\n" for line in evidence(found)]
         if found.ranks.rows and slowest_text(found.ranks):
             out.append(f"{safe(slowest_text(found.ranks))}\n")
         sys.stdout.write("".join(out))
+        width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
         for title, table in diff_tables(found, args.top):
-            print_whole_table(table, title)
+            print_whole_table(_fitted(table, width, sys.stdout.isatty()), title)
     return _gate(found, args.gate)
+
+
+def _fitted(table, width: int, boxed: bool):
+    """`table` with its names shortened as summary's are, to fit `width`; where its rows are
+    wider even so, without its Status column (the counts say it too: none on a side is
+    added or removed)."""
+    from proftui.core.model.table import Table
+    from proftui.core.tables.query import rows_text
+
+    fitted = fit_names(table, width, boxed)
+    cells = rows_text(fitted, range(fitted.n_rows), range(len(fitted.columns)))
+    widest = sum(max([len(c.header), *(len(r[i]) for r in cells)])
+                 for i, c in enumerate(fitted.columns)) + 2 * (len(fitted.columns) - 1)
+    if widest <= width or fitted.columns[-1].name != "Status":
+        return fitted
+    rest = Table(table.kind, table.path, table.columns[:-1], table.n_rows)
+    return fit_names(rest, width, boxed)
 
 
 def _numbers(parser: Parser, text: str) -> tuple[int, int]:
@@ -119,8 +141,9 @@ def _gate(found, pct: float | None) -> int:
         return EXIT_OK
     if not found.comparable or not found.conclusive:
         return EXIT_INCONCLUSIVE
-    change = found.step["delta_pct"]
-    return EXIT_FAILURE if change is not None and change > pct else EXIT_OK
+    test = found.test
+    slower = test.outcome == "slower" and (test.shift_pct or 0.0) > pct
+    return EXIT_FAILURE if slower else EXIT_OK
 
 
 def _write_csv(path: str, found) -> None:
