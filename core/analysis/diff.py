@@ -45,6 +45,7 @@ import tomllib
 
 from proftui.core.analysis.breakdown import StepBreakdown, breakdown
 from proftui.core.analysis.rank_diff import RankComparison, compare_ranks, rank_table
+from proftui.core.analysis.speed import speed_text, steps_per_s
 from proftui.core.analysis.step_verdict import SAME_PCT, StepVerdict, judge_steps
 from proftui.core.analysis.table_diff import (
     KeyDelta,
@@ -201,6 +202,7 @@ class Diff:
         delta = n - b if b is not None and n is not None else None
         return {"base_ns": b, "new_ns": n, "delta_ns": delta,
                 "delta_pct": (delta / b * 100.0) if delta is not None and b else None,
+                "base_steps_per_s": steps_per_s(b), "new_steps_per_s": steps_per_s(n),
                 "conclusive": self.conclusive, "reason": self.reason,
                 "outcome": self.test.outcome, "test": self.test.to_json()}
 
@@ -456,7 +458,11 @@ def verdict(diff: Diff) -> str:
             r.delta_ns for t in diff.tables for r in t.rows):
         return "no change"
     pct = step["delta_pct"] or 0.0
-    head = f"step {pct:+.1f} % ({duration_text(b)} -> {duration_text(step['new_ns'] or 0)})"
+    rates = (f", {speed_text({'steps_per_s': step['base_steps_per_s']})} -> "
+             f"{speed_text({'steps_per_s': step['new_steps_per_s']})}"
+             if step["base_steps_per_s"] and step["new_steps_per_s"] else "")
+    head = (f"step {pct:+.1f} % ({duration_text(b)} -> {duration_text(step['new_ns'] or 0)}"
+            f"{rates})")
     tail = "" if diff.conclusive else f"; inconclusive: {diff.reason}"
     return head + (": " + ", ".join(said) if said else "") + tail
 
