@@ -40,8 +40,8 @@ from typing import Any
 
 from proftui.core.analysis.cluster import Cluster
 from proftui.core.analysis.comm import (
-    SLOW_RATIO,
     MIN_JUDGED_BYTES,
+    SLOW_RATIO,
     CommReport,
     LinkStat,
     RankStep,
