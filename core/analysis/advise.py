@@ -31,7 +31,7 @@ from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.model.words import plural
-from proftui.core.ops.iterations import Iterations
+from proftui.core.ops.iterations import Iteration, Iterations, step_at
 
 RULES_VERSION = 1
 MAX_EVIDENCE = 20
@@ -172,13 +172,12 @@ def _slice_evidence(ctx: Context, rows: np.ndarray, group: str) -> list[Evidence
 
 
 def _step_of(ctx: Context, group: str, t_ns: int) -> int | None:
-    """The number of the considered step of `group` whose window (widened to its device
-    window) holds `t_ns`, if any."""
-    for b in ctx.steps[group]:
-        lo, hi = b.extent()
-        if lo <= t_ns < hi:
-            return b.iteration
-    return None
+    """The number of the considered step of `group` that `t_ns` is in, by the one rule
+    (:func:`~proftui.core.ops.iterations.steps_at`: the step whose window holds it, as the
+    ruler shows), not by the device windows, which reach into the next step."""
+    windows = [Iteration(group, b.iteration, b.start_ns, b.end_ns)
+               for b in ctx.steps[group] if b.iteration is not None]
+    return step_at(windows, t_ns)
 
 
 def _top_names(ctx: Context, rows: np.ndarray, n: int = 5) -> list[dict[str, Any]]:
@@ -201,7 +200,7 @@ def _stretch_evidence(ctx: Context, group: str, name: str, label: str,
         if from_step_start:
             lo = min(lo, b.start_ns)
         starts, ends = coverage.stretches(name, lo, hi)
-        out += [Evidence(int(s), int(e), label, group, b.iteration)
+        out += [Evidence(int(s), int(e), label, group, _step_of(ctx, group, int(s)))
                 for s, e in zip(starts.tolist(), ends.tolist())]
     return out
 

@@ -11,7 +11,9 @@ and group summed (size, time; bandwidth = size / time). A link's ids are local t
 a rank's own ``k-k`` LOCAL link says that local k is that rank (msprof-analyze maps them the
 same way); a dst no rank of the profile names stays ``local k`` (msprof-analyze drops it).
 Slow link: a link under SLOW_RATIO (0.8) of the median bandwidth of the step's links of the
-same transport (LOCAL copies left out; two links at least). msprof-analyze's cluster
+same transport (LOCAL copies left out; two links at least), among the links that moved
+MIN_JUDGED_BYTES or more in the step: a smaller one's time is latency, so it is neither a peer
+nor slow, only counted (``judged`` false; see :mod:`.comm`). msprof-analyze's cluster
 analysis flags no link: its advisor's "slow link" rule compares the ranks' summed SDMA and
 RDMA bandwidths by their spread, (max - min) / mean over 5 %, and names the fastest and the
 slowest rank; the median here names every slow link, and one slow link does not drag its own
@@ -38,12 +40,14 @@ from typing import Any
 
 from proftui.core.analysis.cluster import Cluster
 from proftui.core.analysis.comm import (
+    MIN_JUDGED_BYTES,
     SLOW_RATIO,
     CommReport,
     LinkStat,
     RankStep,
     bandwidth,
     communication,
+    sized_for_bandwidth,
 )
 from proftui.core.analysis.summary import rows_table
 from proftui.core.importers.cluster_output import ClusterOutput
@@ -55,7 +59,8 @@ FLOORS = {"ns": 1000, "bytes": 1000, "GB/s": 0.001}
 _RANK = re.compile(r"(?:^| / )rank (\d+)$")
 _LOCAL = "local "
 SLOW_DEFINITION = (f"slow: under {SLOW_RATIO:.0%} of the median bandwidth of the step's links "
-                   "(or ranks) of the same transport, LOCAL copies left out")
+                   "(or ranks) of the same transport, LOCAL copies left out, and those that "
+                   f"moved under {MIN_JUDGED_BYTES / 1e6:g} MB (latency, not bandwidth)")
 # cluster_step_trace_time.csv columns (µs) and the breakdown's figures they are compared with
 STEP_FIELDS = (("Computing", "compute_ns"), ("Communication(Not Overlapped)", "comm_exposed_ns"),
                ("Free", "free_ns"))
@@ -76,6 +81,7 @@ class MatrixCell:
     median_gbps: float | None = None
     peers: int = 0
     slow: bool = False
+    judged: bool = False  # between ranks and of MIN_JUDGED_BYTES or more
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)  # every field, by its name
@@ -98,10 +104,17 @@ class ClusterComm:
                 "link_types": [{"rank": r.rank, "step": r.step, "transport": t.transport,
                                 "size_bytes": t.size_bytes, "time_ns": t.time_ns,
                                 "bandwidth_gbps": t.bandwidth_gbps,
-                                "median_gbps": t.peer_median_gbps, "slow": t.slow}
+                                "median_gbps": t.peer_median_gbps, "slow": t.slow,
+                                "judged": t.judged}
                                for r in self.ranks for t in r.transports],
                 "matrix": [c.to_json() for c in self.matrix],
-                "slow_links": sum(c.slow for c in self.matrix)}
+                "slow_links": sum(c.slow for c in self.matrix),
+                "links_not_judged": self.links_not_judged}
+
+    @property
+    def links_not_judged(self) -> int:
+        """Links between ranks (LOCAL copies aside) too small to judge their bandwidth."""
+        return sum(c.transport != "LOCAL" and not c.judged for c in self.matrix)
 
 
 def cluster_comm(report: CommReport) -> ClusterComm | None:
@@ -133,17 +146,18 @@ def link_matrix(links: Sequence[LinkStat]) -> list[MatrixCell]:
     peers: dict[tuple, list[float]] = {}
     for (step, _, _, transport), (size, ns) in summed.items():
         speed = bandwidth(size, ns)
-        if transport != "LOCAL" and size and speed is not None:
+        if sized_for_bandwidth(transport, size) and speed is not None:
             peers.setdefault((step, transport), []).append(speed)
     cells = []
     for (step, src, dst, transport), (size, ns) in summed.items():
         speed = bandwidth(size, ns)
         mine = peers.get((step, transport), []) if transport != "LOCAL" else []
         median = statistics.median(mine) if len(mine) > 1 else None
-        slow = (median is not None and speed is not None and size > 0
+        sized = sized_for_bandwidth(transport, size)
+        slow = (median is not None and speed is not None and sized
                 and speed < SLOW_RATIO * median)
         cells.append(MatrixCell(step, src, dst, transport, size, ns, speed, median, len(mine),
-                                slow))
+                                slow, sized))
     cells.sort(key=lambda c: (-1 if c.step is None else c.step, endpoint_key(c.src),
                               endpoint_key(c.dst), c.transport))
     return cells
@@ -384,7 +398,8 @@ def link_type_table(found: ClusterComm) -> Table:
 def matrix_table(cells: Sequence[MatrixCell]) -> Table:
     """The matrix's links, one row each."""
     rows = [(c.step, c.src or "(all)", c.dst or "(all)", c.transport, _mb(c.size_bytes),
-             c.time_ns, c.bandwidth_gbps, c.median_gbps, "slow" if c.slow else "")
+             c.time_ns, c.bandwidth_gbps, c.median_gbps,
+             "slow" if c.slow else "" if c.judged or c.transport == "LOCAL" else "too small")
             for c in cells]
     table = rows_table(["Step", "Src", "Dst", "Transport", "Size(MB)", "Time",
                         "Bandwidth(GB/s)", "Median(GB/s)", "Flag"],

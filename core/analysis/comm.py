@@ -19,6 +19,16 @@ Links: the communication matrix's src -> dst links of each op type (torch_npu's
 ``<type>-total`` entries, all that type's ops summed; msprof's per-op entries are summed the
 same way here), with size, time and bandwidth.
 
+Bandwidth is judged only where the size makes it mean something: a link (its size in the
+step, its ops summed) or a rank's transport (any one op on it) moving at least
+MIN_JUDGED_BYTES (1 MB). Under that a transfer's time is its latency: on the corpus a 100-byte
+HCCS transfer takes 1.2 to 1.8 µs whatever the link, "0.06 GB/s". 1 MB is msprof-analyze's smallest
+RDMA transfer that is not a small packet (packet.yaml min_rdma_size); at 1 MB and 19 GB/s the
+1.7 µs is 3 % of the time, far inside the 20 % a slow link must lose. msprof itself blames
+small packets, not the link, when a transport is slow with under 80 % large packets
+(LARGE_MESSAGE_RATE). Links and transports under it are neither peers nor slow (`judged`
+false) and are counted as left out.
+
 Flags:
 
 - slow link: a link under SLOW_RATIO (0.8, msprof's BANDWIDTH_THRESHOLD) of the median
@@ -58,6 +68,7 @@ SMALL_OP_BYTES = {"RDMA": 1_000_000}  # packet.yaml min_rdma_size (MB)
 SMALL_OP_BYTES_SDMA = 16_000_000  # packet.yaml min_sdma_size, for the intra-node types
 LARGE_PACKET_BYTES = {"RDMA": 500_000}  # msprof MessageSizeThreshold (MB)
 LARGE_PACKET_BYTES_OTHER = 32_000_000  # HCCS, PCIE, SIO
+MIN_JUDGED_BYTES = 1_000_000  # under it a transfer's time is latency (module docstring)
 INTRA = ("HCCS", "PCIE", "SIO")  # what SDMA sums
 _HCOM = re.compile(r"^hcom_([A-Za-z0-9]+)")
 
@@ -74,6 +85,12 @@ def bandwidth(size_bytes: int | None, time_ns: int | None) -> float | None:
     if size_bytes is None or not time_ns:
         return None
     return size_bytes / time_ns
+
+
+def sized_for_bandwidth(transport: str, size_bytes: int | None) -> bool:
+    """Whether a transfer of `size_bytes` is large enough for its bandwidth to say anything of
+    the link (see the module docstring); LOCAL copies never are compared."""
+    return transport != "LOCAL" and (size_bytes or 0) >= MIN_JUDGED_BYTES
 
 
 def moved_bytes(transports: Iterable[Transport]) -> int:
@@ -99,6 +116,7 @@ class TransportStat:
     peer_median_gbps: float | None = None
     slow: bool = False
     small_packets: bool = False
+    judged: bool = False  # some op on it moved MIN_JUDGED_BYTES or more
 
     @property
     def large_packet_ratio(self) -> float | None:
@@ -115,7 +133,8 @@ class TransportStat:
                 "large_packet_ratio": self.large_packet_ratio,
                 "avg_packet_bytes": self.avg_packet_bytes, "ops": self.ops,
                 "small_ops": self.small_ops, "peer_median_gbps": self.peer_median_gbps,
-                "slow": self.slow, "small_packets": self.small_packets}
+                "slow": self.slow, "small_packets": self.small_packets,
+                "judged": self.judged}
 
 
 def transport_stats(collectives: Sequence[Collective]) -> list[TransportStat]:
@@ -126,15 +145,16 @@ def transport_stats(collectives: Sequence[Collective]) -> list[TransportStat]:
             size = t.size_bytes or 0
             threshold = LARGE_PACKET_BYTES.get(t.transport, LARGE_PACKET_BYTES_OTHER)
             small = SMALL_OP_BYTES.get(t.transport, SMALL_OP_BYTES_SDMA)
-            row = totals.setdefault(t.transport, [0, 0, 0, 0, 0, 0])
+            row = totals.setdefault(t.transport, [0, 0, 0, 0, 0, 0, 0])
             row[0] += size
             row[1] += t.time_ns or 0
             row[2] += sum(p.count for p in t.packets)
             row[3] += sum(p.count for p in t.packets if p.size_bytes > threshold)
             row[4] += 1 if size else 0
             row[5] += 1 if 0 < size < small else 0
-    return [TransportStat(name, s, ns, bandwidth(s, ns), n, large, ops, small)
-            for name, (s, ns, n, large, ops, small) in sorted(totals.items())]
+            row[6] += 1 if sized_for_bandwidth(t.transport, size) else 0
+    return [TransportStat(name, s, ns, bandwidth(s, ns), n, large, ops, small, judged=big > 0)
+            for name, (s, ns, n, large, ops, small, big) in sorted(totals.items())]
 
 
 @dataclass(frozen=True)
@@ -197,6 +217,7 @@ class LinkStat:
     peer_median_gbps: float | None = None
     peers: int = 0
     slow: bool = False
+    judged: bool = False  # between ranks and of MIN_JUDGED_BYTES or more
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)  # every field, by its name
@@ -246,6 +267,11 @@ class CommReport:
     def empty(self) -> bool:
         return not self.collectives and not self.links
 
+    @property
+    def links_not_judged(self) -> int:
+        """Links between ranks (LOCAL copies aside) too small to judge their bandwidth."""
+        return sum(x.transport != "LOCAL" and not x.judged for x in self.links)
+
     def to_json(self, top: int | None = None) -> dict[str, Any]:
         return {"sources": [s.to_json() for s in self.sources],
                 "not_used": [{"path": p, "why": why} for p, why in self.unused],
@@ -253,11 +279,13 @@ class CommReport:
                                "small_op_bytes": {"RDMA": SMALL_OP_BYTES["RDMA"],
                                                   "SDMA": SMALL_OP_BYTES_SDMA},
                                "large_packet_bytes": {"RDMA": LARGE_PACKET_BYTES["RDMA"],
-                                                      "other": LARGE_PACKET_BYTES_OTHER}},
+                                                      "other": LARGE_PACKET_BYTES_OTHER},
+                               "min_judged_bytes": MIN_JUDGED_BYTES},
                 "ranks": [r.to_json() for r in self.ranks],
                 "n_collectives": len(self.collectives),
                 "collectives": [c.to_json() for c in self.collectives[:top]],
                 "links": [x.to_json() for x in self.links],
+                "links_not_judged": self.links_not_judged,
                 "flags": [f.to_json() for f in self.flags]}
 
 
@@ -306,7 +334,7 @@ def _flag_transports(ranks: list[RankStep]) -> list[RankStep]:
     peers: dict[tuple, list[float]] = {}
     for r in ranks:
         for t in r.transports:
-            if t.bandwidth_gbps is not None and t.size_bytes:
+            if t.bandwidth_gbps is not None and t.judged:
                 peers.setdefault((r.step, t.transport), []).append(t.bandwidth_gbps)
     out = []
     for r in ranks:
@@ -316,7 +344,7 @@ def _flag_transports(ranks: list[RankStep]) -> list[RankStep]:
         for t in r.transports:
             mine = peers.get((r.step, t.transport), [])
             median = _median_of(mine) if len(mine) > 1 else None
-            slow = (median is not None and t.bandwidth_gbps is not None and t.size_bytes > 0
+            slow = (median is not None and t.bandwidth_gbps is not None and t.judged
                     and t.bandwidth_gbps < SLOW_RATIO * median)
             small = (t.transport in checked and t.ops > 0
                      and t.small_ops / t.ops > SMALL_OP_SHARE)
@@ -361,15 +389,17 @@ def _flag_links(links: list[LinkStat]) -> list[LinkStat]:
 
     peers: dict[tuple, list[float]] = {}
     for x in links:
-        if x.transport != "LOCAL" and x.bandwidth_gbps is not None and x.size_bytes:
+        if sized_for_bandwidth(x.transport, x.size_bytes) and x.bandwidth_gbps is not None:
             peers.setdefault(key(x), []).append(x.bandwidth_gbps)
     out = []
     for x in links:
         mine = peers.get(key(x), []) if x.transport != "LOCAL" else []
         median = _median_of(mine) if len(mine) > 1 else None
-        slow = (median is not None and x.bandwidth_gbps is not None and x.size_bytes > 0
+        sized = sized_for_bandwidth(x.transport, x.size_bytes)
+        slow = (median is not None and x.bandwidth_gbps is not None and sized
                 and x.bandwidth_gbps < SLOW_RATIO * median)
-        out.append(_replace(x, peer_median_gbps=median, peers=len(mine), slow=slow))
+        out.append(_replace(x, peer_median_gbps=median, peers=len(mine), slow=slow,
+                            judged=sized))
     out.sort(key=lambda x: (natural_key(x.rank), -1 if x.step is None else x.step, x.kind,
                             x.op_type, x.group, natural_key(x.src), natural_key(x.dst)))
     return out

@@ -7,7 +7,13 @@ import dataclasses
 import os
 from collections.abc import Sequence
 
-from proftui.core.analysis.comm import CollectiveStat, CommReport, Flag, LinkStat
+from proftui.core.analysis.comm import (
+    MIN_JUDGED_BYTES,
+    CollectiveStat,
+    CommReport,
+    Flag,
+    LinkStat,
+)
 from proftui.core.analysis.summary import rows_table
 from proftui.core.model.table import Table
 
@@ -29,6 +35,15 @@ def _mb(size_bytes: int | None) -> float | None:
 
 def _flag(*marks: tuple[bool, str]) -> str:
     return ", ".join(text for on, text in marks if on)
+
+
+def not_judged_text(count: int) -> str:
+    """What the links too small to judge are, and that they were left out ("" for none)."""
+    if not count:
+        return ""
+    return (f"{count} link{'' if count == 1 else 's'} between ranks moved under "
+            f"{MIN_JUDGED_BYTES / 1e6:g} MB in a step: {'its' if count == 1 else 'their'} time "
+            "is latency, not bandwidth, so they were left out (never slow, no one's peer)")
 
 
 def rank_table(report: CommReport) -> Table:
@@ -74,7 +89,7 @@ def link_table(links: Sequence[LinkStat]) -> Table:
     """The links given, one row each: size, time, bandwidth against its peers' median."""
     rows = [(x.rank or "(all)", x.step, x.op_type, x.src, x.dst, x.transport,
              _mb(x.size_bytes), x.time_ns, x.bandwidth_gbps, x.peer_median_gbps, x.peers,
-             "slow" if x.slow else "") for x in links]
+             "slow" if x.slow else "" if x.judged else "too small") for x in links]
     table = rows_table(["Rank", "Step", "Op type", "Src", "Dst", "Transport", "Size(MB)",
                         "Time", "Bandwidth(GB/s)", "Peers median(GB/s)", "Peers", "Flag"],
                        ["text", "", "text", "text", "text", "text", "MB", "ns", "GB/s",
@@ -83,14 +98,14 @@ def link_table(links: Sequence[LinkStat]) -> Table:
 
 
 def slowest_links(links: Sequence[LinkStat], top: int | None = None) -> list[LinkStat]:
-    """Links between ranks (LOCAL copies left out), the slowest against their peers first
-    (then by bandwidth)."""
+    """Links between ranks large enough to judge (LOCAL copies and links under
+    MIN_JUDGED_BYTES left out), the slowest against their peers first (then by bandwidth)."""
     def share(x: LinkStat) -> float:
         if x.bandwidth_gbps is None or not x.peer_median_gbps:
             return float("inf")
         return x.bandwidth_gbps / x.peer_median_gbps
 
-    found = [x for x in links if x.transport != "LOCAL"]
+    found = [x for x in links if x.judged]
     found.sort(key=lambda x: (share(x), x.bandwidth_gbps if x.bandwidth_gbps is not None
                               else float("inf")))
     return found[:top]

@@ -124,6 +124,7 @@ class MemoryReport:
     peaks: tuple[Peak, ...]
     top_ops: tuple[TopOp, ...]  # per group (natural order), largest total first
     op_tables: int  # operator_memory tables read
+    without_data: tuple[str, ...] = ()  # ranks (groups) of the profile with no memory data
 
     @property
     def has_data(self) -> bool:
@@ -144,7 +145,7 @@ class MemoryReport:
         return {"start_ns": self.start_ns, "end_ns": self.end_ns,
                 "peaks": [p.to_json() for p in self.peaks],
                 "top_ops": [op.to_json() for op in self.top(top)],
-                "op_tables": self.op_tables}
+                "op_tables": self.op_tables, "ranks_without_data": list(self.without_data)}
 
 
 # -- series --------------------------------------------------------------------------------------
@@ -229,7 +230,23 @@ def memory(index: TraceIndex, tables: Sequence[Table] = (), start_ns: int | None
     op_tables = [t for t in tables if t.kind == "operator_memory"]
     top = [op for t in sorted(op_tables, key=lambda t: natural_key(t.group))
            if (mine := window(t.group)) is not None for op in _top_ops(t, *mine)]
-    return MemoryReport(lo, hi, tuple(peaks), tuple(top), len(op_tables))
+    with_data = {p.group for p in peaks} | {t.group for t in op_tables}
+    return MemoryReport(lo, hi, tuple(peaks), tuple(top), len(op_tables),
+                        _without_data(index, with_data, groups))
+
+
+def _without_data(index: TraceIndex, with_data: set[str],
+                  groups: Mapping[str, tuple[int, int]] | None) -> tuple[str, ...]:
+    """The ranks (groups) asked about that have no memory series nor operator_memory table, in
+    natural order; none when the profile has one unnamed group or no group has data (the
+    whole profile then says it has none)."""
+    s = index.strings
+    named = {s[g] for g in index.arrays["processes.group"].tolist() if g >= 0} - {""}
+    if groups is not None:
+        named &= set(groups)
+    if not with_data:
+        return ()
+    return tuple(sorted(named - with_data, key=natural_key))
 
 
 def _top_ops(table: Table, lo: int, hi: int) -> list[TopOp]:

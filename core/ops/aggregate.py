@@ -20,7 +20,7 @@ from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Column, Table, text_column
 from proftui.core.ops.grouping import GROUP_BY, OpTypes, slice_keys
-from proftui.core.ops.iterations import Iteration, Iterations, capture_start_ns
+from proftui.core.ops.iterations import Iteration, Iterations, capture_start_ns, steps_at
 from proftui.core.ops.roles import roles, track_groups
 from proftui.core.query.self_time import self_times, window_self
 
@@ -364,15 +364,8 @@ def iteration_at(index: TraceIndex, slices: np.ndarray,
         slice_group = track_groups(index)[index.col("slices.track")[slices]]
         group_ids = {g: index.strings.find(g) for g in groups}
     for group, gid in group_ids.items():
-        mine = sorted((it for it in items if it.group == group), key=lambda it: it.start_ns)
-        w_start = np.array([it.start_ns for it in mine], np.int64)
-        w_end = np.array([it.end_ns for it in mine], np.int64)
-        numbers = np.array([it.number for it in mine], np.float64)
         at = np.flatnonzero(slice_group == gid)
-        k = np.searchsorted(w_start, start[at], side="right") - 1
-        inside = (k >= 0) & (start[at] < w_end[np.maximum(k, 0)])
-        out[at[inside]] = numbers[k[inside]]
-        starts[at[inside]] = w_start[k[inside]]
+        out[at], starts[at] = steps_at([it for it in items if it.group == group], start[at])
     return out, starts
 
 

@@ -84,6 +84,39 @@ def group_windows(items: Sequence[Iteration], number: int) -> dict[str, tuple[in
     return found
 
 
+def steps_at(items: Sequence[Iteration], times_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per time, the step of `items` (one group's) it belongs to: its number (float, NaN
+    where none) and its start (int64 ns, -1 where none).
+
+    The one rule for which step a time is in, wherever a time or a slice is given a step (the
+    advisor's evidence and the Insights pane, the ops' Iteration column, the export): the step
+    whose own window [start, end) holds it, the latest to start where windows overlap, which
+    is the ``#N`` the timeline's ruler marks last before it. A step's device work that runs on
+    into the next step's window is, at those times, in the next step."""
+    times_ns = np.asarray(times_ns, np.int64)
+    numbers = np.full(len(times_ns), np.nan)
+    starts = np.full(len(times_ns), -1, np.int64)
+    timed = sorted((it for it in items if it.start_ns >= 0 <= it.end_ns),
+                   key=lambda it: it.start_ns)
+    if not timed or not len(times_ns):
+        return numbers, starts
+    w_start = np.array([it.start_ns for it in timed], np.int64)
+    w_end = np.array([it.end_ns for it in timed], np.int64)
+    k = np.searchsorted(w_start, times_ns, side="right") - 1
+    inside = (k >= 0) & (times_ns < w_end[np.maximum(k, 0)])
+    numbers[inside] = np.array([it.number for it in timed], np.float64)[k[inside]]
+    starts[inside] = w_start[k[inside]]
+    return numbers, starts
+
+
+def step_at(items: Sequence[Iteration], t_ns: int, group: str | None = None) -> int | None:
+    """The number of the step (of `group`, when given) that time `t_ns` is in, by
+    :func:`steps_at`; None outside every step."""
+    mine = [it for it in items if group is None or it.group == group]
+    number = steps_at(mine, np.array([t_ns], np.int64))[0][0]
+    return None if np.isnan(number) else int(number)
+
+
 # The words every relative time is said in: its zero is capture_start_ns.
 FROM_CAPTURE_START = "from the capture start"
 

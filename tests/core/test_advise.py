@@ -182,3 +182,15 @@ def test_evidence_names_its_step(tmp_path):
                 k("relu", at + 460, 100)]
     (f,) = [f for f in run(tmp_path, steps(step)).findings if f.rule == "sync"]
     assert sorted(e.iteration for e in f.evidence) == [2, 3, 4]  # step 1: warm-up
+
+
+def test_evidence_is_in_the_step_whose_window_holds_it(tmp_path):
+    """A step's kernel runs on past the next step's start (its device window reaches into
+    the next step), and the next step loads its data then: that load is the next step's, as
+    the ruler's #N says, not the one whose device work is still running."""
+    def step(at, _):
+        return [x("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", at + 10, 200),
+                k("sgemm", at + 300, 800)]  # to at + 1100: 100 µs into the next step
+    (f,) = [f for f in run(tmp_path, steps(step)).findings if f.rule == "input_pipeline"]
+    got = sorted((e.start_ns // 1000 % 100_000, e.iteration) for e in f.evidence)
+    assert got == [(1010, 2), (2010, 3), (3010, 4)]

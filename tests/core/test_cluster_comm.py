@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from cluster_output_inputs import GROUP, write_cluster_output, write_ranks
+import json
+
+from cluster_output_inputs import GROUP, RANK_MATRIX, link, write_cluster_output, write_ranks
 
 from proftui.core.analysis.cluster import cluster
 from proftui.core.analysis.cluster_comm import differs, link_matrix, read_communication
@@ -29,6 +31,24 @@ def test_link_matrix_maps_local_ids_and_flags_the_slow_link(tmp_path) -> None:
         (1, "rank 1", "rank 0", "HCCS", 10_000_000, 1_000_000, 10.0, 20.0, 3, True),
         (1, "rank 1", "rank 1", "LOCAL", 40_000_000, 100_000, 400.0, None, 0, False),
         (1, "rank 1", "local 2", "HCCS", 10_000_000, 500_000, 20.0, 20.0, 3, False)]
+
+
+def test_a_link_that_moved_too_little_to_judge_is_counted_not_flagged(tmp_path) -> None:
+    root = write_ranks(tmp_path)
+    matrix = dict(RANK_MATRIX[1])  # rank 1 also broadcasts 96 bytes to local 3, in 1.7 µs
+    matrix[f"broadcast-total@{GROUP}"] = {"1-3": link("HCCS", 0.000096, 0.0017, 0.0565)}
+    (root / "rank1_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "communication_matrix.json"
+     ).write_text(json.dumps({"step1": {"p2p": {}, "collective": matrix}}))
+    cells = {(c.src, c.dst): c for c in link_matrix(_report(root).links)}
+    tiny = cells[("rank 1", "local 3")]
+    assert (tiny.judged, tiny.slow, tiny.median_gbps, tiny.peers) == (False, False, 20.0, 3)
+    # the other links, and the one slow one, are as before: the tiny link is no one's peer
+    assert [(k, c.slow, c.peers) for k, c in cells.items() if c.transport == "HCCS"
+            and c.judged] == [(("rank 0", "rank 1"), False, 3), (("rank 1", "rank 0"), True, 3),
+                              (("rank 1", "local 2"), False, 3)]
+    from proftui.core.analysis.cluster_comm import ClusterComm
+
+    assert ClusterComm([], list(cells.values())).to_json()["links_not_judged"] == 1
 
 
 def test_cluster_output_is_read_with_msprof_analyze_keys(tmp_path) -> None:

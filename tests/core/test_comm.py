@@ -15,6 +15,7 @@ from comm_helpers import (
     GROUP,
     analysis_tables,
     comm_json,
+    link,
     matrix_json,
     write_analysis_db,
     write_text,
@@ -270,3 +271,41 @@ def test_a_collective_is_found_on_its_ranks_timeline(tmp_path: Path) -> None:
     assert index.col("slices.start")[found] == 110_000
     assert find_on_timeline(index, "rank 5", AR) is None
     assert find_on_timeline(index, "", "hcom_allReduce__123_9_1") is None
+
+
+def test_a_link_that_moved_too_little_to_judge_is_never_slow(tmp_path: Path) -> None:
+    # As on the corpus: a 96-byte HCCS transfer takes 1.7 µs whatever the link (0.06 GB/s),
+    # beside links that moved 20 MB at 19 GB/s; its time is latency, not bandwidth.
+    matrix = {"step3": {"p2p": {}, "collective": {f"allgather-total@{GROUP}": {
+        "0-0": link("LOCAL", 40, 0.1, 400.0),
+        "0-1": link("HCCS", 20, 1.05, 19.0476), "0-2": link("HCCS", 20, 1.05, 19.0476),
+        "0-3": link("HCCS", 0.000096, 0.0017, 0.0565)}}}}
+    out = write_text(tmp_path, comm=comm_json(wait=0), matrix=matrix)
+    report = communication([read_text("", str(out), str(tmp_path / "communication_matrix.json"))])
+    links = {x.dst: x for x in report.links}
+    small = links["3"]
+    assert (small.judged, small.slow, small.peers) == (False, False, 2)
+    assert all(links[d].judged and not links[d].slow for d in "12")
+    assert links["1"].peer_median_gbps == pytest.approx(20 / 1.05)
+    assert not [f for f in report.flags if f.kind == "slow_link"]
+    assert report.links_not_judged == 1 and report.to_json()["links_not_judged"] == 1
+    from proftui.core.analysis.comm_tables import not_judged_text, slowest_links
+
+    assert [x.dst for x in slowest_links(report.links)] == ["1", "2"]
+    assert not_judged_text(1).startswith("1 link between ranks moved under 1 MB in a step")
+
+
+def test_a_transport_whose_ops_all_moved_too_little_is_never_slow(tmp_path: Path) -> None:
+    found = []
+    for rank, size_mb, ms in ((0, 40.0, 2.0), (1, 0.0001, 0.0017), (2, 40.0, 2.0)):
+        data = comm_json(wait=0)
+        info = data["step3"]["collective"][f"{AR}@{GROUP}"]["Communication Bandwidth Info"]
+        for name in ("HCCS", "SDMA"):
+            info[name] = {**info[name], "Transit Size(MB)": size_mb, "Transit Time(ms)": ms,
+                          "Size Distribution": {}}
+        out = write_text(tmp_path / str(rank), comm=data, matrix=matrix_json(src=rank))
+        found.append(read_text(f"rank {rank}", str(out), None))
+    report = communication(found)
+    tiny = {t.transport: t for r in report.ranks if r.rank == "rank 1" for t in r.transports}
+    assert not tiny["HCCS"].judged and not tiny["HCCS"].slow
+    assert not [f for f in report.flags if f.kind == "slow_transport"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from proftui.core import load_trace
 from proftui.core.cache.tables import read_table
 from proftui.core.discover.profile import discover
@@ -210,3 +212,17 @@ def test_capture_start_is_the_earliest_timestamp_of_the_profile(tmp_path) -> Non
     assert capture_start_ns(empty, Iterations("step_trace", steps)) == 7_000
     assert capture_start_ns(empty, steps) == 7_000
     assert capture_start_ns(empty) == 0
+
+
+def test_a_time_is_in_the_step_whose_window_holds_it_the_latest_where_they_overlap() -> None:
+    from proftui.core.ops.iterations import Iteration, step_at, steps_at
+
+    items = [Iteration("rank 0", 7, 100, 205), Iteration("rank 0", 8, 200, 300),
+             Iteration("rank 1", 7, 1000, 1100)]
+    mine = items[:2]
+    numbers, starts = steps_at(mine, np.array([99, 100, 199, 200, 204, 299, 300]))
+    assert numbers[1:6].tolist() == [7, 7, 8, 8, 8]  # 204: the #8 the ruler marks last
+    assert np.isnan(numbers[[0, 6]]).all() and starts.tolist() == [-1, 100, 100, 200, 200,
+                                                                    200, -1]
+    assert step_at(items, 1050, "rank 1") == 7 and step_at(items, 1050, "rank 0") is None
+    assert step_at(items, 250) == 8

@@ -229,7 +229,8 @@ def test_window_limits_peaks_and_allocations(tmp_path) -> None:
 def test_json_schema(tmp_path) -> None:
     _, found = _report(write_text_rank(tmp_path))
     data = json.loads(json.dumps(found.to_json(10)))
-    assert set(data) == {"start_ns", "end_ns", "peaks", "top_ops", "op_tables"}
+    assert set(data) == {"start_ns", "end_ns", "peaks", "top_ops", "op_tables",
+                         "ranks_without_data"}
     peak = data["peaks"][0]
     assert set(peak) == {"group", "process", "component", "measure", "bytes", "at_ns",
                          "samples", "host_op", "device_op"}

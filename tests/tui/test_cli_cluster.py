@@ -214,16 +214,16 @@ def test_communication_and_profiler_output_in_json(capsys, tmp_path):
     comm = data["communication"]
     assert comm["slow_ratio"] == 0.8 and "median" in comm["slow"]
     assert set(comm["link_types"][0]) == {"rank", "step", "transport", "size_bytes", "time_ns",
-                                          "bandwidth_gbps", "median_gbps", "slow"}
+                                          "bandwidth_gbps", "median_gbps", "slow", "judged"}
     assert [(t["rank"], t["transport"], t["bandwidth_gbps"], t["slow"])
             for t in comm["link_types"]] == [
         ("rank 0", "HCCS", 20.0, False), ("rank 0", "SDMA", 20.0, False),
         ("rank 1", "HCCS", 10.0, True), ("rank 1", "SDMA", 10.0, True)]
-    assert comm["slow_links"] == 1
+    assert comm["slow_links"] == 1 and comm["links_not_judged"] == 0
     [slow] = [c for c in comm["matrix"] if c["slow"]]
     assert slow == {"step": 1, "src": "rank 1", "dst": "rank 0", "transport": "HCCS",
                     "size_bytes": 10_000_000, "time_ns": 1_000_000, "bandwidth_gbps": 10.0,
-                    "median_gbps": 20.0, "peers": 3, "slow": True}
+                    "median_gbps": 20.0, "peers": 3, "slow": True, "judged": True}
     profiler = data["profiler"]
     assert [p.rsplit("/", 1)[1] for p in profiler["files"]] == [
         "cluster_step_trace_time.csv", "cluster_communication.json",

@@ -27,7 +27,7 @@ def test_json_schema_and_values(tmp_path: Path, capsys) -> None:
     assert main(["comm", "--json", str(tmp_path)]) == 0
     data = json.loads(capsys.readouterr().out)
     assert list(data) == ["sources", "not_used", "thresholds", "ranks", "n_collectives",
-                          "collectives", "links", "flags"]
+                          "collectives", "links", "links_not_judged", "flags"]
     (source,) = data["sources"]
     assert source["format"] == "text" and source["problems"] == {"comm_bad_value": 1}
     assert source["error"] is None and source["path"].endswith("communication.json")
@@ -42,7 +42,7 @@ def test_json_schema_and_values(tmp_path: Path, capsys) -> None:
                     "bandwidth_gbps": 20.0, "packets": 2, "large_packets": 1,
                     "large_packet_ratio": 0.5, "avg_packet_bytes": 20_000_000.0, "ops": 1,
                     "small_ops": 0, "peer_median_gbps": None, "slow": False,
-                    "small_packets": False}
+                    "small_packets": False, "judged": True}
     assert data["n_collectives"] == 2
     first = data["collectives"][0]
     assert (first["name"], first["group"], first["start_ns"], first["transit_ns"]) == (
@@ -70,7 +70,7 @@ def test_text_output(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert out.startswith("communication of 1 rank, from the text export\n")
     assert "collectives: 2 in all; top 2 by elapse" in out
-    assert "links between ranks: 3 in all (LOCAL copies left out)" in out
+    assert "links between ranks: 3 judged (LOCAL copies left out)" in out
     assert ("slow link: step 3: 0 -> 3 HCCS (allreduce) runs at 10.00 GB/s, 50% of the "
             "median of its 3 peers (20.00 GB/s)") in out
     assert "small packets: step 3: 1 of 1 ops on RDMA moved under 1 MB each" in out

@@ -16,7 +16,9 @@ def test_json(capsys, tmp_path) -> None:
     code, out, err = run_cli(capsys, "memory", "--json", str(write_text_rank(tmp_path)))
     assert code == 0, err
     data = json.loads(out)
-    assert set(data) == {"window", "start_ns", "end_ns", "peaks", "top_ops", "op_tables"}
+    assert set(data) == {"window", "start_ns", "end_ns", "peaks", "top_ops", "op_tables",
+                         "ranks_without_data"}
+    assert data["ranks_without_data"] == []
     assert data["window"] == "whole trace" and data["start_ns"] == T
     pta = next(p for p in data["peaks"] if (p["component"], p["measure"]) == ("PTA",
                                                                              "allocated"))
@@ -51,6 +53,24 @@ def test_text_and_range(capsys, tmp_path) -> None:
     assert [o["name"] for o in data["top_ops"]] == ["aten::add"]
     code, out, err = run_cli(capsys, "memory", "--iteration", "1", path)
     assert code == 0 and "iteration 1" in out
+
+
+def test_a_rank_without_memory_data_is_named(capsys, tmp_path) -> None:
+    write_text_rank(tmp_path, 0)
+    run = write_text_rank(tmp_path, 1, memory=False, ops=False)  # without profile_memory
+    trace = run / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    events = json.loads(trace.read_text())  # 7 µs later: a trace of its own, not a copy
+    for e in events:
+        if "ts" in e:
+            e["ts"] = str(float(e["ts"]) + 7) if isinstance(e["ts"], str) else e["ts"] + 7
+    trace.write_text(json.dumps(events))
+    code, out, err = run_cli(capsys, "memory", "--json", str(tmp_path))
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["ranks_without_data"] == ["rank 1"]
+    assert {p["group"] for p in data["peaks"]} == {"rank 0"}
+    code, out, err = run_cli(capsys, "memory", str(tmp_path))
+    assert code == 0 and "no memory data for rank 1 (no allocator counters" in out
 
 
 def test_profile_without_memory_data_says_so(capsys, tmp_path) -> None:

@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.widgets import Input
 
 from proftui.core import ProftuiError
-from proftui.core.ops.iterations import Iteration, group_windows
+from proftui.core.ops.iterations import Iteration, group_windows, step_at
 from proftui.core.ops.rank_offsets import ONE_RANK, rank_offsets, ranks_of
 from proftui.core.query.search import pattern_of
 from proftui.tui.panes.ops_window import Window
@@ -65,9 +65,8 @@ def align_choice(iterations: Sequence[Iteration], cursor_ns: int) -> tuple[list[
     """The numbers of the iterations that ranks can be aligned at, and the one offered: the
     iteration under the cursor, else the first."""
     numbers = sorted({it.number for it in iterations if it.start_ns >= 0})
-    default = next((it.number for it in iterations if it.start_ns >= 0
-                    and it.start_ns <= cursor_ns < it.end_ns), numbers[0] if numbers else 0)
-    return numbers, default
+    under = step_at(iterations, cursor_ns)
+    return numbers, under if under is not None else numbers[0] if numbers else 0
 
 
 class Prompts:

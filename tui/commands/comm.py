@@ -67,6 +67,7 @@ def print_comm(report, top: int) -> None:
         collective_table,
         flag_text,
         link_table,
+        not_judged_text,
         problem_texts,
         rank_table,
         slowest_links,
@@ -89,9 +90,11 @@ def print_comm(report, top: int) -> None:
     links = slowest_links(report.links)
     if links:
         shown = links[:top]
-        print_whole_table(link_table(shown), f"links between ranks: {len(links)} in all (LOCAL "
+        print_whole_table(link_table(shown), f"links between ranks: {len(links)} judged (LOCAL "
                           f"copies left out); the {len(shown)} slowest against their peers")
     lines = [safe(flag_text(f)) + "\n" for f in report.flags]
+    if report.links_not_judged:
+        lines.append(not_judged_text(report.links_not_judged) + "\n")
     if not lines:
         lines.append("flags: none (no slow link or transport, no small packets)\n")
     lines += [safe(line) + "\n" for line in problem_texts(report)]

@@ -83,3 +83,7 @@ def print_memory(found, top: int, window: str, origin_ns: int) -> None:
         sys.stdout.write("allocating operators: none in this window\n")
     else:
         sys.stdout.write("allocating operators: no operator_memory table in this profile\n")
+    if found.without_data:
+        names = ", ".join(safe(g) for g in found.without_data)
+        sys.stdout.write(f"no memory data for {names} (no allocator counters nor "
+                         "operator_memory: captured without profile_memory=True?)\n")

@@ -466,8 +466,10 @@ def comm_lines(comm: ClusterComm | None, profiler: ProfilerComparison | None) ->
     if comm is not None:
         slow = [c for c in comm.matrix if c.slow]
         slow_types = [(r.rank, r.step, t) for r in comm.ranks for t in r.transports if t.slow]
-        lines.append(f"Links: {len(comm.matrix)}, {len(slow)} slow; link types slow on a rank: "
-                     f"{len(slow_types)} ({SLOW_DEFINITION})")
+        small = (f", {comm.links_not_judged} too small to judge (under 1 MB)"
+                 if comm.links_not_judged else "")
+        lines.append(f"Links: {len(comm.matrix)}, {len(slow)} slow{small}; link types slow on "
+                     f"a rank: {len(slow_types)} ({SLOW_DEFINITION})")
         for c in slow[:5]:
             lines.append(f"  slow link: step {c.step}: {safe(c.src)} -> {safe(c.dst)} "
                          f"{safe(c.transport)} {c.bandwidth_gbps:.2f} GB/s (median "

@@ -25,11 +25,13 @@ VIEWS = ("collectives", "transports", "links", "ranks")
 
 def flag_lines(report: CommReport) -> list[str]:
     """The flags, one line each, then what was wrong in the files and what was not read."""
-    from proftui.core.analysis.comm_tables import flag_text, problem_texts
+    from proftui.core.analysis.comm_tables import flag_text, not_judged_text, problem_texts
 
     lines = [safe(flag_text(f)) for f in report.flags]
     if not lines:
         lines.append("No slow link or transport, no small packets.")
+    if report.links_not_judged:
+        lines.append(not_judged_text(report.links_not_judged) + ".")
     return lines + [safe(line) for line in problem_texts(report)]
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
+from proftui.core.ops.iterations import Iteration, group_windows, step_at
 from proftui.core.ops.rank_offsets import RankOffsets
 from proftui.core.query.rows import RowIndex
 from proftui.core.query.slice_info import nearest_slice, neighbour, row_of, slice_at
@@ -319,10 +320,13 @@ class TimelineState:
             start = self.shown_start(self.selected)
             self.set_range(start, start + int(self.index.arrays["slices.dur"][self.selected]))
             return
-        for it in self.iterations:
-            shift = self.shift_of_group(it.group)
-            if it.start_ns - shift <= self.cursor_ns < it.end_ns - shift:
-                self.set_range(it.start_ns - shift, it.end_ns - shift)
+        steps = [Iteration(m.group, m.number, m.start_ns, m.end_ns) for m in self.iterations]
+        for group in dict.fromkeys(m.group for m in self.iterations):
+            shift = self.shift_of_group(group)
+            number = step_at(steps, self.cursor_ns + shift, group)  # the one rule
+            if number is not None:
+                lo, hi = group_windows(steps, number)[group]
+                self.set_range(lo - shift, hi - shift)
                 return
 
     # -- lines ----------------------------------------------------------------------------------
