@@ -151,3 +151,14 @@ def test_rows_fit_the_terminal_with_long_names(capsys, tmp_path, monkeypatch):
     assert code == 0 and len(name) > 240 and "autograd::engine::e…Backward0_end" in out
     rows = out[out.index("step and breakdown"):].splitlines()  # the tables
     assert max(len(line) for line in rows) <= 100
+
+
+def test_the_verdict_gives_steps_a_second_on_both_sides(capsys) -> None:
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    base, new = samples / "diff_before.pt.trace.json", samples / "diff_after.pt.trace.json"
+    _, out, _ = run_cli(capsys, "diff", "--json", base, new)
+    step = json.loads(out)["step"]
+    assert step["base_steps_per_s"] == pytest.approx(1e9 / step["base_ns"])
+    assert step["new_steps_per_s"] == pytest.approx(1e9 / step["new_ns"])
+    _, out, _ = run_cli(capsys, "diff", base, new)
+    assert "95.2 steps/s -> 210 steps/s)" in out.splitlines()[2]
