@@ -100,8 +100,7 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
         return np.zeros(0, np.int16), np.zeros(0, np.int64), rows
     if dur.min() < 0:
         raise ValueError("slice durations must not be negative")
-    s2 = start * 2
-    e2 = (start + dur) * 2 + (dur == 0)
+    s2, e2 = _doubled(start, dur)
     first = np.searchsorted(track, np.arange(n_tracks + 1))
     depth, parent = _nested_depths(track, s2, e2, n_tracks)
     nested = np.ones(n, bool)
@@ -118,6 +117,20 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
         for t in np.unique(track[bad]).tolist():
             nested[first[t]: first[t + 1]] = False
     return _rows_and_lanes(track, s2, e2, depth, parent, nested, rows)
+
+
+def _doubled(start: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and ends as doubled times, a zero-length slice's end one after its start (so
+    that it ends after it starts, and before a slice starting at its time ends), from the
+    earliest start. Times too far apart to double in 63 bits (a hostile file: ~73 years) are
+    replaced by their ranks among all starts and ends, which keeps every comparison."""
+    lo = int(start.min())
+    if int(start.max()) - lo + int(dur.max()) < 1 << 61:
+        rel = start - lo
+        return rel * 2, (rel + dur) * 2 + (dur == 0)
+    _, ranks = np.unique(np.concatenate([start, start + dur]), return_inverse=True)
+    s_rank, e_rank = ranks[:len(start)].astype(np.int64), ranks[len(start):].astype(np.int64)
+    return s_rank * 2, e_rank * 2 + (dur == 0)
 
 
 def _rows_and_lanes(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, depth: np.ndarray,

@@ -35,6 +35,17 @@ def test_nesting_and_ties() -> None:
     assert rows.tolist() == [3, 1]
 
 
+def test_times_too_far_apart_to_double_lay_out_as_near_ones() -> None:
+    near = [(0, 0, 100), (0, 10, 20), (0, 10, 5), (0, 40, 0), (0, 100, 10), (0, 104, 20),
+            (1, 5, 1)]
+    far = 5 * 10**18  # ns: a hostile file's time stamp, 158 years after the others
+    shifted = [(t, s + far if s >= 100 else s, d) for t, s, d in near]
+    *_, depth, parent, rows = _layout(near)
+    *_, far_depth, far_parent, far_rows = _layout(shifted)  # an int64 overflow, doubled
+    assert far_depth.tolist() == depth.tolist() and far_parent.tolist() == parent.tolist()
+    assert far_rows.tolist() == rows.tolist()
+
+
 def test_overlaps_that_do_not_nest_go_to_extra_lanes() -> None:
     track, start, dur, depth, parent, rows = _layout([
         (0, 0, 10), (0, 5, 10), (0, 6, 2), (0, 12, 10), (0, 30, 5), (0, 31, 1)])
