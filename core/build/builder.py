@@ -38,6 +38,7 @@ from proftui.core.build.tracks import (
 from proftui.core.model.diagnostics import Diagnostics
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.strings import StringInterner, json_text
+from proftui.core.model.timeconv import MAX_SLICE_NS
 from proftui.core.runtime.malloc import release_free_memory
 from proftui.core.runtime.records import checked
 
@@ -440,6 +441,11 @@ class TraceBuilder:
             self._instants.append(ts=[ts], track=[track], name=[name], cat=[cat], ref=[ref],
                                   scope=[SCOPE_THREAD])
         extra = [pair_begin_end(self._be.concat(), slices, self.diagnostics), async_spans]
+        for paired in extra:
+            too_long = paired["dur"] > MAX_SLICE_NS
+            if too_long.any():
+                self.diagnostics.add("too_long", int(too_long.sum()))
+                paired["dur"][too_long] = 0
         if any(len(x["start"]) for x in extra):
             slices = {k: np.concatenate([slices[k]] + [x[k] for x in extra]) for k in slices}
         instants = self._instants.concat()

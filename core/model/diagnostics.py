@@ -26,6 +26,8 @@ KINDS: dict[str, str] = {
     "bad_timestamp": "event without a usable timestamp (dropped)",
     "bad_duration": "complete (X) event with a missing or unusable duration (taken as 0)",
     "negative_duration": "negative duration (clamped to 0)",
+    "too_long": "a slice (B/E or async pair) longer than 26 days, more than any profiler "
+                "captures (taken as 0 long)",
     "unmatched_end": "E event without a matching B (dropped)",
     "unclosed_begin": "B event never closed (ended at its track's last timestamp)",
     "end_name_mismatch": "E event whose name differs from its B",

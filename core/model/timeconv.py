@@ -15,6 +15,10 @@ import numpy as np
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
 _MAX_US = 9_000_000_000_000_000  # µs; its ns stay inside int64
+# The longest slice taken as written, 26 days: longer is damage (no profiler captures that
+# long; thousands of such slices could otherwise sum past int64).
+MAX_SLICE_US = 2.25e12
+MAX_SLICE_NS = 2_250_000_000_000_000
 _DIGIT0, _DOT, _MINUS, _PLUS = 48, 46, 45, 43
 
 

@@ -153,17 +153,15 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     keys = all_keys[sel]
     n_keys = len(key_labels)
     count, total = _count_total(keys, clipped_end - clipped_start, n_keys)
-    whole = np.zeros(n_keys, np.int64)
-    np.add.at(whole, keys, dur)
+    whole = sums_ns(keys, dur, n_keys)
     low = np.full(n_keys, np.iinfo(np.int64).max)
     np.minimum.at(low, keys, dur)
     high = np.full(n_keys, -1, np.int64)
     np.maximum.at(high, keys, dur)
     # Self: the time each slice owns in the window (see proftui.core.query.self_time).
-    owned = np.zeros(n_keys, np.int64)
     whole_trace = groups is None and lo <= index.start_ns and hi >= index.end_ns
-    np.add.at(owned, keys, self_times(index)[sel] if whole_trace
-              else window_self(index, sel, lo_at, hi_at))
+    owned = sums_ns(keys, self_times(index)[sel] if whole_trace
+                    else window_self(index, sel, lo_at, hi_at), n_keys)
     present = np.flatnonzero(count)
     present = present[np.argsort(-total[present], kind="stable")]
     cnt = count[present]
@@ -225,12 +223,25 @@ def _clipped(index: TraceIndex, lo: Bound, hi: Bound,
     return sel, clipped_start, np.maximum(np.minimum(end, _at(hi, sel)), clipped_start)
 
 
+def sums_ns(keys: np.ndarray, ns: np.ndarray, n_keys: int) -> np.ndarray:
+    """Per key, the sum of its `ns` (int64), saturated at the int64 maximum rather than
+    wrapped to a negative: past 2^63 ns (292 years) only a hostile file gets, with thousands
+    of slices each as long as the importers allow."""
+    total = np.zeros(n_keys, np.int64)
+    np.add.at(total, keys, ns)
+    approx = np.bincount(keys, weights=ns, minlength=n_keys)  # float64: never wraps
+    total[approx >= _INT64_LIMIT] = np.iinfo(np.int64).max
+    return total
+
+
+_INT64_LIMIT = float(2**63) * (1 - 2**-20)  # under 2^63 by more than float64 sums err
+
+
 def _count_total(keys: np.ndarray, clipped: np.ndarray, n_keys: int
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Per key: how many slices, and their summed clipped time (int64 ns)."""
     count = np.bincount(keys, minlength=n_keys)
-    total = np.zeros(n_keys, np.int64)
-    np.add.at(total, keys, clipped)
+    total = sums_ns(keys, clipped, n_keys)
     return count, total
 
 

@@ -386,3 +386,20 @@ def test_a_window_says_which_columns_are_clipped_and_which_are_whole(tmp_path: P
     assert [c.header for c in cut.columns[2:7]] == [
         "Total", "Self", "Avg (whole)", "Min (whole)", "Max (whole)"]
     assert [c.name for c in cut.columns[2:7]] == ["Total", "Self", "Avg", "Min", "Max"]
+
+
+def test_op_totals_never_wrap_negative(tmp_path: Path) -> None:
+    from proftui.core.ops.aggregate import sums_ns
+
+    big = np.full(6, 2 * 10**18, np.int64)  # 1.2e19 ns in all: past int64
+    keys = np.array([0, 0, 0, 0, 0, 1])
+    assert sums_ns(keys, big, 3).tolist() == [np.iinfo(np.int64).max, 2 * 10**18, 0]
+    # B/E pairs 54 years long (X events that long are refused as they are read): damage
+    events = [e for tid in range(40) for e in (
+        {"ph": "B", "name": "big", "pid": 1, "tid": tid, "ts": 0},
+        {"ph": "E", "pid": 1, "tid": tid, "ts": 1.7e15})] + [x("ok", 0, 5)]
+    index = load(write_trace(tmp_path / "t.json", events))
+    assert {p.kind: p.count for p in index.diagnostics} == {"too_long": 40}
+    table = aggregate_ops(index)
+    total = table.columns[2].values
+    assert total.min() >= 0 and list(table.columns[0].values) == ["ok", "big"]

@@ -17,7 +17,7 @@ from proftui.core.build.tracks import token
 from proftui.core.importers.chrome.decode import Event, event_args
 from proftui.core.importers.kineto_memory import MEMORY_EVENT, memory_samples
 from proftui.core.model.strings import json_text
-from proftui.core.model.timeconv import one_us_to_ns, us_to_ns
+from proftui.core.model.timeconv import MAX_SLICE_US, one_us_to_ns, us_to_ns
 
 # Phase groups; each phase letter maps to one.
 X, B, E, INSTANT, COUNTER, META, FLOW, ASYNC, LEGACY_ASYNC, OTHER, UNKNOWN, MISSING = range(12)
@@ -387,5 +387,5 @@ def _durations_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 def _float_durations_ns(us: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Durations in µs as numbers (NaN when missing), none with digits below the ns, as
     int64 ns (see :func:`_durations_ns`)."""
-    ok = np.abs(us) < 2.25e12  # 26 days: longer is damage; False for NaN
+    ok = np.abs(us) < MAX_SLICE_US  # longer is damage; False for NaN
     return np.rint(np.where(ok, us, 0.0) * 1000.0).astype(np.int64), ok
