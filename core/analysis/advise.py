@@ -48,10 +48,11 @@ class Evidence:
     label: str
     group: str = ""
     iteration: int | None = None
+    slice: int | None = None  # the slice it is, where it is one (its row in the index)
 
     def to_json(self) -> dict[str, Any]:
         return {"start_ns": self.start_ns, "end_ns": self.end_ns, "label": self.label,
-                "group": self.group, "iteration": self.iteration}
+                "group": self.group, "iteration": self.iteration, "slice": self.slice}
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ def _slice_evidence(ctx: Context, rows: np.ndarray, group: str) -> list[Evidence
     start, dur = ctx.index.col("slices.start"), ctx.index.col("slices.dur")
     top = rows[np.argsort(-dur[rows], kind="stable")[:MAX_EVIDENCE]]
     return [Evidence(int(start[i]), int(start[i] + dur[i]), ctx.index.slice_name(int(i)), group,
-                     _step_of(ctx, group, int(start[i])))
+                     _step_of(ctx, group, int(start[i])), int(i))
             for i in top.tolist()]
 
 

@@ -66,12 +66,15 @@ async def test_enter_shows_the_first_evidence_and_n_walks_to_the_next() -> None:
         assert timeline.view_start <= first.start_ns < first.end_ns <= timeline.view_end
         assert timeline.view_end - timeline.view_start < 2 * (first.end_ns - first.start_ns)
         assert timeline.display
+        assert first.slice is not None and timeline.selected == first.slice  # the slice
+        assert finding.evidence[0].label in str(app.query_one("#details", Static).render())
         title = str(app.query_one("#insights-title", Static).render())
         assert f"evidence 1 of {len(finding.evidence)}" in title
         await pilot.press("n")  # the pane's n, not the search's
         await settle(app, pilot)
         assert timeline.range == (second.start_ns, second.end_ns)
         assert timeline.view_start <= second.start_ns < second.end_ns <= timeline.view_end
+        assert timeline.selected == second.slice
         assert "evidence 2 of" in str(app.query_one("#insights-title", Static).render())
         assert "evidence 2 of" in str(app.query_one("#status", Static).render())
         assert app.query_one("#ops").window.start_ns == second.start_ns  # Ops follow the range

@@ -128,6 +128,8 @@ class Routing:
         window, chosen = evidence_view(evidence, timeline.shift_of_group(evidence.group))
         timeline.set_window(*window)
         timeline.set_range(*chosen)
+        if evidence.slice is not None:  # the evidence is a slice: selected, its details shown
+            timeline.select(evidence.slice)
         where = f" in {safe(evidence.group)}" if evidence.group else ""
         step = f", step {evidence.iteration}" if evidence.iteration is not None else ""
         self.app._status(f"{safe(finding.rule)} evidence {number + 1} of "
