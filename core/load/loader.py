@@ -75,6 +75,7 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     if use_cache:
         index = _from_cache(opening)
         if index is not None:
+            _check_not_empty(index, path)
             return index
     index = index_files(sources, used, clocks, progress=progress, cancelled=cancelled,
                         batch_bytes=batch_bytes, memory=opening.memory,
@@ -84,6 +85,7 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     if len(sources) > 1:
         _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
     index.meta["profile"] = describe(opening.layout)
+    _check_not_empty(index, path)
     if not use_cache:
         index.meta["no_cache"] = True  # its summary tables are read afresh too (overview)
     if use_cache and (sources or opening.memory):
@@ -185,6 +187,20 @@ def _discover(path: str, run: int | None,
         if fingerprint is not None:
             discovery_cache.store(fingerprint, run, discovered_ns, exc)
         raise
+
+
+def _check_not_empty(index: TraceIndex, path: str) -> None:
+    """Raise ProftuiError for a trace that holds no event and a profile with nothing else to
+    show (no summary table, no communication file): an empty ruler answers nothing."""
+    profile = index.meta.get("profile") or {}
+    if profile.get("tables") or profile.get("comm"):
+        return
+    if sum(index.meta.get("phase_counts", {}).values()) or any(
+            len(index.arrays.get(name, ())) for name in
+            ("slices.start", "instants.ts", "counters.sample_ts")):
+        return
+    raise ProftuiError(f"{path} has no events (its event array is empty, or the file ends "
+                       "before the first event).")
 
 
 def _from_cache(opening: _Opening) -> TraceIndex | None:

@@ -17,6 +17,7 @@ from proftui.tui.commands.common import (
     grouping_tables,
     load,
     ops_window,
+    print_warning,
     side_option,
 )
 from proftui.tui.commands.spec import Arg, Command
@@ -109,6 +110,7 @@ def cmd_export(argv: list[str]) -> int:
         if not args.force and os.path.lexists(where):
             raise ExportExists(f"{where} already exists.")
     index = load(args)
+    print_warning(index, sys.stderr)  # stdout may be the CSV itself
     lo, hi, _label = ops_window(args, index)
     groups = group_windows(args, index)
     tracks = None

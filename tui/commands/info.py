@@ -12,6 +12,7 @@ from proftui.tui.commands.common import (
     json_option,
     load,
     print_json,
+    with_warnings,
 )
 from proftui.tui.commands.spec import Command
 from proftui.tui.text.format import fmt_count, fmt_duration, track_contents
@@ -33,9 +34,10 @@ def cmd_info(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
     from proftui.core.analysis.overview import overview
 
-    summary = overview(load(args))
+    index = load(args)
+    summary = overview(index)
     if args.json:
-        print_json(summary)
+        print_json(with_warnings(summary, index))
     else:
         sys.stdout.write("\n".join(info_lines(summary)) + "\n")
     return EXIT_OK

@@ -15,6 +15,7 @@ from proftui.tui.commands.common import (
     load,
     print_json,
     print_whole_table,
+    with_warnings,
 )
 from proftui.tui.commands.spec import Command
 from proftui.tui.text.format import fmt_duration, plural, shorten_apart
@@ -77,7 +78,7 @@ def cmd_summary(argv: list[str]) -> int:
     index = load(args)
     report = summary_report(index)
     if args.json:
-        print_json(report)
+        print_json(with_warnings(report, index))
         return EXIT_OK
     files = report["files"]
     tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
