@@ -115,7 +115,8 @@ def iteration_summary(found: Iterations) -> dict[str, Any] | None:
                     parts.setdefault(part, []).append((float(ns), lengths[id(it)]))
             entry["parts"] = [{
                 "name": part, "iterations": len(pairs),
-                "mean_ns": round(sum(p for p, _ in pairs) / len(pairs)),
+                "mean_ns": round(mean) if (mean := sum(p for p, _ in pairs) / len(pairs))
+                - mean == 0 else None,  # (a part of NaN or inf has no mean)
                 "share": (sum(p for p, _ in pairs) / total
                           if (total := sum(d for _, d in pairs)) > 0 else None)}
                 for part, pairs in parts.items()]

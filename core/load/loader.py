@@ -75,7 +75,6 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     if use_cache:
         index = _from_cache(opening)
         if index is not None:
-            _check_not_empty(index, path)
             return index
     index = index_files(sources, used, clocks, progress=progress, cancelled=cancelled,
                         batch_bytes=batch_bytes, memory=opening.memory,
@@ -85,7 +84,6 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     if len(sources) > 1:
         _note_mixed_clocks(index, sources, clocks, [t.kind for t in used])
     index.meta["profile"] = describe(opening.layout)
-    _check_not_empty(index, path)
     if not use_cache:
         index.meta["no_cache"] = True  # its summary tables are read afresh too (overview)
     if use_cache and (sources or opening.memory):
@@ -189,9 +187,10 @@ def _discover(path: str, run: int | None,
         raise
 
 
-def _check_not_empty(index: TraceIndex, path: str) -> None:
+def check_not_empty(index: TraceIndex, path: str) -> None:
     """Raise ProftuiError for a trace that holds no event and a profile with nothing else to
-    show (no summary table, no communication file): an empty ruler answers nothing."""
+    show (no summary table, no communication file): an empty ruler answers nothing. The
+    commands and the app ask it of what load_trace opened (which opens it all the same)."""
     profile = index.meta.get("profile") or {}
     if profile.get("tables") or profile.get("comm"):
         return

@@ -51,7 +51,8 @@ def test_the_overview_line_says_what_the_index_holds(tmp_path) -> None:
     # the damage said first, in the words every command prints it with
     assert overview_status(index) == (
         "warning: damaged input, the numbers below lack what was lost: event without a usable "
-        "timestamp (dropped) at byte 1\n1 slice over 5 us, 1 process; 1 import problem (D)  (? keys)")
+        "timestamp (dropped) at byte 1\n"
+        "1 slice over 5 us, 1 process; 1 import problem (D)  (? keys)")
 
 
 def test_an_unexpected_error_is_a_sentence() -> None:

@@ -16,7 +16,8 @@ def test_json(capsys, tmp_path) -> None:
     code, out, err = run_cli(capsys, "memory", "--json", str(write_text_rank(tmp_path)))
     assert code == 0, err
     data = json.loads(out)
-    assert set(data) == {"window", "start_ns", "end_ns", "peaks", "top_ops", "op_tables"}
+    assert set(data) == {"window", "start_ns", "end_ns", "peaks", "top_ops", "op_tables",
+                         "warnings"}
     assert data["window"] == "whole trace" and data["start_ns"] == T
     pta = next(p for p in data["peaks"] if (p["component"], p["measure"]) == ("PTA",
                                                                              "allocated"))

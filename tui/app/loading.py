@@ -12,6 +12,7 @@ from textual.widgets import ProgressBar
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.analysis.overview import read_overview
 from proftui.core.discover.runs import SeveralRunsError
+from proftui.core.load.loader import check_not_empty
 from proftui.core.query.rows import RowIndex, rows_for
 from proftui.tui.commands.common import index_warning_line
 from proftui.tui.text.format import fmt_count, fmt_duration, plural
@@ -97,6 +98,7 @@ class Loading:
                                    cancelled=app._cancel.is_set,
                                    file_progress=self._report_file)
                 rows = rows_for(index)
+            check_not_empty(index, app.path)  # (a cached empty one is said again)
             if index.meta.get("sources"):  # (a profile of summary tables only has none)
                 self.first_frame.clear()
                 app.call_from_thread(self.show_timeline_first, index, rows)

@@ -10,6 +10,7 @@ from proftui.tui.commands.common import (
     json_option,
     load,
     print_json,
+    print_warning,
     with_warnings,
 )
 from proftui.tui.commands.spec import Arg, Command
@@ -50,6 +51,7 @@ def cmd_advise(argv: list[str]) -> int:
     if args.json:
         print_json(with_warnings(found.to_json(), index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     sys.stdout.write("".join(finding_lines(found, capture_start_ns(index))))
     return EXIT_OK
 

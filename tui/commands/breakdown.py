@@ -13,6 +13,7 @@ from proftui.tui.commands.common import (
     ops_window,
     print_json,
     print_table,
+    print_warning,
     window_text,
     with_warnings,
 )
@@ -51,6 +52,7 @@ def cmd_breakdown(argv: list[str]) -> int:
     if args.json:
         print_json(with_warnings(found.to_json(), index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     if not found.steps and not found.total:
         sys.stdout.write("nothing to break down: no slices in this profile\n")
         return EXIT_OK

@@ -12,6 +12,7 @@ from proftui.tui.commands.common import (
     load,
     ops_window,
     print_json,
+    print_warning,
     print_whole_table,
     rank_keys,
     top_option,
@@ -83,6 +84,7 @@ def cmd_cluster(argv: list[str]) -> int:
             "communication": comm.to_json() if comm is not None else None,
             "profiler": profiler.to_json() if profiler is not None else None}), index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     for line in rank_gap_lines({"ranks": gaps}):
         sys.stdout.write("warning: " + line.removeprefix("warning").strip() + "\n")
     print_cluster(found, args.top, STRIPS[args.strip])

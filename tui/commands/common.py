@@ -134,14 +134,13 @@ def _progress(enabled: bool) -> Iterator[dict[str, Callable[..., None]]]:
 
 
 def load(args: argparse.Namespace, show_progress: bool = True):
-    """The trace or profile of `args.path`; of a command that prints text (its --json not
-    given), its damage said first (see warning_line)."""
+    """The trace or profile of `args.path` (refused when it holds nothing to show)."""
     from proftui.core import load_trace
+    from proftui.core.load.loader import check_not_empty
 
     with _progress(show_progress) as callbacks:
         index = load_trace(args.path, run=args.run, use_cache=not args.no_cache, **callbacks)
-    if getattr(args, "json", None) is False:
-        print_warning(index)
+    check_not_empty(index, args.path)
     return index
 
 

@@ -12,6 +12,7 @@ from proftui.tui.commands.common import (
     json_option,
     load,
     print_json,
+    print_warning,
     with_warnings,
 )
 from proftui.tui.commands.spec import Command
@@ -39,6 +40,7 @@ def cmd_info(argv: list[str]) -> int:
     if args.json:
         print_json(with_warnings(summary, index))
     else:
+        print_warning(index)  # the damage said first, before the answer
         sys.stdout.write("\n".join(info_lines(summary)) + "\n")
     return EXIT_OK
 

@@ -11,6 +11,7 @@ from proftui.tui.commands.common import (
     load,
     print_json,
     print_table,
+    print_warning,
     profile_iterations,
     whole_ns,
     with_warnings,
@@ -59,6 +60,7 @@ def cmd_iterations(argv: list[str]) -> int:
                   "items": items}  # `items` and `number`: the old names, for one release
         print_json(with_warnings(result, index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     if not found.items:
         sys.stdout.write("no iterations found (no ProfilerStep#N or msprof step trace in the "
                          "timeline, no step CSVs)\n")

@@ -14,6 +14,7 @@ from proftui.tui.commands.common import (
     load,
     ops_window,
     print_json,
+    print_warning,
     print_whole_table,
     top_option,
     window_text,
@@ -56,6 +57,7 @@ def cmd_memory(argv: list[str]) -> int:
     if args.json:
         print_json(with_warnings({"window": label, **found.to_json(args.top)}, index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     if not found.has_data:
         sys.stdout.write(NO_DATA)
         return EXIT_OK

@@ -18,6 +18,7 @@ from proftui.tui.commands.common import (
     ops_window,
     print_json,
     print_table,
+    print_warning,
     side_option,
     top_option,
     window_text,
@@ -84,6 +85,7 @@ def cmd_ops(argv: list[str]) -> int:
                      for r in shown]}
         print_json(with_warnings(result, index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     where = (window_text(label, lo, hi, origin) if groups is None else
              f"{label}, each in its own window ({fmt_duration(lo - origin)} to "
              f"{fmt_duration(hi - origin)} {FROM_CAPTURE_START} in all)")

@@ -14,6 +14,7 @@ from proftui.tui.commands.common import (
     json_option,
     load,
     print_json,
+    print_warning,
     print_whole_table,
     with_warnings,
 )
@@ -80,6 +81,7 @@ def cmd_summary(argv: list[str]) -> int:
     if args.json:
         print_json(with_warnings(report, index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     files = report["files"]
     tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
     what = (f"span {fmt_duration(report['span_ns'])}, {plural(report['slices'], 'slice')} "
