@@ -29,8 +29,11 @@ def read_overview(index: TraceIndex) -> tuple[dict[str, Any], list[Table], Itera
     summary["iterations"] = {
         "source": found.source if found.items else None,
         "notes": found.notes,
-        "items": [{"group": it.group, "number": it.number, "start_ns": it.start_ns,
-                   "dur_ns": it.dur_ns, "parts_ns": it.parts} for it in found.items]}
+        # `number` is the old name of `iteration`, kept for one release
+        "items": [{"group": it.group, "iteration": it.number, "number": it.number,
+                   "start_ns": it.start_ns, "dur_ns": it.dur_ns,
+                   "parts_ns": {k: round(v) if v - v == 0 else None
+                                for k, v in it.parts.items()}} for it in found.items]}
     return summary, tables, found
 
 

@@ -117,10 +117,12 @@ def iteration_summary(found: Iterations, steps: dict[str, list[StepBreakdown]] |
             durations = np.array([lengths[id(it)] for it in known], np.int64)
             slowest = known[int(np.argmax(durations))]
             median = median_ns(durations.tolist())
+            # times in integer ns, as in every --json; `number` is `iteration`'s old name
             entry.update(median_ns=median,
                          **speed(median, (steps or {}).get(group, ()), batch_size),
-                         mean_ns=float(durations.mean()),
-                         slowest={"number": slowest.number, "dur_ns": lengths[id(slowest)]},
+                         mean_ns=round(float(durations.mean())),
+                         slowest={"iteration": slowest.number, "number": slowest.number,
+                                  "dur_ns": lengths[id(slowest)]},
                          length_from=("window" if len(timed) == len(known) else "parts"
                                       if not timed else "window and parts"))
             parts: dict[str, list[tuple[float, int]]] = {}
@@ -129,7 +131,8 @@ def iteration_summary(found: Iterations, steps: dict[str, list[StepBreakdown]] |
                     parts.setdefault(part, []).append((float(ns), lengths[id(it)]))
             entry["parts"] = [{
                 "name": part, "iterations": len(pairs),
-                "mean_ns": sum(p for p, _ in pairs) / len(pairs),
+                "mean_ns": round(mean) if (mean := sum(p for p, _ in pairs) / len(pairs))
+                - mean == 0 else None,  # (a part of NaN or inf has no mean)
                 "share": (sum(p for p, _ in pairs) / total
                           if (total := sum(d for _, d in pairs)) > 0 else None)}
                 for part, pairs in parts.items()]
@@ -273,7 +276,7 @@ def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
                 title += f"; {rate}"
             rows = [("step time (median)", g["median_ns"], None),
                     ("step time (mean)", g["mean_ns"], 1.0),
-                    (f"slowest (#{g['slowest']['number']})", g["slowest"]["dur_ns"], None)]
+                    (f"slowest (#{g['slowest']['iteration']})", g["slowest"]["dur_ns"], None)]
             rows += [(f"  {p['name']} (mean)", p["mean_ns"], p["share"]) for p in g["parts"]]
             out.append((title, rows_table(["Part", "Time", "Share of step(%)"],
                                       ["text", "ns", "%"], rows)))

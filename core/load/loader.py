@@ -187,6 +187,21 @@ def _discover(path: str, run: int | None,
         raise
 
 
+def check_not_empty(index: TraceIndex, path: str) -> None:
+    """Raise ProftuiError for a trace that holds no event and a profile with nothing else to
+    show (no summary table, no communication file): an empty ruler answers nothing. The
+    commands and the app ask it of what load_trace opened (which opens it all the same)."""
+    profile = index.meta.get("profile") or {}
+    if profile.get("tables") or profile.get("comm"):
+        return
+    if sum(index.meta.get("phase_counts", {}).values()) or any(
+            len(index.arrays.get(name, ())) for name in
+            ("slices.start", "instants.ts", "counters.sample_ts")):
+        return
+    raise ProftuiError(f"{path} has no events (its event array is empty, or the file ends "
+                       "before the first event).")
+
+
 def _from_cache(opening: _Opening) -> TraceIndex | None:
     """The cached index of what `opening` opens; None when there is none that is current."""
     if not (opening.sources or opening.memory):

@@ -65,6 +65,11 @@ NOTES: frozenset[str] = frozenset({
     "flow_orphan"})
 
 
+# Kinds after which nothing more of a file was read: a warning of one says where the profile
+# stops, as what came after is lost.
+CUT_SHORT: frozenset[str] = frozenset({"truncated", "bad_csv"})
+
+
 def severity(kind: str) -> str:
     """"damage" or "note" (a kind not known here is damage: it is not known to be normal)."""
     return "note" if kind in NOTES else "damage"
@@ -107,6 +112,12 @@ class Diagnostics:
             if problem.first_offset is None and offset is not None:
                 problem.first_offset = offset
 
+    def explain(self, kind: str, detail: str) -> None:
+        """Replace the detail of `kind`, counted already, by a better reason for it."""
+        problem = self._problems.get(kind)
+        if problem is not None:
+            problem.detail = detail[:200]
+
     def __iter__(self):
         return iter(sorted(self._problems.values(), key=lambda p: -p.count))
 
@@ -137,6 +148,18 @@ class Diagnostics:
             {"kind": p.kind, "count": p.count, "first_offset": p.first_offset,
              "message": p.message, "detail": p.detail, "severity": p.severity}
             for p in self
+        ]
+
+    def warnings(self, end_ns: int | None = None) -> list[dict]:
+        """The damage (notes left out), one warning a kind, most frequent first: its `kind`,
+        `count`, `message`, `first_offset` (a byte, or null) and `end_ns`, where the profile
+        stops (absolute), for a kind that cut a file short (CUT_SHORT) when `end_ns` is known
+        (of a profile of one timeline), else null."""
+        return [
+            {"kind": p.kind, "count": p.count, "message": p.message,
+             "first_offset": p.first_offset,
+             "end_ns": end_ns if p.kind in CUT_SHORT else None}
+            for p in self if p.severity == "damage"
         ]
 
     @classmethod

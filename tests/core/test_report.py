@@ -77,7 +77,8 @@ def test_summary_of_an_inline_trace(tmp_path) -> None:
         ("conv", 2, 36_000), ("relu", 1, 10_000), ("conv_inner", 1, 4_000)]
     (group,) = report["iterations"]["groups"]
     assert group["count"] == 2 and group["median_ns"] == 50_000 and group["mean_ns"] == 50_000
-    assert group["slowest"] == {"number": 2, "dur_ns": 60_000} and group["parts"] == []
+    assert group["slowest"] == {"iteration": 2, "number": 2, "dur_ns": 60_000}
+    assert group["parts"] == []
     assert report["diagnostics"] == {}
     titles = [title for title, _ in report_tables(report)]
     assert titles[0].startswith("iterations: 2 from ProfilerStep#N")

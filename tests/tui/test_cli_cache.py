@@ -35,7 +35,7 @@ def test_an_empty_cache(tmp_path, cache_dir, capsys) -> None:
                                        f"{cache_dir}\n")
     found = _listing(capsys)
     assert found == {"directory": str(cache_dir), "max_bytes": 10 << 30, "total_bytes": 0,
-                     "entries": []}
+                     "entries": [], "warnings": []}
 
 
 def test_entries_with_their_sizes_sources_and_last_use(tmp_path, cache_dir, capsys,
@@ -87,7 +87,8 @@ def test_clear_removes_only_proftuis_files(tmp_path, cache_dir, capsys) -> None:
     assert [p.name for p in cache_dir.iterdir()] == ["notes.txt"]
     assert main(["cache", "clear", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"directory": str(cache_dir),
-                                                   "removed_files": 0, "freed_bytes": 0}
+                                                   "removed_files": 0, "freed_bytes": 0,
+                                                   "warnings": []}
 
 
 def test_a_cap_that_is_not_a_size(tmp_path, cache_dir, capsys, monkeypatch) -> None:

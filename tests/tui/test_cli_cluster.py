@@ -24,16 +24,17 @@ def test_json_schema_and_values(capsys, tmp_path):
     data = json.loads(out)
     assert set(data) == {"ranks", "slowest", "spread", "collectives", "last_arrivals",
                          "wait_ns", "waits_for", "slow_rank", "ranks_without_timeline",
-                         "missing_ranks", "communication", "profiler"}
+                         "missing_ranks", "communication", "profiler", "warnings"}
     assert data["communication"] is None and data["profiler"] is None  # no HCCL summaries
     r0, r1 = data["ranks"]
-    assert r0["rank"] == "rank 0" and [s["iteration"] for s in r0["steps"]] == [1, 2, 3]
+    assert (r0["rank"], r0["group"]) == (0, "rank 0")
+    assert [s["iteration"] for s in r0["steps"]] == [1, 2, 3]
     assert [s["warmup"] for s in r0["steps"]] == [True, False, False]
     assert set(r0["steps"][0]) == {"iteration", "step_ns", "compute_ns", "comm_exposed_ns",
                                    "free_ns", "warmup"}
     assert r0["median"]["step_ns"] == 200 * US and r1["median"]["step_ns"] == 210 * US
     assert r0["median"]["compute_ns"] == 100 * US
-    assert data["slowest"] == {"rank": "rank 1", "iteration": 2, "step_ns": 210 * US}
+    assert data["slowest"] == {"rank": 1, "group": "rank 1", "iteration": 2, "step_ns": 210 * US}
     assert data["spread"] == pytest.approx(10 / 205)
     c = data["collectives"]
     assert c["matched_by"] == "hccl_name" and c["matched"] == 3
@@ -163,7 +164,7 @@ def test_absent_ranks_and_rank_folders_without_a_trace_are_reported(capsys, tmp_
     (tmp_path / "rank2_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").unlink()
     code, out, _ = run_cli(capsys, "cluster", "--json", path)
     data = json.loads(out)
-    assert code == 0 and [r["rank"] for r in data["ranks"]] == ["rank 0", "rank 3"]
+    assert code == 0 and [r["rank"] for r in data["ranks"]] == [0, 3]
     assert (data["ranks_without_timeline"], data["missing_ranks"]) == ([2], [1])
     code, out, _ = run_cli(capsys, "cluster", path)
     assert out.splitlines()[:2] == [
@@ -213,12 +214,13 @@ def test_communication_and_profiler_output_in_json(capsys, tmp_path):
     data = json.loads(out)
     comm = data["communication"]
     assert comm["slow_ratio"] == 0.8 and "median" in comm["slow"]
-    assert set(comm["link_types"][0]) == {"rank", "step", "transport", "size_bytes", "time_ns",
-                                          "bandwidth_gbps", "median_gbps", "slow", "judged"}
+    assert set(comm["link_types"][0]) == {"rank", "group", "step", "transport", "size_bytes",
+                                          "time_ns", "bandwidth_gbps", "median_gbps", "slow",
+                                          "judged"}
     assert [(t["rank"], t["transport"], t["bandwidth_gbps"], t["slow"])
             for t in comm["link_types"]] == [
-        ("rank 0", "HCCS", 20.0, False), ("rank 0", "SDMA", 20.0, False),
-        ("rank 1", "HCCS", 10.0, True), ("rank 1", "SDMA", 10.0, True)]
+        (0, "HCCS", 20.0, False), (0, "SDMA", 20.0, False),
+        (1, "HCCS", 10.0, True), (1, "SDMA", 10.0, True)]
     assert comm["slow_links"] == 1 and comm["links_not_judged"] == 0
     [slow] = [c for c in comm["matrix"] if c["slow"]]
     assert slow == {"step": 1, "src": "rank 1", "dst": "rank 0", "transport": "HCCS",

@@ -27,7 +27,7 @@ def test_json_schema_and_values(tmp_path: Path, capsys) -> None:
     assert main(["comm", "--json", str(tmp_path)]) == 0
     data = json.loads(capsys.readouterr().out)
     assert list(data) == ["sources", "not_used", "thresholds", "ranks", "n_collectives",
-                          "collectives", "links", "links_not_judged", "flags"]
+                          "collectives", "links", "links_not_judged", "flags", "warnings"]
     (source,) = data["sources"]
     assert source["format"] == "text" and source["problems"] == {"comm_bad_value": 1}
     assert source["error"] is None and source["path"].endswith("communication.json")
@@ -68,7 +68,11 @@ def test_text_output(tmp_path: Path, capsys) -> None:
     _rank(tmp_path)
     assert main(["comm", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("communication of 1 rank, from the text export\n")
+    # the figure left out said first, then the report
+    warned, rest = out.split("\n", 1)
+    assert warned == ("warning: damaged input, the numbers below lack what was lost: a "
+                      "figure that is not a number, or is negative (left out)")
+    assert rest.startswith("communication of 1 rank, from the text export\n")
     assert "collectives: 2 in all; top 2 by elapse" in out
     assert "links between ranks: 3 judged (LOCAL copies left out)" in out
     assert ("slow link: step 3: 0 -> 3 HCCS (allreduce) runs at 10.00 GB/s, 50% of the "

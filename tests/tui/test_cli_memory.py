@@ -17,7 +17,7 @@ def test_json(capsys, tmp_path) -> None:
     assert code == 0, err
     data = json.loads(out)
     assert set(data) == {"window", "start_ns", "end_ns", "peaks", "top_ops", "op_tables",
-                         "ranks_without_data"}
+                         "ranks_without_data", "warnings"}
     assert data["ranks_without_data"] == []
     assert data["window"] == "whole trace" and data["start_ns"] == T
     pta = next(p for p in data["peaks"] if (p["component"], p["measure"]) == ("PTA",

@@ -169,7 +169,7 @@ def test_iterations_of_a_trace_without_steps(tmp_path, capsys) -> None:
     assert status == 0 and out.startswith("no iterations found")
     status, out, _ = run_cli(capsys, "iterations", "--json", str(path))
     assert json.loads(out) == {"source": None, "notes": [], "capture_start_ns": 0,
-                               "items": []}
+                               "iterations": [], "items": [], "warnings": []}
 
 
 # The first step starts 25 µs after the capture (its earliest event, a kernel at 100 µs).

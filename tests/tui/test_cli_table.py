@@ -184,7 +184,7 @@ def test_json_schema_with_integer_ns(ranks, capsys) -> None:
         ],
         "n_rows": 2,
         "sort": {"column": "Duration(us)", "descending": True},
-        "where": "Duration>1us",
+        "where": "Duration>1us", "warnings": [],
     }
     # n_rows counts the matching rows; rows holds the first --top; missing cells are null.
     status, out, _ = run_cli(capsys, "table", ranks, "op_statistic", "--json", "--top", "1",

@@ -12,7 +12,9 @@ from textual.widgets import ProgressBar
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.analysis.overview import read_overview
 from proftui.core.discover.runs import SeveralRunsError
+from proftui.core.load.loader import check_not_empty
 from proftui.core.query.rows import RowIndex, rows_for
+from proftui.tui.commands.common import index_warning_line
 from proftui.tui.text.format import fmt_count, fmt_duration, plural
 from proftui.tui.text.safe import safe
 from proftui.tui.widgets.timeline import Timeline
@@ -39,7 +41,14 @@ def file_note(number: int, of: int, name: str) -> str:
 
 def overview_status(index: TraceIndex) -> str:
     """What the index holds, in a line (from the index alone: it is shown with the first
-    frame, before the overview is read)."""
+    frame, before the overview is read), after the warning line of its damage, as the
+    commands print it first."""
+    warned = index_warning_line(index)
+    said = _holds(index)
+    return f"{warned}\n{said}" if warned else said
+
+
+def _holds(index: TraceIndex) -> str:
     # Damage only: notes (flows without a partner ...) are normal output, listed under D.
     n_problems = index.diagnostics.damage
     problems = (f"; {plural(n_problems, 'import problem')} (D)"
@@ -89,6 +98,7 @@ class Loading:
                                    cancelled=app._cancel.is_set,
                                    file_progress=self._report_file)
                 rows = rows_for(index)
+            check_not_empty(index, app.path)  # (a cached empty one is said again)
             if index.meta.get("sources"):  # (a profile of summary tables only has none)
                 self.first_frame.clear()
                 app.call_from_thread(self.show_timeline_first, index, rows)

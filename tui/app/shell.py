@@ -93,6 +93,8 @@ class ProftuiApp(BaseApp):
     #status { height: 1; padding: 0 1; background: $panel; }
     /* an error is read whole, on as many lines as it takes (and again under D) */
     #status.error { height: auto; max-height: 8; background: $error 35%; }
+    /* damaged input: its warning line first, above what the index holds */
+    #status.damaged { height: auto; max-height: 4; background: $warning 30%; }
     #progress { padding: 0 1; }
     #main { height: 1fr; }
     #panes { height: 40%; min-height: 7; }
@@ -224,6 +226,7 @@ class ProftuiApp(BaseApp):
             prefix += f"[aligned at iteration {alignment.number}: A undoes] "
         status = self.query_one("#status", Static)
         status.remove_class("error")
+        status.set_class(text.startswith("warning:"), "damaged")
         room = status.size.width - 2  # its padding; 0 before the first layout
         if 0 < room < len(prefix + text + suffix):
             suffix = ""  # rather than cut in half: the Ops pane's title names its window too

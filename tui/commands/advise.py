@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import sys
 
-from proftui.tui.commands.common import EXIT_OK, TRACE, json_option, load, print_json
+from proftui.tui.commands.common import (
+    EXIT_OK,
+    TRACE,
+    json_option,
+    load,
+    print_json,
+    print_warning,
+    with_warnings,
+)
 from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.text.format import fmt_duration
 from proftui.tui.text.safe import safe
@@ -41,8 +49,9 @@ def cmd_advise(argv: list[str]) -> int:
     _, tables, iterations = read_overview(index)
     found = advise(index, iterations, tables, overrides)
     if args.json:
-        print_json(found.to_json())
+        print_json(with_warnings(found.to_json(), index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     sys.stdout.write("".join(finding_lines(found, capture_start_ns(index))))
     return EXIT_OK
 

@@ -13,7 +13,9 @@ from proftui.tui.commands.common import (
     ops_window,
     print_json,
     print_table,
+    print_warning,
     window_text,
+    with_warnings,
 )
 from proftui.tui.commands.spec import Command
 from proftui.tui.text.format import plural
@@ -48,8 +50,9 @@ def cmd_breakdown(argv: list[str]) -> int:
         ops_window(args, index)  # the same sentence for an iteration that is not there
     found = breakdown(index, iterations, tables, number=args.iteration, window=window)
     if args.json:
-        print_json(found.to_json())
+        print_json(with_warnings(found.to_json(), index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     if not found.steps and not found.total:
         sys.stdout.write("nothing to break down: no slices in this profile\n")
         return EXIT_OK

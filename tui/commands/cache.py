@@ -12,6 +12,7 @@ from proftui.tui.commands.common import (
     json_option,
     print_json,
     print_whole_table,
+    warning,
 )
 from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.text.format import plural
@@ -44,7 +45,7 @@ def cmd_cache(argv: list[str]) -> int:
         removed, freed = cache_entries.clear(directory)
         if args.json:
             print_json({"directory": str(directory), "removed_files": removed,
-                        "freed_bytes": freed})
+                        "freed_bytes": freed, "warnings": []})
         else:
             files = "file" if removed == 1 else "files"
             sys.stdout.write(f"removed {removed} {files} ({cache_entries.fmt_bytes(freed)}) "
@@ -60,7 +61,9 @@ def cmd_cache(argv: list[str]) -> int:
     total = sum(d.entry.size for d in found)
     if args.json:
         print_json({"directory": str(directory), "max_bytes": cap, "total_bytes": total,
-                    "entries": [_plain(d) for d in found]})
+                    "entries": [_plain(d) for d in found],
+                    "warnings": [warning("unreadable_entry", f"{d.entry.key}: {d.problem}")
+                                 for d in found if d.problem]})
         return EXIT_OK
     summary = (f"{plural(len(found), 'entry', 'entries')}, {cache_entries.fmt_bytes(total)} of "
                f"{cache_entries.fmt_bytes(cap)} ({cache_entries.MAX_ENV}) in {directory}")

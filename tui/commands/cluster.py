@@ -12,8 +12,11 @@ from proftui.tui.commands.common import (
     load,
     ops_window,
     print_json,
+    print_warning,
     print_whole_table,
+    rank_keys,
     top_option,
+    with_warnings,
 )
 from proftui.tui.commands.info import rank_gap_lines
 from proftui.tui.commands.spec import Arg, Command
@@ -74,12 +77,14 @@ def cmd_cluster(argv: list[str]) -> int:
         comm = comm.only_step(args.iteration)
     gaps = profile.get("ranks") or {}
     if args.json:
-        print_json({**found.to_json(args.top),
-                    "ranks_without_timeline": gaps.get("without_timeline", []),
-                    "missing_ranks": gaps.get("missing", []),
-                    "communication": comm.to_json() if comm is not None else None,
-                    "profiler": profiler.to_json() if profiler is not None else None})
+        print_json(with_warnings(_ranks_numbered({
+            **found.to_json(args.top),
+            "ranks_without_timeline": gaps.get("without_timeline", []),
+            "missing_ranks": gaps.get("missing", []),
+            "communication": comm.to_json() if comm is not None else None,
+            "profiler": profiler.to_json() if profiler is not None else None}), index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     for line in rank_gap_lines({"ranks": gaps}):
         sys.stdout.write("warning: " + line.removeprefix("warning").strip() + "\n")
     print_cluster(found, args.top, STRIPS[args.strip])
@@ -88,6 +93,16 @@ def cmd_cluster(argv: list[str]) -> int:
     if profiler is not None:
         print_profiler(profiler, args.top)
     return EXIT_OK
+
+
+def _ranks_numbered(data: dict) -> dict:
+    """The cluster's JSON with each rank a number in `rank` and its label in `group`."""
+    data["ranks"] = [rank_keys(r) for r in data["ranks"]]
+    data["slowest"] = rank_keys(data["slowest"])
+    if data["communication"] is not None:
+        links = data["communication"]["link_types"]
+        data["communication"]["link_types"] = [rank_keys(r) for r in links]
+    return data
 
 
 def print_comm(comm) -> None:

@@ -13,6 +13,8 @@ from proftui.tui.commands.common import (
     print_json,
     print_whole_table,
     top_option,
+    warning,
+    warning_line,
 )
 from proftui.tui.commands.spec import Command
 from proftui.tui.text.safe import safe
@@ -49,9 +51,13 @@ def cmd_comm(argv: list[str]) -> int:
         for s in errors:
             sys.stderr.write(f"proftui: {safe(s.error)}\n")
         return EXIT_FAILURE
+    warnings = _warnings(report)
     if args.json:
-        print_json(report.to_json(args.top))
+        print_json({**report.to_json(args.top), "warnings": warnings})
         return EXIT_OK
+    line = warning_line(warnings, 0)  # (no time in them)
+    if line:
+        sys.stdout.write(line + "\n")
     if report.empty:
         sys.stdout.write(f"{safe(args.path)} has no communication data (no communication.json, "
                          "communication_matrix.json or analysis.db communication tables "
@@ -59,6 +65,20 @@ def cmd_comm(argv: list[str]) -> int:
         return EXIT_OK
     print_comm(report, args.top)
     return EXIT_OK
+
+
+def _warnings(report) -> list[dict]:
+    """What of HCCL's files could not be read, or was left out, as --json `warnings`."""
+    from proftui.core.importers.ascend_comm import PROBLEMS
+
+    out = []
+    for s in report.sources:
+        where = f"{s.rank}: " if s.rank else ""
+        if s.error:
+            out.append(warning("unreadable_file", where + s.error))
+        out += [warning(kind, where + PROBLEMS.get(kind, kind), count)
+                for kind, count in s.problems.items()]
+    return out
 
 
 def print_comm(report, top: int) -> None:

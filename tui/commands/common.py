@@ -143,10 +143,83 @@ def _progress(enabled: bool) -> Iterator[dict[str, Callable[..., None]]]:
 
 
 def load(args: argparse.Namespace, show_progress: bool = True):
+    """The trace or profile of `args.path` (refused when it holds nothing to show)."""
     from proftui.core import load_trace
+    from proftui.core.load.loader import check_not_empty
 
     with _progress(show_progress) as callbacks:
-        return load_trace(args.path, run=args.run, use_cache=not args.no_cache, **callbacks)
+        index = load_trace(args.path, run=args.run, use_cache=not args.no_cache, **callbacks)
+    check_not_empty(index, args.path)
+    return index
+
+
+def damage_warnings(index) -> list[dict[str, Any]]:
+    """The `warnings` of every --json: the damage of what was read, a kind an object (see
+    Diagnostics.warnings); where a cut profile stops is known of one timeline only."""
+    one_timeline = len(index.meta.get("sources") or ()) == 1
+    return index.diagnostics.warnings(index.end_ns if one_timeline else None)
+
+
+def warning_line(warnings: list[dict[str, Any]], origin_ns: int) -> str:
+    """The one line said before an answer built from damaged input (empty without damage):
+    what was lost and, of a cut file, where the profile stops (from the capture start,
+    `origin_ns`). The commands print it first and the app shows it on its status line."""
+    if not warnings:
+        return ""
+    parts = []
+    for w in warnings:
+        what = safe(w["message"])
+        if w["count"] > 1:
+            what = f"{fmt_count(w['count'])} x {what}"
+        if w.get("first_offset") is not None:
+            what += f" at byte {fmt_count(w['first_offset'])}"
+        if w.get("end_ns") is not None:
+            what += (f": the profile stops at {fmt_duration(w['end_ns'] - origin_ns)} from "
+                     "the capture start and what came after is lost")
+        parts.append(what)
+    return "warning: damaged input, the numbers below lack what was lost: " + "; ".join(parts)
+
+
+def index_warning_line(index) -> str:
+    """The warning line of `index` (empty without damage)."""
+    from proftui.core.ops.iterations import capture_start_ns
+
+    return warning_line(damage_warnings(index), capture_start_ns(index))
+
+
+def print_warning(index, stream: Any = None) -> None:
+    """The warning line of `index`, when it has damage, on `stream` (stdout)."""
+    line = index_warning_line(index)
+    if line:
+        (stream or sys.stdout).write(line + "\n")
+
+
+def warning(kind: str, message: str, count: int = 1) -> dict[str, Any]:
+    """One item of a --json's `warnings` that no import counted (shaped as theirs)."""
+    return {"kind": kind, "count": count, "message": message, "first_offset": None,
+            "end_ns": None}
+
+
+def rank_keys(item: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`item` (a JSON object naming a rank by its label in `rank`) with the label as `group`
+    and `rank` the rank's number (null where the label names none), as every --json has
+    them."""
+    if item is None or not isinstance(item.get("rank"), str):
+        return item
+    from proftui.core.analysis.cluster_comm import rank_number
+
+    return {**item, "rank": rank_number(item["rank"]), "group": item["rank"]}
+
+
+def whole_ns(times: dict[str, float]) -> dict[str, int | None]:
+    """Times in float ns (a profile's own step parts) as the integer ns every --json has."""
+    return {key: round(value) if value - value == 0 else None  # NaN, inf: none known
+            for key, value in times.items()}
+
+
+def with_warnings(data: dict[str, Any], index) -> dict[str, Any]:
+    """`data` (a command's --json) with the `warnings` of `index` added."""
+    return {**data, "warnings": damage_warnings(index)}
 
 
 def profile_iterations(index):
@@ -339,8 +412,10 @@ def json_value(column, value):
     number = float(value)
     if number != number:
         return None
-    if column.unit == "ns" or number.is_integer() and column.unit == "":
-        return int(value) if number.is_integer() else number
+    if column.unit == "ns" and number - number == 0:
+        return round(number)  # times are integer ns in every --json (a mean too)
+    if number.is_integer() and column.unit == "":
+        return int(number)
     return number
 
 

@@ -12,12 +12,15 @@ from proftui.tui.commands.common import (
     EXIT_FAILURE,
     EXIT_OK,
     by_option,
+    damage_warnings,
+    index_warning_line,
     json_option,
     load,
     print_json,
     print_whole_table,
     side_option,
     top_option,
+    warning,
 )
 from proftui.tui.commands.spec import Arg, Command, Parser
 from proftui.tui.commands.summary import fit_names
@@ -87,12 +90,17 @@ def cmd_diff(argv: list[str]) -> int:
                     numbers=numbers, op_map=op_map)
     if args.csv:
         _write_csv(args.csv, found)
+    damage = _side_warnings(sides)
     if args.json:
-        print_json(found.to_json(top=args.top))
+        print_json({**found.to_json(top=args.top), "warnings": [
+            warning("mismatch", w) for w in found.warnings] + damage})
     else:
         out = [f"base {safe(args.base)}: {safe(found.base.kind)}, {found.base.device_kind}\n",
                f"new  {safe(args.new)}: {safe(found.new.kind)}, {found.new.device_kind}\n"]
         out += [f"warning: {safe(w)}\n" for w in found.warnings]
+        out += [f"warning: {side}: {line.removeprefix('warning: ')}\n" for side, line in (
+            ("base", index_warning_line(sides[0].index)),
+            ("new", index_warning_line(sides[1].index))) if line]
         if not found.comparable:
             out.append("not comparable: the numbers below compare unlike profiles\n")
         out.append(f"{safe(found.verdict)}\n")
@@ -121,6 +129,13 @@ def _fitted(table, width: int, boxed: bool):
         return fitted
     rest = Table(table.kind, table.path, table.columns[:-1], table.n_rows)
     return fit_names(rest, width, boxed)
+
+
+def _side_warnings(sides) -> list[dict]:
+    """The damage of each side as --json `warnings`, each message saying which side."""
+    return [{**w, "message": f"{name}: {w['message']}"}
+            for name, opened in zip(("base", "new"), sides)
+            for w in damage_warnings(opened.index)]
 
 
 def _numbers(parser: Parser, text: str) -> tuple[int, int]:

@@ -17,6 +17,7 @@ from proftui.tui.commands.common import (
     grouping_tables,
     load,
     ops_window,
+    print_warning,
     side_option,
 )
 from proftui.tui.commands.spec import Arg, Command
@@ -139,6 +140,7 @@ def cmd_export(argv: list[str]) -> int:
         shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
         result = export_table(table, target, columns=shown, unit=args.unit or "ns",
                               **common)
+    print_warning(index, sys.stderr)  # with what was written (stdout may be the CSV)
     if result.path != "-":
         sys.stderr.write(f"wrote {plural(result.rows, 'row')} to {safe(result.path)}\n")
     return EXIT_OK
@@ -161,6 +163,7 @@ def _parquet(args, index, tracks, window: tuple[int, int] | None,
     result = export_parquet(index, args.output, iterations=iterations.items, steps=steps,
                             start_ns=lo, end_ns=hi, tracks=tracks, groups=groups,
                             overwrite=args.force)
+    print_warning(index, sys.stderr)
     sys.stderr.write(f"wrote {plural(result.slices, 'slice')} and {plural(result.steps, 'step')} "
                      f"in {plural(result.partitions, 'rank partition')} to {safe(result.path)}\n")
     return EXIT_OK

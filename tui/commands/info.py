@@ -12,6 +12,8 @@ from proftui.tui.commands.common import (
     json_option,
     load,
     print_json,
+    print_warning,
+    with_warnings,
 )
 from proftui.tui.commands.spec import Command
 from proftui.tui.text.format import fmt_count, fmt_duration, track_contents
@@ -33,10 +35,12 @@ def cmd_info(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
     from proftui.core.analysis.overview import overview
 
-    summary = overview(load(args))
+    index = load(args)
+    summary = overview(index)
     if args.json:
-        print_json(summary)
+        print_json(with_warnings(summary, index))
     else:
+        print_warning(index)  # the damage said first, before the answer
         sys.stdout.write("\n".join(info_lines(summary)) + "\n")
     return EXIT_OK
 

@@ -11,7 +11,10 @@ from proftui.tui.commands.common import (
     load,
     print_json,
     print_table,
+    print_warning,
     profile_iterations,
+    whole_ns,
+    with_warnings,
 )
 from proftui.tui.commands.spec import Command
 from proftui.tui.text.format import plural
@@ -45,17 +48,19 @@ def cmd_iterations(argv: list[str]) -> int:
         for n, it in enumerate(found.items):
             vs_n = float(vs.values[n])  # type: ignore[union-attr]
             items.append({
-                "group": it.group, "number": it.number,
+                "group": it.group, "iteration": it.number, "number": it.number,
                 "start_ns": it.start_ns if it.start_ns >= 0 else None,
                 "end_ns": it.end_ns if it.end_ns >= 0 else None,
                 "dur_ns": it.dur_ns if it.dur_ns >= 0 else None,
                 "relative_start_ns": it.start_ns - origin if it.start_ns >= 0 else None,
-                "parts_ns": it.parts, "vs_median_pct": vs_n if vs_n == vs_n else None,
+                "parts_ns": whole_ns(it.parts), "vs_median_pct": vs_n if vs_n == vs_n else None,
                 "mark": marks.values[n]})  # type: ignore[union-attr]
         result = {"source": found.source if found.items else None, "notes": found.notes,
-                  "capture_start_ns": origin, "items": items}
-        print_json(result)
+                  "capture_start_ns": origin, "iterations": items,
+                  "items": items}  # `items` and `number`: the old names, for one release
+        print_json(with_warnings(result, index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     if not found.items:
         sys.stdout.write("no iterations found (no ProfilerStep#N or msprof step trace in the "
                          "timeline, no step CSVs)\n")

@@ -14,9 +14,11 @@ from proftui.tui.commands.common import (
     load,
     ops_window,
     print_json,
+    print_warning,
     print_whole_table,
     top_option,
     window_text,
+    with_warnings,
 )
 from proftui.tui.commands.spec import Command
 from proftui.tui.text.safe import safe
@@ -53,8 +55,9 @@ def cmd_memory(argv: list[str]) -> int:
     groups = group_windows(args, index)  # a folder of ranks: each rank's own step
     found = memory(index, tables, lo, hi, groups)
     if args.json:
-        print_json({"window": label, **found.to_json(args.top)})
+        print_json(with_warnings({"window": label, **found.to_json(args.top)}, index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     if not found.has_data:
         sys.stdout.write(NO_DATA)
         return EXIT_OK

@@ -18,9 +18,11 @@ from proftui.tui.commands.common import (
     ops_window,
     print_json,
     print_table,
+    print_warning,
     side_option,
     top_option,
     window_text,
+    with_warnings,
 )
 from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.text.format import fmt_count, fmt_duration, plural
@@ -81,8 +83,9 @@ def cmd_ops(argv: list[str]) -> int:
             "by": args.by, "side": args.side, "ops": table.n_rows, "slices": n_slices,
             "rows": [{json_key(c): json_value(c, c.values[r]) for c in table.columns}
                      for r in shown]}
-        print_json(result)
+        print_json(with_warnings(result, index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     where = (window_text(label, lo, hi, origin) if groups is None else
              f"{label}, each in its own window ({fmt_duration(lo - origin)} to "
              f"{fmt_duration(hi - origin)} {FROM_CAPTURE_START} in all)")

@@ -15,7 +15,9 @@ from proftui.tui.commands.common import (
     json_option,
     load,
     print_json,
+    print_warning,
     print_whole_table,
+    with_warnings,
 )
 from proftui.tui.commands.spec import Command
 from proftui.tui.text.format import fmt_duration, plural, shorten_apart
@@ -78,8 +80,9 @@ def cmd_summary(argv: list[str]) -> int:
     index = load(args)
     report = summary_report(index, args.batch_size)
     if args.json:
-        print_json(report)
+        print_json(with_warnings(report, index))
         return EXIT_OK
+    print_warning(index)  # the damage said first, before the answer
     files = report["files"]
     tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
     what = (f"span {fmt_duration(report['span_ns'])}, {plural(report['slices'], 'slice')} "

@@ -15,6 +15,7 @@ from proftui.tui.commands.common import (
     print_table,
     print_whole_table,
     top_option,
+    warning,
 )
 from proftui.tui.commands.spec import Arg, Command, Group
 from proftui.tui.text.format import fmt_count, plural
@@ -127,17 +128,21 @@ def _list(layout, as_json: bool, use_cache: bool = True) -> int:
     from proftui.core.tables.by_name import file_name
 
     entries: list[dict[str, Any]] = []
+    read = []
     for file in layout.tables:
         entry = {"kind": file.kind, "group": file.group, "name": file_name(file),
                  "path": file.path, "n_rows": None, "n_columns": None, "error": None}
         try:
             table = read_table(file.path, file.kind, file.group, use_cache=use_cache)
+            read.append(table)
             entry["n_rows"], entry["n_columns"] = table.n_rows, len(table.columns)
         except ProftuiError as exc:
             entry["error"] = str(exc)
         entries.append(entry)
     if as_json:
-        print_json({"root": layout.root, "tables": entries})
+        print_json({"root": layout.root, "tables": entries,
+                    "warnings": [warning("unreadable_file", e["error"]) for e in entries
+                                 if e["error"]] + table_warnings(read)})
         return EXIT_OK
     if not entries:
         sys.stdout.write(f"{safe(layout.root)} holds no summary tables.\n")
@@ -194,7 +199,8 @@ def _show(files, args, names: list[str]) -> int:
         print_json({"kind": table.kind, "groups": groups,
                     "columns": [plain_column(table.columns[c]) for c in answer.columns],
                     "rows": plain_rows(table, answer.rows, answer.columns),
-                    "n_rows": answer.n_matching, "sort": sort, "where": answer.where or None})
+                    "n_rows": answer.n_matching, "sort": sort, "where": answer.where or None,
+                    "warnings": table_warnings(tables)})
         return EXIT_OK
     if args.csv:
         target: Any = args.output
@@ -262,6 +268,17 @@ def _title(table, groups: list[str], answer) -> str:
         column = table.columns[answer.sort[0]]
         order = f", by {column.header} {'descending' if answer.sort[1] else 'ascending'}"
     return f"{table.kind}{whose}: {count}{order}"
+
+
+def table_warnings(tables) -> list[dict[str, Any]]:
+    """The damage met reading summary tables, as --json `warnings`, each message naming the
+    table (and its rank)."""
+    out = []
+    for table in tables:
+        where = f"{table.kind} [{table.group}]" if table.group else table.kind
+        out += [{**w, "message": f"{where}: {w['message']}"}
+                for w in table.diagnostics.warnings()]
+    return out
 
 
 def _note_problems(tables) -> None:

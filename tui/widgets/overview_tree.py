@@ -85,7 +85,7 @@ class OverviewTree(Tree):
             group = f"{safe(it['group'])} " if it["group"] else ""
             took = fmt_duration(it["dur_ns"]) if it["dur_ns"] >= 0 else "(no window)"
             parts = ", ".join(f"{safe(name)} {fmt_duration(int(ns))}"
-                              for name, ns in it["parts_ns"].items())
+                              for name, ns in it["parts_ns"].items() if ns is not None)
             mark = "  <- slowest" if it["dur_ns"] == slowest and len(timed) > 1 else ""
-            node.add_leaf(f"{group}#{it['number']}  {took}{'  ' + parts if parts else ''}{mark}",
-                          data=("iteration", (it["group"], it["number"])))
+            node.add_leaf(f"{group}#{it['iteration']}  {took}{'  ' + parts if parts else ''}"
+                          f"{mark}", data=("iteration", (it["group"], it["iteration"])))

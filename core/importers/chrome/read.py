@@ -145,6 +145,7 @@ class ChromeJsonReader:
         ``}`` (or None for the end of the file).
         """
         chunk = max(self.batch_bytes, 1 << 16)
+        cut_before = self.diagnostics.count("truncated")
         if region is None or region[0] == 0:
             chunks = self.source.chunks(chunk, 0, None if region is None else region[1])
             stream = _Stream(chunks, *self._find_events(chunks))
@@ -180,7 +181,12 @@ class ChromeJsonReader:
             if progress is not None:
                 progress(self.source.consumed, self.source.size, self.n_events)
         if self.source.error:
-            self.diagnostics.add("truncated", 1, self.source.consumed, self.source.error)
+            # A gzip stream that ends early ends the text mid-event too: one cut, counted
+            # once, with the stream's reason (the event cut is where the text stops).
+            if self.diagnostics.count("truncated") > cut_before:
+                self.diagnostics.explain("truncated", self.source.error)
+            else:
+                self.diagnostics.add("truncated", 1, self.source.consumed, self.source.error)
         if progress is not None:
             progress(self.source.consumed, self.source.size, self.n_events)
 
