@@ -82,6 +82,11 @@ async def test_search_counts_and_steps_through_matches() -> None:
         assert (np.diff(starts) < 0).sum() <= 1
         await pilot.press("N")
         assert timeline.selected == seen[-2]
+        assert "match " in str(app.query_one("#status").render())
+        await pilot.press("escape")  # the selection cleared: its match is no longer said
+        await pilot.pause()
+        status = str(app.query_one("#status").render())
+        assert timeline.selected < 0 and "match " not in status and "(? keys)" in status
         # A regular expression between slashes; a bad one is a readable message.
         await pilot.press("slash", *"/^aten::(relu_|linear)$/", "enter")
         await app.workers.wait_for_complete()

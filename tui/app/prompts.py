@@ -153,8 +153,9 @@ class Prompts:
             here = int(app.index.arrays["slices.start"][timeline.selected])
         k = next_match(starts, here, step)
         timeline.select(int(matches[k]))
-        app._status(f"match {k + 1} of {fmt_count(len(matches))}: "
-                    f"{safe(app.index.slice_name(int(matches[k])))}")
+        app.match_status = (f"match {k + 1} of {fmt_count(len(matches))}: "
+                            f"{safe(app.index.slice_name(int(matches[k])))}")
+        app._status(app.match_status)
 
     # -- iterations -----------------------------------------------------------------------------
 

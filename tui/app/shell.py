@@ -147,6 +147,7 @@ class ProftuiApp(BaseApp):
         self.first_paint_s: float | None = None
         self._pane_mounts: list[AwaitMount] | None = None  # see _panes_ready
         self.match_count = 0
+        self.match_status = ""  # the status line of the search match last selected
         self.loading = Loading(self, cached)
         self.prompts = Prompts(self)
         self.routing = Routing(self)
@@ -353,6 +354,8 @@ class ProftuiApp(BaseApp):
     def _selected(self, message: Timeline.SliceSelected) -> None:
         if self.index is None or self.rows is None or message.slice_index < 0:
             self._show_details(None)
+            if self.index is not None and self._status_text == self.match_status:
+                self._status(overview_status(self.index))  # the match is no longer shown
             return
         info = describe_slice(self.index, self.rows, message.slice_index)
         self._show_details(info)
