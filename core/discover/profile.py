@@ -108,6 +108,13 @@ def discover(path: str, keep: Callable[[str], bool] | None = None) -> ProfileLay
     """
     if not os.path.exists(path):
         raise ProftuiError(f"{path}: no such file or directory.")
+    if not os.path.isdir(path) and _is_sqlite(path):  # a profiler's export: as its folder
+        here = os.path.dirname(os.path.realpath(path))  # opens, its own files alone
+        try:
+            return discover(here, keep=lambda p: os.path.dirname(p) == here)
+        except NotATraceError:
+            raise NotATraceError(f"{path} is a SQLite database, but not a profiler export "
+                                 "proftui recognises.") from None
     if not os.path.isdir(path):
         layout = ProfileLayout(os.path.realpath(path), ["trace file"])
         layout.timelines.append(TimelineFile(os.path.realpath(path), "", "trace"))
@@ -130,6 +137,14 @@ def discover(path: str, keep: Callable[[str], bool] | None = None) -> ProfileLay
     layout.tables.sort(key=lambda t: natural_key(t.group))
     layout.comm.sort(key=lambda t: natural_key(t.group))
     return layout
+
+
+def _is_sqlite(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def walk(root: str) -> tuple[list[str], list[tuple[str, str]]]:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from ascend_db_helpers import ANALYSIS, NA, PID, TABLES, WORKER, T, gtid, write_db, write_rank
 
-from proftui.core import load_trace
+from proftui.core import NotATraceError, load_trace
 from proftui.core.analysis.overview import read_overview
 from proftui.core.discover.profile import discover
 from proftui.core.model.errors import ProftuiError
@@ -462,3 +462,14 @@ def test_an_msprof_db_in_a_prof_dir_opens_unless_its_json_is_there(tmp_path: Pat
     assert [os.path.basename(t.path) for t in layout.timelines] == ["msprof_20250101120500.json"]
     assert "msprof_*.json timeline of this PROF dir" in dict(layout.skipped)[
         str(prof / "msprof_20250101120500.db")]
+
+
+def test_a_lone_database_file_opens_as_its_folder(tmp_path: Path) -> None:
+    db = write_rank(tmp_path)
+    from_file = load_trace(str(db), use_cache=False)
+    from_folder = load_trace(str(db.parent), use_cache=False)
+    assert from_file.n_slices == from_folder.n_slices > 0
+    assert from_file.summary()["events"] == from_folder.summary()["events"]
+    other = write_db(tmp_path / "notes.db", {"notes": ("text TEXT", [("hello",)])})
+    with pytest.raises(NotATraceError, match="notes.db is a SQLite database"):
+        load_trace(str(other), use_cache=False)
