@@ -31,7 +31,8 @@ def read_overview(index: TraceIndex) -> tuple[dict[str, Any], list[Table], Itera
         "notes": found.notes,
         # `number` is the old name of `iteration`, kept for one release
         "items": [{"group": it.group, "iteration": it.number, "number": it.number,
-                   "start_ns": it.start_ns, "dur_ns": it.dur_ns,
+                   "start_ns": it.start_ns if it.dur_ns >= 0 else None,
+                   "dur_ns": it.dur_ns if it.dur_ns >= 0 else None,  # null: no window
                    "parts_ns": {k: round(v) if v - v == 0 else None
                                 for k, v in it.parts.items()}} for it in found.items]}
     return summary, tables, found

@@ -140,6 +140,8 @@ def discover(path: str, keep: Callable[[str], bool] | None = None) -> ProfileLay
 
 
 def _is_sqlite(path: str) -> bool:
+    if not os.path.isfile(path):  # a pipe or a device is never opened here (it may block)
+        return False
     try:
         with open(path, "rb") as f:
             return f.read(16) == b"SQLite format 3\x00"

@@ -153,7 +153,7 @@ def _iteration_lines(iterations: dict[str, Any]) -> list[str]:
     items = iterations["items"]
     if not items:
         return ["iterations none found"]
-    timed = [it for it in items if it["dur_ns"] >= 0]
+    timed = [it for it in items if it["dur_ns"] is not None]
     line = f"iterations {len(items)} (from {safe(iterations['source'])})"
     if timed:
         from proftui.core.model.stats import median_ns

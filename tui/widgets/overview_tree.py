@@ -77,13 +77,13 @@ class OverviewTree(Tree):
         items = iterations["items"]
         if not items:
             return
-        timed = [it["dur_ns"] for it in items if it["dur_ns"] >= 0]
+        timed = [it["dur_ns"] for it in items if it["dur_ns"] is not None]
         slowest = max(timed) if timed else -1
         node = self.root.add(f"Iterations ({len(items)}, from {safe(iterations['source'])})",
                              expand=len(items) <= 20)
         for it in items:
             group = f"{safe(it['group'])} " if it["group"] else ""
-            took = fmt_duration(it["dur_ns"]) if it["dur_ns"] >= 0 else "(no window)"
+            took = fmt_duration(it["dur_ns"]) if it["dur_ns"] is not None else "(no window)"
             parts = ", ".join(f"{safe(name)} {fmt_duration(int(ns))}"
                               for name, ns in it["parts_ns"].items() if ns is not None)
             mark = "  <- slowest" if it["dur_ns"] == slowest and len(timed) > 1 else ""
