@@ -70,9 +70,10 @@ class StepParts:
 def step_parts(iteration: Iteration, device: Mapping[str, int] | None = None
                ) -> StepParts | None:
     """The disjoint parts of `iteration`: from its computed breakdown's `device` part (see
-    :class:`~proftui.core.analysis.breakdown.StepBreakdown`) when given, else from the first
-    of the profile's own sets its parts hold; None when neither says anything."""
-    if device is not None:
+    :class:`~proftui.core.analysis.breakdown.StepBreakdown`) when given with every part,
+    else (a breakdown read from the step table itself) from the first of the profile's own
+    sets its parts hold; None when neither says anything."""
+    if device is not None and all(device.get(key) is not None for _, key in BREAKDOWN_SET):
         named = [(header, max(int(device[key]), 0)) for header, key in BREAKDOWN_SET]
     else:
         named = _profile_parts(iteration.parts)
