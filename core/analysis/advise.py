@@ -20,8 +20,11 @@ from typing import Any
 import numpy as np
 
 from proftui.core.analysis import activity as act
+from proftui.core.analysis import table_rules
 from proftui.core.analysis.breakdown import (
+    HOST_FIELDS,
     SMALL_KERNEL_NS,
+    TIMELINE,
     Breakdown,
     StepBreakdown,
     breakdown,
@@ -67,6 +70,7 @@ class Finding:
     numbers: dict[str, Any]
     evidence: list[Evidence]
     suggestion: str
+    source: str = TIMELINE  # where its numbers come from: "timeline", or the tables read
 
     @property
     def severity(self) -> str:
@@ -77,7 +81,7 @@ class Finding:
         return {"rule": self.rule, "group": self.group, "severity": self.severity,
                 "title": self.title, "time_lost_ns": self.time_lost_ns, "share": self.share,
                 "numbers": self.numbers, "evidence": [e.to_json() for e in self.evidence],
-                "suggestion": self.suggestion}
+                "suggestion": self.suggestion, "source": self.source}
 
 
 @dataclass
@@ -141,8 +145,29 @@ def _finding(ctx: Context, rule: Rule, group: str, title: str, lost: float,
     median = ctx.median_step_ns(group)
     share = lost / median if median > 0 else 0.0
     evidence = sorted(evidence, key=lambda e: e.start_ns - e.end_ns)[:MAX_EVIDENCE]
+    source = numbers.pop("source", None) or _source(ctx, group)
     return Finding(rule.id, group, title, int(round(lost)), share, numbers, evidence,
-                   rule.suggestion)
+                   rule.suggestion, source)
+
+
+def _from_tables(ctx: Context, group: str) -> bool:
+    """Whether `group` has no timeline: its steps come from its tables."""
+    return not any(b.timed for b in ctx.steps[group])
+
+
+def _source(ctx: Context, group: str) -> str:
+    return ", ".join(dict.fromkeys(b.source for b in ctx.steps[group]))
+
+
+def _need_timeline(ctx: Context, group: str, what: str) -> None:
+    if _from_tables(ctx, group):
+        raise Skip(f"no timeline (only {_source(ctx, group)}): {what}")
+
+
+def _step_numbers(ctx: Context, group: str) -> set[int] | None:
+    """The numbers of the steps considered, None for a whole capture."""
+    numbers = {b.iteration for b in ctx.steps[group]}
+    return None if None in numbers else numbers  # type: ignore[return-value]
 
 
 def _need_device(ctx: Context, group: str) -> None:
@@ -207,6 +232,8 @@ def _stretch_evidence(ctx: Context, group: str, name: str, label: str,
 
 
 def _ai_cpu(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    if _from_tables(ctx, group):
+        return _ai_cpu_from_tables(ctx, group, p)
     _need_device(ctx, group)
     found = act.activity(ctx.index, ctx.tables)
     rows = _slices(ctx, group, found.device_kind == act.AI_CPU)
@@ -229,7 +256,40 @@ def _ai_cpu(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
                     _slice_evidence(ctx, rows, group))
 
 
+def _ai_cpu_from_tables(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    """The ai_cpu rule on kernel_details' AI CPU tasks (else op_statistic's op types): the
+    longest over min_op_us, or their time over max_share of all the rows' time."""
+    ops = table_rules.ai_cpu_ops(ctx.tables, group, _step_numbers(ctx, group))
+    if ops is None:
+        raise Skip(f"no timeline (only {_source(ctx, group)}) and no kernel_details or "
+                   "op_statistic table: no ops to read")
+    if not len(ops.names):
+        return None
+    n_steps = max(1, len(ctx.steps[group]))
+    ai_cpu = float(ops.total_ns.sum()) / n_steps
+    share = float(ops.total_ns.sum()) / ops.all_ns if ops.all_ns > 0 else None
+    over = ops.max_ns > p["min_op_us"] * 1000
+    if not over.any() and not (share is not None and share > p["max_share"]):
+        return None
+    totals: dict[str, list[float]] = {}
+    for name, n, t in zip(ops.names, ops.counts.tolist(), ops.total_ns.tolist()):
+        entry = totals.setdefault(name, [0, 0.0])
+        entry[0] += n
+        entry[1] += t
+    top = [{"name": k, "count": int(c), "total_ns": int(round(t))} for k, (c, t) in
+           sorted(totals.items(), key=lambda kv: -kv[1][1])[:5]]
+    evidence = [Evidence(int(s), int(s + round(d)), name, group, None) for name, s, d in
+                zip(ops.names, ops.start_ns.tolist(), ops.total_ns.tolist()) if s >= 0]
+    return _finding(ctx, RULES_BY_ID["ai_cpu"], group,
+                    f"{plural(int(ops.counts.sum()), 'op')} ran on AI CPU, {top[0]['name']} "
+                    "the longest in total", ai_cpu,
+                    {"ops": int(ops.counts.sum()), "over_threshold": int(over.sum()),
+                     "ai_cpu_ns_per_step": int(ai_cpu), "share_of_device": share,
+                     "top": top, "source": ops.source}, evidence)
+
+
 def _host_bound(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    _need_timeline(ctx, group, "host activity is on the timeline only")
     _need_device(ctx, group)
     lost = ctx.mean(group, "device", "host_bound_ns")
     span = ctx.mean(group, "device", "span_ns")
@@ -249,6 +309,7 @@ def _host_bound(ctx: Context, group: str, p: dict[str, float]) -> Finding | None
 
 
 def _input_pipeline(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    _need_timeline(ctx, group, "data loading is on the timeline only")
     if all(b.host["dataloader_ns"] is None for b in ctx.steps[group]):
         raise Skip("the profile marks no data loading (no DataLoader or Dataloader slices)")
     loading = ctx.mean(group, "host", "dataloader_ns")
@@ -267,6 +328,7 @@ def _input_pipeline(ctx: Context, group: str, p: dict[str, float]) -> Finding | 
 
 
 def _sync(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    _need_timeline(ctx, group, "synchronisations are on the timeline only")
     count = ctx.mean(group, "host", "sync_count")
     if count < p["min_per_step"]:
         return None
@@ -312,6 +374,8 @@ def _exposed(rule_id: str, what: str, stretch: str, from_step_start: bool) -> Ch
     device window, or from the step's start when `from_step_start` (copies of the input
     happen before the first kernel, outside the device window)."""
     def check(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+        if _from_tables(ctx, group):
+            return _exposed_from_tables(ctx, group, p, rule_id, what, stretch)
         _need_device(ctx, group)
         coverage = group_coverage(ctx.index, ctx.tables)[group]
         lost, span = [], []
@@ -333,6 +397,26 @@ def _exposed(rule_id: str, what: str, stretch: str, from_step_start: bool) -> Ch
     return check
 
 
+def _exposed_from_tables(ctx: Context, group: str, p: dict[str, float], rule_id: str,
+                         what: str, stretch: str) -> Finding | None:
+    """An exposed-time rule on the step table's parts: `stretch`_ns over the device span
+    (torch_npu's Communication(Not Overlapped) over Stage); Skip where the table does not
+    split that part out (copies are inside its Free)."""
+    steps = [b for b in ctx.steps[group] if b.device is not None]
+    lost = [b.device.get(f"{stretch}_ns") for b in steps]  # type: ignore[union-attr]
+    span = [b.device.get("span_ns") for b in steps]  # type: ignore[union-attr]
+    if not steps or any(v is None for v in lost + span):
+        raise Skip(f"no timeline (only {_source(ctx, group)}), which does not split out "
+                   f"{what}")
+    mean_lost, mean_span = float(np.mean(lost)), float(np.mean(span))
+    if mean_span <= 0 or mean_lost / mean_span < p["min_share"]:
+        return None
+    return _finding(ctx, RULES_BY_ID[rule_id], group, what, mean_lost,
+                    {f"{stretch}_ns_per_step": int(mean_lost),
+                     "share_of_device_span": mean_lost / mean_span,
+                     "source": _source(ctx, group)}, [])
+
+
 def _slow_iterations(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     steps = ctx.steps[group]
     if len(steps) < 2:
@@ -348,10 +432,11 @@ def _slow_iterations(ctx: Context, group: str, p: dict[str, float]) -> Finding |
                            "slow": [{"iteration": b.iteration, "step_ns": b.step_ns}
                                     for b in slow]},
                     [Evidence(b.start_ns, b.end_ns, f"step {b.iteration}", group, b.iteration)
-                     for b in slow])
+                     for b in slow if b.timed])
 
 
 def _gc(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    _need_timeline(ctx, group, "garbage collection is on the timeline only")
     found = act.activity(ctx.index, ctx.tables)
     if not found.gc.any():
         raise Skip("no garbage-collection events in this profile")
@@ -366,6 +451,8 @@ def _gc(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
 
 
 def _small_collectives(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    if _from_tables(ctx, group):
+        return _small_collectives_from_tables(ctx, group, p)
     _need_device(ctx, group)
     found = act.activity(ctx.index, ctx.tables)
     rows = _slices(ctx, group, found.device_kind == act.COMM)
@@ -384,6 +471,35 @@ def _small_collectives(ctx: Context, group: str, p: dict[str, float]) -> Finding
                     _slice_evidence(ctx, small, group))
 
 
+def _small_collectives_from_tables(ctx: Context, group: str, p: dict[str, float]
+                                   ) -> Finding | None:
+    """small_collectives on HCCL's summaries: each op's elapse (communication.json or
+    analysis.db), those of the steps considered."""
+    entries = (ctx.index.meta.get("profile") or {}).get("comm", [])
+    ops, source = table_rules.collective_elapses(entries, group, _step_numbers(ctx, group))
+    if not ops:
+        raise Skip(f"no timeline (only {_source(ctx, group)}) and no collectives in HCCL's "
+                   "summaries (communication.json, analysis.db)")
+    n_steps = max(1, len(ctx.steps[group]))
+    small = [(name, ns) for name, ns in ops if ns < p["max_us"] * 1000]
+    per_step = len(small) / n_steps
+    if per_step < p["min_per_step"]:
+        return None
+    lost = sum(ns for _, ns in small) / n_steps
+    totals: dict[str, list[int]] = {}
+    for name, ns in small:
+        entry = totals.setdefault(name, [0, 0])
+        entry[0] += 1
+        entry[1] += ns
+    top = [{"name": k, "count": c, "total_ns": t}
+           for k, (c, t) in sorted(totals.items(), key=lambda kv: -kv[1][1])[:5]]
+    return _finding(ctx, RULES_BY_ID["small_collectives"], group,
+                    f"{per_step:g} collective{'' if per_step == 1 else 's'} per step shorter than "
+                    f"{p['max_us']:g} µs",
+                    lost, {"small_per_step": per_step, "time_in_them_ns_per_step": int(lost),
+                           "top": top, "source": source}, [])
+
+
 def _slow_rank(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     groups = [g for g in ctx.steps if any(b.device for b in ctx.steps[g])]
     if len(groups) < 2:
@@ -400,10 +516,11 @@ def _slow_rank(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     return _finding(ctx, RULES_BY_ID["slow_rank"], group,
                     f"{group or 'this rank'} works {mine / others:.2f} x longer than the others",
                     mine - others, {"own_ns_per_step": int(mine),
-                                    "others_median_ns_per_step": int(others)},
+                                    "others_median_ns_per_step": int(others),
+                                    "source": _source(ctx, group)},
                     [Evidence(b.device["start_ns"], b.device["end_ns"],
                               f"step {b.iteration}", group, b.iteration)
-                     for b in ctx.steps[group] if b.device])
+                     for b in ctx.steps[group] if b.device and b.timed])
 
 
 RULES: tuple[Rule, ...] = (
@@ -507,7 +624,20 @@ def advise(index: TraceIndex, iterations: Iterations, tables: Sequence[Table] = 
            overrides: dict[str, dict[str, float]] | None = None) -> Advice:
     """Run every rule on every group of the profile."""
     steps = considered(steps_by_group(breakdown(index, iterations, tables)))
+    for group in table_rules.table_groups(tables):
+        if group not in steps and (window := _capture(index, tables, group)) is not None:
+            steps[group] = [window]
     return run_rules(index, tables, steps, RULES, overrides)
+
+
+def _capture(index: TraceIndex, tables: Sequence[Table], group: str) -> StepBreakdown | None:
+    """A rank known only by its op tables, with no steps: one window, its capture from
+    kernel_details' first task to its last (length 0 where no table has times)."""
+    if index.n_slices:
+        return None  # a rank of a timeline profile without a timeline of its own: as before
+    lo, hi, source = table_rules.capture_window(tables, group) or (0, 0, "")
+    return StepBreakdown(group, None, -1, -1, None, dict.fromkeys(HOST_FIELDS),
+                         source or "op_statistic.csv", hi - lo)
 
 
 def run_rules(index: TraceIndex, tables: Sequence[Table], steps: dict[str, list[StepBreakdown]],

@@ -26,6 +26,13 @@ them), ``dataloader_exposed_ns`` (data loading while the device does nothing),
 ``launch_count`` (device operators launched from the step), ``launch_ns`` (union of the
 launching host slices) and the launch-to-start latency percentiles (from the end of the
 launching host slice to the start of the device operator).
+
+A rank the profile has no timeline for (a copy of ASCEND_PROFILER_OUTPUT without
+trace_view.json, a capture with data simplification, only msprof-analyze's
+cluster_analysis_output) is broken down from its step table instead, the rows the iterations
+read (:data:`~proftui.core.analysis.step_parts.STEP_TRACE_DEVICE` maps the columns); its steps
+have no window (``start_ns`` -1), their length is the sum of their disjoint parts, the parts
+the table does not split (idle, copies, the host) are None, and ``source`` names the table.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ import numpy as np
 
 from proftui.core.analysis import activity as act
 from proftui.core.analysis.coverage import Coverage, merge
+from proftui.core.analysis.step_parts import step_parts, step_trace_device
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.ops.iterations import Iteration, Iterations
@@ -59,6 +67,7 @@ HOST_FIELDS = (
 _KIND_SETS = {act.MATRIX: "matrix", act.VECTOR: "vector", act.AI_CPU: "ai_cpu",
               act.OTHER: "other", act.COMM: "comm", act.MEMORY: "memory"}
 
+TIMELINE = "timeline"  # the source of a breakdown computed from the tracks
 _memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # index -> (memo, lock)
 _memo_lock = threading.Lock()
 
@@ -67,22 +76,32 @@ _memo_lock = threading.Lock()
 class StepBreakdown:
     """The breakdown of one group's step (`iteration` its number) or window (None).
 
-    `device` is None where the group ran nothing on a device in the window."""
+    `device` is None where the group ran nothing on a device in the window. `source` says
+    where the numbers come from: TIMELINE, or the step table of a rank without one
+    ("step_trace_time.csv", "analysis.db StepTraceTime" ...), whose step has no window
+    (`start_ns` and `end_ns` -1, `length_ns` its length) and whose unknown parts are None."""
 
     group: str
     iteration: int | None
     start_ns: int
     end_ns: int
-    device: dict[str, int] | None
+    device: dict[str, int | None] | None
     host: dict[str, Any]
+    source: str = TIMELINE
+    length_ns: int = -1
 
     @property
     def step_ns(self) -> int:
-        return self.end_ns - self.start_ns
+        return self.end_ns - self.start_ns if self.timed else max(self.length_ns, 0)
+
+    @property
+    def timed(self) -> bool:
+        """Whether the step has a window on the profile's clock (a timeline's steps do)."""
+        return self.start_ns >= 0
 
     def device_window(self) -> tuple[int, int]:
         """[start, end) of the step's device window, else of the step itself."""
-        if self.device is None:
+        if self.device is None or self.device["start_ns"] is None:
             return self.start_ns, self.end_ns
         return self.device["start_ns"], self.device["end_ns"]
 
@@ -95,11 +114,13 @@ class StepBreakdown:
         """Each part as a fraction: device parts of the device span, host parts of the
         step."""
         out: dict[str, float] = {}
-        span = self.device["span_ns"] if self.device else 0
+        span = (self.device["span_ns"] or 0) if self.device else 0
         if self.device and span > 0:
             for part in ("compute", "comm_exposed", "overlapped", "memcpy_exposed", "idle",
                          "host_bound", "wait", "free"):
-                out[part] = self.device[f"{part}_ns"] / span
+                value = self.device[f"{part}_ns"]
+                if value is not None:
+                    out[part] = value / span
         if self.step_ns > 0:
             for part in ("busy", "dataloader", "forward", "backward", "optimizer", "sync",
                          "gc", "launch"):
@@ -109,8 +130,9 @@ class StepBreakdown:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"group": self.group, "iteration": self.iteration, "start_ns": self.start_ns,
-                "step_ns": self.step_ns, "device": self.device, "host": self.host,
+        return {"group": self.group, "iteration": self.iteration,
+                "start_ns": self.start_ns if self.timed else None, "step_ns": self.step_ns,
+                "source": self.source, "device": self.device, "host": self.host,
                 "shares": self.shares()}
 
 
@@ -165,21 +187,50 @@ def breakdown(index: TraceIndex, iterations: Iterations | Sequence[Iteration],
         lo, hi = ((mine[0].start_ns, max(b.end_ns for b in mine)) if mine
                   else (index.start_ns, index.end_ns))
         total.append(_window(groups[name], name, None, lo, hi, bool(mine)))
+    untimed = [b for b in steps if not b.timed]
+    total += [_table_total([b for b in untimed if b.group == name])
+              for name in sorted(dict.fromkeys(b.group for b in untimed))]
     return Breakdown(steps, total)
 
 
 def step_breakdowns(index: TraceIndex, iterations: Iterations | Sequence[Iteration],
                     tables: Sequence[Table] = ()) -> list[StepBreakdown]:
-    """The breakdown of every iteration that has a window, in the order given."""
+    """The breakdown of every iteration that has a window, and of those of a group without a
+    timeline that its step table breaks down, in the order given."""
     items = iterations.items if isinstance(iterations, Iterations) else list(iterations)
     groups = _groups(index, tables)
     out = []
     for it in items:
         if it.start_ns < 0 or it.end_ns < it.start_ns:
+            if it.group not in groups and (step := table_step(it)) is not None:
+                out.append(step)
             continue
         group = groups.get(it.group)
         out.append(_window(group, it.group, it.number, it.start_ns, it.end_ns, True))
     return out
+
+
+def table_step(it: Iteration) -> StepBreakdown | None:
+    """The breakdown of a step known only by its step table's row (no window), or None when
+    its parts are not a step_trace_time row's."""
+    known = step_trace_device(it)
+    parts = step_parts(it)
+    if known is None or parts is None:
+        return None
+    device = {**dict.fromkeys(DEVICE_FIELDS), **known}
+    return StepBreakdown(it.group, it.number, -1, -1, device, dict.fromkeys(HOST_FIELDS),
+                         it.parts_from or "step table", parts.step_ns)
+
+
+def _table_total(steps: list[StepBreakdown]) -> StepBreakdown:
+    """A group's steps from its step table, summed: its total (no window either)."""
+    device: dict[str, int | None] = {}
+    for key in DEVICE_FIELDS:
+        values = [b.device[key] for b in steps if b.device]
+        device[key] = (None if not values or any(v is None for v in values)
+                       else sum(v for v in values if v is not None))
+    return StepBreakdown(steps[0].group, None, -1, -1, device, dict.fromkeys(HOST_FIELDS),
+                         steps[0].source, sum(b.step_ns for b in steps))
 
 
 def window_breakdowns(index: TraceIndex, start_ns: int, end_ns: int,

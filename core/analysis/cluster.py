@@ -56,7 +56,7 @@ from proftui.core.analysis.advise import (
     steps_by_group,
     warmup,
 )
-from proftui.core.analysis.breakdown import Breakdown, StepBreakdown, breakdown
+from proftui.core.analysis.breakdown import TIMELINE, Breakdown, StepBreakdown, breakdown
 from proftui.core.analysis.summary import rows_table
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.naming import natural_key
@@ -82,11 +82,12 @@ class RankStep:
     comm_exposed_ns: int | None
     free_ns: int | None
     warmup: bool = False
+    source: str = TIMELINE  # the breakdown's: "timeline", "step_trace_time.csv" ...
 
     def to_json(self) -> dict[str, Any]:
         return {"iteration": self.iteration, "step_ns": self.step_ns,
                 "compute_ns": self.compute_ns, "comm_exposed_ns": self.comm_exposed_ns,
-                "free_ns": self.free_ns, "warmup": self.warmup}
+                "free_ns": self.free_ns, "warmup": self.warmup, "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -97,10 +98,21 @@ class RankSummary:
     rank: str
     steps: list[RankStep]
     median: dict[str, int | None]
-    collectives: int = 0
+    collectives: int | None = 0  # None without a timeline to find them in
+
+    @property
+    def source(self) -> str:
+        """Where its steps come from ("timeline", "step_trace_time.csv" ...), comma-joined."""
+        return ", ".join(dict.fromkeys(s.source for s in self.steps))
+
+    @property
+    def timed(self) -> bool:
+        """Whether its steps come from its timeline (collectives and waits are there only)."""
+        return any(s.source == TIMELINE for s in self.steps)
 
     def to_json(self) -> dict[str, Any]:
-        return {"rank": self.rank, "steps": [s.to_json() for s in self.steps],
+        return {"rank": self.rank, "source": self.source,
+                "steps": [s.to_json() for s in self.steps],
                 "median": self.median, "collectives": self.collectives}
 
 
@@ -184,12 +196,19 @@ class Cluster:
     wait_ns: dict[str, int]
     waits_for: dict[str, dict[str, int]]  # waits_for[a][b]: a's wait at b's late arrivals
     slow_rank: list[Finding]
-    source: str = ""  # where the steps came from
+    source: str = ""  # where the steps came from (the iterations' source)
+
+    @property
+    def timed(self) -> bool:
+        """Whether some rank has a timeline: without, no collective can be matched."""
+        return any(r.timed for r in self.ranks)
 
     def to_json(self, top: int | None = None) -> dict[str, Any]:
         slowest = (None if self.slowest is None else
                    dict(zip(("rank", "iteration", "step_ns"), self.slowest)))
-        return {"ranks": [r.to_json() for r in self.ranks], "slowest": slowest,
+        sources = ", ".join(dict.fromkeys(r.source for r in self.ranks if r.source))
+        return {"source": sources or None, "ranks": [r.to_json() for r in self.ranks],
+                "slowest": slowest,
                 "spread": self.spread, "collectives": self.collectives.to_json(top),
                 "last_arrivals": self.last_arrivals, "wait_ns": self.wait_ns,
                 "waits_for": self.waits_for,
@@ -220,7 +239,8 @@ def cluster(index: TraceIndex, iterations: Iterations | Sequence[Iteration],
             collectives, instances=[i for i in collectives.instances if i.iteration == number],
             unmatched=[u for u in collectives.unmatched if u.iteration == number])
     counts = collectives.count
-    ranks = [dataclasses.replace(r, collectives=counts.get(r.rank, 0)) for r in ranks]
+    ranks = [dataclasses.replace(r, collectives=counts.get(r.rank, 0) if r.timed else None)
+             for r in ranks]
     last, wait, waits_for = _who_waits(names, collectives.instances)
     slow = (run_rules(index, tables, {g: kept[g] for g in names},
                       [RULES_BY_ID["slow_rank"]]).findings if len(names) > 1 else [])
@@ -233,10 +253,10 @@ def _summary(name: str, steps: list[StepBreakdown], kept: list[StepBreakdown],
              warm: set[int]) -> RankSummary:
     rows = [RankStep(b.iteration, b.step_ns,
                      *(b.device[k] if b.device else None for k in STEP_PARTS),
-                     warmup=id(b) in warm) for b in steps]
+                     warmup=id(b) in warm, source=b.source) for b in steps]
     median: dict[str, int | None] = {"step_ns": _median([b.step_ns for b in kept])}
     for key in STEP_PARTS:
-        median[key] = _median([b.device[key] for b in kept if b.device])
+        median[key] = _median([v for b in kept if b.device and (v := b.device[key]) is not None])
     return RankSummary(name, rows, median)
 
 
@@ -447,11 +467,12 @@ def rank_table(found: Cluster) -> Table:
     """One row per rank: steps, medians, collectives, arrivals last and wait in all."""
     rows = [(r.rank or "(all)", len(r.steps), r.median["step_ns"], r.median["compute_ns"],
              r.median["comm_exposed_ns"], r.median["free_ns"], r.collectives,
-             found.last_arrivals.get(r.rank), found.wait_ns.get(r.rank))
+             found.last_arrivals.get(r.rank) if r.timed else None,
+             found.wait_ns.get(r.rank) if r.timed else None, r.source)
             for r in found.ranks]
     table = rows_table(["Rank", "Steps", "Step (median)", "Compute", "Comm exposed", "Free",
-                        "Collectives", "Last", "Wait"],
-                       ["text", "", "ns", "ns", "ns", "ns", "", "", "ns"], rows)
+                        "Collectives", "Last", "Wait", "Source"],
+                       ["text", "", "ns", "ns", "ns", "ns", "", "", "ns", "text"], rows)
     return dataclasses.replace(table, additive=False)  # medians do not add up
 
 

@@ -182,8 +182,11 @@ def read_communication(entries: list[dict], tables: Sequence[Table], found: Clus
     step_trace = next((t for t in tables if t.kind == "cluster_step_trace_time"), None)
     steps = {r.rank: {s.iteration: {"compute_ns": s.compute_ns,
                                     "comm_exposed_ns": s.comm_exposed_ns,
-                                    "free_ns": s.free_ns} for s in r.steps}
+                                    "free_ns": s.free_ns} for s in r.steps
+                 if s.source != "cluster_step_trace_time.csv"}  # not that file with itself
              for r in found.ranks}
+    if not any(steps.values()):
+        step_trace = None  # the steps are that file's own: nothing of proftui's to compare
     return cluster_comm(report), compare_profiler(
         output, step_trace, steps, None if report.empty else report)
 

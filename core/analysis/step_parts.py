@@ -38,6 +38,16 @@ PROFILE_SETS: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
     (frozenset({"FP+BP", "iteration interval"}), ("iteration interval", "FP+BP", "tail")),
     (frozenset({"FP+BP"}), ("data aug bound", "FP+BP", "iteration refresh")),
 )
+# torch_npu's step_trace_time parts (as Iteration.parts names them) -> the breakdown's device
+# keys they stand for, where a profile has the table but no timeline. Stage is the device
+# window (Computing + Communication(Not Overlapped) + Free); Free is the window less compute
+# and exposed communication, so copies and idle time are in it, not apart; Bubble
+# (pipeline receive time inside Communication(Not Overlapped)) has no key of its own.
+STEP_TRACE_DEVICE = {
+    "computing": "compute_ns", "communication(not overlapped)": "comm_exposed_ns",
+    "overlapped": "overlapped_ns", "communication": "comm_ns", "free": "free_ns",
+    "stage": "span_ns", "preparing": "prepare_ns"}
+
 # The computed breakdown's disjoint parts: (header as the breakdown's columns name it, key).
 BREAKDOWN_SET = (("Prepare", "prepare_ns"), ("Compute", "compute_ns"),
                  ("Comm exposed", "comm_exposed_ns"), ("Free", "free_ns"))
@@ -60,9 +70,10 @@ class StepParts:
 def step_parts(iteration: Iteration, device: Mapping[str, int] | None = None
                ) -> StepParts | None:
     """The disjoint parts of `iteration`: from its computed breakdown's `device` part (see
-    :class:`~proftui.core.analysis.breakdown.StepBreakdown`) when given, else from the first
-    of the profile's own sets its parts hold; None when neither says anything."""
-    if device is not None:
+    :class:`~proftui.core.analysis.breakdown.StepBreakdown`) when given with every part,
+    else (a breakdown read from the step table itself) from the first of the profile's own
+    sets its parts hold; None when neither says anything."""
+    if device is not None and all(device.get(key) is not None for _, key in BREAKDOWN_SET):
         named = [(header, max(int(device[key]), 0)) for header, key in BREAKDOWN_SET]
     else:
         named = _profile_parts(iteration.parts)
@@ -82,6 +93,15 @@ def _profile_parts(parts: Mapping[str, float]) -> list[tuple[str, int]] | None:
             # Parts are read from µs text: whole ns, so that they add up exactly.
             return [(name, max(int(round(parts[name])), 0)) for name in order if name in parts]
     return None
+
+
+def step_trace_device(iteration: Iteration) -> dict[str, int] | None:
+    """The breakdown's device parts a step_trace_time row gives `iteration` (whole ns; the
+    keys of STEP_TRACE_DEVICE its row has), or None when its parts are not torch_npu's."""
+    if not PROFILE_SETS[0][0] <= iteration.parts.keys():
+        return None
+    return {key: max(int(round(iteration.parts[part])), 0)
+            for part, key in STEP_TRACE_DEVICE.items() if part in iteration.parts}
 
 
 _ORDER = {name: k for k, name in enumerate(dict.fromkeys(

@@ -54,6 +54,7 @@ class Iteration:
     end_ns: int = -1
     parts: dict[str, float] = field(default_factory=dict)  # breakdown, ns
     length_ns: int = -1  # known length when the window is not (MindSpore raw step trace)
+    parts_from: str = ""  # the table its parts were read from ("step_trace_time.csv" ...)
 
     @property
     def dur_ns(self) -> int:
@@ -154,8 +155,9 @@ def find_iterations(index: TraceIndex, tables: list[Table] = ()) -> Iterations: 
         else:
             continue
         _add_source(found, more)
-    for table in tables:
-        if table.kind in ("step_trace_time", "cluster_step_trace_time"):
+    # msprof-analyze's cluster table first: a rank's own step_trace_time has the last word.
+    for kind in ("cluster_step_trace_time", "step_trace_time"):
+        for table in (t for t in tables if t.kind == kind):
             _join_torch_npu(found, table, lambda group: _index_group(index, group))
     found.items.sort(key=lambda it: (natural_key(it.group), it.number))
     return found
@@ -273,7 +275,7 @@ def _join_torch_npu(found: Iterations, table: Table,
     kind, rank = table.find("Type"), table.find("Index")
     cluster = kind is not None and rank is not None and kind.kind == "text"
     by_key = {(it.group, it.number): it for it in found.items}
-    source = f"{table.kind}.csv"
+    source = table_source(table)
     no_step = 0
     for row in range(table.n_rows):
         if cluster:
@@ -297,6 +299,7 @@ def _join_torch_npu(found: Iterations, table: Table,
             elif source not in found.source:
                 found.source += f", {source}"
             found.items.append(iteration)
+        iteration.parts_from = source
         for name in _TORCH_NPU_PARTS:
             column = table.find(name)
             if column is not None and column.kind == "number" and math.isfinite(
@@ -305,6 +308,14 @@ def _join_torch_npu(found: Iterations, table: Table,
     if no_step:
         found.notes.append(f"{table.kind}.csv: {plural(no_step, 'row')} without a step number (the "
                            "whole collection), not taken as iterations")
+
+
+def table_source(table: Table) -> str:
+    """How a step table is named where its numbers are shown: "step_trace_time.csv",
+    "cluster_step_trace_time.csv", or "analysis.db StepTraceTime" for the SQLite export's."""
+    if table.path.endswith(".db"):
+        return f"{os.path.basename(table.path)} StepTraceTime"
+    return f"{table.kind}.csv"
 
 
 def _from_msprof_csv(table: Table, offset_ns: int = 0) -> Iterations:

@@ -140,7 +140,7 @@ def test_step_csv_only_for_devices_the_timeline_has_no_steps_for(tmp_path) -> No
             for it in found["items"]] == [
         ("PROF_0 / device 0", 1, 50_000 + offset, 40_000),
         ("PROF_1 / device 1", 1, 5_000 + offset, 25_000),
-        ("PROF_1 / device 1", 2, -1, -1)]
+        ("PROF_1 / device 1", 2, None, None)]  # no window: no times
     assert found["items"][2]["parts_ns"]["data aug bound"] == 10_000.0
 
 
@@ -190,7 +190,7 @@ def test_cluster_step_trace_alone_gives_iterations_per_rank(tmp_path) -> None:
     found = _iterations(tmp_path)
     assert found["source"] == "cluster_step_trace_time.csv"
     assert [(it["group"], it["number"], it["dur_ns"]) for it in found["items"]] == [
-        ("rank 0", 3, -1), ("rank 4", 3, -1)]
+        ("rank 0", 3, None), ("rank 4", 3, None)]
 
 
 def test_capture_start_is_the_earliest_timestamp_of_the_profile(tmp_path) -> None:

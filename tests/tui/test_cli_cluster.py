@@ -22,16 +22,19 @@ def test_json_schema_and_values(capsys, tmp_path):
     code, out, err = run_cli(capsys, "cluster", "--json", "--top", "1", path)
     assert code == 0, err
     data = json.loads(out)
-    assert set(data) == {"ranks", "slowest", "spread", "collectives", "last_arrivals",
-                         "wait_ns", "waits_for", "slow_rank", "ranks_without_timeline",
-                         "missing_ranks", "communication", "profiler", "warnings"}
+    assert set(data) == {"source", "ranks", "slowest", "spread", "collectives",
+                         "last_arrivals", "wait_ns", "waits_for", "slow_rank",
+                         "ranks_without_timeline", "missing_ranks", "communication",
+                         "profiler", "warnings"}
+    assert data["source"] == "timeline"
     assert data["communication"] is None and data["profiler"] is None  # no HCCL summaries
     r0, r1 = data["ranks"]
     assert (r0["rank"], r0["group"]) == (0, "rank 0")
     assert [s["iteration"] for s in r0["steps"]] == [1, 2, 3]
     assert [s["warmup"] for s in r0["steps"]] == [True, False, False]
     assert set(r0["steps"][0]) == {"iteration", "step_ns", "compute_ns", "comm_exposed_ns",
-                                   "free_ns", "warmup"}
+                                   "free_ns", "warmup", "source"}
+    assert r0["source"] == "timeline" and r0["steps"][0]["source"] == "timeline"
     assert r0["median"]["step_ns"] == 200 * US and r1["median"]["step_ns"] == 210 * US
     assert r0["median"]["compute_ns"] == 100 * US
     assert data["slowest"] == {"rank": 1, "group": "rank 1", "iteration": 2, "step_ns": 210 * US}

@@ -65,7 +65,8 @@ def finding_lines(advice, origin_ns: int, limit: int | None = None, evidence: in
         lines.append("no findings: no rule's threshold is crossed on this profile\n")
     for n, f in enumerate(advice.findings[:limit], 1):
         group = f" [{safe(f.group)}]" if f.group else ""
-        lines.append(f"{n}. {f.severity.upper()} {f.rule}{group}: {safe(f.title)}\n"
+        source = "" if f.source == "timeline" else f" (source: {safe(f.source)})"
+        lines.append(f"{n}. {f.severity.upper()} {f.rule}{group}: {safe(f.title)}{source}\n"
                      f"   loses {fmt_duration(f.time_lost_ns)} per step "
                      f"({f.share * 100:.1f} % of the median step)\n")
         for e in f.evidence[:evidence]:

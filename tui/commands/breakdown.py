@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 from proftui.tui.commands.common import (
@@ -62,15 +63,33 @@ def cmd_breakdown(argv: list[str]) -> int:
         title = f"breakdown of the {window_text('range', *window, capture_start_ns(index))}"
         rows = found.steps
     else:
-        title = (f"{plural(len(found.steps), 'step')} from {safe(iterations.source)}"
-                 if found.steps else "no steps: the whole capture")
+        title = ("no steps: the whole capture" if not found.steps else
+                 plural(len(found.steps), 'step') if not any(b.timed for b in found.steps)
+                 else f"{plural(len(found.steps), 'step')} from {safe(iterations.source)}")
         rows = found.steps or found.total
     table = breakdown_table(rows)
+    if not any(b.timed for b in rows):  # a step table's: the parts it does not split, left out
+        hidden |= {c.name for c in table.columns[3:] if all(map(math.isnan, c.values))}
     columns = [i for i, c in enumerate(table.columns) if c.name not in hidden]
-    print_table(table, columns, range(table.n_rows), title + "; device parts over each "
-                "step's device window")
+    print_table(table, columns, range(table.n_rows), title + "; " + source_text(rows))
     if found.steps and window is None:
         total = breakdown_table(found.total)
-        print_table(total, columns, range(total.n_rows), "total, first step start to last "
-                    "step end")
+        print_table(total, columns, range(total.n_rows), "total, " + (
+            "first step start to last step end" if all(b.timed for b in found.steps)
+            else "the steps added up"))
     return EXIT_OK
+
+
+def source_text(steps) -> str:
+    """Where the parts of `steps` come from, in the words the JSON's `source` uses."""
+    from proftui.core.analysis.breakdown import TIMELINE
+
+    sources = list(dict.fromkeys(b.source for b in steps))
+    words = []
+    if TIMELINE in sources:
+        words.append("device parts over each step's device window (source: timeline)")
+    tables = [s for s in sources if s != TIMELINE]
+    if tables:
+        words.append(f"source: {', '.join(safe(s) for s in tables)} (no timeline: the "
+                     "profiler's own parts, Free holding idle time and exposed copies)")
+    return "; ".join(words)

@@ -215,7 +215,10 @@ def print_cluster(found, top: int, strip: str = "step_ns") -> None:
     sys.stdout.write("".join(out))
     out = []
     c = found.collectives
-    if c.matched_by is None:
+    if not found.timed:
+        out.append(f"collectives: not matched: no timeline (source: {safe(found.source)}); "
+                   "arrivals and waits are on the ranks' device timelines only\n")
+    elif c.matched_by is None:
         out.append("collectives: none on the devices of these ranks\n")
     else:
         shown = c.instances[:top]
