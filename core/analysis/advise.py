@@ -33,7 +33,7 @@ from proftui.core.analysis.breakdown import (
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
-from proftui.core.model.words import plural
+from proftui.core.model.words import duration_text, plural
 from proftui.core.ops.iterations import Iteration, Iterations, step_at
 
 RULES_VERSION = 1
@@ -523,6 +523,38 @@ def _slow_rank(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
                      for b in ctx.steps[group] if b.device and b.timed])
 
 
+def _waited_for(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    """The rank the others wait for: the one with the least communication not overlapped
+    (it arrives last at the collectives, so its own wait is the shortest), flagged when the
+    ranks' exposed communication differs by over max_share of their mean step, as
+    msprof-analyze's slow-rank advice compares ranks ("the max difference of Communication
+    time has reached ... ms"), and its own longer work (slow_rank) does not already say
+    why. The time lost is that difference, per step."""
+    groups = [g for g in ctx.steps if any(b.device for b in ctx.steps[g])]
+    if len(groups) < 2:
+        raise Skip("one rank or device: no other to wait for")
+    exposed = {g: ctx.mean(g, "device", "comm_exposed_ns") for g in groups}
+    late = min(groups, key=lambda g: exposed[g])
+    if group != late:
+        return None
+    waiting = max(groups, key=lambda g: exposed[g])
+    gap = exposed[waiting] - exposed[late]
+    step = float(np.mean([ctx.median_step_ns(g) for g in groups]))
+    if step <= 0 or gap <= p["max_share"] * step:
+        return None
+    if _slow_rank(ctx, group, RULES_BY_ID["slow_rank"].params) is not None:
+        return None  # its own longer work is why they wait: slow_rank says so, once
+    return _finding(ctx, RULES_BY_ID["waited_for"], group,
+                    f"the other ranks wait for {group or 'this rank'}: {waiting} has "
+                    f"{duration_text(int(gap))} more communication not overlapped a step",
+                    gap, {"exposed_comm_ns_per_step": int(exposed[late]),
+                          "most_exposed_comm_ns_per_step": int(exposed[waiting]),
+                          "most_waiting": waiting, "mean_step_ns": int(step)},
+                    [Evidence(b.device["start_ns"], b.device["end_ns"],
+                              f"step {b.iteration} of {waiting}", waiting, b.iteration)
+                     for b in ctx.steps[waiting] if b.device and b.timed])
+
+
 RULES: tuple[Rule, ...] = (
     Rule("ai_cpu", "device time in ops on AI CPU; flagged when one op runs over min_op_us or "
          "AI CPU holds over max_share of device time", {"min_op_us": 20, "max_share": 0.05},
@@ -573,6 +605,12 @@ RULES: tuple[Rule, ...] = (
          "ratio x the other ranks' median; the others wait for it", {"ratio": 1.1},
          "Balance the work: check data sharding and sequence lengths, pipeline stage sizes, "
          "and that rank's host (CPU binding, other processes).", _slow_rank),
+    Rule("waited_for", "the rank the others wait for: the ranks' communication not "
+         "overlapped differs by over max_share of their mean step (msprof-analyze's slow-rank "
+         "advice: 5 %)", {"max_share": 0.05},
+         "Find what makes that rank late to the collectives: its compute (see slow_rank), "
+         "its data loading or host, or an uneven split of the work; the ranks that wait are "
+         "only as fast as it.", _waited_for),
 )
 RULES_BY_ID = {r.id: r for r in RULES}
 

@@ -139,3 +139,24 @@ def test_cluster_analysis_output_alone_gives_its_ranks(capsys, tmp_path):
         c["table"] == "step_trace" for c in data["profiler"]["checks"])  # not with itself
     code, out, _ = run_cli(capsys, "breakdown", "--json", tmp_path)
     assert len(json.loads(out)["iterations"]) == 6
+
+
+def test_the_rank_the_others_wait_for_is_named(tmp_path, capsys, monkeypatch) -> None:
+    # ranks 0 and 1 compute alike; rank 1 comes late to the collectives, so rank 0 waits:
+    # 12 ms more exposed communication a step, 12 % of the 100 ms step (over the 5 %)
+    monkeypatch.setitem(RANKS, 0, (10.0, 52.0, 4.0, 28.0, 10.0))
+    monkeypatch.setitem(RANKS, 1, (10.0, 40.0, 4.0, 40.0, 10.0))
+    for rank in (2, 3):
+        monkeypatch.delitem(RANKS, rank)
+    write_four_ranks(tmp_path)
+    status, out, _ = run_cli(capsys, "advise", "--json", tmp_path)
+    found = [f for f in json.loads(out)["findings"] if f["rule"] == "waited_for"]
+    assert [(f["group"], f["time_lost_ns"]) for f in found] == [("rank 1", 12 * MS)]
+    assert found[0]["numbers"]["most_waiting"] == "rank 0"
+    # a gap under 5 % of the step is the ranks' noise, not a rank to wait for
+    monkeypatch.setitem(RANKS, 1, (10.0, 48.0, 4.0, 32.0, 10.0))
+    other = tmp_path / "near"
+    other.mkdir()
+    write_four_ranks(other)
+    status, out, _ = run_cli(capsys, "advise", "--json", other)
+    assert not [f for f in json.loads(out)["findings"] if f["rule"] == "waited_for"]
