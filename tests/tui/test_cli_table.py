@@ -307,3 +307,13 @@ def test_problems_reading_a_table_are_noted_on_stderr(tmp_path, capsys) -> None:
                                                         ["Mul", "2", None]]
     assert err == ("proftui: note: op_statistic: 1 CSV row with more or fewer cells than its "
                    "header (padded or cut): rows without 3 cells\n")
+
+
+def test_the_step_tables_times_are_said_in_their_unit(ranks, capsys) -> None:
+    with open(f"{ranks}/rank_0/step_trace_time.csv", "w") as f:  # µs, its headers say not
+        f.write("Step,Computing,Communication(Not Overlapped),Free\n1,2723.013,210,147.77\n")
+    status, out, _ = run_cli(capsys, "table", ranks, "step_trace_time")
+    assert status == 0 and "2.723 ms" in out and "210 us" in out and "147.77 us" in out
+    table = read_table(f"{ranks}/rank_0/step_trace_time.csv", "step_trace_time")
+    assert [c.unit for c in table.columns] == ["", "us", "us", "us"]
+    assert table.columns[1].values.tolist() == [2723.013]  # still the file's µs

@@ -25,6 +25,11 @@ from proftui.core.runtime.malloc import indexing
 csv.field_size_limit(16 << 20)  # a larger cell is damage: the rows before it are kept
 _CHUNK_ROWS = 2048  # rows in flight where csv.reader reads: small enough for the CPU's caches
 _BLOCK_BYTES = BLOCK_BYTES  # bytes of rows in flight where csv_blocks reads
+# The step tables write µs without saying so in their headers (FORMATS.md: step_trace_time)
+_STEP_TIMES = {"Computing", "Communication(Not Overlapped)", "Overlapped", "Communication",
+               "Free", "Stage", "Bubble", "Communication(Not Overlapped and Exclude Receive)",
+               "Preparing"}
+_UNIT_UNSAID = {"step_trace_time": _STEP_TIMES, "cluster_step_trace_time": _STEP_TIMES}
 MAX_COLUMNS = 1024  # summary CSVs have tens; more is damage, and the rest is left out
 
 
@@ -50,6 +55,11 @@ def parse_table(path: str, kind: str = "", group: str = "") -> tuple[Table, Text
     return table, {i: b.text_parts() for i, b in enumerate(builders) if b.codes is not None}
 
 
+def _with_unit(kind: str, name: str, unit: str) -> tuple[str, str]:
+    """(name, unit) of a header, µs where the table's kind writes it without saying so."""
+    return name, unit or ("us" if name in _UNIT_UNSAID.get(kind, ()) else "")
+
+
 def _parse(path: str, kind: str, group: str, all_ns: bool, text: set[int]
            ) -> tuple[Table, list[ColumnBuilder]]:
     diagnostics = Diagnostics()
@@ -62,7 +72,7 @@ def _parse(path: str, kind: str, group: str, all_ns: bool, text: set[int]
                                 f"{len(header)} columns")
                 header = header[:MAX_COLUMNS]
                 pieces.width = 0  # csv.reader's rows, cut below
-            names = [split_unit(h) for h in header]
+            names = [_with_unit(kind, *split_unit(h)) for h in header]
             builders = [ColumnBuilder(unit, all_ns, i in text)
                         for i, (_, unit) in enumerate(names)]
             chunks = Chunks(builders)
