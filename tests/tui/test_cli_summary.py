@@ -4,6 +4,7 @@ and a profile of summary tables without a timeline."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tui_support import run_cli
 
@@ -125,3 +126,17 @@ def test_summary_says_steps_and_samples_a_second(capsys, tmp_path) -> None:
     assert group["steps_per_s"] == 25.0 and group["samples_per_s"] is None
     status, _, err = run_cli(capsys, "summary", path, "--batch-size", "0")
     assert status == 2 and "--batch-size wants 1 or more" in err
+
+
+def test_breakdown_gives_the_speed_summary_gives(capsys) -> None:
+    sample = Path(__file__).resolve().parents[2] / "samples" / "cluster_2rank"
+    _, out, _ = run_cli(capsys, "summary", "--json", sample, "--batch-size", "16")
+    said = {g["group"]: g for g in json.loads(out)["iterations"]["groups"]}
+    _, out, _ = run_cli(capsys, "breakdown", "--json", sample, "--batch-size", "16")
+    speed = json.loads(out)["speed"]
+    assert [s["group"] for s in speed] == ["rank 0", "rank 1"]
+    for entry in speed:
+        for key in ("median_ns", "steps_per_s", "samples_per_s", "reader_ratio"):
+            assert entry[key] == said[entry["group"]][key], key
+    _, out, _ = run_cli(capsys, "breakdown", sample, "--batch-size", "16")
+    assert "speed of rank 0: 91.3 steps/s, 1,460 samples/s (batch 16)" in out

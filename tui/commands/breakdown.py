@@ -6,6 +6,7 @@ import math
 import sys
 
 from proftui.tui.commands.common import (
+    BATCH_SIZE,
     EXIT_OK,
     TRACE,
     WINDOW,
@@ -29,7 +30,7 @@ SPEC = Command(
     "host's data loading, synchronisations and launches. Computed from the tracks themselves; "
     "on Ascend it equals step_trace_time.csv. Device parts are over the step's device window "
     "(its first to last device operator), as the profilers count them.",
-    (*TRACE, WINDOW, json_option("all times in integer ns")),
+    (*TRACE, WINDOW, BATCH_SIZE, json_option("all times in integer ns")),
     ("proftui breakdown run.pt.trace.json",
      "proftui breakdown --iteration 7 PROF_000001_...",
      "proftui breakdown --range 10ms:40ms --json trace.json | jq '.total'"))
@@ -39,6 +40,7 @@ def cmd_breakdown(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
     from proftui.core.analysis.breakdown import breakdown, breakdown_table
     from proftui.core.analysis.overview import read_overview
+    from proftui.core.analysis.speed import speed_text
     from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
@@ -50,8 +52,10 @@ def cmd_breakdown(argv: list[str]) -> int:
     elif args.iteration is not None:
         ops_window(args, index)  # the same sentence for an iteration that is not there
     found = breakdown(index, iterations, tables, number=args.iteration, window=window)
+    speeds = (_speeds(iterations, found, args.batch_size)
+              if window is None and args.iteration is None else [])
     if args.json:
-        print_json(with_warnings(found.to_json(), index))
+        print_json(with_warnings({**found.to_json(), "speed": speeds}, index))
         return EXIT_OK
     print_warning(index)  # the damage said first, before the answer
     if not found.steps and not found.total:
@@ -77,7 +81,23 @@ def cmd_breakdown(argv: list[str]) -> int:
         print_table(total, columns, range(total.n_rows), "total, " + (
             "first step start to last step end" if all(b.timed for b in found.steps)
             else "the steps added up"))
+    for entry in speeds:
+        if text := speed_text(entry):
+            group = f" of {safe(entry['group'])}" if entry["group"] else ""
+            sys.stdout.write(f"speed{group}: {text}\n")
     return EXIT_OK
+
+
+def _speeds(iterations, found, batch_size: int | None) -> list[dict]:
+    """Each group's speed, as `summary` gives it: steps a second at the median step,
+    samples a second, data loading's share (see proftui.core.analysis.speed)."""
+    from proftui.core.analysis.advise import steps_by_group
+    from proftui.core.analysis.summary import iteration_summary
+
+    summary = iteration_summary(iterations, steps_by_group(found), batch_size)
+    keys = ("group", "median_ns", "steps_per_s", "samples_per_s", "batch_size", "reader_ratio")
+    return [{k: g.get(k) for k in keys} for g in (summary or {}).get("groups", [])
+            if "median_ns" in g]
 
 
 def source_text(steps) -> str:
