@@ -34,12 +34,11 @@ from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.model.words import duration_text, plural
-from proftui.core.ops.iterations import Iteration, Iterations, step_at
+from proftui.core.ops.iterations import Iteration, Iterations, step_at, warmup
 
 RULES_VERSION = 1
 MAX_EVIDENCE = 20
 HIGH_SHARE, MEDIUM_SHARE = 0.05, 0.01
-WARMUP_STEPS = 1  # left out of the averages when a group has three steps or more
 
 
 @dataclass(frozen=True)
@@ -634,12 +633,6 @@ def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, float]]:
             raise ProftuiError(f'"{item}": the value must be a number.')
         out.setdefault(rule_id, {})[key] = number
     return out
-
-
-def warmup(n_steps: int) -> int:
-    """How many of a group's first steps are warm-up, left out of its averages and medians:
-    WARMUP_STEPS when it has three steps or more, else none."""
-    return WARMUP_STEPS if n_steps >= 3 else 0
 
 
 def steps_by_group(found: Breakdown) -> dict[str, list[StepBreakdown]]:

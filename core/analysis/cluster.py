@@ -4,12 +4,12 @@ and each collective matched across the ranks of its communication group.
 Steps: per rank (group: rank or device) and iteration, the step time and the device's
 compute, exposed communication and free time of the breakdown (:mod:`.breakdown`, the same
 numbers as ``proftui breakdown``). Per rank, the median of each over its steps with the
-warm-up left out as the advisor leaves it out (the first step of a rank that has three or
-more: :func:`.advise.warmup`); the spread of the ranks' median steps, (max - min) / mean; the
-slowest (rank, iteration), warm-up left out. A rank without steps is one window, its whole
-capture. The advisor's slow_rank rule says whether a rank *works* longer than the others
-(its own compute, exposed copies and host-bound idle), which a longer step alone does not:
-every rank's step stretches to the slowest one's at the collectives.
+warm-up left out as every command leaves it out (the first step of a rank that has three or
+more: :func:`~proftui.core.ops.iterations.warmup`); the spread of the ranks' median steps,
+(max - min) / mean; the slowest (rank, iteration), warm-up left out. A rank without steps
+is one window, its whole capture. The advisor's slow_rank rule says whether a rank *works*
+longer than the others (its own compute, exposed copies and host-bound idle), which a longer
+step alone does not: every rank's step stretches to the slowest one's at the collectives.
 
 Collectives: the device-side communication operators of each rank (the slices the breakdown
 counts as communication), matched by the first rule that applies to the profile:
@@ -54,14 +54,13 @@ from proftui.core.analysis.advise import (
     considered,
     run_rules,
     steps_by_group,
-    warmup,
 )
 from proftui.core.analysis.breakdown import TIMELINE, Breakdown, StepBreakdown, breakdown
 from proftui.core.analysis.summary import rows_table
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.naming import natural_key
 from proftui.core.model.table import Table
-from proftui.core.ops.iterations import Iteration, Iterations
+from proftui.core.ops.iterations import Iteration, Iterations, warmup
 
 HCCL_NAME = re.compile(r"^(hcom_[A-Za-z0-9]+(?:_[A-Za-z][A-Za-z0-9]*)*)_+(\d+)_(\d+)_(\d+)$")
 STEP_PARTS = ("compute_ns", "comm_exposed_ns", "free_ns")  # device parts per step

@@ -88,7 +88,8 @@ def _top_findings(index: TraceIndex, tables: Any, steps: dict[str, list[StepBrea
 
 def iteration_summary(found: Iterations, steps: dict[str, list[StepBreakdown]] | None = None,
                       batch_size: int | None = None) -> dict[str, Any] | None:
-    """Per group: count, median, mean and slowest step time, its speed
+    """Per group: count, the warm-up steps left out of the rest (:func:`~proftui.core.ops.
+    iterations.warmup`), median, mean and slowest step time, its speed
     (:func:`~proftui.core.analysis.speed.speed`, the data loading from `steps`, the group's
     step breakdowns), and the mean of each breakdown part with its share of the step time
     (over the iterations that have the part).
@@ -100,6 +101,7 @@ def iteration_summary(found: Iterations, steps: dict[str, list[StepBreakdown]] |
     from proftui.core.analysis.speed import speed
     from proftui.core.analysis.step_parts import step_parts
     from proftui.core.model.stats import median_ns
+    from proftui.core.ops.iterations import warmup
 
     if not found.items:
         return None
@@ -113,18 +115,22 @@ def iteration_summary(found: Iterations, steps: dict[str, list[StepBreakdown]] |
                 lengths[id(it)] = parts_of.step_ns
         known = [it for it in mine if id(it) in lengths]
         entry: dict[str, Any] = {"group": group, "count": len(mine), "timed": len(timed)}
+        warm = warmup(len(known))  # left out of the figures, as in every command
+        entry["warmup"] = [it.number for it in known[:warm]]
+        known = known[warm:]
         if known:
             durations = np.array([lengths[id(it)] for it in known], np.int64)
             slowest = known[int(np.argmax(durations))]
             median = median_ns(durations.tolist())
+            broken_down = (steps or {}).get(group, [])
             # times in integer ns, as in every --json; `number` is `iteration`'s old name
             entry.update(median_ns=median,
-                         **speed(median, (steps or {}).get(group, ()), batch_size),
+                         **speed(median, broken_down[warmup(len(broken_down)):], batch_size),
                          mean_ns=round(float(durations.mean())),
                          slowest={"iteration": slowest.number, "number": slowest.number,
                                   "dur_ns": lengths[id(slowest)]},
-                         length_from=("window" if len(timed) == len(known) else "parts"
-                                      if not timed else "window and parts"))
+                         length_from=("window" if all(it.dur_ns >= 0 for it in known)
+                                      else "parts" if not timed else "window and parts"))
             parts: dict[str, list[tuple[float, int]]] = {}
             for it in known:
                 for part, ns in it.parts.items():
@@ -272,6 +278,8 @@ def report_tables(report: dict[str, Any]) -> list[tuple[str, Table]]:
                 continue
             if g["length_from"] != "window":
                 title += " (a step without a window: the sum of its disjoint parts)"
+            if g["warmup"]:
+                title += f" (warm-up #{', #'.join(map(str, g['warmup']))} left out)"
             if rate := speed_text(g):
                 title += f"; {rate}"
             rows = [("step time (median)", g["median_ns"], None),

@@ -18,9 +18,16 @@ import numpy as np
 
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
+from proftui.core.model.stats import median_ns
 from proftui.core.model.table import Column, Table, text_column
 from proftui.core.ops.grouping import GROUP_BY, OpTypes, slice_keys
-from proftui.core.ops.iterations import Iteration, Iterations, capture_start_ns, steps_at
+from proftui.core.ops.iterations import (
+    Iteration,
+    Iterations,
+    capture_start_ns,
+    steps_at,
+    warmup,
+)
 from proftui.core.ops.roles import roles, track_groups
 from proftui.core.query.self_time import self_times, window_self
 
@@ -461,10 +468,11 @@ def iterations_table(iterations: Iterations | Sequence[Iteration], origin_ns: in
     `origin_ns`, the capture start: :func:`~proftui.core.ops.iterations.capture_start_ns`; its
     header says so), Duration (ns), one
     column (ns) per breakdown part in order of first appearance, vs median (%) = how much
-    longer (+) or shorter (-) than the median of its group, and Mark: "slowest" for the
-    longest iteration of a group of two or more, "outlier" for one longer than 1.2 x its
-    group's median, "slowest, outlier" for both. Unknown values are NaN (missing Start is
-    the int64 minimum, as in summary tables).
+    longer (+) or shorter (-) than the median of its group, and Mark: "warm-up" for a group's
+    warm-up step (:func:`~proftui.core.ops.iterations.warmup`: left out of its median and of
+    the marks), "slowest" for the longest other iteration of a group of two or more,
+    "outlier" for one longer than 1.2 x its group's median, "slowest, outlier" for both.
+    Unknown values are NaN (missing Start is the int64 minimum, as in summary tables).
     """
     items = _iteration_list(iterations)
     n = len(items)
@@ -483,9 +491,13 @@ def iterations_table(iterations: Iterations | Sequence[Iteration], origin_ns: in
     marks = np.full(n, "", dtype=object)
     for group in dict.fromkeys(it.group for it in items):
         mine = np.flatnonzero((groups == group) & ~np.isnan(dur))
+        warm = mine[:warmup(len(mine))]  # its warm-up: marked, and left out of the figures
+        marks[warm] = "warm-up"
+        mine = mine[len(warm):]
         if not len(mine):
             continue
-        median = float(np.median(dur[mine]))
+        median = median_ns(dur[mine].astype(np.int64).tolist())
+        vs_median[warm] = (dur[warm] / median - 1.0) * 100.0 if median > 0 else np.nan
         if median > 0:
             vs_median[mine] = (dur[mine] / median - 1.0) * 100.0
             for i in mine[dur[mine] > OUTLIER_RATIO * median].tolist():

@@ -44,6 +44,17 @@ _MSPROF_PARTS = {"FP to BP Time": "FP+BP", "Iteration Refresh": "iteration refre
                  "Data Aug Bound": "data aug bound"}
 
 
+# The first step of a group of three or more is its warm-up: left out of the group's medians,
+# means, slowest step and the advisor's averages, in every command and pane.
+WARMUP_STEPS = 1
+
+
+def warmup(n_steps: int) -> int:
+    """How many of a group's first `n_steps` steps are warm-up: WARMUP_STEPS when it has
+    three steps or more, else none."""
+    return WARMUP_STEPS if n_steps >= 3 else 0
+
+
 @dataclass
 class Iteration:
     """One iteration of one group (rank or device); times in ns, -1 where unknown."""

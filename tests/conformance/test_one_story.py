@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from proftui.core.model.stats import median_ns
+from proftui.core.ops.iterations import warmup
 from proftui.tui.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,9 +83,10 @@ def _medians(info: dict, summary: dict) -> None:
     groups = summary["iterations"]["groups"] if summary["iterations"] else []
     if len(groups) != 1 or "median_ns" not in groups[0]:
         return
-    timed = [s["dur_ns"] for s in info["iterations"]["items"] if s["dur_ns"] is not None]
-    if len(timed) == groups[0]["count"]:  # every step timed: the same steps
-        assert median_ns(timed) == groups[0]["median_ns"]
+    items = info["iterations"]["items"]
+    timed = [s["dur_ns"] for s in items if s["dur_ns"] is not None]
+    if len(timed) == groups[0]["count"]:  # every step timed: the same steps, warm-up out
+        assert median_ns(timed[warmup(len(timed)):]) == groups[0]["median_ns"]
 
 
 def _top_types(summary: dict, ops: dict) -> None:

@@ -28,9 +28,10 @@ def _steps(loading_ms: list[int | None], step_ms: list[int]) -> list[dict]:
 
 
 def test_steps_and_samples_a_second_and_the_reader_ratio(tmp_path: Path) -> None:
-    index = load(write_trace(tmp_path / "t.json", _steps([20, 30, 10], [100, 100, 300])))
+    steps = _steps([90, 20, 30, 10], [400, 100, 100, 300])  # the first: warm-up, left out
+    index = load(write_trace(tmp_path / "t.json", steps))
     group = summary_report(index, batch_size=8)["iterations"]["groups"][0]
-    assert group["median_ns"] == 100_000_000
+    assert group["warmup"] == [1] and group["median_ns"] == 100_000_000
     assert group["steps_per_s"] == 10.0 and group["samples_per_s"] == 80.0
     assert group["batch_size"] == 8
     assert abs(group["reader_ratio"] - 60 / 500) < 1e-12  # summed loading over summed steps

@@ -153,16 +153,21 @@ def _iteration_lines(iterations: dict[str, Any]) -> list[str]:
     items = iterations["items"]
     if not items:
         return ["iterations none found"]
-    timed = [it for it in items if it["dur_ns"] is not None]
-    line = f"iterations {len(items)} (from {safe(iterations['source'])})"
-    if timed:
-        from proftui.core.model.stats import median_ns
+    from proftui.core.model.stats import median_ns
+    from proftui.core.ops.iterations import warmup
 
+    line = f"iterations {len(items)} (from {safe(iterations['source'])})"
+    timed = []  # each group's timed steps but its warm-up, as every command counts them
+    for group in dict.fromkeys(it["group"] for it in items):
+        mine = [it for it in items if it["group"] == group and it["dur_ns"] is not None]
+        timed += mine[warmup(len(mine)):]
+    if timed:
         median = median_ns(it["dur_ns"] for it in timed)
         slowest = max(timed, key=lambda it: it["dur_ns"])
         group = f" of {safe(slowest['group'])}" if slowest["group"] else ""
         line += (f"; median {fmt_duration(median)}, slowest "
-                 f"#{slowest['number']}{group} {fmt_duration(slowest['dur_ns'])}")
+                 f"#{slowest['iteration']}{group} {fmt_duration(slowest['dur_ns'])} "
+                 "(warm-up left out)")
     return [line]
 
 
