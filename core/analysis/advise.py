@@ -377,22 +377,30 @@ def _exposed(rule_id: str, what: str, stretch: str, from_step_start: bool) -> Ch
             return _exposed_from_tables(ctx, group, p, rule_id, what, stretch)
         _need_device(ctx, group)
         coverage = group_coverage(ctx.index, ctx.tables)[group]
-        lost, span = [], []
+        before, inside, span = [], [], []
         for b in ctx.steps[group]:
             if b.device is None:
                 continue
             lo, hi = b.device_window()
-            if from_step_start:
-                lo = min(lo, b.start_ns)
-            lost.append(int(coverage.measure(stretch, lo, hi)))
-            span.append(hi - lo)
-        mean_lost, mean_span = float(np.mean(lost)), float(np.mean(span))
+            early = min(lo, b.start_ns) if from_step_start else lo
+            before.append(int(coverage.measure(stretch, early, lo)) if early < lo else 0)
+            inside.append(int(coverage.measure(stretch, lo, hi)))
+            span.append(hi - early)
+        mean_lost = float(np.mean(before)) + float(np.mean(inside))
+        mean_span = float(np.mean(span))
         if mean_span <= 0 or mean_lost / mean_span < p["min_share"]:
             return None
         evidence = _stretch_evidence(ctx, group, stretch, what, from_step_start)
-        return _finding(ctx, RULES_BY_ID[rule_id], group, what, mean_lost,
-                        {f"{stretch}_ns_per_step": int(mean_lost),
-                         "share_of_device_span": mean_lost / mean_span}, evidence)
+        numbers = {f"{stretch}_ns_per_step": int(mean_lost),
+                   "share_of_device_span": mean_lost / mean_span}
+        title = what
+        if from_step_start:  # the breakdown's two parts it spans, said as the breakdown says
+            numbers["before_device_window_ns_per_step"] = int(np.mean(before))
+            numbers["in_device_window_ns_per_step"] = int(np.mean(inside))
+            title += (f": {duration_text(int(np.mean(before)))} a step before the first "
+                      f"kernel (breakdown's Prepare), {duration_text(int(np.mean(inside)))} "
+                      "in the device window (breakdown's Memcpy exposed)")
+        return _finding(ctx, RULES_BY_ID[rule_id], group, title, mean_lost, numbers, evidence)
     return check
 
 

@@ -174,6 +174,10 @@ def test_an_input_copy_before_the_first_kernel_is_an_exposed_copy(tmp_path):
         return [k("Memcpy HtoD", at + 10, 40, cat="gpu_memcpy"), k("sgemm", at + 60, 800)]
     (f,) = [f for f in run(tmp_path, steps(step)).findings if f.rule == "exposed_memcpy"]
     assert f.time_lost_ns == 40_000 and f.evidence[0].start_ns % (STEP_US * 1000) == 10_000
+    # said as the breakdown's two parts: all of it in Prepare, none in Memcpy exposed
+    assert f.numbers["before_device_window_ns_per_step"] == 40_000
+    assert f.numbers["in_device_window_ns_per_step"] == 0
+    assert "40 us a step before the first kernel (breakdown's Prepare)" in f.title
 
 
 def test_evidence_names_its_step(tmp_path):
