@@ -25,7 +25,7 @@ import secrets
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import IO, Any
 
@@ -64,6 +64,10 @@ class ExportResult:
 
     rows: int
     path: str
+    # args keys asked for that no event written holds (their columns are empty), and the
+    # keys those events do hold, for saying so
+    keys_absent: list[str] = field(default_factory=list)
+    keys_held: list[str] = field(default_factory=list)
 
 
 # -- cell text ----------------------------------------------------------------------------------
@@ -267,8 +271,12 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
     args_cells: list[list[str]] = []
     refs = np.concatenate([index.col("slices.ref")[slices].astype(np.int64),
                            index.col("instants.ref")[points].astype(np.int64)])[order]
+    held: set[str] = set()
     if args_keys:
         all_args = read_args(index, refs)
+        for a in all_args:
+            if isinstance(a, dict):
+                held.update(a)
         for key in args_keys:
             args_cells.append([_json_cell(a.get(key) if isinstance(a, dict) else None,
                                           neutralize) for a in all_args])
@@ -292,8 +300,10 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
                 *(column[lo:hi] for column in args_cells)]
 
     header = [text_cell(h, neutralize) for h in header]
-    return _write(target, header, len(order), cells, overwrite=overwrite, bom=bom,
-                  progress=progress)
+    result = _write(target, header, len(order), cells, overwrite=overwrite, bom=bom,
+                    progress=progress)
+    return replace(result, keys_absent=[k for k in args_keys if k not in held],
+                   keys_held=sorted(held))
 
 
 class _Lookup:

@@ -208,3 +208,19 @@ def test_export_time_applies_to_the_events_csv_only(trace, capsys) -> None:
     assert status == 2 and "invalid choice" in err
     status, out, _ = run_cli(capsys, "export", "--help")
     assert "--time {relative,absolute}" in out and "profiler's clock" in out
+
+
+def test_args_no_event_holds_are_said_with_the_keys_there_are(tmp_path, capsys) -> None:
+    out = tmp_path / "it4.csv"
+    status, _, err = run_cli(capsys, "export", SAMPLES / "torch_npu", "--iteration", "4",
+                             "--tracks", "stream", "--args", "correlation,Task Type",
+                             "-o", out)
+    assert status == 0
+    assert ("no event written has the args correlation (their columns are empty); the "
+            "events' args keys: Physic Stream Id, Task Type") in err
+    rows = list(csv.DictReader(out.open()))
+    assert rows and all(r["args.correlation"] == "" for r in rows)
+    assert all(r["args.Task Type"] for r in rows)
+    status, _, err = run_cli(capsys, "export", SAMPLES / "torch_npu", "--iteration", "4",
+                             "--args", "Task Type", "-o", tmp_path / "b.csv")
+    assert status == 0 and "no event written" not in err

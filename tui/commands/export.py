@@ -143,6 +143,12 @@ def cmd_export(argv: list[str]) -> int:
     print_warning(index, sys.stderr)  # with what was written (stdout may be the CSV)
     if result.path != "-":
         sys.stderr.write(f"wrote {plural(result.rows, 'row')} to {safe(result.path)}\n")
+    if result.keys_absent:  # an empty column said, with the keys there are
+        held = ", ".join(safe(k) for k in result.keys_held[:12])
+        more = ", ..." if len(result.keys_held) > 12 else ""
+        sys.stderr.write(f"no event written has the args {', '.join(map(safe, result.keys_absent))}"
+                         f" (their columns are empty); the events' args keys: "
+                         f"{held + more if held else 'none'}\n")
     return EXIT_OK
 
 
