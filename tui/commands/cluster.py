@@ -334,7 +334,10 @@ def who_waits_lines(found, top: int) -> list[str]:
     matched = [i for i in found.collectives.instances if not i.warmup]
     if not matched:
         return []
-    out = ["who waits for whom (at the collectives matched, warm-up left out):\n"]
+    out = ["who waits for whom (at the collectives matched, warm-up left out; each wait is\n"
+           "  the last arrival's start less the rank's own, summed over the steps: "
+           "`proftui comm`'s Sync\n  is HCCL's own figure of the same wait, per step and "
+           "warm-up included):\n"]
     late = sorted(found.last_arrivals.items(), key=lambda kv: -kv[1])
     out.append("  arrived last: " + ", ".join(f"{safe(r)} {n} of {len(matched)}"
                                               for r, n in late if n) + "\n"
