@@ -79,8 +79,9 @@ def cmd_breakdown(argv: list[str]) -> int:
     if found.steps and window is None:
         total = breakdown_table(found.total)
         print_table(total, columns, range(total.n_rows), "total, " + (
-            "first step start to last step end" if all(b.timed for b in found.steps)
-            else "the steps added up"))
+            "first step start to last step end; device parts of the work the steps launched "
+            "(--range over the span takes every kernel in it)"
+            if all(b.timed for b in found.steps) else "the steps added up"))
     for entry in speeds:
         if text := speed_text(entry):
             group = f" of {safe(entry['group'])}" if entry["group"] else ""
