@@ -32,10 +32,10 @@ def test_json_schema_and_values(tmp_path: Path, capsys) -> None:
     assert source["format"] == "text" and source["problems"] == {"comm_bad_value": 1}
     assert source["error"] is None and source["path"].endswith("communication.json")
     (rank,) = data["ranks"]
-    assert {k: rank[k] for k in ("rank", "step", "ops", "elapse_ns", "transit_ns", "wait_ns",
-                                 "sync_ns", "idle_ns", "moved_bytes")} == {
-        "rank": "", "step": 3, "ops": 2, "elapse_ns": 3_500_000, "transit_ns": 1_500_001,
-        "wait_ns": 250_000, "sync_ns": 200_000, "idle_ns": 1_750_000,
+    assert {k: rank[k] for k in ("rank", "group", "step", "ops", "elapse_ns", "transit_ns",
+                                 "wait_ns", "sync_ns", "idle_ns", "moved_bytes")} == {
+        "rank": None, "group": "", "step": 3, "ops": 2, "elapse_ns": 3_500_000,
+        "transit_ns": 1_500_001, "wait_ns": 250_000, "sync_ns": 200_000, "idle_ns": 1_750_000,
         "moved_bytes": 40_600_000}
     hccs = rank["transports"][0]
     assert hccs == {"transport": "HCCS", "size_bytes": 40_000_000, "time_ns": 2_000_000,
@@ -45,7 +45,7 @@ def test_json_schema_and_values(tmp_path: Path, capsys) -> None:
                     "small_packets": False, "judged": True}
     assert data["n_collectives"] == 2
     first = data["collectives"][0]
-    assert (first["name"], first["group"], first["start_ns"], first["transit_ns"]) == (
+    assert (first["name"], first["comm_group"], first["start_ns"], first["transit_ns"]) == (
         AR, GROUP, 1_000_000_000_000_500, 1_000_001)
     assert first["wait_ratio"] == pytest.approx(250_000 / 1_250_001)
     assert data["collectives"][1]["name"] == AG and data["collectives"][1]["wait_ns"] is None

@@ -27,9 +27,9 @@ WARNING: dict[str, tuple[type, ...]] = {
 ALIASES = {"number": "iteration", "items": "iterations"}
 # Times that are means and documented as floats, left to their own modules.
 FLOAT_TIMES = {"diff.breakdown"}  # diff's parts are means over the steps
-# Keys that name something else there (documented): comm's ranks are still labels, and
-# `group` of a collective or link is its communication group.
-OTHER_MEANING = {"comm"}
+# Commands whose keys name something else (documented): none since comm's communication
+# group became `comm_group`.
+OTHER_MEANING: set[str] = set()
 
 
 def _walk(value: Any, path: str, problems: list[str], command: str) -> None:

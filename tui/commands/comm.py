@@ -12,6 +12,7 @@ from proftui.tui.commands.common import (
     json_option,
     print_json,
     print_whole_table,
+    rank_keys,
     top_option,
     warning,
     warning_line,
@@ -38,6 +39,21 @@ SPEC = Command(
      "proftui comm --json cluster_run/ | jq '.flags'"))
 
 
+def _json_keys(data: dict) -> dict:
+    """The report's JSON with each rank named as in every --json: `rank` its number and
+    `group` its label; the communication group a collective or link belongs to, which the
+    report calls `group`, is `comm_group`."""
+    for key in ("sources", "ranks", "collectives", "links", "flags"):
+        rows = []
+        for row in data.get(key) or []:
+            if "group" in row:
+                row = {**row, "comm_group": row["group"]}
+                del row["group"]
+            rows.append(rank_keys(row))
+        data[key] = rows
+    return data
+
+
 def cmd_comm(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
     from proftui.core.analysis.comm import communication
@@ -53,7 +69,7 @@ def cmd_comm(argv: list[str]) -> int:
         return EXIT_FAILURE
     warnings = _warnings(report)
     if args.json:
-        print_json({**report.to_json(args.top), "warnings": warnings})
+        print_json({**_json_keys(report.to_json(args.top)), "warnings": warnings})
         return EXIT_OK
     line = warning_line(warnings, 0)  # (no time in them)
     if line:
