@@ -112,7 +112,9 @@ RESNET_BASE = [159.2, 150.8, 141.3, 161.0, 148.5, 167.7]
 RESNET_NEW = [130.0, 118.1, 108.4, 124.1, 115.0, 152.1]
 
 
-def test_a_clear_improvement_passes_the_gate_with_its_evidence(capsys, tmp_path):
+def test_a_clear_improvement_passes_the_gate_with_its_evidence(capsys, tmp_path,
+                                                               monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # the sentences whole, not wrapped
     base = _trace(tmp_path / "base.json", [s * 1000 for s in RESNET_BASE])
     new = _trace(tmp_path / "new.json", [s * 1000 for s in RESNET_NEW])
     code, out, _ = run_cli(capsys, "diff", "--gate", "5", base, new)
@@ -132,7 +134,8 @@ def test_a_clear_improvement_passes_the_gate_with_its_evidence(capsys, tmp_path)
     assert data["new"]["outliers"] == []
 
 
-def test_an_outlier_step_is_named_and_not_tested(capsys, tmp_path):
+def test_an_outlier_step_is_named_and_not_tested(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # the sentences whole, not wrapped
     base = _trace(tmp_path / "base.json", [500, 500, 510, 505, 495, 502, 498])
     new = _trace(tmp_path / "new.json", [400, 400, 410, 650, 395, 402, 398])
     code, out, _ = run_cli(capsys, "diff", "--json", base, new)
@@ -162,3 +165,14 @@ def test_the_verdict_gives_steps_a_second_on_both_sides(capsys) -> None:
     assert step["new_steps_per_s"] == pytest.approx(1e9 / step["new_ns"])
     _, out, _ = run_cli(capsys, "diff", base, new)
     assert "95.2 steps/s -> 210 steps/s)" in out.splitlines()[2]
+
+
+def test_the_verdicts_sentences_wrap_to_the_terminal(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    base = _trace(tmp_path / "base.json", [s * 1000 for s in RESNET_BASE])
+    new = _trace(tmp_path / "new.json", [s * 1000 for s in RESNET_NEW])
+    _, out, _ = run_cli(capsys, "diff", base, new)
+    said = out.split("step and breakdown")[0].splitlines()[2:]  # after the two file lines
+    assert said and all(len(line) <= 60 for line in said), said
+    assert any(line.startswith("  ") for line in said)  # a sentence went on, indented
+    assert "Mann-Whitney" in " ".join(said)

@@ -7,6 +7,7 @@ import csv
 import os
 import shutil
 import sys
+import textwrap
 
 from proftui.tui.commands.common import (
     EXIT_FAILURE,
@@ -103,12 +104,14 @@ def cmd_diff(argv: list[str]) -> int:
             ("new", index_warning_line(sides[1].index))) if line]
         if not found.comparable:
             out.append("not comparable: the numbers below compare unlike profiles\n")
-        out.append(f"{safe(found.verdict)}\n")
-        out += [f"{safe(line)}\n" for line in evidence(found)]
-        if found.ranks.rows and slowest_text(found.ranks):
-            out.append(f"{safe(slowest_text(found.ranks))}\n")
-        sys.stdout.write("".join(out))
         width = shutil.get_terminal_size().columns  # COLUMNS, else the terminal, else 80
+        said = [found.verdict, *evidence(found)]
+        if found.ranks.rows and slowest_text(found.ranks):
+            said.append(slowest_text(found.ranks))
+        out += [f"{line}\n" for text in said  # wrapped to the terminal, as the tables fit it
+                for line in textwrap.wrap(safe(text), width, subsequent_indent="  ",
+                                          break_on_hyphens=False)]
+        sys.stdout.write("".join(out))
         for title, table in diff_tables(found, args.top):
             print_whole_table(_fitted(table, width, sys.stdout.isatty()), title)
     return _gate(found, args.gate)
