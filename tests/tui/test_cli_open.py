@@ -82,3 +82,20 @@ async def test_what_shows_only_while_opening_is_said_after_the_user_leaves(
     assert capsys.readouterr().err == said
     ok = ProftuiApp(str(tmp_path))  # never opened: no error, status 0
     assert exit_status(ok) == 0 and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("text", ['{"traceEvents": [', '{"traceEvents": []}', "["])
+async def test_a_trace_of_no_events_is_said_in_the_app_as_the_commands_say_it(
+        text, tmp_path, capsys) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    status, _, said = run_cli(capsys, "summary", str(path))
+    assert status == 2 and "has no events" in said
+    app = ProftuiApp(str(path), use_cache=False)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await settle(app, pilot)
+        assert f"proftui: {app.error}\n" == said and app.index is None
+        assert "has no events" in str(app.query_one("#status").render())
+        await pilot.press("q")
+    assert exit_status(app) == 2
+    assert capsys.readouterr().err == said
