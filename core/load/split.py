@@ -86,6 +86,7 @@ def index_in_parts(source: ByteSource, progress: Progress | None,
             batches += [BatchRecord(b.start, b.end, b.first_ordinal + reader.n_events, b.final)
                         for b in result.batches]
             reader.n_events += result.n_events
+        reader.count_unclosed(result.closed, source.size)  # (the last part's end)
         add_memory_csvs(builder, memory_files, diagnostics)
         if progress is not None:
             progress(source.size, source.size, reader.n_events)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 # Every kind a problem can have, with the sentence shown for it.
 KINDS: dict[str, str] = {
     "bad_json": "a stretch of the file is not valid JSON and was skipped",
-    "truncated": "the file ends in the middle of an event (truncated)",
+    "truncated": "the file ends early, inside an event or before its event array closes "
+                 "(truncated)",
     "bad_tail": "the JSON after the event array could not be read",
     "not_an_object": "an entry of the event array is not a JSON object",
     "oversized": "an entry of more than 32 MB without an end that can be found was skipped",

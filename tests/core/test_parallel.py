@@ -280,3 +280,18 @@ def test_a_split_whose_worker_dies_is_indexed_in_one_piece(tmp_path, monkeypatch
     monkeypatch.setattr(indexing, "worker_count", lambda n: 2)
     monkeypatch.setattr(split, "worker_count", lambda n: 2)
     assert columns_equal(serial, load_trace(str(path), use_cache=False, batch_bytes=4096))
+
+
+def test_an_object_cut_between_events_is_one_truncation_in_parts_as_in_one(tmp_path) -> None:
+    raw = write_trace(tmp_path / "whole.json", _events()).read_bytes()
+    cut = raw.rindex(b"},", 0, len(raw) - 100) + 2  # just after an event and its comma
+    path = tmp_path / "t.json"
+    path.write_bytes(raw[:cut])
+    serial = index_file(ByteSource(str(path)), workers=1, batch_bytes=4096)
+    parallel = _index_parallel(ByteSource(str(path)), None, None, 4096)
+    assert parallel is not None and columns_equal(serial, parallel)
+    assert problems(serial) == problems(parallel) == {"truncated": 1}
+    array = tmp_path / "array.json"  # the array form may end unclosed: no damage
+    array_raw = write_trace(tmp_path / "a.json", _events(), wrapper=False).read_bytes()
+    array.write_bytes(array_raw[:array_raw.rindex(b"},", 0, len(array_raw) - 100) + 2])
+    assert problems(index_file(ByteSource(str(array)), workers=1, batch_bytes=4096)) == {}

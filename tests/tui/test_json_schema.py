@@ -138,7 +138,8 @@ def test_a_cut_trace_is_said_first_and_in_every_json(tmp_path, capsys, command: 
     assert status == 0
     first = out.splitlines()[0]
     assert first.startswith("warning: damaged input, the numbers below lack what was lost: "
-                            "the file ends in the middle of an event (truncated) at byte ")
+                            "the file ends early, inside an event or before its event "
+                            "array closes (truncated) at byte ")
     assert "the profile stops at " in first and "from the capture start" in first
     status, out, _ = run_cli(capsys, command, "--json", "--no-cache", path)
     data = json.loads(out)

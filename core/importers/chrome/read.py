@@ -187,8 +187,20 @@ class ChromeJsonReader:
                 self.diagnostics.explain("truncated", self.source.error)
             else:
                 self.diagnostics.add("truncated", 1, self.source.consumed, self.source.error)
+        elif region is None or region[1] is None:
+            self.count_unclosed(self.closed, self.source.consumed, cut_before)
         if progress is not None:
             progress(self.source.consumed, self.source.size, self.n_events)
+
+    def count_unclosed(self, closed: bool, end: int, cut_before: int = 0) -> None:
+        """A file of the object form whose event array never closed (`closed` False), cut
+        between two events so that no event was cut in half: one truncation, what followed
+        the last event lost. (The array form may end unclosed: catapult reads it so, as
+        crashed writers leave it.)"""
+        if (self.metadata.get("format") == "object" and not closed
+                and self.diagnostics.count("truncated") == cut_before):
+            self.diagnostics.add("truncated", 1, end,
+                                 "the file ends before its event array closes")
 
     def _skip_damage(self, sink: EventSink, stream: _Stream, start: int,
                      progress: Callable[[int, int, int], None] | None,
