@@ -54,7 +54,7 @@ class ParquetResult:
     path: str
     slices: int
     steps: int
-    partitions: int
+    partitions: int  # ranks written, of slices or of steps
 
 
 def require_pyarrow() -> tuple[Any, Any]:
@@ -92,14 +92,14 @@ def export_parquet(index: TraceIndex, directory: str, *, iterations: Sequence[It
     try:
         rows, _ = window_events(index, start_ns, end_ns, tracks, False, groups)
         groups = slice_groups(index)[rows]
-        n_parts = 0
+        ranks: set[str] = set()  # the rank partitions written, of slices or of steps
         for gid in np.unique(groups).tolist():
             mine = rows[groups == gid]
             table = _slice_table(pa, index, mine, iterations)
             where = os.path.join(work, "slices", partition(index.strings[gid]))
             os.makedirs(where)
             pq.write_table(table, os.path.join(where, "part-0.parquet"))
-            n_parts += 1
+            ranks.add(partition(index.strings[gid]))
         by_group: dict[str, list[StepBreakdown]] = {}
         for step in steps:
             by_group.setdefault(step.group, []).append(step)
@@ -107,6 +107,7 @@ def export_parquet(index: TraceIndex, directory: str, *, iterations: Sequence[It
             where = os.path.join(work, "steps", partition(group))
             os.makedirs(where)
             pq.write_table(_step_table(pa, mine_steps), os.path.join(where, "part-0.parquet"))
+            ranks.add(partition(group))
         if os.path.exists(target):
             shutil.rmtree(target)  # checked above: an earlier export, and overwrite asked
         os.rename(work, target)
@@ -116,7 +117,7 @@ def export_parquet(index: TraceIndex, directory: str, *, iterations: Sequence[It
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    return ParquetResult(target, len(rows), len(steps), n_parts)
+    return ParquetResult(target, len(rows), len(steps), len(ranks))
 
 
 def _check_target(target: str, overwrite: bool) -> None:
@@ -182,8 +183,9 @@ def _step_table(pa: Any, steps: list[StepBreakdown]) -> Any:
     columns: dict[str, Any] = {
         "group": pa.array([s.group for s in steps], pa.string()),
         "iteration": pa.array([s.iteration for s in steps], pa.int64()),
-        "start_ns": pa.array([s.start_ns for s in steps], pa.int64()),
-        "end_ns": pa.array([s.end_ns for s in steps], pa.int64()),
+        # null for a step known only by its step table (no window), as in --json
+        "start_ns": pa.array([s.start_ns if s.timed else None for s in steps], pa.int64()),
+        "end_ns": pa.array([s.end_ns if s.timed else None for s in steps], pa.int64()),
         "step_ns": pa.array([s.step_ns for s in steps], pa.int64()),
         "device_start_ns": pa.array([s.device["start_ns"] if s.device else None
                                      for s in steps], pa.int64()),

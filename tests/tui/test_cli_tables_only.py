@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from tui_support import run_cli
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "core"))
@@ -160,3 +161,15 @@ def test_the_rank_the_others_wait_for_is_named(tmp_path, capsys, monkeypatch) ->
     write_four_ranks(other)
     status, out, _ = run_cli(capsys, "advise", "--json", other)
     assert not [f for f in json.loads(out)["findings"] if f["rule"] == "waited_for"]
+
+
+def test_the_steps_of_ranks_without_a_timeline_export_with_no_times(tmp_path, capsys) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    write_four_ranks(tmp_path / "in")
+    status, _, _ = run_cli(capsys, "export", tmp_path / "in", "--format", "parquet",
+                           "-o", tmp_path / "out", "--all")
+    assert status == 0
+    steps = pq.read_table(tmp_path / "out" / "steps" / "rank=0" / "part-0.parquet").to_pydict()
+    assert steps["iteration"] == [1, 2, 3]
+    assert steps["start_ns"] == [None] * 3 and steps["end_ns"] == [None] * 3  # no window
+    assert steps["step_ns"] == [100 * MS] * 3  # the sum of its parts
