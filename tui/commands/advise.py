@@ -52,7 +52,13 @@ def cmd_advise(argv: list[str]) -> int:
         print_json(with_warnings(found.to_json(), index))
         return EXIT_OK
     print_warning(index)  # the damage said first, before the answer
-    sys.stdout.write("".join(finding_lines(found, capture_start_ns(index))))
+    origin = capture_start_ns(index)
+    starts = [e.start_ns for f in found.findings for e in f.evidence]
+    if not index.meta.get("sources") and starts:  # no timeline: the tables' own clock
+        origin = min(starts)
+        sys.stdout.write("no timeline: evidence times are from the first task the tables "
+                         "list as evidence\n")
+    sys.stdout.write("".join(finding_lines(found, origin)))
     return EXIT_OK
 
 
