@@ -8,7 +8,7 @@ What is compared, and where it comes from:
 - the top device op types' time: `summary` against `ops --by type --side device`;
 - the advisor's evidence: in the step `iterations` says holds its start (the latest-starting
   step whose window holds it);
-- each rank's steps: `cluster` against `iterations`.
+- each rank's steps and median step: `cluster` against `iterations` and `summary`.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_the_commands_agree(path: Path, cache: Path) -> None:
     _evidence(steps, _json(cache, "advise", path))
     groups = {s["group"] for s in steps}
     if len(groups) > 1:
-        _cluster(steps, _json(cache, "cluster", path))
+        _cluster(steps, _json(cache, "cluster", path), summary)
 
 
 def _timed(steps: list[dict]) -> dict[tuple[str, int], dict]:
@@ -109,10 +109,13 @@ def _evidence(steps: list[dict], advice: dict) -> None:
                 assert ev["iteration"] == holder["iteration"], (finding["rule"], ev)
 
 
-def _cluster(steps: list[dict], found: dict) -> None:
+def _cluster(steps: list[dict], found: dict, summary: dict) -> None:
     timed = _timed(steps)
+    medians = {g["group"]: g.get("median_ns") for g in summary["iterations"]["groups"]}
     for rank in found["ranks"]:
         for step in rank["steps"]:
             mine = timed.get((rank["group"], step["iteration"]))
             if mine is not None:
                 assert step["step_ns"] == mine["dur_ns"], (rank["group"], step)
+        if all(s["step_ns"] is not None for s in rank["steps"]):  # the same steps counted
+            assert rank["median"]["step_ns"] == medians[rank["group"]], rank["group"]
