@@ -215,7 +215,8 @@ class Diff:
             "breakdown": {k: {"base": b, "new": n,
                               "delta": (n - b) if b is not None and n is not None else None}
                           for k, (b, n) in self.parts.items()},
-            "ops": [o.to_json() for o in self.ops[:top]],
+            # each op named by its grouping, as `ops --json` names it ("key": the old name)
+            "ops": [{self.by: o.key, **o.to_json()} for o in self.ops[:top]],
             "ranks": [r.to_json() for r in self.ranks.rows],
             "ranks_matched_by": self.ranks.matched_by,
             "slowest": {"base": self.ranks.slowest_base.to_json(),

@@ -176,3 +176,14 @@ def test_the_verdicts_sentences_wrap_to_the_terminal(capsys, tmp_path, monkeypat
     assert said and all(len(line) <= 60 for line in said), said
     assert any(line.startswith("  ") for line in said)  # a sentence went on, indented
     assert "Mann-Whitney" in " ".join(said)
+
+
+def test_ops_are_named_as_the_ops_command_names_them(capsys) -> None:
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    base, new = samples / "diff_before.pt.trace.json", samples / "diff_after.pt.trace.json"
+    for by, key in (("name", "name"), ("type", "type")):
+        _, out, _ = run_cli(capsys, "diff", "--json", "--by", by, base, new)
+        ops = json.loads(out)["ops"]
+        assert ops and all(o[key] == o["key"] for o in ops)  # the old name kept one release
+        _, out, _ = run_cli(capsys, "ops", "--json", "--by", by, new)
+        assert {r[key] for r in json.loads(out)["rows"]} & {o[key] for o in ops}
