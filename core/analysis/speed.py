@@ -64,5 +64,5 @@ def speed_text(entry: dict[str, Any]) -> str:
 
 
 def _rate(value: float) -> str:
-    """Three significant digits, and thousands apart: 6.45, 354, 11,330."""
+    """Three significant digits, and thousands apart: 6.45, 354, 11,300."""
     return f"{value:.3g}" if value < 1000 else f"{float(f'{value:.3g}'):,.0f}"
