@@ -659,14 +659,22 @@ def considered(all_steps: dict[str, list[StepBreakdown]]) -> dict[str, list[Step
     return {g: s[warmup(len(s)):] for g, s in all_steps.items()}
 
 
-def advise(index: TraceIndex, iterations: Iterations, tables: Sequence[Table] = (),
-           overrides: dict[str, dict[str, float]] | None = None) -> Advice:
-    """Run every rule on every group of the profile."""
-    steps = considered(steps_by_group(breakdown(index, iterations, tables)))
+def advice_steps(index: TraceIndex, tables: Sequence[Table],
+                 all_steps: dict[str, list[StepBreakdown]]) -> dict[str, list[StepBreakdown]]:
+    """Per group, the steps the rules read: those of `all_steps` (:func:`steps_by_group`)
+    considered, and a rank known only by its op tables as one window, its capture."""
+    steps = considered(all_steps)
     for group in table_rules.table_groups(tables):
         if group not in steps and (window := _capture(index, tables, group)) is not None:
             steps[group] = [window]
-    return run_rules(index, tables, steps, RULES, overrides)
+    return steps
+
+
+def advise(index: TraceIndex, iterations: Iterations, tables: Sequence[Table] = (),
+           overrides: dict[str, dict[str, float]] | None = None) -> Advice:
+    """Run every rule on every group of the profile."""
+    all_steps = steps_by_group(breakdown(index, iterations, tables))
+    return run_rules(index, tables, advice_steps(index, tables, all_steps), RULES, overrides)
 
 
 def _capture(index: TraceIndex, tables: Sequence[Table], group: str) -> StepBreakdown | None:

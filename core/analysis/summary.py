@@ -77,9 +77,9 @@ def summary_report(index: TraceIndex, batch_size: int | None = None) -> dict[str
 def _top_findings(index: TraceIndex, tables: Any, steps: dict[str, list[StepBreakdown]]
                   ) -> list[dict[str, Any]]:
     """The advisor's TOP_FINDINGS findings that lose the most time per step."""
-    from proftui.core.analysis.advise import considered, run_rules
+    from proftui.core.analysis.advise import advice_steps, run_rules
 
-    advice = run_rules(index, tables, considered(steps))
+    advice = run_rules(index, tables, advice_steps(index, tables, steps))
     return [f.to_json() for f in advice.findings[:TOP_FINDINGS]]
 
 

@@ -126,6 +126,8 @@ def test_ai_cpu_from_kernel_details_alone(capsys, tmp_path):
     assert finding["time_lost_ns"] == round(sum(durations) * 1000)
     assert finding["evidence"][0]["label"] == "Cast_6"
     assert finding["evidence"][0]["end_ns"] - finding["evidence"][0]["start_ns"] == 198_000
+    code, out, _ = run_cli(capsys, "summary", "--json", tmp_path)  # the same finding there
+    assert [f["rule"] for f in json.loads(out)["findings"]] == ["ai_cpu"]
     code, out, _ = run_cli(capsys, "advise", tmp_path)  # times from the tables' first task
     assert out.startswith("no timeline: evidence times are from the first task")
     assert "   at 600 ms: Cast_6 (198 us)\n" in out
