@@ -13,7 +13,7 @@ up to 20 time ranges on the timeline, largest first.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -206,14 +206,20 @@ def _step_of(ctx: Context, group: str, t_ns: int) -> int | None:
 
 
 def _top_names(ctx: Context, rows: np.ndarray, n: int = 5) -> list[dict[str, Any]]:
+    strings = ctx.index.strings
     names, dur = ctx.index.col("slices.name")[rows], ctx.index.col("slices.dur")[rows]
-    totals: dict[int, list[int]] = {}
-    for name, d in zip(names.tolist(), dur.tolist()):
+    return _top_by_total(((strings[k], 1, d) for k, d in zip(names.tolist(), dur.tolist())), n)
+
+
+def _top_by_total(items: Iterable[tuple[str, int, float]], n: int = 5) -> list[dict[str, Any]]:
+    """The `n` names whose (count, time) items add up to the most time, most first."""
+    totals: dict[str, list[float]] = {}
+    for name, count, ns in items:
         entry = totals.setdefault(name, [0, 0])
-        entry[0] += 1
-        entry[1] += d
+        entry[0] += count
+        entry[1] += ns
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][1])[:n]
-    return [{"name": ctx.index.strings[k], "count": c, "total_ns": t} for k, (c, t) in ranked]
+    return [{"name": k, "count": int(c), "total_ns": int(round(t))} for k, (c, t) in ranked]
 
 
 def _stretch_evidence(ctx: Context, group: str, name: str, label: str,
@@ -270,13 +276,7 @@ def _ai_cpu_from_tables(ctx: Context, group: str, p: dict[str, float]) -> Findin
     over = ops.max_ns > p["min_op_us"] * 1000
     if not over.any() and not (share is not None and share > p["max_share"]):
         return None
-    totals: dict[str, list[float]] = {}
-    for name, n, t in zip(ops.names, ops.counts.tolist(), ops.total_ns.tolist()):
-        entry = totals.setdefault(name, [0, 0.0])
-        entry[0] += n
-        entry[1] += t
-    top = [{"name": k, "count": int(c), "total_ns": int(round(t))} for k, (c, t) in
-           sorted(totals.items(), key=lambda kv: -kv[1][1])[:5]]
+    top = _top_by_total(zip(ops.names, ops.counts.tolist(), ops.total_ns.tolist()))
     evidence = [Evidence(int(s), int(s + round(d)), name, group, None) for name, s, d in
                 zip(ops.names, ops.start_ns.tolist(), ops.total_ns.tolist()) if s >= 0]
     return _finding(ctx, RULES_BY_ID["ai_cpu"], group,
@@ -493,13 +493,7 @@ def _small_collectives_from_tables(ctx: Context, group: str, p: dict[str, float]
     if per_step < p["min_per_step"]:
         return None
     lost = sum(ns for _, ns in small) / n_steps
-    totals: dict[str, list[int]] = {}
-    for name, ns in small:
-        entry = totals.setdefault(name, [0, 0])
-        entry[0] += 1
-        entry[1] += ns
-    top = [{"name": k, "count": c, "total_ns": t}
-           for k, (c, t) in sorted(totals.items(), key=lambda kv: -kv[1][1])[:5]]
+    top = _top_by_total((name, 1, ns) for name, ns in small)
     return _finding(ctx, RULES_BY_ID["small_collectives"], group,
                     f"{per_step:g} collective{'' if per_step == 1 else 's'} per step shorter than "
                     f"{p['max_us']:g} µs",
