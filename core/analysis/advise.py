@@ -34,7 +34,7 @@ from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.model.words import duration_text, plural
-from proftui.core.ops.iterations import Iteration, Iterations, step_at, warmup
+from proftui.core.ops.iterations import Iteration, Iterations, steps_at, warmup
 
 RULES_VERSION = 1
 MAX_EVIDENCE = 20
@@ -191,18 +191,20 @@ def _slices(ctx: Context, group: str, mask: np.ndarray) -> np.ndarray:
 def _slice_evidence(ctx: Context, rows: np.ndarray, group: str) -> list[Evidence]:
     start, dur = ctx.index.col("slices.start"), ctx.index.col("slices.dur")
     top = rows[np.argsort(-dur[rows], kind="stable")[:MAX_EVIDENCE]]
+    steps = _steps_of(ctx, group, start[top])
     return [Evidence(int(start[i]), int(start[i] + dur[i]), ctx.index.slice_name(int(i)), group,
-                     _step_of(ctx, group, int(start[i])), int(i))
-            for i in top.tolist()]
+                     step, int(i)) for i, step in zip(top.tolist(), steps)]
 
 
-def _step_of(ctx: Context, group: str, t_ns: int) -> int | None:
-    """The number of the considered step of `group` that `t_ns` is in, by the one rule
+def _steps_of(ctx: Context, group: str, times_ns: Sequence[int] | np.ndarray
+              ) -> list[int | None]:
+    """The number of the considered step of `group` that each time is in, by the one rule
     (:func:`~proftui.core.ops.iterations.steps_at`: the step whose window holds it, as the
     ruler shows), not by the device windows, which reach into the next step."""
     windows = [Iteration(group, b.iteration, b.start_ns, b.end_ns)
                for b in ctx.steps[group] if b.iteration is not None]
-    return step_at(windows, t_ns)
+    numbers, _ = steps_at(windows, np.asarray(times_ns, np.int64))
+    return [None if n != n else int(n) for n in numbers.tolist()]  # (NaN: in none)
 
 
 def _top_names(ctx: Context, rows: np.ndarray, n: int = 5) -> list[dict[str, Any]]:
@@ -225,15 +227,15 @@ def _top_by_total(items: Iterable[tuple[str, int, float]], n: int = 5) -> list[d
 def _stretch_evidence(ctx: Context, group: str, name: str, label: str,
                       from_step_start: bool = False) -> list[Evidence]:
     coverage = group_coverage(ctx.index, ctx.tables)[group]
-    out = []
+    spans: list[tuple[int, int]] = []
     for b in ctx.steps[group]:
         lo, hi = b.device_window()
         if from_step_start:
             lo = min(lo, b.start_ns)
         starts, ends = coverage.stretches(name, lo, hi)
-        out += [Evidence(int(s), int(e), label, group, _step_of(ctx, group, int(s)))
-                for s, e in zip(starts.tolist(), ends.tolist())]
-    return out
+        spans += zip(starts.tolist(), ends.tolist())
+    steps = _steps_of(ctx, group, [s for s, _ in spans])  # all labelled at once
+    return [Evidence(int(s), int(e), label, group, step) for (s, e), step in zip(spans, steps)]
 
 
 def _ai_cpu(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
