@@ -45,7 +45,7 @@ import tomllib
 
 from proftui.core.analysis.breakdown import StepBreakdown, breakdown
 from proftui.core.analysis.rank_diff import RankComparison, compare_ranks, rank_table
-from proftui.core.analysis.speed import speed_text, steps_per_s
+from proftui.core.analysis.speed import rate_text, steps_per_s
 from proftui.core.analysis.step_verdict import SAME_PCT, StepVerdict, judge_steps
 from proftui.core.analysis.table_diff import (
     KeyDelta,
@@ -459,8 +459,8 @@ def verdict(diff: Diff) -> str:
             r.delta_ns for t in diff.tables for r in t.rows):
         return "no change"
     pct = step["delta_pct"] or 0.0
-    rates = (f", {speed_text({'steps_per_s': step['base_steps_per_s']})} -> "
-             f"{speed_text({'steps_per_s': step['new_steps_per_s']})}"
+    rates = (f", {rate_text(step['base_steps_per_s'])} steps/s -> "
+             f"{rate_text(step['new_steps_per_s'])} steps/s"
              if step["base_steps_per_s"] and step["new_steps_per_s"] else "")
     head = (f"step {pct:+.1f} % ({duration_text(b)} -> {duration_text(step['new_ns'] or 0)}"
             f"{rates})")

@@ -55,14 +55,15 @@ def speed_text(entry: dict[str, Any]) -> str:
     for the text outputs."""
     parts = []
     if entry.get("steps_per_s") is not None:
-        parts.append(f"{_rate(entry['steps_per_s'])} steps/s")
+        parts.append(f"{rate_text(entry['steps_per_s'])} steps/s")
     if entry.get("samples_per_s") is not None:
-        parts.append(f"{_rate(entry['samples_per_s'])} samples/s (batch {entry['batch_size']})")
+        parts.append(f"{rate_text(entry['samples_per_s'])} samples/s (batch "
+                     f"{entry['batch_size']})")
     if entry.get("reader_ratio") is not None:
         parts.append(f"data loading {entry['reader_ratio'] * 100:.1f} %")
     return ", ".join(parts)
 
 
-def _rate(value: float) -> str:
+def rate_text(value: float) -> str:
     """Three significant digits, and thousands apart: 6.45, 354, 11,300."""
     return f"{value:.3g}" if value < 1000 else f"{float(f'{value:.3g}'):,.0f}"
