@@ -10,6 +10,7 @@ from typing import Any
 
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
+from proftui.core.model.stats import whole_ns
 from proftui.core.model.table import Table
 from proftui.core.ops.iterations import Iterations, find_iterations
 
@@ -33,8 +34,8 @@ def read_overview(index: TraceIndex) -> tuple[dict[str, Any], list[Table], Itera
         "items": [{"group": it.group, "iteration": it.number, "number": it.number,
                    "start_ns": it.start_ns if it.dur_ns >= 0 else None,
                    "dur_ns": it.dur_ns if it.dur_ns >= 0 else None,  # null: no window
-                   "parts_ns": {k: round(v) if v - v == 0 else None
-                                for k, v in it.parts.items()}} for it in found.items]}
+                   "parts_ns": {k: whole_ns(v) for k, v in it.parts.items()}}
+                  for it in found.items]}
     return summary, tables, found
 
 

@@ -100,7 +100,7 @@ def iteration_summary(found: Iterations, steps: dict[str, list[StepBreakdown]] |
     "window" (the timeline's step), "parts" or "window and parts"."""
     from proftui.core.analysis.speed import speed
     from proftui.core.analysis.step_parts import step_parts
-    from proftui.core.model.stats import median_ns
+    from proftui.core.model.stats import median_ns, whole_ns
     from proftui.core.ops.iterations import warmup
 
     if not found.items:
@@ -137,8 +137,7 @@ def iteration_summary(found: Iterations, steps: dict[str, list[StepBreakdown]] |
                     parts.setdefault(part, []).append((float(ns), lengths[id(it)]))
             entry["parts"] = [{
                 "name": part, "iterations": len(pairs),
-                "mean_ns": round(mean) if (mean := sum(p for p, _ in pairs) / len(pairs))
-                - mean == 0 else None,  # (a part of NaN or inf has no mean)
+                "mean_ns": whole_ns(sum(p for p, _ in pairs) / len(pairs)),
                 "share": (sum(p for p, _ in pairs) / total
                           if (total := sum(d for _, d in pairs)) > 0 else None)}
                 for part, pairs in parts.items()]

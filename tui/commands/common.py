@@ -211,12 +211,6 @@ def rank_keys(item: dict[str, Any] | None) -> dict[str, Any] | None:
     return {**item, "rank": rank_number(item["rank"]), "group": item["rank"]}
 
 
-def whole_ns(times: dict[str, float]) -> dict[str, int | None]:
-    """Times in float ns (a profile's own step parts) as the integer ns every --json has."""
-    return {key: round(value) if value - value == 0 else None  # NaN, inf: none known
-            for key, value in times.items()}
-
-
 def with_warnings(data: dict[str, Any], index) -> dict[str, Any]:
     """`data` (a command's --json) with the `warnings` of `index` added."""
     return {**data, "warnings": damage_warnings(index)}

@@ -13,7 +13,6 @@ from proftui.tui.commands.common import (
     print_table,
     print_warning,
     profile_iterations,
-    whole_ns,
     with_warnings,
 )
 from proftui.tui.commands.spec import Command
@@ -34,6 +33,7 @@ SPEC = Command(
 
 def cmd_iterations(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
+    from proftui.core.model.stats import whole_ns
     from proftui.core.ops.aggregate import iterations_table
     from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
 
@@ -53,7 +53,8 @@ def cmd_iterations(argv: list[str]) -> int:
                 "end_ns": it.end_ns if it.end_ns >= 0 else None,
                 "dur_ns": it.dur_ns if it.dur_ns >= 0 else None,
                 "relative_start_ns": it.start_ns - origin if it.start_ns >= 0 else None,
-                "parts_ns": whole_ns(it.parts), "vs_median_pct": vs_n if vs_n == vs_n else None,
+                "parts_ns": {k: whole_ns(v) for k, v in it.parts.items()},
+                "vs_median_pct": vs_n if vs_n == vs_n else None,
                 "mark": marks.values[n]})  # type: ignore[union-attr]
         result = {"source": found.source if found.items else None, "notes": found.notes,
                   "capture_start_ns": origin, "iterations": items,
