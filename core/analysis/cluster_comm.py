@@ -47,6 +47,7 @@ from proftui.core.analysis.comm import (
     RankStep,
     bandwidth,
     communication,
+    not_judged,
     sized_for_bandwidth,
 )
 from proftui.core.analysis.summary import rows_table
@@ -114,7 +115,7 @@ class ClusterComm:
     @property
     def links_not_judged(self) -> int:
         """Links between ranks (LOCAL copies aside) too small to judge their bandwidth."""
-        return sum(c.transport != "LOCAL" and not c.judged for c in self.matrix)
+        return not_judged(self.matrix)
 
 
 def cluster_comm(report: CommReport) -> ClusterComm | None:

@@ -87,6 +87,12 @@ def bandwidth(size_bytes: int | None, time_ns: int | None) -> float | None:
     return size_bytes / time_ns
 
 
+def not_judged(links: Iterable[Any]) -> int:
+    """How many of `links` (each with a transport and `judged`) are between ranks (LOCAL
+    copies aside) and too small to judge their bandwidth."""
+    return sum(x.transport != "LOCAL" and not x.judged for x in links)
+
+
 def sized_for_bandwidth(transport: str, size_bytes: int | None) -> bool:
     """Whether a transfer of `size_bytes` is large enough for its bandwidth to say anything of
     the link (see the module docstring); LOCAL copies never are compared."""
@@ -270,7 +276,7 @@ class CommReport:
     @property
     def links_not_judged(self) -> int:
         """Links between ranks (LOCAL copies aside) too small to judge their bandwidth."""
-        return sum(x.transport != "LOCAL" and not x.judged for x in self.links)
+        return not_judged(self.links)
 
     def to_json(self, top: int | None = None) -> dict[str, Any]:
         return {"sources": [s.to_json() for s in self.sources],
