@@ -158,10 +158,10 @@ def matrix_lines(cells, width: int = WIDTH) -> list[str]:
                    f"median of its {c.peers} links ({c.median_gbps:.2f} GB/s)\n")
     if not slow:
         out.append("slow links: none\n")
-    small = sum(c.transport != "LOCAL" and not c.judged for c in cells)
-    if small:
-        from proftui.core.analysis.comm_tables import not_judged_text
+    from proftui.core.analysis.comm import not_judged
+    from proftui.core.analysis.comm_tables import not_judged_text
 
+    if small := not_judged(cells):
         out.append(not_judged_text(small) + "\n")
     return out
 
