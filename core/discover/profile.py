@@ -140,13 +140,11 @@ def discover(path: str, keep: Callable[[str], bool] | None = None) -> ProfileLay
 
 
 def _is_sqlite(path: str) -> bool:
-    from proftui.core.source.dbfile import MAGIC
-
     if not os.path.isfile(path):  # a pipe or a device is never opened here (it may block)
         return False
     try:
         with open(path, "rb") as f:
-            return f.read(len(MAGIC)) == MAGIC
+            return f.read(16) == b"SQLite format 3\x00"
     except OSError:
         return False
 
