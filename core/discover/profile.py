@@ -140,6 +140,8 @@ def discover(path: str, keep: Callable[[str], bool] | None = None) -> ProfileLay
 
 
 def _is_sqlite(path: str) -> bool:
+    # (SQLite's header, as source/dbfile.MAGIC: not imported, which would load sqlite3 on
+    # every open)
     if not os.path.isfile(path):  # a pipe or a device is never opened here (it may block)
         return False
     try:
