@@ -108,6 +108,9 @@ class TraceBuilder:
         self.processes: dict[Any, Meta] = {}
         self.threads: dict[tuple, Meta] = {}
         self.empty_events = 0
+        # Batches with events, by the reader that read them ("native", "python"): said by
+        # `proftui info`, so that a user knows which reader built the index.
+        self.batches_read: Counter[str] = Counter()
         self._slices = _Chunks(start=np.int64, dur=np.int64, track=np.int32, name=np.int32,
                                cat=np.int32, ref=np.int64, cname=np.int32)
         self._be = _Chunks(ts=np.int64, track=np.int32, name=np.int32, cat=np.int32,
@@ -385,6 +388,7 @@ class TraceBuilder:
             sample_ref=c.sample_ref,
             async_events=self._async_events,
             diagnostics=self.diagnostics.to_list(),
+            batches_read=dict(self.batches_read),
         )
 
     def merge(self, state: BuilderState, ordinal_offset: int) -> None:
@@ -402,6 +406,7 @@ class TraceBuilder:
         for key, meta in state.threads.items():
             fill_meta(self.threads.setdefault(key, Meta()), meta)
         self.empty_events += state.empty_events
+        self.batches_read.update(state.batches_read)
         for name in CHUNK_TABLES:
             cols = dict(state.chunks[name])
             for col in cols:
@@ -498,6 +503,8 @@ class TraceBuilder:
                                              self.phase_counts.items()),
                                             key=lambda kv: (-kv[1], kv[0]))),
                 "empty_events": self.empty_events,
+                **({"reader": {k: self.batches_read[k] for k in ("native", "python")}}
+                   if self.batches_read else {}),
                 "start_ns": span[0],
                 "end_ns": span[1],
             },

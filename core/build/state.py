@@ -18,7 +18,7 @@ class BuilderState(Record):
     to merge into another builder (see ``TraceBuilder.merge``). Bump VERSION whenever a field
     or a table's columns change."""
 
-    VERSION: ClassVar[int] = 2  # 1: the string-keyed dict this record replaced
+    VERSION: ClassVar[int] = 3  # 1: the string-keyed dict this record replaced; 2: no reader
 
     texts: list[Any]  # the string table, by id
     tracks: list[tuple]  # full track keys, by id
@@ -35,4 +35,5 @@ class BuilderState(Record):
     sample_ref: list[int]
     async_events: list[tuple]  # as TraceBuilder.add_async_event keeps them
     diagnostics: list[dict[str, Any]]  # Diagnostics.to_list()
+    batches_read: dict[str, int]  # batches with events, by the reader that read them
     version: int = VERSION

@@ -14,7 +14,8 @@ import numpy as np
 from proftui.core.build.builder import SCOPE_GLOBAL, SCOPE_PROCESS, SCOPE_THREAD, TraceBuilder
 from proftui.core.build.flows import flow_ids
 from proftui.core.build.tracks import token
-from proftui.core.importers.chrome.decode import Event, event_args
+from proftui.core.importers.chrome.decode import DECODER, Event, event_args
+from proftui.core.importers.chrome.native import Columns
 from proftui.core.importers.kineto_memory import MEMORY_EVENT, memory_samples
 from proftui.core.model.strings import json_text
 from proftui.core.model.timeconv import MAX_SLICE_US, one_us_to_ns, us_to_ns
@@ -46,6 +47,10 @@ class ChromeEvents:
     ns on the shared clock, interned labels, track ids) and pushed through the builder's
     typed methods. Problems of single events are counted at the batch's byte offset.
 
+    A batch comes decoded by the Python path (a list of events) or by the native reader
+    (:class:`~proftui.core.importers.chrome.native.Columns`); both are read through the same
+    steps here, so that the index cannot tell which reader read it.
+
     Keep one per builder: it remembers the label combinations seen (see :class:`_Labels`).
     """
 
@@ -53,28 +58,22 @@ class ChromeEvents:
         self.builder = builder
         self._complete_labels = _Labels(
             lambda evs: [(e.cname, e.pid, e.tid, e.name, e.cat) for e in evs],
-            ("cname", "track", "name", "cat"))
+            ("cname", "track", "name", "cat"), (0, 1, 2, 3, 4))
         self._be_labels = _Labels(lambda evs: [(e.pid, e.tid, e.name, e.cat) for e in evs],
-                                  ("track", "name", "cat"))
+                                  ("track", "name", "cat"), (1, 2, 3, 4))
         self._flow_labels = _Labels(lambda evs: [(e.pid, e.tid, e.cat, e.name) for e in evs],
-                                    ("track", "cat", "name"))
+                                    ("track", "cat", "name"), (1, 2, 4, 3))
 
-    def add_events(self, events: list[Event], first_ordinal: int, offset: int) -> None:
-        """Add one batch of decoded events; `first_ordinal` numbers the first of them."""
-        phs = [e.ph for e in events]
-        try:
-            groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
-        except TypeError:  # an unhashable ph (a list or object)
-            phs = [p if isinstance(p, str) else json_text(p) for p in phs]
-            groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
+    def add_events(self, events: list[Event] | Columns, first_ordinal: int,
+                   offset: int) -> None:
+        """Add one batch of events; `first_ordinal` numbers the first of them."""
+        view = _Native(events) if isinstance(events, Columns) else _Listed(events)
+        self.builder.batches_read[view.reader] += 1
+        groups = view.groups()
         ref0 = self.builder.ref_base + first_ordinal
-        # one conversion a batch
-        times = self.builder.shared_clock(*us_to_ns([e.ts for e in events]))
-        dur_us = getattr(events, "dur_us", None)  # durations the decoder converted already
+        times = self.builder.shared_clock(*view.times())  # one conversion a batch
         if len(groups) and groups.min() == groups.max():
-            self._count_phases(int(groups[0]), phs)
-            self._add_group(int(groups[0]), events, np.arange(len(events)) + ref0, offset, times,
-                            dur_us)
+            self._add_group(int(groups[0]), view, np.arange(len(view)) + ref0, offset, times)
             return
         order = np.argsort(groups, kind="stable")
         bounds = np.searchsorted(groups[order], np.arange(MISSING + 2))
@@ -83,77 +82,56 @@ class ChromeEvents:
             if lo == hi:
                 continue
             idx = order[lo:hi]
-            pick = _picker(idx.tolist())
-            self._count_phases(g, pick(phs))
-            self._add_group(g, pick(events), idx + ref0, offset,
-                            (times[0][idx], times[1][idx]),
-                            dur_us[idx] if dur_us is not None and g == X else None)
+            self._add_group(g, view.sub(idx, g), idx + ref0, offset,
+                            (times[0][idx], times[1][idx]))
 
-    def _count_phases(self, group: int, phs: list[Any]) -> None:
-        if group == X:  # the bulk of most traces: no need to look at each
-            self.builder.count_phase("X", len(phs))
-        else:
-            self.builder.count_phases(phs)
-
-    def _add_group(self, group: int, evs: list[Event], refs: np.ndarray, offset: int,
-                   times: tuple[np.ndarray, np.ndarray], dur_us: np.ndarray | None = None,
-                   ) -> None:
+    def _add_group(self, group: int, view: _Listed | _Native, refs: np.ndarray, offset: int,
+                   times: tuple[np.ndarray, np.ndarray]) -> None:
         builder = self.builder
+        if group == X:  # the bulk of most traces: no need to look at each
+            builder.count_phase("X", len(view))
+        else:
+            builder.count_phases(view.field("ph"))
         if group in (X, B, E, INSTANT, FLOW, UNKNOWN):
-            bad = len(evs) - int(np.count_nonzero(times[1]))
+            bad = len(view) - int(np.count_nonzero(times[1]))
             if bad:
                 builder.diagnostics.add("bad_timestamp", bad, offset)
         if group == X:
-            self._add_complete(evs, refs, offset, times, dur_us)
+            self._add_complete(view, refs, offset, times)
         elif group in (B, E):
             ts, ok = times
-            track, name, cat = self._labels_of(self._be_labels, evs)
-            builder.add_begin_ends(ts, np.full(len(evs), group == B), track, name, cat, refs,
+            track, name, cat = view.label_ids(self._be_labels, builder)
+            builder.add_begin_ends(ts, np.full(len(view), group == B), track, name, cat, refs,
                                    keep=ok)
         elif group == INSTANT:
-            self._add_instants(evs, refs, times)
+            self._add_instants(view, refs, times)
         elif group == FLOW:
-            self._add_flows(evs, refs, times)
+            self._add_flows(view, refs, times)
         elif group == COUNTER:
-            for ev, ref in zip(evs, refs.tolist()):
+            for ev, ref in zip(view.events(), refs.tolist()):
                 self._add_counter(ev, ref, offset)
         elif group == META:
-            for ev in evs:
+            for ev in view.events():
                 self._add_metadata(ev, offset)
         elif group in (ASYNC, LEGACY_ASYNC):
-            for ev, ref in zip(evs, refs.tolist()):
+            for ev, ref in zip(view.events(), refs.tolist()):
                 self._add_async(ev, ref, offset)
         elif group == UNKNOWN:  # kept, as instants: a later version of the format's, or a
             # tool's own; what it is for is unknown, where and when it happened is not
-            for ev in evs:
-                builder.diagnostics.add("unknown_phase", 1, offset, json_text(ev.ph)[:40])
-            self._add_instants(evs, refs, times)
+            for ph in view.field("ph"):
+                builder.diagnostics.add("unknown_phase", 1, offset, json_text(ph)[:40])
+            self._add_instants(view, refs, times)
         elif group == MISSING:
-            for ev in evs:
+            for ev in view.events():
                 if ev.name is None and ev.ts is None and ev.pid is None:
                     builder.add_empty_events(1)  # `{}`, as Paddle ends its arrays
                 else:
                     builder.diagnostics.add("missing_phase", 1, offset, json_text(ev.name)[:40])
 
-    def _labels_of(self, labels: _Labels, evs: list[Event]) -> list[np.ndarray]:
-        """The ids of each of `labels`' parts, per event."""
-        ids = labels.of(self.builder, evs)
-        if ids is not None:
-            return list(ids)
-        # a field that cannot be a dictionary key (a list, an object): one at a time
-        return [self._thread_tracks(evs) if part == "track"
-                else self.builder.intern([getattr(e, part) for e in evs])
-                for part in labels.parts]
-
-    def _thread_tracks(self, evs: list[Event]) -> np.ndarray:
-        return self.builder.thread_tracks([e.pid for e in evs], [e.tid for e in evs])
-
-    def _add_complete(self, evs: list[Event], refs: np.ndarray, offset: int,
-                      times: tuple[np.ndarray, np.ndarray],
-                      dur_us: np.ndarray | None = None) -> None:
+    def _add_complete(self, view: _Listed | _Native, refs: np.ndarray, offset: int,
+                      times: tuple[np.ndarray, np.ndarray]) -> None:
         ts, ok = times
-        dur, dok = (_durations_ns([e.dur for e in evs]) if dur_us is None
-                    else _float_durations_ns(dur_us))
+        dur, dok = view.durations()
         bad_dur = ok & ~dok
         if bad_dur.any():
             self.builder.diagnostics.add("bad_duration", int(bad_dur.sum()), offset)
@@ -161,11 +139,11 @@ class ChromeEvents:
         if negative.any():
             self.builder.diagnostics.add("negative_duration", int(negative.sum()), offset)
             dur[negative] = 0
-        cname, track, name, cat = self._labels_of(self._complete_labels, evs)
+        cname, track, name, cat = view.label_ids(self._complete_labels, self.builder)
         self.builder.add_slices(ts, dur, track, name, cat, refs, cname, keep=ok)
-        binds = [e.bind_id for e in evs]
-        if binds.count(None) != len(binds):
-            self._add_bound_flows(evs, refs, binds)
+        binds = view.binds()
+        if binds is not None and binds.count(None) != len(binds):
+            self._add_bound_flows(view.events(), refs, binds)
 
     def _add_bound_flows(self, evs: list[Event], refs: np.ndarray, binds: list[Any]) -> None:
         """Flow events v2: X slices carrying `bind_id` with `flow_out` / `flow_in`."""
@@ -177,23 +155,31 @@ class ChromeEvents:
                                          np.zeros(len(idx), np.int32),
                                          np.zeros(len(idx), np.int32))
 
-    def _add_instants(self, evs: list[Event], refs: np.ndarray,
+    def _add_instants(self, view: _Listed | _Native, refs: np.ndarray,
                       times: tuple[np.ndarray, np.ndarray]) -> None:
         builder = self.builder
         ts, ok = times
-        scopes = np.fromiter((_SCOPES.get(e.s, SCOPE_THREAD) if isinstance(e.s, str)
-                              else SCOPE_THREAD for e in evs), np.int8, len(evs))
-        tracks = np.empty(len(evs), np.int32)
-        on_thread = np.flatnonzero(scopes == SCOPE_THREAD)
-        tracks[on_thread] = self._thread_tracks([evs[i] for i in on_thread.tolist()])
+        n = len(view)
+        scopes = np.fromiter((_SCOPES.get(s, SCOPE_THREAD) if isinstance(s, str)
+                              else SCOPE_THREAD for s in view.field("s")), np.int8, n)
+        tracks = np.empty(n, np.int32)
+        pids = view.field("pid")
+        on_thread = np.flatnonzero(scopes == SCOPE_THREAD).tolist()
+        if len(on_thread) == n:
+            tracks[:] = builder.thread_tracks(pids, view.field("tid"))
+        else:
+            tids = view.field("tid")
+            tracks[on_thread] = builder.thread_tracks([pids[i] for i in on_thread],
+                                                      [tids[i] for i in on_thread])
         for i in np.flatnonzero(scopes != SCOPE_THREAD).tolist():
             tracks[i] = (builder.global_track_id() if scopes[i] == SCOPE_GLOBAL
-                         else builder.process_track_id(token(evs[i].pid)))
-        builder.add_instants(ts, tracks, builder.intern([e.name for e in evs]),
-                             builder.intern([e.cat for e in evs]), refs, scopes, keep=ok)
-        memory = [i for i, e in enumerate(evs) if e.name == MEMORY_EVENT and ok[i]]
+                         else builder.process_track_id(token(pids[i])))
+        names = view.field("name")
+        builder.add_instants(ts, tracks, builder.intern(names),
+                             builder.intern(view.field("cat")), refs, scopes, keep=ok)
+        memory = [i for i, name in enumerate(names) if name == MEMORY_EVENT and ok[i]]
         if memory:  # PyTorch's allocator events: also the memory counters they carry
-            self._add_memory_samples([evs[i] for i in memory], ts[memory], refs[memory])
+            self._add_memory_samples(view.events(memory), ts[memory], refs[memory])
 
     def _add_memory_samples(self, evs: list[Event], ts: np.ndarray, refs: np.ndarray) -> None:
         """The allocator totals of Kineto ``[memory]`` events as counter samples on their
@@ -207,17 +193,18 @@ class ChromeEvents:
             for series_name, value in samples:
                 builder.add_counter_sample(track, series_name, t, value, ref)
 
-    def _add_flows(self, evs: list[Event], refs: np.ndarray,
+    def _add_flows(self, view: _Listed | _Native, refs: np.ndarray,
                    times: tuple[np.ndarray, np.ndarray]) -> None:
         ts, ok = times
-        id_num, id_str = flow_ids([e.id if e.id is not None else e.id2 for e in evs],
+        id1, id2 = view.field("id"), view.field("id2")
+        id_num, id_str = flow_ids([a if a is not None else b for a, b in zip(id1, id2)],
                                   self.builder.intern)
-        letters = [e.ph for e in evs]
-        phase = np.fromiter(map(_FLOW_PHASE.__getitem__, letters), np.int8, len(evs))
+        letters = view.field("ph")
+        phase = np.fromiter(map(_FLOW_PHASE.__getitem__, letters), np.int8, len(letters))
         # s and t bind to the enclosing slice; f too with bp "e", else to the next slice.
-        enclosing = (phase != 2) | np.fromiter(map(operator.eq, [e.bp for e in evs],
-                                                   repeat("e")), bool, len(evs))
-        track, cat, name = self._labels_of(self._flow_labels, evs)
+        enclosing = (phase != 2) | np.fromiter(map(operator.eq, view.field("bp"),
+                                                   repeat("e")), bool, len(letters))
+        track, cat, name = view.label_ids(self._flow_labels, self.builder)
         self.builder.add_flow_points(ts, track, cat, name, id_num, id_str, phase, enclosing,
                                      refs, keep=ok)
 
@@ -290,14 +277,16 @@ class _Labels:
     "track" takes two fields (pid, tid), any other part one string. New combinations are
     numbered in the order the columns one by one would number them (every new string of the
     first part, then of the second ..., each in event order), so the ids are the same.
+    `combo` places the key's fields in the native reader's combinations (native.COMBO).
     """
 
     LIMIT = 1 << 20  # combinations kept; past it, forgotten (the ids stay in the interners)
 
-    def __init__(self, key: Callable[[list[Event]], list[tuple]], parts: tuple[str, ...]
-                 ) -> None:
+    def __init__(self, key: Callable[[list[Event]], list[tuple]], parts: tuple[str, ...],
+                 combo: tuple[int, ...]) -> None:
         self.key = key
         self.parts = parts
+        self.combo = combo
         self.forget(None)
 
     def forget(self, group: Any) -> None:
@@ -305,11 +294,10 @@ class _Labels:
         self.ids = np.zeros((len(self.parts), 0), np.int32)
         self.group = group
 
-    def of(self, builder: TraceBuilder, evs: list[Event]) -> np.ndarray | None:
-        """Per part a row of ids, per event a column; None if a field is unhashable."""
+    def of(self, builder: TraceBuilder, keys: list[tuple]) -> np.ndarray | None:
+        """Per part a row of ids, per key a column; None if a field is unhashable."""
         if builder.tracks.group != self.group or len(self.rows) > self.LIMIT:
             self.forget(builder.tracks.group)  # a new file's pids are another group's
-        keys = self.key(evs)
         rows = self.rows
         try:
             at = np.fromiter(map(rows.get, keys, repeat(-1)), np.int64, len(keys))
@@ -332,6 +320,136 @@ class _Labels:
             self.ids = np.concatenate([self.ids, np.array(ids, np.int32)], axis=1)
             at[missing] = np.fromiter(map(rows.__getitem__, absent), np.int64, len(absent))
         return self.ids[:, at]
+
+
+class _Listed:
+    """A batch the Python path decoded: a list of events (see ChromeEvents)."""
+
+    reader = "python"
+
+    def __init__(self, events: list[Event], phs: list[Any] | None = None) -> None:
+        self.evs = events
+        self.phs = phs
+        self.dur_us = getattr(events, "dur_us", None)  # durations the decoder converted
+
+    def __len__(self) -> int:
+        return len(self.evs)
+
+    def groups(self) -> np.ndarray:
+        """Each event's phase group (its phase letters kept for counting)."""
+        phs = [e.ph for e in self.evs]
+        try:
+            groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
+        except TypeError:  # an unhashable ph (a list or object)
+            phs = [p if isinstance(p, str) else json_text(p) for p in phs]
+            groups = np.fromiter(map(_group_of.__getitem__, phs), np.int8, len(phs))
+        self.phs = phs
+        return groups
+
+    def times(self) -> tuple[np.ndarray, np.ndarray]:
+        return us_to_ns([e.ts for e in self.evs])
+
+    def sub(self, idx: np.ndarray, group: int) -> _Listed:
+        pick = _picker(idx.tolist())
+        part = _Listed(pick(self.evs), pick(self.phs) if self.phs is not None else None)
+        part.dur_us = self.dur_us[idx] if self.dur_us is not None and group == X else None
+        return part
+
+    def field(self, name: str) -> list[Any]:
+        if name == "ph" and self.phs is not None:
+            return self.phs
+        return list(map(operator.attrgetter(name), self.evs))
+
+    def events(self, positions: list[int] | None = None) -> list[Event]:
+        return self.evs if positions is None else [self.evs[i] for i in positions]
+
+    def durations(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.dur_us is not None:
+            return _float_durations_ns(self.dur_us)
+        return _durations_ns([e.dur for e in self.evs])
+
+    def binds(self) -> list[Any]:
+        return [e.bind_id for e in self.evs]
+
+    def label_ids(self, labels: _Labels, builder: TraceBuilder) -> list[np.ndarray]:
+        """The ids of each of `labels`' parts, per event."""
+        ids = labels.of(builder, labels.key(self.evs))
+        if ids is not None:
+            return list(ids)
+        # a field that cannot be a dictionary key (a list, an object): one at a time
+        return [builder.thread_tracks(self.field("pid"), self.field("tid")) if part == "track"
+                else builder.intern(self.field(part)) for part in labels.parts]
+
+
+class _Native:
+    """A batch the native reader read (:class:`Columns`), or the events `idx` of one."""
+
+    reader = "native"
+
+    def __init__(self, cols: Columns, idx: np.ndarray | None = None) -> None:
+        self.cols = cols
+        self.idx = idx
+
+    def __len__(self) -> int:
+        return self.cols.n if self.idx is None else len(self.idx)
+
+    def groups(self) -> np.ndarray:
+        values = self.cols.values
+        by_value = np.fromiter(map(_group_of.__getitem__, values.tolist()), np.int8,
+                               len(values))  # the values are JSON scalars: all hashable
+        return by_value[self.cols.ids("ph")]
+
+    def times(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.cols.ts, self.cols.ts_ok
+
+    def sub(self, idx: np.ndarray, group: int) -> _Native:
+        return _Native(self.cols, idx if self.idx is None else self.idx[idx])
+
+    def _ids(self, name: str) -> np.ndarray:
+        ids = self.cols.ids(name)
+        return ids if self.idx is None else ids[self.idx]
+
+    def field(self, name: str) -> list[Any]:
+        return self.cols.values[self._ids(name)].tolist()
+
+    def events(self, positions: list[int] | None = None) -> list[Event]:
+        """The events themselves, decoded from their bytes by the Python path (for the few
+        kinds that need more than columns: counters, metadata, async, allocator events)."""
+        rows = np.arange(self.cols.n) if self.idx is None else self.idx
+        if positions is not None:
+            rows = rows[positions]
+        data, bounds = self.cols.data, self.cols.bounds
+        return [DECODER.decode(b"[" + bytes(data[a:b]) + b"]")[0]
+                for a, b in bounds[rows].tolist()]
+
+    def durations(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.idx is None:
+            return self.cols.dur.copy(), self.cols.dur_ok.copy()
+        return self.cols.dur[self.idx], self.cols.dur_ok[self.idx]
+
+    def binds(self) -> None:
+        return None  # the native reader declines batches with flow v2 keys
+
+    def label_ids(self, labels: _Labels, builder: TraceBuilder) -> list[np.ndarray]:
+        """The ids of each of `labels`' parts, per event: looked up once per distinct
+        combination, the combinations taken in the order the events first show them (so
+        that new labels are numbered as the Python path numbers them)."""
+        cols = self.cols
+        if self.idx is None:  # the reader numbered them in that order already
+            distinct, inverse = np.arange(len(cols.combos)), cols.combo
+        else:
+            combo = cols.combo[self.idx]
+            uniq, first, inverse = np.unique(combo, return_index=True, return_inverse=True)
+            order = np.argsort(first, kind="stable")
+            distinct = uniq[order]
+            rank = np.empty(len(order), np.int64)
+            rank[order] = np.arange(len(order))
+            inverse = rank[inverse]
+        parts = cols.combos[distinct]
+        keys = list(zip(*(cols.values[parts[:, j]].tolist() for j in labels.combo)))
+        ids = labels.of(builder, keys)
+        assert ids is not None  # JSON scalars only
+        return list(ids[:, inverse])
 
 
 def _picker(positions: list[int]) -> Callable[[list[Any]], list[Any]]:

@@ -20,6 +20,7 @@ import msgspec
 import numpy as np
 import orjson
 
+from proftui.core.importers.chrome import native
 from proftui.core.importers.chrome.decode import (
     DECODER,
     LENIENT,
@@ -112,7 +113,8 @@ class BatchRecord:
     final: bool
 
 
-EventSink = Callable[[list[Event], int, int], None]  # (events, first ordinal, byte offset)
+# (events, first ordinal, byte offset); events decoded by the Python path or the native reader
+EventSink = Callable[[list[Event] | native.Columns, int, int], None]
 
 
 class ChromeJsonReader:
@@ -241,6 +243,9 @@ class ChromeJsonReader:
         tries = 0
         view = memoryview(buf)
         for m in BOUNDARY.finditer(buf, start + self.batch_bytes - 1):
+            columns = native.read_batch(buf, start, m.start() + 1)
+            if columns is not None:
+                return m.start() + 1, m.end() - 1, columns
             array = b"".join((b"[", view[start: m.start() + 1], b"]"))
             events = decode_fast(array)
             if events is not None:
@@ -262,6 +267,10 @@ class ChromeJsonReader:
         return None
 
     def _emit(self, sink: EventSink, piece: bytes, offset: int, final: bool) -> None:
+        columns = None if final else native.read_batch(piece, 0, len(piece))
+        if columns is not None:
+            self._record(sink, columns, offset, len(piece), final)
+            return
         result = decode_whole(piece, final)
         if result is None and len(piece) <= SLOW_PART:
             result = decode_slow(piece, final)
@@ -288,8 +297,8 @@ class ChromeJsonReader:
             self._read_trailer(result.trailer, offset)
         self._record(sink, result.events, offset, size, final)
 
-    def _record(self, sink: EventSink, events: list[Event], offset: int, size: int,
-                final: bool) -> None:
+    def _record(self, sink: EventSink, events: list[Event] | native.Columns, offset: int,
+                size: int, final: bool) -> None:
         self.batches.append(BatchRecord(offset, offset + size, self.n_events, final))
         if events:
             sink(events, self.n_events, offset)

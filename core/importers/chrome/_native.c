@@ -1,0 +1,685 @@
+/* The native fast path of the Chrome-trace event reader (see native.py).
+ *
+ * read_batch(data, start, end) reads the bytes data[start:end], a run of JSON objects separated
+ * by commas (one cut batch of the event array, without its brackets), into columns. It accepts
+ * only what it fully understands and what the Python path (msgspec) would decode the same way;
+ * anything else (invalid JSON, an escape in a key, a surrogate escape, invalid UTF-8, a time
+ * written with an exponent or a sign, a duplicate known key, an object where a label was
+ * expected, nesting deeper than MAX_DEPTH, flow-v2 keys) makes it return None, and the Python
+ * path reads the batch. Returning columns thus also proves the batch is valid JSON, as a
+ * successful decode does on the Python path.
+ *
+ * Columns (all little-endian native arrays in bytearrays, one entry per event):
+ *   fields  int32[NF][n]  token id of ph, pid, tid, name, cat, cname, id, id2, bp, s (-1: absent
+ *                         or null); tokens are the distinct raw JSON texts of these values,
+ *                         decoded once each by the caller
+ *   ts      int64[n], ts_ok uint8[n]    exact ns of `ts` (numbers and decimal strings)
+ *   dur     int64[n], dur_ok uint8[n]   exact ns of `dur` (numbers), rounded half away from 0
+ *   bounds  int64[n][2]   the byte range of each event in `data`
+ *   combo   int32[n]      id of the event's (cname, pid, tid, name, cat) tokens, numbered in
+ *                         order of first appearance; combos int32[k][5] holds them
+ *
+ * Every read is bounds-checked against `end`; the parse never reads outside data[start:end].
+ * The GIL is released while parsing: the buffer is held for the whole call.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 64
+#define NF 10 /* token fields */
+#define NCOMBO 5
+
+enum { F_PH, F_PID, F_TID, F_NAME, F_CAT, F_CNAME, F_ID, F_ID2, F_BP, F_S };
+/* Known keys beyond the token fields: each may appear once. */
+enum { K_TS = NF, K_DUR, K_ARGS, K_SCOPE, K_COUNT };
+
+/* The whole microsecond part must stay below these (the Python path's limits lie above). */
+#define TS_WHOLE_LIMIT 9000000000000000LL /* 9e15 us */
+#define DUR_WHOLE_LIMIT 1000000000000LL   /* 1e12 us */
+
+typedef const unsigned char *cptr;
+
+typedef struct {
+    Py_ssize_t start, len;
+    uint64_t hash;
+} Token;
+
+typedef struct {
+    int32_t parts[NCOMBO];
+    uint64_t hash;
+} Combo;
+
+typedef struct {
+    cptr base; /* data: token offsets count from here */
+    cptr end;
+    /* per event columns */
+    Py_ssize_t n, cap;
+    int32_t *fields; /* [NF][cap] */
+    int64_t *ts, *dur, *bounds;
+    uint8_t *ts_ok, *dur_ok;
+    int32_t *combo;
+    /* distinct tokens, open addressing */
+    Token *tokens;
+    Py_ssize_t n_tokens, tokens_cap;
+    int32_t *token_slots;
+    Py_ssize_t token_mask;
+    /* distinct combos */
+    Combo *combos;
+    Py_ssize_t n_combos, combos_cap;
+    int32_t *combo_slots;
+    Py_ssize_t combo_mask;
+    int nomem;
+} Batch;
+
+/* -- whitespace, strings, numbers, values ------------------------------------------------ */
+
+static inline cptr skip_ws(cptr p, cptr end) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    return p;
+}
+
+static inline int hexval(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* One UTF-8 sequence starting at p (p[0] >= 0x80): its end, or NULL if invalid (overlong,
+ * a surrogate, beyond U+10FFFF, cut short). */
+static cptr utf8_end(cptr p, cptr end) {
+    unsigned char c = p[0];
+    Py_ssize_t need;
+    uint32_t cp;
+    if (c >= 0xC2 && c <= 0xDF) { need = 1; cp = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { need = 2; cp = c & 0x0F; }
+    else if (c >= 0xF0 && c <= 0xF4) { need = 3; cp = c & 0x07; }
+    else return NULL;
+    if (end - p <= need) return NULL;
+    for (Py_ssize_t i = 1; i <= need; i++) {
+        if ((p[i] & 0xC0) != 0x80) return NULL;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if (need == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return NULL;
+    if (need == 3 && (cp < 0x10000 || cp > 0x10FFFF)) return NULL;
+    return p + need + 1;
+}
+
+/* A JSON string at p (p[0] == '"'): the byte after its closing quote, or NULL. `escaped` is
+ * set when it holds a backslash. Surrogate escapes are refused (the Python path refuses a
+ * lone one; a pair is left to it too). */
+static cptr scan_string(cptr p, cptr end, int *escaped) {
+    p++;
+    while (p < end) {
+        unsigned char c = *p;
+        if (c == '"') return p + 1;
+        if (c == '\\') {
+            if (escaped) *escaped = 1;
+            if (end - p < 2) return NULL;
+            unsigned char e = p[1];
+            if (e == 'u') {
+                if (end - p < 6) return NULL;
+                int v = 0;
+                for (int i = 2; i < 6; i++) {
+                    int h = hexval(p[i]);
+                    if (h < 0) return NULL;
+                    v = (v << 4) | h;
+                }
+                if (v >= 0xD800 && v <= 0xDFFF) return NULL;
+                p += 6;
+            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
+                       e == 'r' || e == 't') {
+                p += 2;
+            } else {
+                return NULL;
+            }
+        } else if (c < 0x20) {
+            return NULL;
+        } else if (c >= 0x80) {
+            p = utf8_end(p, end);
+            if (!p) return NULL;
+        } else {
+            p++;
+        }
+    }
+    return NULL;
+}
+
+/* A JSON number at p: its end, or NULL. Sets the shape of its text. */
+typedef struct {
+    int negative, has_exp;
+    cptr whole, whole_end, frac, frac_end; /* digits before and after the dot */
+} Number;
+
+static cptr scan_number(cptr p, cptr end, Number *num) {
+    num->negative = 0;
+    num->has_exp = 0;
+    if (p < end && *p == '-') { num->negative = 1; p++; }
+    if (p >= end) return NULL;
+    num->whole = p;
+    if (*p == '0') {
+        p++;
+    } else if (*p >= '1' && *p <= '9') {
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    } else {
+        return NULL;
+    }
+    num->whole_end = p;
+    num->frac = num->frac_end = p;
+    if (p < end && *p == '.') {
+        p++;
+        num->frac = p;
+        if (p >= end || *p < '0' || *p > '9') return NULL;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+        num->frac_end = p;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        num->has_exp = 1;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || *p < '0' || *p > '9') return NULL;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    return p;
+}
+
+static inline cptr scan_literal(cptr p, cptr end, const char *word, Py_ssize_t len) {
+    if (end - p < len || memcmp(p, word, (size_t)len) != 0) return NULL;
+    return p + len;
+}
+
+static cptr skip_value(cptr p, cptr end, int depth);
+
+static cptr skip_container(cptr p, cptr end, int depth) {
+    int object = *p == '{';
+    unsigned char close = object ? '}' : ']';
+    if (depth >= MAX_DEPTH) return NULL;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == close) return p + 1;
+    for (;;) {
+        if (object) {
+            if (p >= end || *p != '"') return NULL;
+            p = scan_string(p, end, NULL);
+            if (!p) return NULL;
+            p = skip_ws(p, end);
+            if (p >= end || *p != ':') return NULL;
+            p = skip_ws(p + 1, end);
+        }
+        p = skip_value(p, end, depth + 1);
+        if (!p) return NULL;
+        p = skip_ws(p, end);
+        if (p >= end) return NULL;
+        if (*p == close) return p + 1;
+        if (*p != ',') return NULL;
+        p = skip_ws(p + 1, end);
+    }
+}
+
+/* Any JSON value at p (already past whitespace): its end, or NULL. */
+static cptr skip_value(cptr p, cptr end, int depth) {
+    Number num;
+    if (p >= end) return NULL;
+    switch (*p) {
+    case '"': return scan_string(p, end, NULL);
+    case '{':
+    case '[': return skip_container(p, end, depth);
+    case 't': return scan_literal(p, end, "true", 4);
+    case 'f': return scan_literal(p, end, "false", 5);
+    case 'n': return scan_literal(p, end, "null", 4);
+    default: return scan_number(p, end, &num);
+    }
+}
+
+/* -- exact times ---------------------------------------------------------------------------- */
+
+/* The digits [p, q) as an integer, or -1 past `limit`. */
+static int64_t digits_value(cptr p, cptr q, int64_t limit) {
+    int64_t v = 0;
+    for (; p < q; p++) {
+        v = v * 10 + (*p - '0');
+        if (v >= limit) return -1;
+    }
+    return v;
+}
+
+/* ns of whole.frac us, rounded half away from zero at the ns (the sign is the caller's). */
+static int64_t exact_ns(int64_t whole, cptr frac, cptr frac_end) {
+    int64_t ns = whole * 1000;
+    int64_t scale = 100;
+    cptr p = frac;
+    for (; p < frac_end && scale; p++, scale /= 10) ns += (*p - '0') * scale;
+    if (p < frac_end && *p >= '5') ns += 1;
+    return ns;
+}
+
+/* A time text whose whole part has 13 digits or more and whose decimals are neither 0 nor 3,
+ * 17 significant digits at most, is read as the double it is the shortest text of (as
+ * timeconv._double_text / _double_ns decide). */
+static int64_t time_ns(int64_t whole, cptr whole_p, cptr whole_end, cptr frac, cptr frac_end) {
+    Py_ssize_t integer_digits = whole_end - whole_p, decimals = frac_end - frac;
+    if (integer_digits >= 13 && decimals != 0 && decimals != 3 &&
+        integer_digits + decimals <= 17) {
+        int64_t fraction = 0, pow10 = 1;
+        for (cptr p = frac; p < frac_end; p++) {
+            fraction = fraction * 10 + (*p - '0');
+            pow10 *= 10;
+        }
+        double whole_f = (double)whole;
+        double us = whole_f + (double)fraction / (double)pow10;
+        return whole * 1000 + (int64_t)rint((us - whole_f) * 1000.0);
+    }
+    return exact_ns(whole, frac, frac_end);
+}
+
+/* `ts`: an unsigned number without exponent, or a string of digits with an optional dot and
+ * decimals (no leading zero), or null. Returns the value's end, or NULL to decline. */
+static cptr read_ts(cptr p, cptr end, int64_t *ns, uint8_t *ok) {
+    Number num;
+    cptr q;
+    *ns = 0;
+    *ok = 0;
+    if (*p == 'n') return scan_literal(p, end, "null", 4);
+    if (*p == '"') {
+        cptr s = p + 1, t = s;
+        while (t < end && *t >= '0' && *t <= '9') t++;
+        if (t == s || (*s == '0' && t - s > 1)) return NULL;
+        num.whole = s;
+        num.whole_end = t;
+        num.frac = num.frac_end = t;
+        if (t < end && *t == '.') {
+            num.frac = ++t;
+            while (t < end && *t >= '0' && *t <= '9') t++;
+            if (t == num.frac) return NULL;
+            num.frac_end = t;
+        }
+        if (t >= end || *t != '"') return NULL;
+        q = t + 1;
+    } else {
+        q = scan_number(p, end, &num);
+        if (!q || num.negative || num.has_exp) return NULL;
+    }
+    int64_t whole = digits_value(num.whole, num.whole_end, TS_WHOLE_LIMIT);
+    if (whole < 0) return NULL;
+    *ns = time_ns(whole, num.whole, num.whole_end, num.frac, num.frac_end);
+    *ok = 1;
+    return q;
+}
+
+/* `dur`: a number without exponent (its sign kept), or null. */
+static cptr read_dur(cptr p, cptr end, int64_t *ns, uint8_t *ok) {
+    Number num;
+    *ns = 0;
+    *ok = 0;
+    if (*p == 'n') return scan_literal(p, end, "null", 4);
+    cptr q = scan_number(p, end, &num);
+    if (!q || num.has_exp) return NULL;
+    int64_t whole = digits_value(num.whole, num.whole_end, DUR_WHOLE_LIMIT);
+    if (whole < 0) return NULL;
+    int64_t v = exact_ns(whole, num.frac, num.frac_end);
+    *ns = num.negative ? -v : v;
+    *ok = 1;
+    return q;
+}
+
+/* -- tokens and combos ---------------------------------------------------------------------- */
+
+static inline uint64_t hash_bytes(cptr p, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static int grow_slots(int32_t **slots, Py_ssize_t *mask, Py_ssize_t n) {
+    Py_ssize_t size = 64;
+    while (size < 2 * (n + 1)) size *= 2;
+    int32_t *s = malloc((size_t)size * sizeof(int32_t));
+    if (!s) return -1;
+    memset(s, 0xff, (size_t)size * sizeof(int32_t));
+    free(*slots);
+    *slots = s;
+    *mask = size - 1;
+    return 0;
+}
+
+static int32_t token_id(Batch *b, cptr p, Py_ssize_t len) {
+    if (2 * (b->n_tokens + 1) > b->token_mask) {
+        if (grow_slots(&b->token_slots, &b->token_mask, 2 * b->n_tokens + 2)) goto nomem;
+        for (Py_ssize_t i = 0; i < b->n_tokens; i++) {
+            Py_ssize_t j = (Py_ssize_t)(b->tokens[i].hash & (uint64_t)b->token_mask);
+            while (b->token_slots[j] >= 0) j = (j + 1) & b->token_mask;
+            b->token_slots[j] = (int32_t)i;
+        }
+    }
+    uint64_t h = hash_bytes(p, len);
+    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)b->token_mask);
+    Py_ssize_t off = p - b->base;
+    for (;;) {
+        int32_t t = b->token_slots[j];
+        if (t < 0) break;
+        Token *k = &b->tokens[t];
+        if (k->hash == h && k->len == len && memcmp(b->base + k->start, p, (size_t)len) == 0)
+            return t;
+        j = (j + 1) & b->token_mask;
+    }
+    if (b->n_tokens == b->tokens_cap) {
+        Py_ssize_t cap = b->tokens_cap ? 2 * b->tokens_cap : 256;
+        Token *t = realloc(b->tokens, (size_t)cap * sizeof(Token));
+        if (!t) goto nomem;
+        b->tokens = t;
+        b->tokens_cap = cap;
+    }
+    b->tokens[b->n_tokens] = (Token){off, len, h};
+    b->token_slots[j] = (int32_t)b->n_tokens;
+    return (int32_t)b->n_tokens++;
+nomem:
+    b->nomem = 1;
+    return -2;
+}
+
+static int32_t combo_id(Batch *b, const int32_t *parts) {
+    if (2 * (b->n_combos + 1) > b->combo_mask) {
+        if (grow_slots(&b->combo_slots, &b->combo_mask, 2 * b->n_combos + 2)) goto nomem;
+        for (Py_ssize_t i = 0; i < b->n_combos; i++) {
+            Py_ssize_t j = (Py_ssize_t)(b->combos[i].hash & (uint64_t)b->combo_mask);
+            while (b->combo_slots[j] >= 0) j = (j + 1) & b->combo_mask;
+            b->combo_slots[j] = (int32_t)i;
+        }
+    }
+    uint64_t h = hash_bytes((cptr)parts, NCOMBO * sizeof(int32_t));
+    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)b->combo_mask);
+    for (;;) {
+        int32_t c = b->combo_slots[j];
+        if (c < 0) break;
+        if (b->combos[c].hash == h &&
+            memcmp(b->combos[c].parts, parts, NCOMBO * sizeof(int32_t)) == 0)
+            return c;
+        j = (j + 1) & b->combo_mask;
+    }
+    if (b->n_combos == b->combos_cap) {
+        Py_ssize_t cap = b->combos_cap ? 2 * b->combos_cap : 64;
+        Combo *c = realloc(b->combos, (size_t)cap * sizeof(Combo));
+        if (!c) goto nomem;
+        b->combos = c;
+        b->combos_cap = cap;
+    }
+    memcpy(b->combos[b->n_combos].parts, parts, NCOMBO * sizeof(int32_t));
+    b->combos[b->n_combos].hash = h;
+    b->combo_slots[j] = (int32_t)b->n_combos;
+    return (int32_t)b->n_combos++;
+nomem:
+    b->nomem = 1;
+    return -2;
+}
+
+/* -- events --------------------------------------------------------------------------------- */
+
+static int grow_events(Batch *b) {
+    Py_ssize_t cap = b->cap ? 2 * b->cap : 4096;
+    int32_t *fields = malloc((size_t)cap * NF * sizeof(int32_t));
+    int64_t *ts = realloc(b->ts, (size_t)cap * sizeof(int64_t));
+    if (ts) b->ts = ts;
+    int64_t *dur = realloc(b->dur, (size_t)cap * sizeof(int64_t));
+    if (dur) b->dur = dur;
+    int64_t *bounds = realloc(b->bounds, (size_t)cap * 2 * sizeof(int64_t));
+    if (bounds) b->bounds = bounds;
+    uint8_t *ts_ok = realloc(b->ts_ok, (size_t)cap);
+    if (ts_ok) b->ts_ok = ts_ok;
+    uint8_t *dur_ok = realloc(b->dur_ok, (size_t)cap);
+    if (dur_ok) b->dur_ok = dur_ok;
+    int32_t *combo = realloc(b->combo, (size_t)cap * sizeof(int32_t));
+    if (combo) b->combo = combo;
+    if (!fields || !ts || !dur || !bounds || !ts_ok || !dur_ok || !combo) {
+        free(fields);
+        b->nomem = 1;
+        return -1;
+    }
+    for (int f = 0; f < NF; f++)
+        if (b->n) memcpy(fields + (size_t)f * cap, b->fields + (size_t)f * b->cap,
+                         (size_t)b->n * sizeof(int32_t));
+    free(b->fields);
+    b->fields = fields;
+    b->cap = cap;
+    return 0;
+}
+
+/* Which known key [p, p+len) is: a field, K_TS ... K_SCOPE, -2 for flow-v2 keys (declined),
+ * -1 for any other key (skipped). */
+static int known_key(cptr p, Py_ssize_t len) {
+#define IS(word) (len == (Py_ssize_t)sizeof(word) - 1 && memcmp(p, word, sizeof(word) - 1) == 0)
+    switch (len) {
+    case 1: if (IS("s")) return F_S; break;
+    case 2:
+        if (IS("ph")) return F_PH;
+        if (IS("ts")) return K_TS;
+        if (IS("id")) return F_ID;
+        if (IS("bp")) return F_BP;
+        break;
+    case 3:
+        if (IS("pid")) return F_PID;
+        if (IS("tid")) return F_TID;
+        if (IS("cat")) return F_CAT;
+        if (IS("dur")) return K_DUR;
+        if (IS("id2")) return F_ID2;
+        break;
+    case 4:
+        if (IS("name")) return F_NAME;
+        if (IS("args")) return K_ARGS;
+        break;
+    case 5:
+        if (IS("cname")) return F_CNAME;
+        if (IS("scope")) return K_SCOPE;
+        break;
+    case 7:
+        if (IS("bind_id") || IS("flow_in")) return -2;
+        break;
+    case 8:
+        if (IS("flow_out")) return -2;
+        break;
+    }
+    return -1;
+#undef IS
+}
+
+/* One event object at p: its end, or NULL to decline the batch. */
+static cptr read_event(Batch *b, cptr p, cptr end) {
+    if (b->n == b->cap && grow_events(b)) return NULL;
+    Py_ssize_t i = b->n, cap = b->cap;
+    cptr first = p;
+    for (int f = 0; f < NF; f++) b->fields[(size_t)f * cap + i] = -1;
+    b->ts[i] = b->dur[i] = 0;
+    b->ts_ok[i] = b->dur_ok[i] = 0;
+    unsigned seen = 0;
+    if (p >= end || *p != '{') return NULL;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == '}') {
+        p++;
+        goto done;
+    }
+    for (;;) {
+        if (p >= end || *p != '"') return NULL;
+        int escaped = 0;
+        cptr key = p + 1, after = scan_string(p, end, &escaped);
+        if (!after || escaped) return NULL;
+        int k = known_key(key, after - 1 - key);
+        p = skip_ws(after, end);
+        if (p >= end || *p != ':') return NULL;
+        p = skip_ws(p + 1, end);
+        if (p >= end) return NULL;
+        if (k == -2) return NULL;
+        if (k >= 0) {
+            if (seen & (1u << k)) return NULL;
+            seen |= 1u << k;
+        }
+        cptr v = p;
+        if (k >= 0 && k < NF) {
+            if (*p == '{' || *p == '[') return NULL;
+            p = skip_value(p, end, 0);
+            if (!p) return NULL;
+            if (!(*v == 'n')) { /* null is absent: the Python path's default */
+                int32_t t = token_id(b, v, p - v);
+                if (t < 0) return NULL;
+                b->fields[(size_t)k * cap + i] = t;
+            }
+        } else if (k == K_TS) {
+            p = read_ts(p, end, &b->ts[i], &b->ts_ok[i]);
+        } else if (k == K_DUR) {
+            p = read_dur(p, end, &b->dur[i], &b->dur_ok[i]);
+        } else {
+            p = skip_value(p, end, 0);
+        }
+        if (!p) return NULL;
+        p = skip_ws(p, end);
+        if (p >= end) return NULL;
+        if (*p == '}') {
+            p++;
+            break;
+        }
+        if (*p != ',') return NULL;
+        p = skip_ws(p + 1, end);
+    }
+done:;
+    int32_t parts[NCOMBO];
+    parts[0] = b->fields[(size_t)F_CNAME * cap + i];
+    parts[1] = b->fields[(size_t)F_PID * cap + i];
+    parts[2] = b->fields[(size_t)F_TID * cap + i];
+    parts[3] = b->fields[(size_t)F_NAME * cap + i];
+    parts[4] = b->fields[(size_t)F_CAT * cap + i];
+    int32_t c = combo_id(b, parts);
+    if (c < 0) return NULL;
+    b->combo[i] = c;
+    b->bounds[2 * i] = first - b->base;
+    b->bounds[2 * i + 1] = p - b->base;
+    b->n++;
+    return p;
+}
+
+/* The whole range: objects separated by commas, blanks around them. 0 when every byte was
+ * understood. */
+static int read_all(Batch *b, cptr p, cptr end) {
+    p = skip_ws(p, end);
+    if (p >= end) return -1;
+    for (;;) {
+        p = read_event(b, p, end);
+        if (!p) return -1;
+        p = skip_ws(p, end);
+        if (p >= end) return 0;
+        if (*p != ',') return -1;
+        p = skip_ws(p + 1, end);
+    }
+}
+
+static void free_batch(Batch *b) {
+    free(b->fields);
+    free(b->ts);
+    free(b->dur);
+    free(b->bounds);
+    free(b->ts_ok);
+    free(b->dur_ok);
+    free(b->combo);
+    free(b->tokens);
+    free(b->token_slots);
+    free(b->combos);
+    free(b->combo_slots);
+}
+
+static PyObject *column(const void *data, Py_ssize_t size) {
+    return PyByteArray_FromStringAndSize((const char *)data, size);
+}
+
+static PyObject *build_result(Batch *b) {
+    Py_ssize_t n = b->n;
+    PyObject *tokens = PyList_New(b->n_tokens);
+    if (!tokens) return NULL;
+    for (Py_ssize_t t = 0; t < b->n_tokens; t++) {
+        PyObject *text = PyBytes_FromStringAndSize((const char *)b->base + b->tokens[t].start,
+                                                   b->tokens[t].len);
+        if (!text) {
+            Py_DECREF(tokens);
+            return NULL;
+        }
+        PyList_SET_ITEM(tokens, t, text);
+    }
+    PyObject *fields = PyByteArray_FromStringAndSize(NULL, n * NF * (Py_ssize_t)sizeof(int32_t));
+    if (!fields) {
+        Py_DECREF(tokens);
+        return NULL;
+    }
+    char *out = PyByteArray_AS_STRING(fields);
+    for (int f = 0; f < NF; f++)
+        if (n) memcpy(out + (size_t)f * n * sizeof(int32_t), b->fields + (size_t)f * b->cap,
+                      (size_t)n * sizeof(int32_t));
+    PyObject *combos = PyByteArray_FromStringAndSize(NULL, b->n_combos * NCOMBO *
+                                                           (Py_ssize_t)sizeof(int32_t));
+    if (!combos) {
+        Py_DECREF(tokens);
+        Py_DECREF(fields);
+        return NULL;
+    }
+    char *cout = PyByteArray_AS_STRING(combos);
+    for (Py_ssize_t c = 0; c < b->n_combos; c++)
+        memcpy(cout + (size_t)c * NCOMBO * sizeof(int32_t), b->combos[c].parts,
+               NCOMBO * sizeof(int32_t));
+    return Py_BuildValue(
+        "(nNNNNNNNNN)", n, tokens, fields,
+        column(b->ts, n * (Py_ssize_t)sizeof(int64_t)), column(b->ts_ok, n),
+        column(b->dur, n * (Py_ssize_t)sizeof(int64_t)), column(b->dur_ok, n),
+        column(b->bounds, 2 * n * (Py_ssize_t)sizeof(int64_t)),
+        column(b->combo, n * (Py_ssize_t)sizeof(int32_t)), combos);
+}
+
+static PyObject *read_batch(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, stop;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &stop)) return NULL;
+    if (start < 0) start = 0;
+    if (stop > view.len) stop = view.len;
+    PyObject *result = Py_None;
+    Py_INCREF(result);
+    if (start < stop) {
+        Batch b;
+        memset(&b, 0, sizeof b);
+        b.base = (cptr)view.buf;
+        b.end = b.base + stop;
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = read_all(&b, b.base + start, b.end);
+        Py_END_ALLOW_THREADS
+        if (b.nomem) {
+            Py_DECREF(result);
+            result = PyErr_NoMemory();
+        } else if (rc == 0) {
+            Py_DECREF(result);
+            result = build_result(&b);
+        }
+        free_batch(&b);
+    }
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"read_batch", read_batch, METH_VARARGS,
+     "read_batch(data, start, end): the columns of the events in data[start:end], or None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_native", "The native fast path of the Chrome-trace event reader.",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m && (PyModule_AddIntConstant(m, "FIELDS", NF) ||
+              PyModule_AddIntConstant(m, "MAX_DEPTH", MAX_DEPTH))) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
