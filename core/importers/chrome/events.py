@@ -374,11 +374,8 @@ class _Listed:
     def label_ids(self, labels: _Labels, builder: TraceBuilder) -> list[np.ndarray]:
         """The ids of each of `labels`' parts, per event."""
         ids = labels.of(builder, labels.key(self.evs))
-        if ids is not None:
-            return list(ids)
-        # a field that cannot be a dictionary key (a list, an object): one at a time
-        return [builder.thread_tracks(self.field("pid"), self.field("tid")) if part == "track"
-                else builder.intern(self.field(part)) for part in labels.parts]
+        # None: a field that cannot be a dictionary key (a list, an object)
+        return list(ids) if ids is not None else _one_at_a_time(self, labels, builder)
 
 
 class _Native:
@@ -448,8 +445,14 @@ class _Native:
         parts = cols.combos[distinct]
         keys = list(zip(*(cols.values[parts[:, j]].tolist() for j in labels.combo)))
         ids = labels.of(builder, keys)
-        assert ids is not None  # JSON scalars only
-        return list(ids[:, inverse])
+        return list(ids[:, inverse]) if ids is not None else _one_at_a_time(self, labels, builder)
+
+
+def _one_at_a_time(view: _Listed | _Native, labels: _Labels, builder: TraceBuilder,
+                   ) -> list[np.ndarray]:
+    """The ids of each of `labels`' parts, per event, the fields taken one at a time."""
+    return [builder.thread_tracks(view.field("pid"), view.field("tid")) if part == "track"
+            else builder.intern(view.field(part)) for part in labels.parts]
 
 
 def _picker(positions: list[int]) -> Callable[[list[Any]], list[Any]]:

@@ -33,7 +33,7 @@ COMBO = ("cname", "pid", "tid", "name", "cat")
 
 # Token texts are decoded as the Python path decodes an event's fields: float literals as their
 # text (see decode.DECODER).
-_TOKEN = msgspec.json.Decoder(float_hook=str)
+_TOKENS = msgspec.json.Decoder(list, float_hook=str)
 
 
 def enabled() -> bool:
@@ -66,8 +66,9 @@ class Columns:
         (n, tokens, fields, ts, ts_ok, dur, dur_ok, bounds, combo, combos) = result
         self.data = data
         self.n = n
-        values = np.empty(len(tokens) + 1, object)
-        values[:-1] = [_TOKEN.decode(t) for t in tokens]  # raises on what msgspec refuses
+        decoded = _TOKENS.decode(tokens)  # raises on what msgspec refuses
+        values = np.empty(len(decoded) + 1, object)
+        values[:-1] = decoded
         values[-1] = None
         self.values = values
         self.fields = np.frombuffer(fields, np.int32).reshape(len(FIELDS), n)
