@@ -1,0 +1,220 @@
+"""The native event reader (core/importers/chrome/_native.c) against the Python path, the
+reference: what it accepts gives the index the Python path gives, byte for byte; what it does
+not fully understand it declines, and the Python path reads that batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from proftui.core.importers.chrome import native
+from proftui.core.model.timeconv import us_to_ns
+
+from helpers import load, problems, write_trace
+
+# CI builds the module (.ci/run sets PROFTUI_REQUIRE_NATIVE): there a missing module fails.
+pytestmark = pytest.mark.skipif(
+    native.MODULE is None and not os.environ.get("PROFTUI_REQUIRE_NATIVE"),
+    reason="the native reader is not built here (no C compiler at install)")
+
+
+def read(text: bytes | str, start: int = 0, end: int | None = None):
+    data = text.encode() if isinstance(text, str) else text
+    return native.MODULE.read_batch(data, start, len(data) if end is None else end)
+
+
+def columns(text: str) -> native.Columns:
+    data = text.encode()
+    result = read(data)
+    assert result is not None, text
+    return native.Columns(data, result)
+
+
+def index_of(path: Path, reader: str, batch: int, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PROFTUI_NATIVE", "1" if reader == "native" else "0")
+    return load(path, batch)
+
+
+def assert_same_index(path: Path, batch: int, monkeypatch: pytest.MonkeyPatch) -> dict:
+    a = index_of(path, "native", batch, monkeypatch)
+    b = index_of(path, "python", batch, monkeypatch)
+    assert a.arrays.keys() == b.arrays.keys()
+    for key in a.arrays:
+        assert np.array_equal(a.arrays[key], b.arrays[key]), key
+        assert a.arrays[key].dtype == b.arrays[key].dtype, key
+    assert [a.strings[i] for i in range(len(a.strings))] == \
+        [b.strings[i] for i in range(len(b.strings))]
+    assert problems(a) == problems(b)
+    drop = ("reader", "cache_path", "cache_id")
+    assert {k: v for k, v in a.meta.items() if k not in drop} == \
+        {k: v for k, v in b.meta.items() if k not in drop}
+    assert b.meta["reader"]["native"] == 0
+    return a.meta["reader"]
+
+
+# -- what it reads, exactly ---------------------------------------------------------------------
+
+TIMES = ["0", "1", "1.5", "1.0005", "1.0004999", "2.9995", "1780676244313289", "123.456",
+         "1698316426434084.2", "1698316426434084.25", "1700000000000000.1234567",
+         "5836443391361.742", "5836443391361.7425", "0.0005", "999999999999.9999", "7.10"]
+
+
+@pytest.mark.parametrize("text", TIMES)
+def test_times_are_the_python_paths_to_the_ns(text: str) -> None:
+    """ts as a number and as a string, dur as a number: the ns the Python path gives."""
+    ns, ok = us_to_ns([text])
+    for ts in (text, json.dumps(text)):
+        c = columns('{"ph":"X","ts":%s}' % ts)
+        assert (int(c.ts[0]), bool(c.ts_ok[0])) == (int(ns[0]), bool(ok[0])), ts
+    if Decimal(text) < 10**12:
+        # the Python path reads a duration from its double, or from its text when the double
+        # holds digits below the ns: the exact decimal, half away from zero, either way
+        c = columns('{"ph":"X","ts":1,"dur":%s}' % text)
+        dur_ns = int((Decimal(text) * 1000).to_integral_value(ROUND_HALF_UP))
+        assert int(c.dur[0]) == dur_ns and c.dur_ok[0]
+
+
+def test_negative_durations_round_away_from_zero() -> None:
+    c = columns('{"ph":"X","ts":1,"dur":-0.0005},{"ph":"X","ts":1,"dur":-2.5}')
+    assert c.dur.tolist() == [-1, -2500]
+
+
+def test_fields_are_ids_of_distinct_values_and_absent_is_none() -> None:
+    c = columns('{"ph":"X","name":"a","pid":1,"tid":"t","ts":1,"dur":1},'
+                '{"ph":"X","name":"a","pid":1.5,"cat":null,"ts":2},'
+                '{"ph":"B","name":"caf\\u00e9","pid":true,"id":"0x1"}')
+    values = c.values
+    assert [values[i] for i in c.ids("name")] == ["a", "a", "café"]
+    assert [values[i] for i in c.ids("pid")] == [1, "1.5", True]  # floats as their text
+    assert [values[i] for i in c.ids("tid")] == ["t", None, None]
+    assert [values[i] for i in c.ids("cat")] == [None, None, None]  # null is absent
+    assert c.dur_ok.tolist() == [True, False, False]
+    assert c.ts_ok.tolist() == [True, True, False]
+    assert c.combo.tolist() == [0, 1, 2] and len(c.combos) == 3
+    assert c.bounds.tolist()[0][0] == 0
+
+
+def test_events_have_their_byte_ranges() -> None:
+    text = ' {"ph":"C","ts":1,"args":{"v":[1,{"a":"}"}]}} ,\n{"ph":"M"} '
+    c = columns(text)
+    (a0, b0), (a1, b1) = c.bounds.tolist()
+    assert text[a0:b0] == '{"ph":"C","ts":1,"args":{"v":[1,{"a":"}"}]}}'
+    assert text[a1:b1] == '{"ph":"M"}'
+
+
+@pytest.mark.parametrize("text", [
+    '{"ph":"X","ts":1e3}',  # an exponent
+    '{"ph":"X","ts":-1}', '{"ph":"X","ts":"-1"}', '{"ph":"X","ts":" 12"}',  # signs, blanks
+    '{"ph":"X","ts":"012"}', '{"ph":"X","ts":"1."}', '{"ph":"X","ts":true}',
+    '{"ph":"X","ts":9000000000000000}', '{"ph":"X","dur":"1.5"}', '{"ph":"X","dur":1e2}',
+    '{"ph":"X","dur":1000000000000}',  # past what the native reader takes on itself
+    '{"ph":"X","name":"\\ud83d\\ude00"}', '{"ph":"X","name":"\\ud800"}',  # surrogates
+    '{"ph":"X","name":"\xff"}', '{"ph":"X","name":"a\x01"}',  # bad UTF-8, a control byte
+    '{"p\\u0068":"X"}', '{"ph":"X","ph":"B"}',  # an escaped key, a duplicate known key
+    '{"ph":"X","name":["a"]}', '{"ph":"X","pid":{"a":1}}',  # not a label
+    '{"ph":"X","bind_id":1,"flow_out":true}',  # flows v2
+    '{"ph":"X","args":' + "[" * 70 + "]" * 70 + "}",  # deeper than MAX_DEPTH
+    '{"ph":"X"},', '{"ph":"X"} {"ph":"X"}', '{"ph":"X",}', '[1]', '{"ph":"X","a":NaN}',
+    '{"ph":"X","a":01}', '{"ph":"X","a":1.}', '{"ph":"X","a":tru}', '{"ph":"X"', '',
+])
+def test_what_it_does_not_fully_understand_is_declined(text: str) -> None:
+    assert read(text.encode("utf-8", "surrogateescape") if "\xff" not in text
+                else text.encode("latin-1")) is None
+
+
+def test_duplicate_unknown_keys_and_bad_bytes_in_args_are_taken_as_msgspec_takes_them() -> None:
+    assert read('{"ph":"X","tts":1,"tts":2}') is not None
+    assert read(b'{"ph":"X","args":{"a":"\xff"}}') is None  # msgspec takes it: declined
+
+
+def test_ranges_outside_the_buffer_read_nothing_outside_it() -> None:
+    data = b'{"ph":"X","ts":1}'
+    assert read(data, -5, 10_000) is not None
+    assert read(data, 3, 2) is None
+    assert read(data, 0, 5) is None  # cut inside the event
+    assert native.MODULE.read_batch(memoryview(data)[1:], 0, 100) is None
+
+
+def test_turned_off_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROFTUI_NATIVE", "0")
+    assert native.read_batch(b'{"ph":"X"}', 0, 10) is None
+    assert native.reader_name() == "python"
+    assert "PROFTUI_NATIVE=0" in native.unavailable_reason()
+
+
+# -- the same index -----------------------------------------------------------------------------
+
+def _mixed_events(seed: int, n: int = 600) -> list[dict]:
+    """Every kind of event the reader meets, with the value shapes real files have."""
+    rng = random.Random(seed)
+    names = ["gemm", "aten::mm", "", "caf\u00e9 \u4e2d", 'q"uote', "b\\s", 7, None, "[memory]"]
+    out: list[dict] = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "p"}},
+                       {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2,
+                        "args": {"name": "t"}}]
+    ts = 1_700_000_000_000_000.0
+    for i in range(n):
+        ts += rng.choice([0.5, 1, 2.25, 0.0005])
+        ph = rng.choice("XXXXXXXBEistfCbeniM")
+        ev: dict = {"ph": ph, "name": rng.choice(names), "pid": rng.choice([1, "1", 2]),
+                    "tid": rng.choice([1, 2, "3"]), "cat": rng.choice(["kernel", "cpu_op", None])}
+        ev["ts"] = rng.choice([round(ts, 3), f"{ts:.3f}", int(ts), f"{ts:.1f}"])
+        if ph == "X":
+            ev["dur"] = rng.choice([1, 0.5, 2.125, -1, 0.0004, 0.0005, None])
+            if rng.random() < 0.1:
+                ev["cname"] = rng.choice(["good", "bad"])
+        if ph in "stfbne":
+            ev["id"] = rng.choice([1, "0x1f", "12", 2**60, 3])
+            if ph == "f" and rng.random() < 0.5:
+                ev["bp"] = "e"
+        if ph == "i":
+            ev["s"] = rng.choice(["t", "p", "g", None])
+        if ph == "i" and ev["name"] == "[memory]":
+            ev["args"] = {"Device Type": 1, "Device Id": 0, "Total Allocated": 1024 * i,
+                          "Total Reserved": 4096, "Bytes": 12, "Addr": 99}
+        if ph == "C":
+            ev["args"] = {"v": rng.choice([1, 2.5, "x"]), "w": 3}
+        if ph == "M":
+            ev["name"] = rng.choice(["process_sort_index", "thread_name", "num_cpus"])
+            ev["args"] = {"sort_index": 3, "name": "n"}
+        if rng.random() < 0.2:
+            ev["args"] = {"deep": [[{"k": "},{"}]], "n": 1.5e300, "u": "\u00e9"}
+        out.append(ev)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("batch", [300, 1 << 12])
+def test_the_same_index_as_the_python_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           seed: int, batch: int) -> None:
+    path = write_trace(tmp_path / "t.json", _mixed_events(seed))
+    read = assert_same_index(path, batch, monkeypatch)
+    assert read["native"] > read["python"]  # it read most batches itself
+
+
+def test_the_same_index_where_it_declines_some_batches(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    events = _mixed_events(9)
+    for ev in events[2::40]:  # an exponent, a blank: each declines its batch
+        ev["ts"] = f"{ev['ts']}e0" if not isinstance(ev["ts"], str) else " " + ev["ts"]
+    events[100]["name"] = "\U0001f600"  # a surrogate pair when escaped
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}, ensure_ascii=True))
+    read = assert_same_index(path, 1 << 11, monkeypatch)
+    assert read["native"] and read["python"] > 1
+
+
+def test_a_batch_and_its_groups_read_by_both_paths_in_one_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pretty-printed Kineto-like file with a header, as generated traces are written."""
+    events = _mixed_events(3, 300)
+    text = ('{\n  "schemaVersion": 1,\n  "traceEvents": [\n'
+            + ",\n".join("  " + json.dumps(e, indent=2) for e in events) + "\n  ]\n}\n")
+    path = tmp_path / "k.json"
+    path.write_text(text)
+    assert_same_index(path, 700, monkeypatch)
