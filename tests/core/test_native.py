@@ -4,9 +4,11 @@ not fully understand it declines, and the Python path reads that batch."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
+import sys
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -70,12 +72,12 @@ def test_times_are_the_python_paths_to_the_ns(text: str) -> None:
     """ts as a number and as a string, dur as a number: the ns the Python path gives."""
     ns, ok = us_to_ns([text])
     for ts in (text, json.dumps(text)):
-        c = columns('{"ph":"X","ts":%s}' % ts)
+        c = columns('{"ph":"X","ts":' + ts + "}")
         assert (int(c.ts[0]), bool(c.ts_ok[0])) == (int(ns[0]), bool(ok[0])), ts
     if Decimal(text) < 10**12:
         # the Python path reads a duration from its double, or from its text when the double
         # holds digits below the ns: the exact decimal, half away from zero, either way
-        c = columns('{"ph":"X","ts":1,"dur":%s}' % text)
+        c = columns('{"ph":"X","ts":1,"dur":' + text + "}")
         dur_ns = int((Decimal(text) * 1000).to_integral_value(ROUND_HALF_UP))
         assert int(c.dur[0]) == dur_ns and c.dur_ok[0]
 
@@ -218,3 +220,16 @@ def test_a_batch_and_its_groups_read_by_both_paths_in_one_file(
     path = tmp_path / "k.json"
     path.write_text(text)
     assert_same_index(path, 700, monkeypatch)
+
+
+def test_mutated_traces_read_by_both_readers_agree() -> None:
+    """A sample of bench/native_fuzz.py's cases (it runs 10,000 and more offline)."""
+    spec = importlib.util.spec_from_file_location(
+        "proftui_bench_native_fuzz",
+        Path(__file__).resolve().parents[2] / "bench" / "native_fuzz.py")
+    fuzz = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = fuzz  # its dataclasses look their module up
+    spec.loader.exec_module(fuzz)
+    tally = fuzz.run(cases=60, seed=20261202, extra=[])
+    assert tally.disagreements == []
+    assert tally.native_batches > 10 * tally.python_batches  # the native reader was at work
