@@ -76,6 +76,8 @@ typedef struct {
     Py_ssize_t n_combos, combos_cap;
     int32_t *combo_slots;
     Py_ssize_t combo_mask;
+    int32_t last[NF]; /* the last token of each field */
+    int32_t last_combo;
     int nomem;
 } Batch;
 
@@ -350,8 +352,15 @@ static cptr read_dur(cptr p, cptr end, int64_t *ns, uint8_t *ok) {
 /* -- tokens and combos ---------------------------------------------------------------------- */
 
 static inline uint64_t hash_bytes(cptr p, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, p, (size_t)n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
     return h ^ (h >> 29);
 }
 
@@ -367,7 +376,11 @@ static int grow_slots(int32_t **slots, Py_ssize_t *mask, Py_ssize_t n) {
     return 0;
 }
 
-static int32_t token_id(Batch *b, cptr p, Py_ssize_t len) {
+static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
+    /* the previous event's value of the field, the usual case for ph, pid, tid, cat */
+    if (hint >= 0 && b->tokens[hint].len == len &&
+        memcmp(b->base + b->tokens[hint].start, p, (size_t)len) == 0)
+        return hint;
     if (2 * (b->n_tokens + 1) > b->token_mask) {
         if (grow_slots(&b->token_slots, &b->token_mask, 2 * b->n_tokens + 2)) goto nomem;
         for (Py_ssize_t i = 0; i < b->n_tokens; i++) {
@@ -542,9 +555,9 @@ static cptr read_event(Batch *b, cptr p, cptr end) {
             p = skip_value(p, end, 0);
             if (!p) return NULL;
             if (!(*v == 'n')) { /* null is absent: the Python path's default */
-                int32_t t = token_id(b, v, p - v);
+                int32_t t = token_id(b, v, p - v, b->last[k]);
                 if (t < 0) return NULL;
-                b->fields[(size_t)k * cap + i] = t;
+                b->fields[(size_t)k * cap + i] = b->last[k] = t;
             }
         } else if (k == K_TS) {
             p = read_ts(p, end, &b->ts[i], &b->ts_ok[i]);
@@ -570,9 +583,10 @@ done:;
     parts[2] = b->fields[(size_t)F_TID * cap + i];
     parts[3] = b->fields[(size_t)F_NAME * cap + i];
     parts[4] = b->fields[(size_t)F_CAT * cap + i];
-    int32_t c = combo_id(b, parts);
+    int32_t c = b->last_combo;
+    if (c < 0 || memcmp(b->combos[c].parts, parts, sizeof parts) != 0) c = combo_id(b, parts);
     if (c < 0) return NULL;
-    b->combo[i] = c;
+    b->combo[i] = b->last_combo = c;
     b->bounds[2 * i] = first - b->base;
     b->bounds[2 * i + 1] = p - b->base;
     b->n++;
@@ -673,6 +687,8 @@ static PyObject *read_batch(PyObject *self, PyObject *args) {
     if (start < stop) {
         Batch b;
         memset(&b, 0, sizeof b);
+        memset(b.last, 0xff, sizeof b.last);
+        b.last_combo = -1;
         b.base = (cptr)view.buf;
         b.end = b.base + stop;
         int rc;
