@@ -15,12 +15,18 @@ gzip variant of the 100 MB Kineto-like trace (of the smallest size when 100 is n
 (c) the cache: built by `load_trace(use_cache=True)` into a temporary PROFTUI_CACHE_DIR, its
     size per slice, and the `load_trace` call that reopens it in a fresh process (median of 5).
 
+With --readers native,python every index run of (a) is made once per event reader,
+PROFTUI_NATIVE=1 and =0 side by side, and a last table gives the ratios issue 32 asks for:
+native against orjson.loads and against the Python reader (1p and default), default against
+1p, peak RSS against the file, and (.json.gz) against inflating the file alone.
+
 Absolute times drift on shared machines, so the table gives ratios against the baseline
 measured in the same run, next to the targets of ../shared/PERF.md. A benchmark, not a test.
 
     python bench/bench_index.py                  # 100 MB and 1000 MB (generating takes minutes)
     python bench/bench_index.py --quick          # 20 MB only, a smoke run
     python bench/bench_index.py --sizes 100 --no-baseline --json figures.json
+    python bench/bench_index.py --sizes 100,1000 --readers native,python
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ def rss(who=resource.RUSAGE_SELF):
 """
 
 INDEX_CHILD = _PRELUDE + """
+from proftui.core.importers.chrome import native
 from proftui.core.load.indexing import index_file
 from proftui.core.source.streams import ByteSource
 path, workers = sys.argv[1], sys.argv[2]
@@ -67,7 +74,8 @@ t0 = time.perf_counter()
 ix = index_file(ByteSource(path), workers=None if workers == "default" else int(workers))
 seconds = time.perf_counter() - t0
 print(json.dumps({"seconds": seconds, "peak": rss(), "after_imports": after_imports,
-                  "worker_peak": rss(resource.RUSAGE_CHILDREN), "slices": ix.n_slices}))
+                  "worker_peak": rss(resource.RUSAGE_CHILDREN), "slices": ix.n_slices,
+                  "reader": native.reader_name(), "batches": ix.meta.get("reader")}))
 """
 
 # The floor of proftui's way of reading: every batch cut and decoded by the typed decoder
@@ -93,6 +101,17 @@ if data[:2] == b"\\x1f\\x8b":
 doc = orjson.loads(data)
 seconds = time.perf_counter() - t0
 print(json.dumps({"seconds": seconds, "peak": rss(), "after_imports": after_imports}))
+"""
+
+# Inflating a .json.gz alone, in bounded memory (stdlib zlib): what reading it cannot beat.
+INFLATE_CHILD = _PRELUDE + """
+import zlib
+t0 = time.perf_counter()
+inflater = zlib.decompressobj(31)
+with open(sys.argv[1], "rb") as f:
+    while piece := f.read(1 << 20):
+        inflater.decompress(piece)
+print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 
 BUILD_CACHE_CHILD = _PRELUDE + """
@@ -128,6 +147,17 @@ class IndexRun:
     after_imports: int  # bytes, ru_maxrss right after imports
     worker_peak: int  # bytes, the second process (0 when none ran)
     slices: int
+    reader: str = ""  # the event reader the child had: "native" or "python"
+    batches: dict[str, int] | None = None  # the index's meta["reader"]: batches per reader
+
+    @property
+    def two(self) -> bool:
+        """Whether it ran in two processes (a worker's peak was recorded)."""
+        return self.worker_peak > 0
+
+    @property
+    def peak_all(self) -> int:
+        return self.peak + self.worker_peak
 
 
 @dataclass
@@ -171,6 +201,9 @@ class FileFigures:
     cache: CacheFigures
     run_seconds: dict[str, list[float]] = field(default_factory=dict)  # every run, for spread
     decode_seconds: float = 0.0  # DECODE_CHILD, median
+    # --readers: the median runs of each reader ("native", "python"): {"one": ..., "default": ...}
+    readers: dict[str, dict[str, IndexRun]] = field(default_factory=dict)
+    inflate_seconds: float | None = None  # INFLATE_CHILD, median (--readers, .json.gz only)
 
     def mb_s(self, run: IndexRun) -> float:
         return self.data_bytes / run.seconds / MB
@@ -191,6 +224,7 @@ class FileFigures:
         out["cache"]["bytes_per_slice"] = self.cache.bytes_per_slice
         out["cache"]["reopen_ms"] = self.cache.reopen_ms
         out["cache"]["reopen_ms_per_10m"] = self.cache.reopen_ms_per_10m
+        out["reader_ratios"] = reader_ratios(self)
         return out
 
 
@@ -238,29 +272,53 @@ def decompressed_size(path: Path) -> int:
     return total
 
 
-def measure(path: Path, kind: str, repeat: int, baseline: bool) -> FileFigures:
-    """All figures of one file. Index and baseline runs alternate, so drift hits both."""
+def reader_env(reader: str) -> dict[str, str]:
+    return {**os.environ, "PROFTUI_NATIVE": "1" if reader == "native" else "0"}
+
+
+def measure(path: Path, kind: str, repeat: int, baseline: bool,
+            readers: list[str] | None = None) -> FileFigures:
+    """All figures of one file. Index and baseline runs alternate, so drift hits both; with
+    `readers`, each index run is made once per reader (PROFTUI_NATIVE=1 / 0), side by side,
+    their order swapped every round."""
     data_bytes = decompressed_size(path)
     baseline = baseline and data_bytes <= BASELINE_LIMIT
-    one: list[IndexRun] = []
-    default: list[IndexRun] = []
+    envs: dict[str, dict[str, str] | None] = \
+        {r: reader_env(r) for r in readers} if readers else {"": None}
+    runs: dict[str, dict[str, list[IndexRun]]] = {r: {"one": [], "default": []} for r in envs}
     refs: list[Baseline] = []
     decode: list[float] = []
+    inflate: list[float] = []
     for round_ in range(1, repeat + 1):
-        log(f"{path.name}: round {round_}/{repeat}: index_file 1p, default, decode only"
+        log(f"{path.name}: round {round_}/{repeat}: index_file 1p, default"
+            + (f" ({' and '.join(envs)} readers)" if readers else "") + ", decode only"
             + (", orjson.loads" if baseline else ""))
-        one.append(IndexRun(**run_child(INDEX_CHILD, str(path), "1")))
-        default.append(IndexRun(**run_child(INDEX_CHILD, str(path), "default")))
+        order = list(envs) if round_ % 2 else list(reversed(envs))
+        for workers, key in (("1", "one"), ("default", "default")):
+            for reader in order:
+                runs[reader][key].append(
+                    IndexRun(**run_child(INDEX_CHILD, str(path), workers, env=envs[reader])))
         decode.append(run_child(DECODE_CHILD, str(path))["seconds"])
         if baseline:
             refs.append(Baseline(**run_child(ORJSON_CHILD, str(path))))
+        if readers and kind == "gzip":
+            inflate.append(run_child(INFLATE_CHILD, str(path))["seconds"])
     log(f"{path.name}: cache build and reopen")
     cache = measure_cache(path)
-    seconds = {"one": [r.seconds for r in one], "default": [r.seconds for r in default],
+    first = runs[next(iter(envs))]
+    seconds = {"one": [r.seconds for r in first["one"]],
+               "default": [r.seconds for r in first["default"]],
                "orjson": [r.seconds for r in refs], "decode": decode}
-    return FileFigures(path.name, kind, path.stat().st_size, data_bytes, median(one),
-                       median(default), median(refs) if refs else None, cache, seconds,
-                       statistics.median(decode))
+    for reader in readers or []:
+        for key in ("one", "default"):
+            seconds[f"{reader}_{key}"] = [r.seconds for r in runs[reader][key]]
+    figures = FileFigures(path.name, kind, path.stat().st_size, data_bytes,
+                          median(first["one"]), median(first["default"]),
+                          median(refs) if refs else None, cache, seconds,
+                          statistics.median(decode))
+    figures.readers = {r: {k: median(v) for k, v in runs[r].items()} for r in readers or []}
+    figures.inflate_seconds = statistics.median(inflate) if inflate else None
+    return figures
 
 
 # --------------------------------------------------------------------------------------------
@@ -397,12 +455,79 @@ the load_trace call only, fresh process after imports, median of {REOPEN_RUNS}; 
 extrapolation to 10 M intervals (pessimistic: the arrays are memory-mapped)."""
 
 
+def reader_ratios(f: FileFigures) -> dict[str, float]:
+    """The ratios issue 32 asks for, from the --readers runs (empty without them)."""
+    out: dict[str, float] = {}
+    for reader, got in f.readers.items():
+        one, dflt = got["one"], got["default"]
+        out[f"{reader}_default_over_one"] = one.seconds / dflt.seconds
+        out[f"{reader}_peak_over_size_one"] = one.peak / f.data_bytes
+        out[f"{reader}_peak_over_size_default"] = dflt.peak_all / f.data_bytes
+        if f.baseline:
+            out[f"{reader}_x_orjson_one"] = f.baseline.seconds / one.seconds
+            out[f"{reader}_x_orjson_default"] = f.baseline.seconds / dflt.seconds
+        if f.inflate_seconds:
+            out[f"{reader}_default_over_inflate"] = dflt.seconds / f.inflate_seconds
+    if {"native", "python"} <= set(f.readers):
+        for key in ("one", "default"):
+            out[f"native_x_python_{key}"] = \
+                f.readers["python"][key].seconds / f.readers["native"][key].seconds
+    return out
+
+
+def batches_text(run: IndexRun) -> str:
+    """The index's own count of batches per reader: "native/python" ("-" when not kept)."""
+    b = run.batches or {}
+    return f"{b['native']}/{b['python']}" if "native" in b and "python" in b else "-"
+
+
+def readers_table(figs: list[FileFigures]) -> str:
+    rows = []
+    for f in figs:
+        for reader, got in f.readers.items():
+            one, dflt = got["one"], got["default"]
+            r = reader_ratios(f)
+            x = [r.get(f"{reader}_x_orjson_{k}") for k in ("one", "default")]
+            vs = [r.get(f"native_x_python_{k}") if reader == "native" else None
+                  for k in ("one", "default")]
+            inflate = r.get(f"{reader}_default_over_inflate")
+            rows.append([
+                f.name, reader + ("" if one.reader == reader else f" ({one.reader}!)"),
+                f"{one.seconds:.2f}", f"{dflt.seconds:.2f}" + ("" if dflt.two else "*"),
+                *(f"{v:.1f}x" if v else "-" for v in x), *(f"{v:.2f}x" if v else "-" for v in vs),
+                f"{one.seconds / dflt.seconds:.2f}x", f"{one.peak / f.data_bytes:.2f}x",
+                f"{dflt.peak_all / f.data_bytes:.2f}x", f"{inflate:.2f}x" if inflate else "-",
+                batches_text(one),
+            ])
+    return table(["file", "reader", "1p s", "dflt s", "x orjson 1p", "x orjson dflt",
+                  "x python 1p", "x python dflt", "dflt/1p speed", "1p peak/size",
+                  "dflt peak/size", "dflt/inflate", "batches n/p"], rows) + "\n" + READERS_TARGETS
+
+
+READERS_NOTE = """\
+Readers: each index run above made once per reader, side by side (PROFTUI_NATIVE=1 native,
+0 python), the order swapped every round; medians. x orjson = orjson time / this reader's;
+x python = the Python reader's time / the native reader's (same workers); dflt/1p speed = 1p
+time / default time (* = the default ran in one process); peak/size = whole-process peak RSS
+(parent + worker) / decompressed bytes; dflt/inflate = default time / inflating the .gz
+alone (stdlib zlib, streamed); batches n/p = the index's meta["reader"] counts (native/python).
+'(python!)' after native: the child had no native reader (not built, or turned off)."""
+
+READERS_TARGETS = (
+    "  targets (issue 32): 1 GB Kineto-like dflt >= 15x orjson and >= 4x python, 1p >= 4x "
+    "python;\n  msprof-like >= 3x python; dflt >= 1.7x 1p; peak <= 0.5x the file; .json.gz "
+    "dflt <= 1.3x inflating")
+
+
 def report(figs: list[FileFigures]) -> str:
     floor = (f"This benchmark's own process peaked at {mib(own_peak())} MiB: on Linux a child's "
              "ru_maxrss\nstarts from the RSS of the process that spawned it, a floor for the "
              "peaks above.")
-    return "\n\n".join([INDEXING_NOTE, indexing_table(figs), BASELINE_NOTE, baseline_table(figs),
-                        CACHE_NOTE, cache_table(figs), floor])
+    parts = [INDEXING_NOTE, indexing_table(figs), BASELINE_NOTE, baseline_table(figs),
+             CACHE_NOTE, cache_table(figs)]
+    if any(f.readers for f in figs):
+        parts += [READERS_NOTE, readers_table(figs)]
+    return "\n\n".join(parts + [floor])
 
 
 def own_peak() -> int:
@@ -421,7 +546,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3,
                         help="rounds of fresh-process index and orjson runs, medians kept (3)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
-    return parser.parse_args(argv)
+    parser.add_argument("--readers", metavar="LIST", default="",
+                        help="event readers to run side by side, e.g. native,python "
+                             "(PROFTUI_NATIVE=1 / 0); the first one's runs fill the tables")
+    args = parser.parse_args(argv)
+    args.readers = [r.strip() for r in args.readers.split(",") if r.strip()]
+    unknown = set(args.readers) - {"native", "python"}
+    if unknown:
+        parser.error(f"--readers takes native and python, not {', '.join(sorted(unknown))}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -432,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(args.dir)
     workdir.mkdir(parents=True, exist_ok=True)
     sizes = [20] if args.quick else [int(s) for s in args.sizes.split(",") if s.strip()]
-    figs = [measure(path, kind, args.repeat, not args.no_baseline)
+    figs = [measure(path, kind, args.repeat, not args.no_baseline, args.readers)
             for path, kind in workloads(generator, workdir, sizes)]
     print(report(figs))
     if args.json:

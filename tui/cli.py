@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from proftui import __version__
 from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from proftui.tui.commands.spec import version_text
 from proftui.tui.text.safe import safe, safe_lines
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(usage())
         return EXIT_OK
     if argv[0] in ("-V", "--version"):
-        sys.stdout.write(f"proftui {__version__}\n")
+        sys.stdout.write(version_text())
         return EXIT_OK
     # Imported past the usage, which answers before numpy is loaded (runs need it).
     from proftui.core.discover.runs import SeveralRunsError

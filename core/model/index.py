@@ -159,6 +159,8 @@ class TraceIndex:
         return {
             "sources": self.meta.get("sources", []),
             "format": self.meta.get("format"),
+            # batches read by the native reader and by the Python path (Chrome JSON only)
+            "reader": self.meta.get("reader"),
             "display_time_unit": self.display_time_unit,
             "start_ns": self.start_ns,
             "end_ns": self.end_ns,

@@ -86,6 +86,8 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         form = ("SQLite tables" if summary["format"] == "sqlite"
                 else f"{safe(summary['format'])} form")
         lines.append(f"format     {form}, display unit {safe(summary['display_time_unit'])}")
+        if summary.get("reader"):
+            lines.append(f"reader     {reader_text(summary['reader'])}")
         lines += _timeline_lines(summary)
     if "iterations" in summary:
         lines += _iteration_lines(summary["iterations"])
@@ -107,6 +109,19 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
             lines.append(f"  {safe(_short(item['path'], profile))}: {safe(item['why'])}")
     lines += diagnostic_lines(summary["diagnostics"])
     return lines
+
+
+def reader_text(reader: dict[str, int]) -> str:
+    """Which reader read the trace's batches: "native (1,021 batches; 3 by the Python path)"."""
+    native, python = reader.get("native", 0), reader.get("python", 0)
+
+    def batches(n: int) -> str:
+        return f"{fmt_count(n)} batch" + ("" if n == 1 else "es")
+
+    if not native:
+        return f"python ({batches(python)})"
+    return f"native ({batches(native)}" + (f"; {fmt_count(python)} by the Python path)"
+                                           if python else ")")
 
 
 def _sqlite_line(db: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -17,8 +18,34 @@ FLAG_ACTIONS = ("store_true", "store_false", "store_const", "append_const", "cou
                 "version")
 
 
+def version_text() -> str:
+    """What --version prints: the version, and which event reader reads Chrome traces (and
+    why not the native one, when not)."""
+    from proftui.core.importers.chrome import native
+
+    reason = native.unavailable_reason()
+    reader = native.reader_name() + (f"; native reader {reason}" if reason else "")
+    return f"proftui {__version__}\nevent reader: {reader}\n"
+
+
+class ShowVersion(argparse.Action):
+    """`--version`: :func:`version_text`, made when asked (not when the parser is)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: Any = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        sys.stdout.write(version_text())
+        parser.exit()
+
+
 class Parser(argparse.ArgumentParser):
     """argparse that exits with status 2 and one sentence on bad usage."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", "version", ShowVersion)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         # The message quotes the arguments, and a file name may hold escape sequences.
@@ -100,8 +127,8 @@ class Group:
 
 
 HELP = Arg("-h", "--help", action="help", help="show this help message and exit")
-VERSION = Arg("-V", "--version", action="version", version=f"proftui {__version__}",
-              help="show the version and exit")
+VERSION = Arg("-V", "--version", action="version",
+              help="show the version and the event reader, and exit")
 
 
 @dataclass(frozen=True)
