@@ -197,9 +197,7 @@ class ChromeEvents:
     def _add_flows(self, view: _Listed | _Native, refs: np.ndarray,
                    times: tuple[np.ndarray, np.ndarray]) -> None:
         ts, ok = times
-        id1, id2 = view.field("id"), view.field("id2")
-        id_num, id_str = flow_ids([a if a is not None else b for a, b in zip(id1, id2)],
-                                  self.builder.intern)
+        id_num, id_str = flow_ids(view.first_of("id", "id2"), self.builder.intern)
         letters = view.field("ph")
         phase = np.fromiter(map(_FLOW_PHASE.__getitem__, letters), np.int8, len(letters))
         # s and t bind to the enclosing slice; f too with bp "e", else to the next slice.
@@ -364,6 +362,11 @@ class _Listed:
     def events(self, positions: list[int] | None = None) -> list[Event]:
         return self.evs if positions is None else [self.evs[i] for i in positions]
 
+    def first_of(self, name: str, other: str) -> list[Any]:
+        """Per event field `name`, or `other` where `name` is absent (None)."""
+        return [a if a is not None else b
+                for a, b in zip(self.field(name), self.field(other))]
+
     def durations(self) -> tuple[np.ndarray, np.ndarray]:
         if self.dur_us is not None:
             return _float_durations_ns(self.dur_us)
@@ -392,10 +395,11 @@ class _Native:
         return self.cols.n if self.idx is None else len(self.idx)
 
     def groups(self) -> np.ndarray:
-        values = self.cols.values
-        by_value = np.fromiter(map(_group_of.__getitem__, values.tolist()), np.int8,
-                               len(values))  # the values are JSON scalars: all hashable
-        return by_value[self.cols.ids("ph")]
+        ph = self.cols.ids("ph")
+        tokens = np.unique(ph)  # the few distinct phases (-1: none)
+        letters = self.cols.values[tokens].tolist()  # JSON scalars: all hashable
+        by_token = np.fromiter(map(_group_of.__getitem__, letters), np.int8, len(letters))
+        return by_token[np.searchsorted(tokens, ph)]
 
     def times(self) -> tuple[np.ndarray, np.ndarray]:
         return self.cols.ts, self.cols.ts_ok
@@ -409,6 +413,10 @@ class _Native:
 
     def field(self, name: str) -> list[Any]:
         return self.cols.values[self._ids(name)].tolist()
+
+    def first_of(self, name: str, other: str) -> list[Any]:
+        ids = self._ids(name)
+        return self.cols.values[np.where(ids >= 0, ids, self._ids(other))].tolist()
 
     def events(self, positions: list[int] | None = None) -> list[Event]:
         """The events themselves, decoded from their bytes by the Python path (for the few
