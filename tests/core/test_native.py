@@ -135,12 +135,19 @@ def test_duplicate_unknown_keys_and_bad_bytes_in_args_are_taken_as_msgspec_takes
     assert read(b'{"ph":"X","args":{"a":"\xff"}}') is None  # msgspec takes it: declined
 
 
-def test_ranges_outside_the_buffer_read_nothing_outside_it() -> None:
-    data = b'{"ph":"X","ts":1}'
-    assert read(data, -5, 10_000) is not None
-    assert read(data, 3, 2) is None
+@pytest.mark.parametrize("start, end", [(-1, 17), (0, 18), (3, 2), (1 << 62, 1 << 62)])
+def test_a_range_outside_the_data_is_refused(start: int, end: int) -> None:
+    with pytest.raises(ValueError, match="not inside the data"):
+        read(b'{"ph":"X","ts":1}', start, end)
+
+
+def test_only_the_range_is_read() -> None:
+    data = b'{"ph":"X","ts":1}, {"ph":"B"}'
+    assert len(native.Columns(data, read(data, 0, 17))) == 1
+    assert len(native.Columns(data, read(data, 19, len(data)))) == 1
     assert read(data, 0, 5) is None  # cut inside the event
-    assert native.MODULE.read_batch(memoryview(data)[1:], 0, 100) is None
+    assert read(data, 0, 0) is None  # nothing
+    assert read(memoryview(data)[1:], 0, 16) is None  # a view starting inside the event
 
 
 def test_turned_off_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -680,8 +680,11 @@ static PyObject *read_batch(PyObject *self, PyObject *args) {
     Py_ssize_t start, stop;
     (void)self;
     if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &stop)) return NULL;
-    if (start < 0) start = 0;
-    if (stop > view.len) stop = view.len;
+    if (start < 0 || stop > view.len || start > stop) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "read_batch: the range is not inside the data");
+        return NULL;
+    }
     PyObject *result = Py_None;
     Py_INCREF(result);
     if (start < stop) {
