@@ -92,7 +92,7 @@ class ChromeEvents:
         if group == X:  # the bulk of most traces: no need to look at each
             builder.count_phase("X", len(view))
         else:
-            builder.count_phases(view.field("ph"))
+            view.count_phases(builder)
         if group in (X, B, E, INSTANT, FLOW, UNKNOWN):
             bad = len(view) - int(np.count_nonzero(times[1]))
             if bad:
@@ -109,14 +109,14 @@ class ChromeEvents:
         elif group == FLOW:
             self._add_flows(view, refs, times)
         elif group == COUNTER:
-            for ev, ref in zip(view.events(), refs.tolist()):
-                self._add_counter(ev, ref, offset)
+            for ev, ref, ts in zip(view.events(), refs.tolist(), view.each_time(times)):
+                self._add_counter(ev, ref, offset, ts)
         elif group == META:
             for ev in view.events():
                 self._add_metadata(ev, offset)
         elif group in (ASYNC, LEGACY_ASYNC):
-            for ev, ref in zip(view.events(), refs.tolist()):
-                self._add_async(ev, ref, offset)
+            for ev, ref, ts in zip(view.events(), refs.tolist(), view.each_time(times)):
+                self._add_async(ev, ref, offset, ts)
         elif group == UNKNOWN:  # kept, as instants: a later version of the format's, or a
             # tool's own; what it is for is unknown, where and when it happened is not
             for ph in view.field("ph"):
@@ -207,9 +207,12 @@ class ChromeEvents:
         self.builder.add_flow_points(ts, track, cat, name, id_num, id_str, phase, enclosing,
                                      refs, keep=ok)
 
-    def _add_counter(self, ev: Event, ref: int, offset: int) -> None:
+    def _add_counter(self, ev: Event, ref: int, offset: int, ts: int | None | bool) -> None:
+        """One counter event; `ts` its time on the shared clock (None: unusable), or False
+        to read it from the event."""
         builder = self.builder
-        ts = builder.shared_clock_one(one_us_to_ns(ev.ts))
+        if ts is False:
+            ts = builder.shared_clock_one(one_us_to_ns(ev.ts))
         args = event_args(ev)
         if ts is None:
             builder.diagnostics.add("bad_timestamp", 1, offset)
@@ -257,8 +260,9 @@ class ChromeEvents:
                 self.builder.diagnostics.add("bad_metadata", 1, offset,
                                              f"{kind}: {json_text(value)[:30]}")
 
-    def _add_async(self, ev: Event, ref: int, offset: int) -> None:
-        ts = self.builder.shared_clock_one(one_us_to_ns(ev.ts))
+    def _add_async(self, ev: Event, ref: int, offset: int, ts: int | None | bool) -> None:
+        if ts is False:  # (as _add_counter)
+            ts = self.builder.shared_clock_one(one_us_to_ns(ev.ts))
         if ts is None:
             self.builder.diagnostics.add("bad_timestamp", 1, offset)
             return
@@ -362,6 +366,15 @@ class _Listed:
     def events(self, positions: list[int] | None = None) -> list[Event]:
         return self.evs if positions is None else [self.evs[i] for i in positions]
 
+    def count_phases(self, builder: TraceBuilder) -> None:
+        builder.count_phases(self.field("ph"))
+
+    def each_time(self, times: tuple[np.ndarray, np.ndarray]) -> repeat:
+        """Each event's time on the shared clock, or False: read one at a time from the
+        event (as :func:`one_us_to_ns` reads it: a bool is no time here, as it is one in a
+        batch of numbers)."""
+        return repeat(False)
+
     def first_of(self, name: str, other: str) -> list[Any]:
         """Per event field `name`, or `other` where `name` is absent (None)."""
         return [a if a is not None else b
@@ -413,6 +426,16 @@ class _Native:
 
     def field(self, name: str) -> list[Any]:
         return self.cols.values[self._ids(name)].tolist()
+
+    def count_phases(self, builder: TraceBuilder) -> None:
+        ids, counts = np.unique(self._ids("ph"), return_counts=True)
+        for value, n in zip(self.cols.values[ids].tolist(), counts.tolist()):
+            builder.count_phase(value, n)
+
+    def each_time(self, times: tuple[np.ndarray, np.ndarray]) -> list[int | None]:
+        """Each event's time on the shared clock (None: unusable): the reader's, which reads
+        only what one_us_to_ns reads alike."""
+        return [t if ok else None for t, ok in zip(times[0].tolist(), times[1].tolist())]
 
     def first_of(self, name: str, other: str) -> list[Any]:
         ids = self._ids(name)
