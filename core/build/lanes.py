@@ -37,7 +37,10 @@ def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.nda
     order = np.argsort(key, kind="stable")
     tied = np.flatnonzero(key[order][1:] == key[order][:-1])
     if len(tied):  # equal (track, start): the longer slice first (the parent)
-        slots = np.unique(np.concatenate([tied, tied + 1]))
+        tie = np.zeros(len(order), bool)  # the tied positions, in order (no sort needed)
+        tie[tied] = True
+        tie[tied + 1] = True
+        slots = np.flatnonzero(tie)
         members = order[slots]
         order[slots] = members[np.lexsort((-dur[members], key[members]))]
     return order

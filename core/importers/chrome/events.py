@@ -297,6 +297,11 @@ class _Labels:
         self.ids = np.zeros((len(self.parts), 0), np.int32)
         self.group = group
 
+    def knows(self, builder: TraceBuilder, keys: list[tuple]) -> bool:
+        """Whether :meth:`of` would find every key of `keys` known (and number none)."""
+        return (builder.tracks.group == self.group and len(self.rows) <= self.LIMIT
+                and all(map(self.rows.__contains__, keys)))
+
     def of(self, builder: TraceBuilder, keys: list[tuple]) -> np.ndarray | None:
         """Per part a row of ids, per key a column; None if a field is unhashable."""
         if builder.tracks.group != self.group or len(self.rows) > self.LIMIT:
@@ -409,10 +414,12 @@ class _Native:
 
     def groups(self) -> np.ndarray:
         ph = self.cols.ids("ph")
-        tokens = np.unique(ph)  # the few distinct phases (-1: none)
+        tokens = _present(ph, len(self.cols.values))  # the few distinct phases
         letters = self.cols.values[tokens].tolist()  # JSON scalars: all hashable
-        by_token = np.fromiter(map(_group_of.__getitem__, letters), np.int8, len(letters))
-        return by_token[np.searchsorted(tokens, ph)]
+        by_token = np.zeros(len(self.cols.values), np.int8)
+        by_token[tokens] = np.fromiter(map(_group_of.__getitem__, letters), np.int8,
+                                       len(letters))
+        return by_token[ph]
 
     def times(self) -> tuple[np.ndarray, np.ndarray]:
         return self.cols.ts, self.cols.ts_ok
@@ -428,8 +435,10 @@ class _Native:
         return self.cols.values[self._ids(name)].tolist()
 
     def count_phases(self, builder: TraceBuilder) -> None:
-        ids, counts = np.unique(self._ids("ph"), return_counts=True)
-        for value, n in zip(self.cols.values[ids].tolist(), counts.tolist()):
+        values = self.cols.values
+        counts = np.bincount(self._ids("ph") % len(values), minlength=len(values))  # -1: None
+        ids = np.flatnonzero(counts)
+        for value, n in zip(values[ids].tolist(), counts[ids].tolist()):
             builder.count_phase(value, n)
 
     def each_time(self, times: tuple[np.ndarray, np.ndarray]) -> list[int | None]:
@@ -466,6 +475,8 @@ class _Native:
         cols = self.cols
         if self.idx is None:  # the reader numbered them in that order already
             distinct, inverse = np.arange(len(cols.combos)), cols.combo
+        elif (known := self._known_label_ids(labels, builder)) is not None:
+            return known
         else:
             combo = cols.combo[self.idx]
             uniq, first, inverse = np.unique(combo, return_index=True, return_inverse=True)
@@ -478,6 +489,31 @@ class _Native:
         keys = list(zip(*(cols.values[parts[:, j]].tolist() for j in labels.combo)))
         ids = labels.of(builder, keys)
         return list(ids[:, inverse]) if ids is not None else _one_at_a_time(self, labels, builder)
+
+
+    def _known_label_ids(self, labels: _Labels, builder: TraceBuilder,
+                         ) -> list[np.ndarray] | None:
+        """label_ids when every combination of these events is known to `labels` already
+        (the usual case after a file's first batches): then the order in which they are
+        looked up cannot matter, and no sort is needed. None otherwise."""
+        cols = self.cols
+        combo = cols.combo[self.idx]
+        distinct = _present(combo, len(cols.combos))
+        parts = cols.combos[distinct]
+        keys = list(zip(*(cols.values[parts[:, j]].tolist() for j in labels.combo)))
+        if not labels.knows(builder, keys):
+            return None
+        position = np.empty(len(cols.combos), np.int64)
+        position[distinct] = np.arange(len(distinct))
+        return list(labels.of(builder, keys)[:, position[combo]])
+
+
+def _present(ids: np.ndarray, size: int) -> np.ndarray:
+    """The distinct values of `ids` (in 0..size-1, or -1 for size-1), ascending, without a
+    sort."""
+    seen = np.zeros(size, bool)
+    seen[ids] = True
+    return np.flatnonzero(seen)
 
 
 def _one_at_a_time(view: _Listed | _Native, labels: _Labels, builder: TraceBuilder,
