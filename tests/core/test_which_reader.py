@@ -38,8 +38,9 @@ def test_version_names_the_reader_and_why_not_the_native_one(argv, capsys,
 
     monkeypatch.delenv("PROFTUI_NATIVE")
     monkeypatch.setattr(native, "MODULE", None)
-    assert _cli(capsys, *argv)[1].splitlines()[1] == \
-        "event reader: python; native reader not built (no C compiler at install)"
+    assert _cli(capsys, *argv)[1].splitlines()[1] == (
+        "event reader: python; native reader not built (no C compiler at install, or "
+        "PROFTUI_BUILD_NATIVE=0)")
 
 
 @pytest.fixture
