@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from rich.color import Color
 from textual.widgets import TabbedContent
-from tui_support import settle
+from tui_support import press_again, settle
 
 from proftui.core.ops.roles import op_slices
 from proftui.core.tables.query import format_cell
@@ -326,10 +326,8 @@ async def test_column_chooser_hides_reorders_and_is_remembered(config_dir) -> No
         # Hide Device_id (second), then move Task Duration up to second place.
         await pilot.press("down", "space")
         at = default.index("Task Duration(us)")
-        for _ in range(at - 1):
-            await pilot.press("down")
-        for _ in range(at - 1):
-            await pilot.press("shift+up")
+        await press_again(app, pilot, "down", at - 1)
+        await press_again(app, pilot, "shift+up", at - 1)
         assert chooser.order[1] == view.table.columns.index(
             view.table.find("Task Duration"))
         await pilot.press("enter")
