@@ -32,6 +32,21 @@ async def press_again(app, pilot, key: str, times: int) -> None:
     await pilot.pause()
 
 
+async def press_until(app, pilot, key: str, done, limit: int = 500) -> None:
+    """Press `key` until `done()`, as press_again does (the first through Pilot)."""
+    if done():
+        return
+    await pilot.press(key)
+    node, binding = _bound(app, key)
+    for _ in range(limit):
+        if done():
+            break
+        await app.run_action(binding.action, node)
+    else:
+        raise AssertionError(f"{key} pressed {limit} times and still not there")
+    await pilot.pause()
+
+
 def _bound(app, key: str):
     """The node that a press of `key` reaches, as Textual routes it: a priority binding of the
     app or the screen first, then the focused widget's and its parents' bindings."""
