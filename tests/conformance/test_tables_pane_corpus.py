@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
 
 
 async def test_kernel_details_of_rank_1_scrolls_to_its_last_column(tmp_path, monkeypatch):
-    from tui_support import settle
+    from tui_support import press_until, settle
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     app = ProftuiApp(str(TEXT))
@@ -31,19 +31,19 @@ async def test_kernel_details_of_rank_1_scrolls_to_its_last_column(tmp_path, mon
         await pilot.press("3")
         pane = app.query_one(TablesPane)
         assert {t.group for t in pane.tables} == {"rank 0", "rank 1"}
-        while (pane.tables[pane.current].kind, pane.tables[pane.current].group) != (
-                "kernel_details", "rank 1"):
-            await pilot.press("right_square_bracket")
+        await press_until(app, pilot, "right_square_bracket", lambda: (
+            pane.tables[pane.current].kind, pane.tables[pane.current].group) == (
+                "kernel_details", "rank 1"))
         title = str(app.query_one("#tables-title").render())
         assert title.startswith("[kernel_details rank 1]")
         assert "next: l2_cache rank 1" in title
         view = pane.table_view()
         table = view.table
         assert len(table.columns) == 46
-        for _ in range(len(table.columns)):  # a page of columns a key press (> or shift+right)
-            if view.column == len(view.shown_columns) - 1:
-                break
-            await pilot.press("greater_than_sign")
+        # a page of columns a key press (> or shift+right)
+        await press_until(app, pilot, "greater_than_sign",
+                          lambda: view.column == len(view.shown_columns) - 1,
+                          limit=len(table.columns))
         await pilot.press("right")  # past the last: stays
         last = table.columns[view.shown_columns[-1]]
         assert view.column == len(view.shown_columns) - 1

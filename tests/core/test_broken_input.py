@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import re
 
@@ -83,14 +84,24 @@ def _expected(before: list[dict]) -> dict[str, object]:
 
 # -- truncated ---------------------------------------------------------------------------------
 
-def _cuts(raw: bytes, spans: list[tuple[dict, int, int]], every: bool) -> list[int]:
-    """Where to cut `raw`: at every byte, or (for the batch sizes between the smallest and the
-    largest, which cut batches at the same event ends) at every byte within 3 of an event's
-    start or end and at every fifth byte between."""
-    if every:
-        return list(range(len(raw) + 1))
+def _cuts(raw: bytes, spans: list[tuple[dict, int, int]], step: int, phase: int) -> list[int]:
+    """Where to cut `raw`: at every byte within 3 of an event's start or end, and at every
+    `step`-th byte (from `phase`) between."""
     edges = {e + d for _, start, end in spans for e in (start, end) for d in range(-3, 4)}
-    return sorted({c for c in range(len(raw) + 1) if c % 5 == 0 or c in edges})
+    return sorted({c for c in range(len(raw) + 1) if c % step == phase or c in edges})
+
+
+def _sweep(batch: int) -> tuple[int, int]:
+    """(step, phase) of the cuts for a batch size. The smallest and the largest batch split
+    the bytes away from the event edges between them (even and odd), so that every byte is a
+    cut of one of them, and every edge of both; the sizes between cut batches at the same
+    event ends, so every fifth byte is enough for them. PROFTUI_FULL_SWEEP=1 cuts the
+    smallest and the largest at every byte (twice the time)."""
+    if batch not in (1, 1 << 20):
+        return 5, 0
+    if os.environ.get("PROFTUI_FULL_SWEEP"):
+        return 1, 0
+    return 2, int(batch != 1)
 
 @pytest.mark.parametrize("batch", BATCH_SIZES)
 @pytest.mark.parametrize("wrapper", [True, False], ids=["object", "array"])
@@ -100,7 +111,7 @@ def test_truncated_anywhere(tmp_path, wrapper, batch) -> None:
     spans = _spans(raw, EVENTS)
     array_start = raw.index(b"[") + 1
     path = tmp_path / "cut.json"
-    for cut in _cuts(raw, spans, every=batch in (1, 1 << 20)):
+    for cut in _cuts(raw, spans, *_sweep(batch)):
         path.write_bytes(raw[:cut])
         try:
             index = load(path, batch)
@@ -172,6 +183,8 @@ def _reference_boundary(buf: bytes, start: int, after: int):
 
 
 def test_event_boundaries_found_by_following_strings_and_brackets() -> None:
+    """Random nests of strings, escapes and brackets: 500 traces with a fixed seed meet every
+    kind of boundary-like text many times over (PROFTUI_FULL_SWEEP=1: 3000)."""
     rng = random.Random(17)
     atoms = [1, "a", 'x},{"y"\\', "\\", '"},{"', None, 2.5, "[{]}", '\\\"},{', "\\\\"]
 
@@ -184,7 +197,7 @@ def test_event_boundaries_found_by_following_strings_and_brackets() -> None:
         return {rng.choice(["k", "},{", '\\"']) + str(i): value(level + 1)
                 for i in range(rng.randint(0, 3))}
 
-    for _ in range(1500):
+    for _ in range(3000 if os.environ.get("PROFTUI_FULL_SWEEP") else 500):
         events = [{"ph": "X", "args": value(0)} for _ in range(rng.randint(1, 6))]
         raw = json.dumps(events, separators=(rng.choice([",", ", \n"]), ":")).encode()
         if rng.random() < 0.5:

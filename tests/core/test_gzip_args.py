@@ -5,8 +5,10 @@ the seek points kept with the cache (and, those damaged, from the start again)."
 from __future__ import annotations
 
 import csv
+import fcntl
 import gzip
 import io
+import os
 import random
 import string
 from pathlib import Path
@@ -37,15 +39,32 @@ def _events(n: int) -> list[dict]:
             for i in range(n)]
 
 
+def _trace_files(tmp_path_factory) -> tuple[Path, Path]:
+    """The trace of N events (some 6 MB: several inflated chunks, gaps between the ranges),
+    plain and gzip-compressed, written once for the whole run: making them is most of this
+    module's setup, which every xdist worker running one of its tests would repeat. No test
+    changes them (the cache's files are the tests' own)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = shared / "gzip_args_trace"
+    with open(shared / "gzip_args_trace.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker writes them, the others wait
+        if not root.exists():
+            part = root.with_suffix(".part")
+            part.mkdir()
+            events = _events(N)
+            write_trace(part / "t.json", events)
+            write_trace(part / "t.json.gz", events, gz=True)
+            part.rename(root)
+    return root / "t.json", root / "t.json.gz"
+
+
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     """The same trace plain and gzip-compressed, indexed in small batches (many ranges)."""
-    root = tmp_path_factory.mktemp("gz")
-    events = _events(N)  # some 6 MB: several inflated chunks, gaps between the ranges
-    plain = load(write_trace(root / "t.json", events), batch_bytes=1 << 16)
-    packed = load(write_trace(root / "t.json.gz", events, gz=True), batch_bytes=1 << 16)
-    assert gzip.open(root / "t.json.gz").read() == (root / "t.json").read_bytes()
-    return plain, packed
+    plain, packed = _trace_files(tmp_path_factory)
+    assert gzip.open(packed).read() == plain.read_bytes()
+    return load(plain, batch_bytes=1 << 16), load(packed, batch_bytes=1 << 16)
 
 
 def test_every_events_args_read_in_bulk(pair) -> None:
@@ -126,10 +145,8 @@ def test_export_of_a_subset_with_args(pair, tmp_path) -> None:
 def files(tmp_path_factory):
     """The trace plain (indexed without the cache) and the path of it gzip-compressed: the
     tests damage only their own cache's files, never these."""
-    root = tmp_path_factory.mktemp("gz_cached")
-    events = _events(N)
-    plain = load(write_trace(root / "t.json", events), batch_bytes=1 << 16)
-    return plain, write_trace(root / "t.json.gz", events, gz=True)
+    plain, packed = _trace_files(tmp_path_factory)
+    return load(plain, batch_bytes=1 << 16), packed
 
 
 @pytest.fixture

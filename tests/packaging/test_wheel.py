@@ -28,7 +28,8 @@ def test_the_wheel_installs_and_runs_a_command(tmp_path: Path) -> None:
     left_out = {".git", ".pytest_cache", ".ruff_cache", "__pycache__", "samples", "tests",
                 "bench", "build", "dist"}
     shutil.copytree(ROOT, tree, ignore=lambda folder, names: [
-        n for n in names if folder == str(ROOT) and (n in left_out or n.endswith(".egg-info"))])
+        n for n in names if n == "__pycache__"
+        or folder == str(ROOT) and (n in left_out or n.endswith(".egg-info"))])
     dist = tmp_path / "dist"
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, tree,
          cwd=tmp_path)

@@ -22,18 +22,28 @@ def _width(timeline: Timeline) -> int:
     return timeline.view_end - timeline.view_start
 
 
+def _footer(app) -> str:
+    return " ".join(str(key.render()) for key in app.query("FooterKey"))
+
+
 async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
     """w a s d 0 f move the timeline whenever it is on screen, even from a table (whose sort
-    is S) or the Ops pane (whose whole trace is W); a text box keeps its letters."""
+    is S) or the Ops pane (whose whole trace is W); a text box keeps its letters. The footer
+    shows those keys wherever they work (the priority bindings that take w s f from the panes
+    once hid the timeline's own from it: a newcomer's first screen did not say how to zoom)."""
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         timeline = app.query_one(Timeline)
+        assert app.focused is timeline
+        assert all(key in _footer(app) for key in ("w Zoom in", "s Zoom out", "f Fit"))
         width0 = _width(timeline)
         await pilot.press("2")
         await settle(app, pilot)
         view = app.query_one("#ops-table", TableView)
         assert app.focused is view
+        # the Ops pane: the keys still move the timeline, and the footer says so
+        assert all(key in _footer(app) for key in ("w Zoom in", "s Zoom out", "f Fit"))
         await pilot.press("w")  # the table has no w: the timeline zooms in
         assert _width(timeline) == pytest.approx(width0 / ZOOM_STEP, rel=1e-6)
         start = timeline.view_start
@@ -52,7 +62,7 @@ async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
         assert timeline.view_start < start
         await pilot.press("S")
         assert view.sort is not None and view.sort != sort_before
-        assert "S Sort" in " ".join(str(w.render()) for w in app.query("FooterKey"))
+        assert "S Sort" in _footer(app)
         ops = app.query_one(OpsPane)
         await pilot.press("g", "3", "enter", "2")
         await settle(app, pilot)
@@ -70,10 +80,13 @@ async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
         assert app.query_one(OpsPane).query_one("FilterBox").value == "wd0"
         assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
         await pilot.press("escape")
-        # Hidden behind the overview, the timeline does not move.
+        # Hidden behind the overview, the timeline does not move, and the footer has no
+        # zoom key.
         await pilot.press("o", "w")
         assert _width(timeline) == pytest.approx(width0 * ZOOM_STEP, rel=1e-6)
         assert app.query_one(TabbedContent).active == "pane-ops"
+        await settle(app, pilot)
+        assert "Zoom in" not in _footer(app)
 
 
 async def test_colon_opens_the_palette_listing_every_key() -> None:
@@ -111,7 +124,7 @@ async def test_colon_opens_the_palette_listing_every_key() -> None:
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"zoom in")
-        await pilot.pause(0.5)
+        await settle(app, pilot)  # the palette's search is a worker
         await pilot.press("enter")
         await settle(app, pilot)
         assert _width(timeline) == pytest.approx(width0 / ZOOM_STEP, rel=1e-6)
@@ -120,7 +133,7 @@ async def test_colon_opens_the_palette_listing_every_key() -> None:
         await app.run_action("command_palette")
         await pilot.pause()
         await pilot.press(*"ops: side")
-        await pilot.pause(0.5)
+        await settle(app, pilot)
         side = app.query_one(OpsPane).side
         await pilot.press("enter")
         await settle(app, pilot)
@@ -202,22 +215,3 @@ def test_help_says_what_b_groups_by() -> None:
 
 def _footer(app) -> str:
     return " ".join(str(key.render()) for key in app.query("FooterKey"))
-
-
-async def test_the_footer_shows_the_timeline_keys_wherever_they_work() -> None:
-    # The priority bindings that take w s f from the panes hid the timeline's own from the
-    # footer: a newcomer's first screen did not say how to zoom.
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        assert isinstance(app.focused, Timeline)
-        for shown in (_footer(app), None):
-            if shown is None:
-                await pilot.press("2")  # the Ops pane: the keys still move the timeline
-                await settle(app, pilot)
-                shown = _footer(app)
-            assert all(key in shown for key in ("w Zoom in", "s Zoom out", "f Fit"))
-        assert "S Sort" in shown
-        await pilot.press("o")  # the overview hides the timeline: its keys are gone
-        await settle(app, pilot)
-        assert "Zoom in" not in _footer(app)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from rich.color import Color
 from textual.widgets import TabbedContent
-from tui_support import settle
+from tui_support import press_again, press_until, settle
 
 from proftui.core.ops.roles import op_slices
 from proftui.core.tables.query import format_cell
@@ -134,8 +134,8 @@ async def test_tables_pane_sorts_by_the_usual_first_move() -> None:
         pane = app.query_one(TablesPane)
         assert pane.tables
         kinds = [t.kind for t in pane.tables]
-        while pane.tables[pane.current].kind != "op_summary":
-            await pilot.press("right_square_bracket")
+        await press_until(app, pilot, "right_square_bracket",
+                          lambda: pane.tables[pane.current].kind == "op_summary")
         view = pane.table_view()
         column = view.table.find("Task Duration")
         shown = column.values[view.order]
@@ -304,8 +304,8 @@ async def _op_summary(app, pilot) -> TableView:
     await settle(app, pilot)
     await pilot.press("3")
     pane = app.query_one(TablesPane)
-    while pane.tables[pane.current].kind != "op_summary":
-        await pilot.press("right_square_bracket")
+    await press_until(app, pilot, "right_square_bracket",
+                      lambda: pane.tables[pane.current].kind == "op_summary")
     await pilot.pause()
     return pane.table_view()
 
@@ -326,10 +326,8 @@ async def test_column_chooser_hides_reorders_and_is_remembered(config_dir) -> No
         # Hide Device_id (second), then move Task Duration up to second place.
         await pilot.press("down", "space")
         at = default.index("Task Duration(us)")
-        for _ in range(at - 1):
-            await pilot.press("down")
-        for _ in range(at - 1):
-            await pilot.press("shift+up")
+        await press_again(app, pilot, "down", at - 1)
+        await press_again(app, pilot, "shift+up", at - 1)
         assert chooser.order[1] == view.table.columns.index(
             view.table.find("Task Duration"))
         await pilot.press("enter")
@@ -390,8 +388,8 @@ async def test_ops_columns_share_the_width_and_scroll_to_min_and_max() -> None:
             assert len(name) >= view._widths[0]
             assert view.render_line(1).text.startswith(
                 cut(name, view._widths[0] - 1, middle=True) + "│")
-            while _headers(view)[view.column] != "Max":
-                await pilot.press("right")
+            await press_until(app, pilot, "right",
+                              lambda view=view: _headers(view)[view.column] == "Max")
             assert "Max" in view.render_line(0).text.split()
             assert view.render_line(0).text.startswith("Name")
             await pilot.press("S")
@@ -408,8 +406,7 @@ async def test_grouping_otherwise_keeps_the_sort() -> None:
         await pilot.press("2")
         await settle(app, pilot)
         view = app.query_one("#ops-table", TableView)
-        while _headers(view)[view.column] != "Count":
-            await pilot.press("left")
+        await press_until(app, pilot, "left", lambda: _headers(view)[view.column] == "Count")
         await pilot.press("S", "S")  # by count, ascending
         assert view.sort == (view.table.columns.index(view.table.find("Count")), False)
         await pilot.press("b")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from textual import events
 from textual.app import App, ComposeResult
+from tui_support import press_again
 
 from proftui.core.model.table import Column, Table
 from proftui.core.tables.query import format_cell
@@ -132,8 +133,7 @@ async def test_wide_table_scrolls_sideways_with_the_first_column_kept() -> None:
         assert header.startswith("Op Name") and "c44(us)" not in header
         assert header.endswith("»")  # more to the right
         # To the last column with the arrows: it scrolls into view, the names stay.
-        for _ in range(50):
-            await pilot.press("right")
+        await press_again(app, pilot, "right", 50)
         assert view.column == 44
         header = view.render_line(0).text
         assert header.startswith("Op Name") and "c44(us)" in header and "c01(us)" not in header

@@ -20,6 +20,49 @@ async def settle(app, pilot) -> None:
     await pilot.pause()
 
 
+async def press_again(app, pilot, key: str, times: int) -> None:
+    """Press `key` `times` times: the first through Pilot (the app's routing of the key), the
+    rest by running the action that first press reached (the focused widget's or a parent's
+    binding of it), then the screen catches up once. A key through Pilot costs two waits for
+    the app to go idle (~40 ms of wall) and a frame; a long run of arrows need not."""
+    await pilot.press(key)
+    node, binding = _bound(app, key)
+    for _ in range(times - 1):
+        await app.run_action(binding.action, node)
+    await pilot.pause()
+
+
+async def press_until(app, pilot, key: str, done, limit: int = 500) -> None:
+    """Press `key` until `done()`, as press_again does (the first through Pilot)."""
+    if done():
+        return
+    await pilot.press(key)
+    node, binding = _bound(app, key)
+    for _ in range(limit):
+        if done():
+            break
+        await app.run_action(binding.action, node)
+    else:
+        raise AssertionError(f"{key} pressed {limit} times and still not there")
+    await pilot.pause()
+
+
+def _bound(app, key: str):
+    """The node that a press of `key` reaches, as Textual routes it: a priority binding of the
+    app or the screen first, then the focused widget's and its parents' bindings."""
+    chain = []
+    node = app.focused
+    while node is not None:
+        chain.append(node)
+        node = node.parent
+    for priority in (True, False):
+        for node in ([app, app.screen] if priority else chain):
+            for binding in node._bindings.key_to_bindings.get(key, ()):
+                if binding.priority == priority:
+                    return node, binding
+    raise AssertionError(f"nothing on the focus chain binds {key}")
+
+
 def run_cli(capsys, *argv: str | PathLike[str]) -> tuple[int, str, str]:
     """Run `proftui ARGV` in process: its exit status (argparse's too), stdout and stderr."""
     from proftui.tui.cli import main
