@@ -252,6 +252,11 @@ def _count_total(keys: np.ndarray, clipped: np.ndarray, n_keys: int
     return count, total
 
 
+# Rows of the sorted slices handled at once by _occupancy: its temporaries stay ~30 MB however
+# many slices the trace holds (whole, they were ~120 bytes a slice: 280 MB at 2.4 M slices).
+OCCUPANCY_CHUNK = 1 << 18
+
+
 def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.ndarray,
                n_keys: int, span: int, track_span: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -259,9 +264,11 @@ def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.n
     instances of one op on one track count once), and the summed window length of the tracks
     it ran on (`span` each, or each track's own `track_span`).
 
-    One pass over all (key, track) pairs: each pair's intervals are shifted onto a range of
-    their own, past the previous pair's, so that one running maximum of the ends finds the
-    stretches of every pair at once. The intervals must come ordered by track, then start.
+    The slices are ordered by (key, track, start); each (key, track) pair's intervals are
+    shifted onto a range of their own, past the previous pair's, so that one running maximum
+    of the ends finds the stretches of every pair at once. Pairs are taken a chunk at a time
+    (a pair is never split), so that memory stays bounded. The intervals must come ordered
+    by track, then start.
     """
     occupied = np.zeros(n_keys, np.int64)
     spans = np.zeros(n_keys, np.int64)
@@ -270,10 +277,27 @@ def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.n
     # The slices come in index order (by track, then start): a stable sort by key keeps each
     # (key, track) pair's slices together and by start.
     order = _stable_order(keys)
-    k, t, s, e = keys[order], track[order], start[order], end[order]
-    new_pair = np.concatenate([[True], (k[1:] != k[:-1]) | (t[1:] != t[:-1])])
-    pair = np.cumsum(new_pair) - 1
-    firsts = np.flatnonzero(new_pair)
+    k, t = keys[order], track[order]
+    firsts = np.flatnonzero(np.concatenate([[True], (k[1:] != k[:-1]) | (t[1:] != t[:-1])]))
+    np.add.at(spans, k[firsts], span if track_span is None else track_span[t[firsts]])
+    del t
+    # chunk bounds: the first pair starting at or past each multiple of the chunk size
+    cuts = np.unique(np.append(np.searchsorted(firsts, np.arange(0, len(k), OCCUPANCY_CHUNK)),
+                               len(firsts)))
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        lo, hi = int(firsts[a]), int(firsts[b]) if b < len(firsts) else len(k)
+        rows = order[lo:hi]
+        _occupied_chunk(occupied, k[lo:hi], start[rows], end[rows], firsts[a:b] - lo)
+    return occupied, spans
+
+
+def _occupied_chunk(occupied: np.ndarray, k: np.ndarray, s: np.ndarray, e: np.ndarray,
+                    firsts: np.ndarray) -> None:
+    """Add to `occupied` the union of each pair's intervals in one chunk of whole pairs
+    (`firsts`: where each pair begins in it)."""
+    marks = np.zeros(len(k), np.int64)
+    marks[firsts] = 1
+    pair = np.cumsum(marks) - 1
     pair_lo = s[firsts]
     pair_hi = np.maximum.reduceat(e, firsts)
     width = pair_hi - pair_lo + 1
@@ -281,14 +305,12 @@ def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.n
     if float(width.astype(np.float64).sum()) >= 2.0 ** 62:  # beyond int64: pair by pair
         for f, lst in zip(firsts.tolist(), np.append(firsts[1:], len(k)).tolist()):
             occupied[k[f]] += union_ns(s[f:lst], e[f:lst])
-    else:
-        s2, e2 = s + shift[pair], e + shift[pair]
-        reach = np.maximum.accumulate(e2)
-        begins = np.flatnonzero(np.concatenate([[True], s2[1:] > reach[:-1]]))
-        finish = reach[np.concatenate([begins[1:] - 1, [len(s2) - 1]])]
-        np.add.at(occupied, k[begins], finish - s2[begins])
-    np.add.at(spans, k[firsts], span if track_span is None else track_span[t[firsts]])
-    return occupied, spans
+        return
+    s2, e2 = s + shift[pair], e + shift[pair]
+    reach = np.maximum.accumulate(e2)
+    begins = np.flatnonzero(np.concatenate([[True], s2[1:] > reach[:-1]]))
+    finish = reach[np.concatenate([begins[1:] - 1, [len(s2) - 1]])]
+    np.add.at(occupied, k[begins], finish - s2[begins])
 
 
 def _stable_order(keys: np.ndarray) -> np.ndarray:

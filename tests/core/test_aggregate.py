@@ -405,3 +405,25 @@ def test_op_totals_never_wrap_negative(tmp_path: Path) -> None:
     table = aggregate_ops(index)
     total = table.columns[2].values
     assert total.min() >= 0 and list(table.columns[0].values) == ["ok", "big"]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64])
+def test_occupancy_in_chunks_is_the_occupancy_whole(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    chunk: int) -> None:
+    """The Window (%) column, its busy time taken a few (key, track) pairs at a time, is the
+    one taken over all slices at once: no pair split, none counted twice."""
+    import random
+
+    from proftui.core.ops import aggregate
+
+    rng = random.Random(chunk)
+    events = [x(rng.choice("abcd"), rng.randrange(0, 500), rng.randrange(1, 60),
+                tid=rng.randrange(1, 4)) for _ in range(300)]
+    index = load(write_trace(tmp_path / "t.json", events))
+    whole = aggregate_ops(index)
+    monkeypatch.setattr(aggregate, "OCCUPANCY_CHUNK", chunk)
+    chunked = aggregate_ops(index)
+    assert [c.name for c in whole.columns] == [c.name for c in chunked.columns]
+    for a, b in zip(whole.columns, chunked.columns):
+        assert np.array_equal(np.asarray(a.values), np.asarray(b.values)), a.name
