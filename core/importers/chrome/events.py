@@ -375,9 +375,8 @@ class _Listed:
         builder.count_phases(self.field("ph"))
 
     def each_time(self, times: tuple[np.ndarray, np.ndarray]) -> repeat:
-        """Each event's time on the shared clock, or False: read one at a time from the
-        event (as :func:`one_us_to_ns` reads it: a bool is no time here, as it is one in a
-        batch of numbers)."""
+        """False for each event: its time is read from the event by one_us_to_ns, which
+        differs from the batch's conversion on odd values (a bool is no time to it)."""
         return repeat(False)
 
     def first_of(self, name: str, other: str) -> list[Any]:
@@ -475,37 +474,34 @@ class _Native:
         cols = self.cols
         if self.idx is None:  # the reader numbered them in that order already
             distinct, inverse = np.arange(len(cols.combos)), cols.combo
-        elif (known := self._known_label_ids(labels, builder)) is not None:
-            return known
         else:
             combo = cols.combo[self.idx]
-            uniq, first, inverse = np.unique(combo, return_index=True, return_inverse=True)
-            order = np.argsort(first, kind="stable")
-            distinct = uniq[order]
-            rank = np.empty(len(order), np.int64)
-            rank[order] = np.arange(len(order))
-            inverse = rank[inverse]
-        parts = cols.combos[distinct]
-        keys = list(zip(*(cols.values[parts[:, j]].tolist() for j in labels.combo)))
-        ids = labels.of(builder, keys)
+            distinct = _present(combo, len(cols.combos))
+            keys = self._keys(labels, distinct)
+            if labels.knows(builder, keys):  # none new (the usual case after a file's first
+                # batches): the order they are looked up in cannot matter, no sort is needed
+                position = np.empty(len(cols.combos), np.int64)
+                position[distinct] = np.arange(len(distinct))
+                return list(labels.of(builder, keys)[:, position[combo]])
+            distinct, inverse = _first_appearance(combo)
+        ids = labels.of(builder, self._keys(labels, distinct))
         return list(ids[:, inverse]) if ids is not None else _one_at_a_time(self, labels, builder)
 
+    def _keys(self, labels: _Labels, combos: np.ndarray) -> list[tuple]:
+        """The label keys of the reader's combinations `combos`."""
+        parts = self.cols.combos[combos]
+        values = self.cols.values
+        return list(zip(*(values[parts[:, j]].tolist() for j in labels.combo)))
 
-    def _known_label_ids(self, labels: _Labels, builder: TraceBuilder,
-                         ) -> list[np.ndarray] | None:
-        """label_ids when every combination of these events is known to `labels` already
-        (the usual case after a file's first batches): then the order in which they are
-        looked up cannot matter, and no sort is needed. None otherwise."""
-        cols = self.cols
-        combo = cols.combo[self.idx]
-        distinct = _present(combo, len(cols.combos))
-        parts = cols.combos[distinct]
-        keys = list(zip(*(cols.values[parts[:, j]].tolist() for j in labels.combo)))
-        if not labels.knows(builder, keys):
-            return None
-        position = np.empty(len(cols.combos), np.int64)
-        position[distinct] = np.arange(len(distinct))
-        return list(labels.of(builder, keys)[:, position[combo]])
+
+def _first_appearance(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of `ids` in the order they first appear, and per item the
+    position of its value among them."""
+    uniq, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return uniq[order], rank[inverse]
 
 
 def _present(ids: np.ndarray, size: int) -> np.ndarray:
