@@ -58,18 +58,25 @@ class Coverage:
     overlap. :meth:`define` names a predicate over the sets; :meth:`measure` answers how long
     a set or predicate holds in windows. Each answer comes from the stretches where the name
     holds and their running total (built on first use, as long as the stretches are few).
+
+    The bits of each name are kept packed, eight segments a byte (a profile's coverage lives
+    as long as its index, with a name for every set and predicate); predicates combine them
+    packed (``&``, ``|``, ``~`` act on the bytes as on the bits).
     """
 
     def __init__(self, sets: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
         merged = {name: merge(np.asarray(s), np.asarray(e)) for name, (s, e) in sets.items()}
         cuts = [x for s, e in merged.values() for x in (s, e)]
         self.bounds = _distinct(np.concatenate(cuts)) if cuts else np.zeros(0, np.int64)
-        self.bits = {name: _segments_held(self.bounds, s, e) for name, (s, e) in merged.items()}
+        self.n_segments = max(len(self.bounds) - 1, 0)
+        self.bits = {name: np.packbits(_segments_held(self.bounds, s, e))
+                     for name, (s, e) in merged.items()}
         self._held: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def define(self, name: str, predicate: Predicate) -> None:
-        """Name a predicate over the sets' bits (``lambda b: b["comm"] & ~b["compute"]``)."""
-        self.bits[name] = np.asarray(predicate(self.bits), bool)
+        """Name a predicate over the sets' packed bits (``lambda b: b["comm"] &
+        ~b["compute"]``: bitwise operators only)."""
+        self.bits[name] = np.asarray(predicate(self.bits), np.uint8)
 
     def measure(self, name: str, lo: np.ndarray | int, hi: np.ndarray | int) -> np.ndarray:
         """How long `name` (a set or a defined predicate) holds in each window [lo, hi), ns."""
@@ -86,7 +93,7 @@ class Coverage:
         """Where `name` holds, as disjoint sorted stretches, and the total held before each."""
         found = self._held.get(name)
         if found is None:
-            held = self.bits[name]
+            held = np.unpackbits(self.bits[name], count=self.n_segments)
             edge = np.diff(np.concatenate([[False], held, [False]]).astype(np.int8))
             starts = self.bounds[np.flatnonzero(edge == 1)]
             ends = self.bounds[np.flatnonzero(edge == -1)]
