@@ -153,7 +153,7 @@ def _engines(index: TraceIndex, tables: Sequence[Table]) -> tuple[np.ndarray, li
     # One label per distinct (name, category, side) in use.
     pair = (names.astype(np.int64) * len(s) + cats) * 2 + device
     uniq, inverse = np.unique(pair, return_inverse=True)
-    codes = np.empty(len(uniq), np.int64)
+    codes = np.empty(len(uniq), np.int32)  # per slice below: kept as long as the index
     collective_pairs = np.zeros(len(uniq), bool)
     collective_pairs[np.unique(inverse[r.collective])] = True
     for k, key in enumerate(uniq.tolist()):

@@ -243,7 +243,9 @@ def track_groups(index: TraceIndex, none: int = -1) -> np.ndarray:
     of no process."""
     proc = index.col("tracks.process").astype(np.int64)
     groups = index.col("processes.group").astype(np.int64)
-    return np.where(proc >= 0, groups[np.maximum(proc, 0)] if len(groups) else none, none)
+    # int32 (string ids): slice_groups keeps one per slice as long as the index
+    return np.where(proc >= 0, groups[np.maximum(proc, 0)] if len(groups) else none,
+                    none).astype(np.int32)
 
 
 def slice_groups(index: TraceIndex) -> np.ndarray:
