@@ -26,6 +26,7 @@ from proftui.core.query.args import slice_args
 from proftui.core.query.rows import RowIndex
 from proftui.core.query.search import find_slices
 from proftui.core.query.slice_info import SliceInfo, describe_slice
+from proftui.core.runtime.malloc import release_free_memory, tune_malloc
 from proftui.themes import DEFAULT_THEME, Palette
 from proftui.tui.app.base import BaseApp
 from proftui.tui.app.loading import Loading, overview_status
@@ -304,6 +305,7 @@ class ProftuiApp(BaseApp):
         except Exception as exc:  # noqa: BLE001 - the rest of the app stays usable
             self.call_from_thread(self._analysis_failed, f"{type(exc).__name__}: {exc}")
             return
+        release_free_memory()  # what the analysis freed, before it is shown
         self.call_from_thread(self._analysis_done, found, advice)
         try:  # the collectives are matched after the insights are shown
             ranks = cluster(index, Iterations(source or "", iterations), tables, steps=found)
@@ -639,3 +641,7 @@ def settle_heap() -> None:
     gc.unfreeze()
     gc.collect()
     gc.freeze()
+    # Arrays of 4 MB and more mapped apart, so that what an analysis frees goes back to the
+    # system at once (glibc's own threshold rises after such frees and keeps the pages).
+    tune_malloc()
+    release_free_memory()
