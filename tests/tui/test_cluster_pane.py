@@ -97,10 +97,20 @@ async def _v_switches_the_metric_and_enter_on_a_rank_opens_its_worst_step(app, p
         Timeline).view_end
 
 
-async def test_one_rank_says_there_is_nothing_to_compare() -> None:
+async def test_one_rank_says_there_is_nothing_to_compare_nor_to_align() -> None:
+    """One session on one rank, two checks: the Cluster pane says there is nothing to
+    compare, and A (align the ranks) that there is nothing to align."""
+    from textual.widgets import Input
+
+    from proftui.core.ops.rank_offsets import ONE_RANK
+
     app = ProftuiApp(str(SAMPLES / "kineto_demo.pt.trace.json"))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot)
+        await pilot.press("A")
+        assert not app.query_one("#prompt", Input).display, "A asked for an iteration"
+        assert app._status_text == ONE_RANK
+        assert app.query_one(Timeline).alignment is None
         await pilot.press("7")
         await settle(app, pilot)
         title = str(app.query_one("#cluster-title", Static).render())
