@@ -35,13 +35,26 @@ async def test_insights_pane_lists_the_findings_of_a_kineto_trace() -> None:
 async def test_torch_npu_findings_then_the_breakdown_then_the_evidence() -> None:
     """One session on the torch_npu sample, checks in turn: the Insights pane lists the
     findings, the Iterations pane shows the breakdown, then Enter in the Insights pane shows
-    the first evidence and n walks to the next (the timeline untouched until then)."""
+    the first evidence and n walks to the next (the timeline untouched until then); the
+    Communication pane says the profile has no communication data."""
     app = ProftuiApp(str(SAMPLES / "torch_npu"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await _insights_pane_lists_the_findings(app, pilot, "ai_cpu")
         await _iterations_pane_shows_the_breakdown(app, pilot)
         await _enter_shows_the_first_evidence_and_n_walks_to_the_next(app, pilot)
+        await _a_profile_without_communication_data_says_so(app, pilot)
+
+
+async def _a_profile_without_communication_data_says_so(app, pilot) -> None:
+    from proftui.tui.panes.comm import CommPane
+
+    await pilot.press("6")
+    await settle(app, pilot)
+    assert "no communication data in this profile" in str(
+        app.query_one("#comm-title", Static).render())
+    assert not app.query_one("#comm-table", TableView).display
+    assert app.query_one(CommPane).report is not None
 
 
 async def _insights_pane_lists_the_findings(app, pilot, rule: str) -> None:
