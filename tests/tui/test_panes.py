@@ -315,11 +315,25 @@ def _headers(view: TableView) -> list[str]:
 
 
 async def test_column_chooser_hides_reorders_and_is_remembered(config_dir) -> None:
+    """A damaged settings file is ignored with a note (the defaults shown) and rewritten
+    when columns are next chosen; the chooser hides and moves columns, and another session
+    shows them so."""
+    (config_dir / "proftui").mkdir(parents=True)
+    (config_dir / "proftui" / "columns.json").write_text('{"tables": [')
     app = ProftuiApp(str(SAMPLES / "ascend_cann8"))
+    notes: list[str] = []
+    real_notify = app.notify
+
+    def notify(message, **kw):
+        notes.append(message)
+        return real_notify(message, **kw)
+
+    app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=(120, 44)) as pilot:
         view = await _op_summary(app, pilot)
         default = _headers(view)
         assert default[:3] == ["Op Name", "Device_id", "Model ID"]  # the name first
+        assert len([n for n in notes if "are damaged" in n]) == 1, notes
         await pilot.press("C")
         await pilot.pause()
         chooser = app.screen.query_one(ColumnList)
@@ -354,18 +368,6 @@ async def test_column_chooser_hides_reorders_and_is_remembered(config_dir) -> No
         assert _headers(view) == default
         saved = json.loads((config_dir / "proftui" / "columns.json").read_text())
         assert "op_summary" not in saved["tables"]
-
-
-async def test_a_damaged_column_settings_file_is_ignored_with_a_note(config_dir) -> None:
-    (config_dir / "proftui").mkdir(parents=True)
-    (config_dir / "proftui" / "columns.json").write_text('{"tables": [')
-    app = ProftuiApp(str(SAMPLES / "ascend_cann8"))
-    notes: list[str] = []
-    app.notify = lambda message, **kw: notes.append(message)  # type: ignore[method-assign]
-    async with app.run_test(size=(120, 44)) as pilot:
-        view = await _op_summary(app, pilot)
-        assert _headers(view)[:2] == ["Op Name", "Device_id"]
-        assert len([n for n in notes if "are damaged" in n]) == 1
 
 
 async def test_ops_columns_share_the_width_and_scroll_to_min_and_max() -> None:
