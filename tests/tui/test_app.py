@@ -74,19 +74,6 @@ async def test_problems_are_one_key_away(tmp_path) -> None:
         assert "negative duration" in text and "E event without a matching B" in text
 
 
-async def test_profile_directory_lists_iterations_and_tables() -> None:
-    app = ProftuiApp(str(SAMPLE.parent / "ascend_cann8"))
-    async with app.run_test(size=(110, 40)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        labels = _labels(app.query_one(Tree))
-        assert "Iterations (6, from step_trace CSV)" in labels
-        slow = [label for label in labels if label.endswith("<- slowest")]
-        assert len(slow) == 1 and slow[0].startswith("#4  5.54 ms")
-        assert "op_statistic  10 rows x 9 columns" in labels
-        assert "Stream 3  12 slices in 1 row" in labels
-
-
 async def test_esc_cancels_loading_a_gzip_bomb(tmp_path) -> None:
     """Esc cancels a load even while the timeline has the focus."""
     import zlib
@@ -269,7 +256,8 @@ async def test_the_status_line_counts_damage_not_notes(tmp_path) -> None:
 async def test_the_timeline_is_painted_before_the_overview_is_read(monkeypatch) -> None:
     """The first frame waits for the index and its rows only: the tracks' roles, the summary
     tables and the iterations are read once it is painted, then fill the panes and mark the
-    iterations on the timeline."""
+    iterations on the timeline; the overview of the profile directory lists its iterations
+    and tables."""
     import threading
 
     from proftui.tui.app import loading as app_module
@@ -303,6 +291,12 @@ async def test_the_timeline_is_painted_before_the_overview_is_read(monkeypatch) 
         assert "op_statistic" in [table.kind for table in timeline.tables]
         assert "Iterations (6, from step_trace CSV)" in _labels(app.query_one(Tree))
         assert str(app.query_one("#status", Static).render()) == status
+        # A profile directory lists its iterations and tables.
+        labels = _labels(app.query_one(Tree))
+        slow = [label for label in labels if label.endswith("<- slowest")]
+        assert len(slow) == 1 and slow[0].startswith("#4  5.54 ms")
+        assert "op_statistic  10 rows x 9 columns" in labels
+        assert "Stream 3  12 slices in 1 row" in labels
 
 
 async def test_an_index_read_from_the_cache_beforehand_is_shown_as_it_is(monkeypatch) -> None:

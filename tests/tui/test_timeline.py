@@ -114,40 +114,37 @@ async def _goto_iteration_zooms_to_its_window(app, pilot, timeline) -> None:
     assert "┃#6" in ruler
 
 
-async def test_mouse_click_selects_and_wheel_zooms() -> None:
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(120, 40)) as pilot:
-        timeline = await _open(pilot, app)
-        line = next(n for n, line in enumerate(timeline.lines) if line.kind == SLICES)
-        y = line - timeline.top_line + timeline.body_top  # under the utilisation lines
-        x = timeline.gutter_width + timeline.cells // 2
-        await pilot.click(Timeline, offset=(x, y))
-        owner = timeline.painter.owner_at(line, x - timeline.gutter_width)
-        assert owner >= 0 and timeline.selected == owner
-        for _ in range(3):  # zoomed in: the whole trace in view cannot pan
-            timeline.action_zoom_in()
-        width = timeline.view_end - timeline.view_start
-        start = timeline.view_start
-        # Dragging 10 cells to the left pans 10 cells to the right (the pilot has no drag and
-        # no wheel: post the events).
-        from textual.events import MouseMove, MouseScrollUp
+async def _mouse_click_selects_and_wheel_zooms(app, pilot, timeline) -> None:
+    line = next(n for n, line in enumerate(timeline.lines) if line.kind == SLICES)
+    y = line - timeline.top_line + timeline.body_top  # under the utilisation lines
+    x = timeline.gutter_width + timeline.cells // 2
+    await pilot.click(Timeline, offset=(x, y))
+    owner = timeline.painter.owner_at(line, x - timeline.gutter_width)
+    assert owner >= 0 and timeline.selected == owner
+    for _ in range(3):  # zoomed in: the whole trace in view cannot pan
+        timeline.action_zoom_in()
+    width = timeline.view_end - timeline.view_start
+    start = timeline.view_start
+    # Dragging 10 cells to the left pans 10 cells to the right (the pilot has no drag and
+    # no wheel: post the events).
+    from textual.events import MouseMove, MouseScrollUp
 
-        await pilot.mouse_down(Timeline, offset=(x, y))
-        timeline.post_message(MouseMove(timeline, x - 10, y, 0, 0, 1, False, False, False))
-        await pilot.pause()
-        await pilot.mouse_up(Timeline, offset=(x - 10, y))
-        assert timeline.view_end - timeline.view_start == width
-        assert timeline.view_start - start == pytest.approx(10 * width / timeline.cells, rel=0.01)
-        timeline.post_message(MouseScrollUp(timeline, x, y, 0, 0, 0, False, False, False))
-        await pilot.pause()
-        assert timeline.view_end - timeline.view_start < width
-        # With shift, the wheel scrolls the lines instead.
-        from textual.events import MouseScrollDown
+    await pilot.mouse_down(Timeline, offset=(x, y))
+    timeline.post_message(MouseMove(timeline, x - 10, y, 0, 0, 1, False, False, False))
+    await pilot.pause()
+    await pilot.mouse_up(Timeline, offset=(x - 10, y))
+    assert timeline.view_end - timeline.view_start == width
+    assert timeline.view_start - start == pytest.approx(10 * width / timeline.cells, rel=0.01)
+    timeline.post_message(MouseScrollUp(timeline, x, y, 0, 0, 0, False, False, False))
+    await pilot.pause()
+    assert timeline.view_end - timeline.view_start < width
+    # With shift, the wheel scrolls the lines instead.
+    from textual.events import MouseScrollDown
 
-        width = timeline.view_end - timeline.view_start
-        timeline.post_message(MouseScrollDown(timeline, x, y, 0, 0, 0, True, False, False))
-        await pilot.pause()
-        assert timeline.top_line == 3 and timeline.view_end - timeline.view_start == width
+    width = timeline.view_end - timeline.view_start
+    timeline.post_message(MouseScrollDown(timeline, x, y, 0, 0, 0, True, False, False))
+    await pilot.pause()
+    assert timeline.top_line == 3 and timeline.view_end - timeline.view_start == width
 
 
 async def test_small_terminal_and_themes() -> None:
@@ -214,7 +211,8 @@ async def test_profile_without_timeline_shows_its_tables(tmp_path) -> None:
 async def test_range_selection_then_going_to_iterations_and_the_palettes_commands() -> None:
     """One session, checks in turn: the range keys and mouse on a fresh timeline, then (the
     range cleared) g zooms to an iteration and puts the cursor at its start, then the
-    command palette lists the timeline's actions."""
+    command palette lists the timeline's actions, then (0: the whole trace) a click selects
+    and the wheel zooms."""
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
         timeline = await _open(pilot, app)
@@ -224,6 +222,9 @@ async def test_range_selection_then_going_to_iterations_and_the_palettes_command
         await _goto_iteration_zooms_to_its_window(app, pilot, timeline)
         await _go_to_an_iteration_puts_the_cursor_at_its_start(app, pilot, timeline)
         _command_palette_lists_the_timeline_actions(app)
+        await pilot.press("0")  # the whole trace again, the lines from the top
+        assert timeline.top_line == 0
+        await _mouse_click_selects_and_wheel_zooms(app, pilot, timeline)
 
 
 async def _range_selection_keys_mouse_and_ops_following(app, pilot, timeline) -> None:
