@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 from cluster_inputs import rank_folders
@@ -12,7 +11,6 @@ from tui_support import settle
 
 from proftui.core.analysis.utilisation import utilisation
 from proftui.core.export.to_csv import window_events
-from proftui.core.ops.rank_offsets import ONE_RANK
 from proftui.tui.app import ProftuiApp
 from proftui.tui.panes.ops import OpsPane
 from proftui.tui.screens.export_dialog import ExportDialog
@@ -20,7 +18,6 @@ from proftui.tui.widgets.lines import SLICES
 from proftui.tui.widgets.timeline import Timeline
 
 US = 1000
-SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
 # Each rank's step n starts at 1000 n µs of its own clock, a 100 µs MatMulV3 10 µs after it;
 # rank 1's clock is 37 µs ahead of rank 0's.
 ARRIVALS = [[110, 140, 120], [160, 110, 110]]
@@ -185,11 +182,4 @@ async def test_enter_alone_aligns_at_the_iteration_under_the_cursor(tmp_path) ->
                                     "(only rank 0 has it): there is nothing to align.")
 
 
-async def test_one_rank_has_nothing_to_align() -> None:
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("A")
-        assert not app.query_one("#prompt", Input).display
-        assert app._status_text == ONE_RANK
-        assert app.query_one(Timeline).alignment is None
+# One rank has nothing to align: checked in the one-rank session of test_cluster_pane.py.

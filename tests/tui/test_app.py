@@ -10,6 +10,7 @@ from textual.widgets import Static, Tree
 from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
+from proftui.tui.screens.help import HelpScreen
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kineto_demo.pt.trace.json"
 
@@ -26,17 +27,35 @@ def _labels(tree: Tree) -> list[str]:
     return out
 
 
-async def test_sample_opens_and_lists_tracks() -> None:
+@pytest.mark.settle_heap
+async def test_the_sample_opened_once_lists_tracks_then_details_then_the_overview() -> None:
+    """One session on the demo trace, checks in turn: it opens and lists its tracks, the
+    loaded heap is frozen (and released when the app is gone), Esc is no longer the load's,
+    the details are laid out again only when their height may change, then the overview's
+    Enter shows a track or an iteration."""
+    import gc
+
     app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert app.index is not None and app.error is None
-        labels = _labels(app.query_one(Tree))
-        assert "thread 41207 (python)  120 slices in 3 rows" in labels
-        assert "stream 7  64 slices in 4 rows" in labels
-        status = str(app.query_one("#status", Static).render())
-        assert "200 slices over 26.447 ms, 2 processes; no import problems" in status
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        _sample_opens_and_lists_tracks(app)
+        # The heap as loaded is frozen: no 50 ms full passes.
+        assert app.summary is not None
+        assert gc.get_freeze_count() > 0, "the opened trace is not kept out of collections"
+        # Once loaded, Esc goes on to the focused widget.
+        assert not app.check_action("cancel_load", ())
+        await _the_details_are_laid_out_again_only_when_their_height_may_change(app, pilot)
+        await _overview_enter_shows_a_track_or_iteration_and_esc_closes_it(app, pilot)
+    assert gc.get_freeze_count() == 0, "the frozen heap is not released once the app is gone"
+
+
+def _sample_opens_and_lists_tracks(app) -> None:
+    assert app.index is not None and app.error is None
+    labels = _labels(app.query_one(Tree))
+    assert "thread 41207 (python)  120 slices in 3 rows" in labels
+    assert "stream 7  64 slices in 4 rows" in labels
+    status = str(app.query_one("#status", Static).render())
+    assert "200 slices over 26.447 ms, 2 processes; no import problems" in status
 
 
 async def test_problems_are_one_key_away(tmp_path) -> None:
@@ -55,33 +74,8 @@ async def test_problems_are_one_key_away(tmp_path) -> None:
         assert "negative duration" in text and "E event without a matching B" in text
 
 
-async def test_not_a_trace_is_a_readable_message(tmp_path) -> None:
-    path = tmp_path / "notes.csv"
-    path.write_text("a,b\n1,2\n")
-    app = ProftuiApp(str(path))
-    async with app.run_test() as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert app.index is None
-        assert "is not a JSON trace" in app.error
-        assert "Cannot open this trace" in str(app.query_one("#status", Static).render())
-
-
-async def test_profile_directory_lists_iterations_and_tables() -> None:
-    app = ProftuiApp(str(SAMPLE.parent / "ascend_cann8"))
-    async with app.run_test(size=(110, 40)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        labels = _labels(app.query_one(Tree))
-        assert "Iterations (6, from step_trace CSV)" in labels
-        slow = [label for label in labels if label.endswith("<- slowest")]
-        assert len(slow) == 1 and slow[0].startswith("#4  5.54 ms")
-        assert "op_statistic  10 rows x 9 columns" in labels
-        assert "Stream 3  12 slices in 1 row" in labels
-
-
-async def test_esc_cancels_loading_a_gzip_bomb_then_is_the_timelines_again(tmp_path) -> None:
-    """Esc cancels a load even while the timeline has the focus; once loaded, Esc is its."""
+async def test_esc_cancels_loading_a_gzip_bomb(tmp_path) -> None:
+    """Esc cancels a load even while the timeline has the focus."""
     import zlib
 
     bomb = tmp_path / "bomb.json.gz"
@@ -99,11 +93,7 @@ async def test_esc_cancels_loading_a_gzip_bomb_then_is_the_timelines_again(tmp_p
         await pilot.pause()
         assert app.index is None
         assert "Loading cancelled" in str(app.query_one("#status", Static).render())
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test() as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert not app.check_action("cancel_load", ())  # Esc goes on to the focused widget
+    # Once loaded, Esc is the timeline's: checked in the sample's session above.
 
 
 async def test_a_failure_while_reading_is_a_message_not_a_traceback(monkeypatch) -> None:
@@ -151,52 +141,45 @@ def test_the_app_exits_2_on_unreadable_input(tmp_path, monkeypatch, capsys) -> N
     assert cli.main([str(SAMPLE)]) == 0
 
 
-async def test_overview_enter_shows_a_track_or_iteration_and_esc_closes_it() -> None:
+async def _overview_enter_shows_a_track_or_iteration_and_esc_closes_it(app, pilot) -> None:
     from proftui.tui.widgets.timeline import Timeline
 
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(100, 40)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        tree = app.query_one(Tree)
-        await pilot.press("o")
-        assert tree.has_class("shown")
-        app.screen.set_focus(tree)
-        await pilot.press("escape")
-        assert not tree.has_class("shown")
-        timeline = app.query_one(Timeline)
-        await pilot.press("o")
-        app.screen.set_focus(tree)
-        stream = next(n for n in _nodes(tree.root) if str(n.label).startswith("stream 7"))
-        tree.move_cursor(stream)
-        await pilot.press("enter")
-        await pilot.pause()
-        assert not tree.has_class("shown") and timeline.display and app.focused is timeline
-        assert timeline.lines[timeline.focus_line].track == stream.data[1]
-        await pilot.press("o")
-        app.screen.set_focus(tree)
-        third = next(n for n in _nodes(tree.root) if str(n.label).startswith("#3 "))
-        tree.move_cursor(third)
-        await pilot.press("enter")
-        await pilot.pause()
-        it = next(it for it in app.iterations if it.number == 3)
-        assert timeline.cursor_ns == it.start_ns
+    tree = app.query_one(Tree)
+    await pilot.press("o")
+    assert tree.has_class("shown")
+    app.screen.set_focus(tree)
+    await pilot.press("escape")
+    assert not tree.has_class("shown")
+    timeline = app.query_one(Timeline)
+    await pilot.press("o")
+    app.screen.set_focus(tree)
+    stream = next(n for n in _nodes(tree.root) if str(n.label).startswith("stream 7"))
+    tree.move_cursor(stream)
+    await pilot.press("enter")
+    await pilot.pause()
+    assert not tree.has_class("shown") and timeline.display and app.focused is timeline
+    assert timeline.lines[timeline.focus_line].track == stream.data[1]
+    await pilot.press("o")
+    app.screen.set_focus(tree)
+    third = next(n for n in _nodes(tree.root) if str(n.label).startswith("#3 "))
+    tree.move_cursor(third)
+    await pilot.press("enter")
+    await pilot.pause()
+    it = next(it for it in app.iterations if it.number == 3)
+    assert timeline.cursor_ns == it.start_ns
 
 
-async def test_help_scrolls_when_it_does_not_fit() -> None:
+async def _help_scrolls_when_it_does_not_fit(app, pilot) -> None:
     from textual.containers import ScrollableContainer
 
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.press("question_mark")
-        await pilot.pause()
-        box = app.screen.query_one(ScrollableContainer)
-        assert box.max_scroll_y > 0 and app.focused is box
-        assert box.max_scroll_x == 0  # the text wraps beside its keys, nothing is cut
-        await pilot.press("pagedown")
-        await pilot.pause()
-        assert box.scroll_y > 0
+    await pilot.press("question_mark")
+    await pilot.pause()
+    box = app.screen.query_one(ScrollableContainer)
+    assert box.max_scroll_y > 0 and app.focused is box
+    assert box.max_scroll_x == 0  # the text wraps beside its keys, nothing is cut
+    await pilot.press("pagedown")
+    await pilot.pause()
+    assert box.scroll_y > 0
 
 
 def _nodes(node):
@@ -220,9 +203,10 @@ async def test_a_sqlite_export_opens_like_its_text_export(tmp_path) -> None:
         assert any(label.startswith("kernel_details  2 rows") for label in labels)
 
 
-async def test_an_error_is_read_whole_at_any_width(tmp_path) -> None:
-    """A path the app cannot open, longer than the screen is wide: the status line wraps to
-    show the whole sentence, and the diagnostics panel (D) keeps it."""
+async def test_not_a_trace_is_a_readable_message_read_whole_at_any_width(tmp_path) -> None:
+    """A path the app cannot open (not a trace), longer than the screen is wide: a readable
+    message; the status line wraps to show the whole sentence, and the diagnostics panel
+    (D) keeps it."""
     folder = tmp_path / ("a_folder_name_long_enough_to_pass_the_right_edge_of_the_screen_" * 2)
     folder.mkdir()
     path = folder / "notes.csv"
@@ -231,6 +215,8 @@ async def test_an_error_is_read_whole_at_any_width(tmp_path) -> None:
     async with app.run_test(size=(60, 24)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
+        assert app.index is None
+        assert "is not a JSON trace" in app.error
         sentence = f"Cannot open this trace: {app.error}"
         assert len(sentence) > 2 * 60
         status = app.query_one("#status", Static)
@@ -270,7 +256,8 @@ async def test_the_status_line_counts_damage_not_notes(tmp_path) -> None:
 async def test_the_timeline_is_painted_before_the_overview_is_read(monkeypatch) -> None:
     """The first frame waits for the index and its rows only: the tracks' roles, the summary
     tables and the iterations are read once it is painted, then fill the panes and mark the
-    iterations on the timeline."""
+    iterations on the timeline; the overview of the profile directory lists its iterations
+    and tables."""
     import threading
 
     from proftui.tui.app import loading as app_module
@@ -304,6 +291,12 @@ async def test_the_timeline_is_painted_before_the_overview_is_read(monkeypatch) 
         assert "op_statistic" in [table.kind for table in timeline.tables]
         assert "Iterations (6, from step_trace CSV)" in _labels(app.query_one(Tree))
         assert str(app.query_one("#status", Static).render()) == status
+        # A profile directory lists its iterations and tables.
+        labels = _labels(app.query_one(Tree))
+        slow = [label for label in labels if label.endswith("<- slowest")]
+        assert len(slow) == 1 and slow[0].startswith("#4  5.54 ms")
+        assert "op_statistic  10 rows x 9 columns" in labels
+        assert "Stream 3  12 slices in 1 row" in labels
 
 
 async def test_an_index_read_from_the_cache_beforehand_is_shown_as_it_is(monkeypatch) -> None:
@@ -378,29 +371,22 @@ async def test_indexing_a_folder_of_ranks_names_each_rank_on_the_status_line(
                    for text in indexing), indexing
 
 
-async def test_the_status_line_leaves_out_the_ops_window_rather_than_cut_it() -> None:
-    # At 80 columns it ended "no import problems  (? keys)   [ops:".
+async def test_at_80x24_the_status_line_leaves_out_the_ops_window_and_help_scrolls() -> None:
+    """One session at 80x24, checks in turn: the status line leaves out the ops window rather
+    than cut it (it ended "no import problems  (? keys)   [ops:"), the help scrolls, then
+    at 140 columns the status line has room for the window."""
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         status = str(app.query_one("#status", Static).render())
         assert status.endswith("(? keys)") and "[ops" not in status
+        await _help_scrolls_when_it_does_not_fit(app, pilot)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen), "Esc did not close the help"
         await pilot.resize_terminal(140, 30)
         await settle(app, pilot)
         status = str(app.query_one("#status", Static).render())
         assert status.endswith("(? keys)   [ops: whole trace]")
-
-
-@pytest.mark.settle_heap
-async def test_opened_trace_is_kept_out_of_full_collections() -> None:
-    import gc
-
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
-        assert app.summary is not None
-        assert gc.get_freeze_count() > 0  # the heap as loaded is frozen: no 50 ms full passes
-    assert gc.get_freeze_count() == 0  # and released once the app is gone
 
 
 def test_settling_the_heap_collects_what_was_left_before_freezing() -> None:
@@ -427,39 +413,36 @@ def test_settling_the_heap_collects_what_was_left_before_freezing() -> None:
             gc.enable()
 
 
-async def test_the_details_are_laid_out_again_only_when_their_height_may_change() -> None:
+async def _the_details_are_laid_out_again_only_when_their_height_may_change(app, pilot):
     """A step between slices whose details take as many unwrapped lines keeps the details'
     height: no layout of the whole screen. Where the height may change (more lines, or a
     line that wraps), it is laid out again, and the details are never cut."""
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(120, 40)) as pilot:
+    details = app.query_one("#details", Static)
+    layouts: list[bool] = []
+    refresh = details.refresh
+
+    def spy(*args, **kwargs):
+        layouts.append(bool(kwargs.get("layout")))
+        return refresh(*args, **kwargs)
+
+    details.refresh = spy  # type: ignore[method-assign]
+    kept = laid_out = 0
+    before: tuple[int, bool] | None = None  # lines shown, all unwrapped
+    for key in ("enter", "right", "right", "down", "right", "escape", "enter", "right"):
+        layouts.clear()
+        await pilot.press(key)
         await settle(app, pilot)
-        details = app.query_one("#details", Static)
-        layouts: list[bool] = []
-        refresh = details.refresh
-
-        def spy(*args, **kwargs):
-            layouts.append(bool(kwargs.get("layout")))
-            return refresh(*args, **kwargs)
-
-        details.refresh = spy  # type: ignore[method-assign]
-        kept = laid_out = 0
-        before: tuple[int, bool] | None = None  # lines shown, all unwrapped
-        for key in ("enter", "right", "right", "down", "right", "escape", "enter", "right"):
-            layouts.clear()
-            await pilot.press(key)
-            await settle(app, pilot)
-            lines = str(details.content).split("\n")
-            fits = all(len(line) <= details.size.width for line in lines)
-            if fits:
-                assert details.size.height == len(lines)  # neither cut nor padded
-            else:
-                assert details.size.height > len(lines)
-            if before == (len(lines), True) and fits:
-                assert layouts and not any(layouts)
-                kept += 1
-            else:
-                assert any(layouts)
-                laid_out += 1
-            before = (len(lines), fits)
-        assert kept >= 2 and laid_out >= 3
+        lines = str(details.content).split("\n")
+        fits = all(len(line) <= details.size.width for line in lines)
+        if fits:
+            assert details.size.height == len(lines)  # neither cut nor padded
+        else:
+            assert details.size.height > len(lines)
+        if before == (len(lines), True) and fits:
+            assert layouts and not any(layouts)
+            kept += 1
+        else:
+            assert any(layouts)
+            laid_out += 1
+        before = (len(lines), fits)
+    assert kept >= 2 and laid_out >= 3

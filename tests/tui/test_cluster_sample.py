@@ -27,39 +27,43 @@ def _screen(app: ProftuiApp) -> str:
     return html.unescape("".join(texts)).replace("\xa0", " ")
 
 
-async def test_the_cluster_and_comm_panes_tell_the_samples_story() -> None:
+async def test_the_strip_is_first_painted_from_its_first_cell_then_the_story() -> None:
+    """One session, two checks in turn: the Cluster pane's strip is first painted from its
+    first cell; the Cluster and Comm panes tell the sample's story."""
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.press("7")
-        await settle(app, pilot)
-        assert _text(app, "#cluster-title").startswith(
-            "2 ranks; spread 0.2 %; slowest: rank 1 step 3 (15.051 ms)")
-        strip = app.query_one(HeatStrip)
-        assert strip.grid.ranks == ["rank 0", "rank 1"]
-        assert strip.grid.iterations == [1, 2, 3, 4] and strip.cursor == (1, 2)
-        ranks = app.query_one("#cluster-ranks", TableView).table
-        assert list(ranks.find("Rank").values) == ["rank 0", "rank 1"]
-        assert list(ranks.find("Collectives").values) == [8, 8]
-        await pilot.press("6")
-        await settle(app, pilot)
-        view = app.query_one("#comm-table", TableView)
-        assert view.table.n_rows == 16  # 8 all-reduces on each rank
-        first = int(view.order[0])  # the longest: rank 0 waiting at step 3
-        assert (view.table.find("Rank").values[first], view.table.find("Step").values[first]) \
-            == ("rank 0", 3)
-        assert "slow link: rank 1, step 3: 1 -> 0 HCCS (allreduce)" in _text(app, "#comm-detail")
+        await _the_strip_is_first_painted_from_its_first_cell(app, pilot)
+        await _the_cluster_and_comm_panes_tell_the_samples_story(app, pilot)
 
 
-async def test_the_strip_is_first_painted_from_its_first_cell() -> None:
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("7")
-        await settle(app, pilot)
-        strip = app.query_one(HeatStrip)
-        assert (strip.top, strip.left) == (0, 0)  # what it means to show
-        assert "iteration  1   3" in _screen(app)  # what it shows
+async def _the_cluster_and_comm_panes_tell_the_samples_story(app, pilot) -> None:
+    await pilot.press("7")
+    await settle(app, pilot)
+    assert _text(app, "#cluster-title").startswith(
+        "2 ranks; spread 0.2 %; slowest: rank 1 step 3 (15.051 ms)")
+    strip = app.query_one(HeatStrip)
+    assert strip.grid.ranks == ["rank 0", "rank 1"]
+    assert strip.grid.iterations == [1, 2, 3, 4] and strip.cursor == (1, 2)
+    ranks = app.query_one("#cluster-ranks", TableView).table
+    assert list(ranks.find("Rank").values) == ["rank 0", "rank 1"]
+    assert list(ranks.find("Collectives").values) == [8, 8]
+    await pilot.press("6")
+    await settle(app, pilot)
+    view = app.query_one("#comm-table", TableView)
+    assert view.table.n_rows == 16  # 8 all-reduces on each rank
+    first = int(view.order[0])  # the longest: rank 0 waiting at step 3
+    assert (view.table.find("Rank").values[first], view.table.find("Step").values[first]) \
+        == ("rank 0", 3)
+    assert "slow link: rank 1, step 3: 1 -> 0 HCCS (allreduce)" in _text(app, "#comm-detail")
+
+
+async def _the_strip_is_first_painted_from_its_first_cell(app, pilot) -> None:
+    await pilot.press("7")
+    await settle(app, pilot)
+    strip = app.query_one(HeatStrip)
+    assert (strip.top, strip.left) == (0, 0)  # what it means to show
+    assert "iteration  1   3" in _screen(app)  # what it shows
 
 
 async def test_at_80x24_the_ranks_table_is_reached_by_tab() -> None:

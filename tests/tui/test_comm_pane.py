@@ -11,11 +11,8 @@ from textual.widgets import Static, TabbedContent
 from tui_support import settle
 
 from proftui.tui.app import ProftuiApp
-from proftui.tui.panes.comm import CommPane
 from proftui.tui.widgets.table import TableView
 from proftui.tui.widgets.timeline import Timeline
-
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def _profile(root: Path, names: tuple[str, ...] = (AG, AR)) -> Path:
@@ -42,48 +39,53 @@ def _text(app: ProftuiApp, selector: str) -> str:
     return str(app.query_one(selector, Static).render())
 
 
-async def test_the_pane_lists_the_collectives_and_the_flags(tmp_path: Path) -> None:
+async def test_enter_shows_the_collective_then_the_pane_lists_them_and_the_flags(
+        tmp_path: Path) -> None:
+    """One session, two checks in turn: Enter on a collective shows it on the timeline, then
+    the pane lists the collectives, the transports and the links with their flags."""
     app = ProftuiApp(str(_profile(tmp_path)))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.press("6")
-        await settle(app, pilot)
-        assert app.query_one(TabbedContent).active == "pane-comm"
-        assert isinstance(app.focused, TableView) and app.focused.id == "comm-table"
-        assert _names(app) == [AR, AG]  # the longest elapse first
-        view = app.query_one("#comm-table", TableView)
-        assert list(view.table.find("Elapse").values) == [2_500_000, 1_000_000]
-        assert _text(app, "#comm-title").startswith("[collectives]  transports  links  ranks")
-        detail = _text(app, "#comm-detail")
-        assert "slow link: step 3: 0 -> 3 HCCS (allreduce) runs at 10.00 GB/s" in detail
-        assert "small packets: step 3: 1 of 1 ops on RDMA" in detail
-        assert "communication.json: 1 x a figure that is not a number" in detail
-        await pilot.press("right_square_bracket")
-        await settle(app, pilot)
-        assert _text(app, "#comm-title").startswith("collectives  [transports]")
-        assert [str(x) for x in view.table.find("Transport").values] == ["HCCS", "RDMA",
-                                                                          "SDMA"]
-        await pilot.press("right_square_bracket")
-        await settle(app, pilot)
-        flags = [str(x) for x in view.table.find("Flag").values]
-        assert flags[0] == "slow" and view.table.find("Dst").values[0] == "3"
+        await _enter_shows_the_collective_on_the_timeline(app, pilot)
+        await _the_pane_lists_the_collectives_and_the_flags(app, pilot)
 
 
-async def test_enter_shows_the_collective_on_the_timeline(tmp_path: Path) -> None:
-    app = ProftuiApp(str(_profile(tmp_path)))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("6")
-        await settle(app, pilot)
-        await pilot.press("enter")
-        await settle(app, pilot)
-        timeline = app.query_one(Timeline)
-        assert timeline.selected >= 0 and app.index.slice_name(timeline.selected) == AR
-        status = _text(app, "#status")
-        assert f"{AR}: elapse 2.5 ms (HCCL), 50 us on the timeline" in status
-        detail = _text(app, "#comm-detail")
-        assert detail.startswith(f"{AR}: elapse 2.5 ms, transit 1 ms")
-        assert "  HCCS: 40.000 MB in 2 ms, 20.000 GB/s, 2 packets, 1 large" in detail
+async def _the_pane_lists_the_collectives_and_the_flags(app, pilot) -> None:
+    await pilot.press("6")
+    await settle(app, pilot)
+    assert app.query_one(TabbedContent).active == "pane-comm"
+    assert isinstance(app.focused, TableView) and app.focused.id == "comm-table"
+    assert _names(app) == [AR, AG]  # the longest elapse first
+    view = app.query_one("#comm-table", TableView)
+    assert list(view.table.find("Elapse").values) == [2_500_000, 1_000_000]
+    assert _text(app, "#comm-title").startswith("[collectives]  transports  links  ranks")
+    detail = _text(app, "#comm-detail")
+    assert "slow link: step 3: 0 -> 3 HCCS (allreduce) runs at 10.00 GB/s" in detail
+    assert "small packets: step 3: 1 of 1 ops on RDMA" in detail
+    assert "communication.json: 1 x a figure that is not a number" in detail
+    await pilot.press("right_square_bracket")
+    await settle(app, pilot)
+    assert _text(app, "#comm-title").startswith("collectives  [transports]")
+    assert [str(x) for x in view.table.find("Transport").values] == ["HCCS", "RDMA",
+                                                                      "SDMA"]
+    await pilot.press("right_square_bracket")
+    await settle(app, pilot)
+    flags = [str(x) for x in view.table.find("Flag").values]
+    assert flags[0] == "slow" and view.table.find("Dst").values[0] == "3"
+
+
+async def _enter_shows_the_collective_on_the_timeline(app, pilot) -> None:
+    await pilot.press("6")
+    await settle(app, pilot)
+    await pilot.press("enter")
+    await settle(app, pilot)
+    timeline = app.query_one(Timeline)
+    assert timeline.selected >= 0 and app.index.slice_name(timeline.selected) == AR
+    status = _text(app, "#status")
+    assert f"{AR}: elapse 2.5 ms (HCCL), 50 us on the timeline" in status
+    detail = _text(app, "#comm-detail")
+    assert detail.startswith(f"{AR}: elapse 2.5 ms, transit 1 ms")
+    assert "  HCCS: 40.000 MB in 2 ms, 20.000 GB/s, 2 packets, 1 large" in detail
 
 
 async def test_a_collective_not_on_the_timeline_is_said_so(tmp_path: Path) -> None:
@@ -98,12 +100,5 @@ async def test_a_collective_not_on_the_timeline_is_said_so(tmp_path: Path) -> No
         assert f"{AR} is not on the timeline." in _text(app, "#status")
 
 
-async def test_a_profile_without_communication_data_says_so() -> None:
-    app = ProftuiApp(str(SAMPLES / "torch_npu"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("6")
-        await settle(app, pilot)
-        assert "no communication data in this profile" in _text(app, "#comm-title")
-        assert not app.query_one("#comm-table", TableView).display
-        assert app.query_one(CommPane).report is not None
+# A profile without communication data says so: checked in the torch_npu sample's session
+# of test_insights.py (test_torch_npu_findings_then_the_breakdown_then_the_evidence).

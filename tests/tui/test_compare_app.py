@@ -30,109 +30,110 @@ def _iteration_start(side, number: int) -> int:
     return min(it.start_ns for it in side.iterations.items if it.number == number)
 
 
-async def test_both_open_aligned_at_the_first_compared_iteration_with_the_verdict() -> None:
+async def test_the_two_samples_compared_in_one_session() -> None:
+    """One session (two profiles to load), checks in turn: both open aligned at the first
+    compared iteration with the verdict; Enter on an op shows its instances on both sides;
+    the window keys move the timelines from a pane; the lock moves both and off lets each go
+    its own way; g aligns both at another iteration. Each step checks moves relative to
+    where the last one left the windows, with the lock on."""
     app = CompareApp(BEFORE, AFTER)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        assert app.error is None and app.found is not None
-        verdict = str(app.query_one("#verdict", Static).render())
-        assert "step -54.6 %" in verdict  # the warm-up and the capture's last step left out
-        assert "new is faster by 54.5 % (95.9 % CI 54.0-55.2 %)" in verdict
-        assert app.align == 2  # iteration 1 is the warm-up diff leaves out
-        for side, timeline in zip(app.sides, app.timelines()):
-            assert timeline.origin_ns == _iteration_start(side, 2)
-        base, new = _offsets(app)
-        assert base == new and base[0] < 0 < base[1]
-        ops = app.query_one("#diff-ops", TableView).table
-        assert ops.n_rows == len(app.found.ops)
-        assert ops.columns[0].values[0] == "enumerate(DataLoader)"
+        _both_open_aligned_at_the_first_compared_iteration_with_the_verdict(app)
+        await _enter_on_an_op_shows_its_instances_on_both_sides(app, pilot)
+        await _the_window_keys_move_the_timelines_from_a_pane(app, pilot)
+        await _the_lock_moves_both_and_off_lets_each_go_its_own_way(app, pilot)
+        await _g_aligns_both_at_another_iteration(app, pilot)
 
 
-async def test_the_lock_moves_both_and_off_lets_each_go_its_own_way() -> None:
-    app = CompareApp(BEFORE, AFTER)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        base, new = app.timelines()
-        app.screen.set_focus(new)
-        await pilot.press("w", "w", "d")
-        await pilot.pause()
-        before = _offsets(app)
-        assert before[0] == before[1]
-        await pilot.press("l")
-        assert not app.locked
-        await pilot.press("d")
-        await pilot.pause()
-        moved = _offsets(app)
-        assert moved[1] != before[1] and moved[0] == before[0]  # the base stayed
-        await pilot.press("l")  # on again: the base catches up with the focused side
-        await pilot.pause()
-        caught = _offsets(app)
-        assert caught[0] == caught[1] == moved[1]
+def _both_open_aligned_at_the_first_compared_iteration_with_the_verdict(app) -> None:
+    assert app.error is None and app.found is not None
+    verdict = str(app.query_one("#verdict", Static).render())
+    assert "step -54.6 %" in verdict  # the warm-up and the capture's last step left out
+    assert "new is faster by 54.5 % (95.9 % CI 54.0-55.2 %)" in verdict
+    assert app.align == 2  # iteration 1 is the warm-up diff leaves out
+    for side, timeline in zip(app.sides, app.timelines()):
+        assert timeline.origin_ns == _iteration_start(side, 2)
+    base, new = _offsets(app)
+    assert base == new and base[0] < 0 < base[1]
+    ops = app.query_one("#diff-ops", TableView).table
+    assert ops.n_rows == len(app.found.ops)
+    assert ops.columns[0].values[0] == "enumerate(DataLoader)"
 
 
-async def test_the_window_keys_move_the_timelines_from_a_pane() -> None:
-    app = CompareApp(BEFORE, AFTER)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("1")  # the ops pane's table has the focus
-        await pilot.pause()
-        focused = app.focused
-        assert focused is not None and focused not in app.timelines()
-        before = _offsets(app)
-        await pilot.press("w", "d")  # not the table's: the base zooms and pans, new follows
-        await pilot.pause()
-        after = _offsets(app)
-        assert after[0] == after[1]
-        assert after[0][1] - after[0][0] < before[0][1] - before[0][0]
-        assert app.focused is focused  # the focus stayed in the pane
+async def _the_lock_moves_both_and_off_lets_each_go_its_own_way(app, pilot) -> None:
+    base, new = app.timelines()
+    app.screen.set_focus(new)
+    await pilot.press("w", "w", "d")
+    await pilot.pause()
+    before = _offsets(app)
+    assert before[0] == before[1]
+    await pilot.press("l")
+    assert not app.locked
+    await pilot.press("d")
+    await pilot.pause()
+    moved = _offsets(app)
+    assert moved[1] != before[1] and moved[0] == before[0]  # the base stayed
+    await pilot.press("l")  # on again: the base catches up with the focused side
+    await pilot.pause()
+    caught = _offsets(app)
+    assert caught[0] == caught[1] == moved[1]
 
 
-async def test_g_aligns_both_at_another_iteration() -> None:
-    app = CompareApp(BEFORE, AFTER)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("g", "5", "enter")
-        await pilot.pause()
-        assert app.align == 5
-        for side, timeline in zip(app.sides, app.timelines()):
-            assert timeline.origin_ns == _iteration_start(side, 5)
-            assert timeline.view_start < timeline.origin_ns < timeline.view_end
-        await pilot.press("g", "9", "9", "enter")
-        await pilot.pause()
-        assert app.align == 5
-        assert "Iteration 99 has no time window" in str(app.query_one("#status").render())
+async def _the_window_keys_move_the_timelines_from_a_pane(app, pilot) -> None:
+    await pilot.press("1")  # the ops pane's table has the focus
+    await pilot.pause()
+    focused = app.focused
+    assert focused is not None and focused not in app.timelines()
+    before = _offsets(app)
+    await pilot.press("w", "d")  # not the table's: the base zooms and pans, new follows
+    await pilot.pause()
+    after = _offsets(app)
+    assert after[0] == after[1]
+    assert after[0][1] - after[0][0] < before[0][1] - before[0][0]
+    assert app.focused is focused  # the focus stayed in the pane
 
 
-async def test_enter_on_an_op_shows_its_instances_on_both_sides() -> None:
-    app = CompareApp(BEFORE, AFTER)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("1", "enter")  # the top change: the data loader
-        await pilot.pause()
-        view = app.query_one("#diff-instances", TableView)
-        sides = view.table.find("Side").values.tolist()
-        # 6 steps a side: the warm-up and the capture's last step left out
-        assert sides.count("base") == sides.count("new") == 6
-        for side, timeline in zip(app.sides, app.timelines()):
-            name = timeline.index.slice_name(timeline.selected)
-            assert normalise(name) == "enumerate(DataLoader)"
-            start = int(timeline.index.arrays["slices.start"][timeline.selected])
-            assert start - _iteration_start(side, 2) < 1_000_000  # the one of iteration 2
-            assert timeline.view_start <= start < timeline.view_end
-        base, new = _offsets(app)
-        assert base == new  # one window holding both, still locked
-        status = str(app.query_one("#status").render())
-        assert "enumerate(DataLoader): base the first, new the first shown" in status
-        # Enter on the new side's third instance shows it on the new timeline
-        order = view.order.tolist()
-        row = [r for r in order if sides[r] == "new"][2]
-        view.cursor = order.index(row)
-        await pilot.press("enter")
-        await pilot.pause()
-        wanted = int(view.table.find("Slice").values[row])
-        assert app.timelines()[1].selected == wanted
-        status = str(app.query_one("#status").render())
-        assert status.strip().startswith("new: enumerate(DataLoader)") and " at " in status
+async def _g_aligns_both_at_another_iteration(app, pilot) -> None:
+    await pilot.press("g", "5", "enter")
+    await pilot.pause()
+    assert app.align == 5
+    for side, timeline in zip(app.sides, app.timelines()):
+        assert timeline.origin_ns == _iteration_start(side, 5)
+        assert timeline.view_start < timeline.origin_ns < timeline.view_end
+    await pilot.press("g", "9", "9", "enter")
+    await pilot.pause()
+    assert app.align == 5
+    assert "Iteration 99 has no time window" in str(app.query_one("#status").render())
+
+
+async def _enter_on_an_op_shows_its_instances_on_both_sides(app, pilot) -> None:
+    await pilot.press("1", "enter")  # the top change: the data loader
+    await pilot.pause()
+    view = app.query_one("#diff-instances", TableView)
+    sides = view.table.find("Side").values.tolist()
+    # 6 steps a side: the warm-up and the capture's last step left out
+    assert sides.count("base") == sides.count("new") == 6
+    for side, timeline in zip(app.sides, app.timelines()):
+        name = timeline.index.slice_name(timeline.selected)
+        assert normalise(name) == "enumerate(DataLoader)"
+        start = int(timeline.index.arrays["slices.start"][timeline.selected])
+        assert start - _iteration_start(side, 2) < 1_000_000  # the one of iteration 2
+        assert timeline.view_start <= start < timeline.view_end
+    base, new = _offsets(app)
+    assert base == new  # one window holding both, still locked
+    status = str(app.query_one("#status").render())
+    assert "enumerate(DataLoader): base the first, new the first shown" in status
+    # Enter on the new side's third instance shows it on the new timeline
+    order = view.order.tolist()
+    row = [r for r in order if sides[r] == "new"][2]
+    view.cursor = order.index(row)
+    await pilot.press("enter")
+    await pilot.pause()
+    wanted = int(view.table.find("Slice").values[row])
+    assert app.timelines()[1].selected == wanted
+    status = str(app.query_one("#status").render())
+    assert status.strip().startswith("new: enumerate(DataLoader)") and " at " in status
 
 
 async def test_an_unreadable_side_is_named_in_one_sentence(tmp_path) -> None:

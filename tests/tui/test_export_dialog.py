@@ -50,110 +50,121 @@ async def _export(app, pilot, path: Path, what: str = "events", clock: str = "re
     await settle(app, pilot)
 
 
-async def test_events_of_the_range_are_written_and_reported(tmp_path) -> None:
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(120, 44)) as pilot:
-        await settle(app, pilot)
-        timeline = app.query_one(Timeline)
-        await pilot.press("enter", "r")  # the range of a ProfilerStep
-        lo, hi = timeline.range
-        target = tmp_path / "range.csv"
-        await _export(app, pilot, target)
-        rows = _read(target)
-        expected = slices_in_window(app.index, lo, hi)
-        assert len(rows) - 1 == len(expected)
-        names = sorted(r[0] for r in rows[1:])
-        assert names == sorted(app.index.slice_name(int(i)) for i in expected)
-        status = str(app.query_one("#status").render())
-        assert f"Wrote {len(expected)} rows (range " in status
-
-
-async def test_times_from_the_capture_start_or_on_the_profilers_clock(tmp_path) -> None:
-    from proftui.core.ops.iterations import capture_start_ns
-
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(120, 44)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("enter")  # a slice selected: the window is the whole trace
-        await _export(app, pilot, tmp_path / "relative.csv")
-        await _export(app, pilot, tmp_path / "absolute.csv", clock="absolute")
-        relative, absolute = _read(tmp_path / "relative.csv"), _read(tmp_path / "absolute.csv")
-        assert relative[0][4] == "start_from_capture(us)"
-        assert absolute[0][4] == "start_profiler_clock(us)"
-        assert len(relative) == len(absolute) > 1
-        start_us = capture_start_ns(app.index) / 1000  # this trace's clock is the file's
-        for before, after in zip(relative[1:], absolute[1:]):
-            assert float(after[4]) == pytest.approx(float(before[4]) + start_us)
-
-
-async def test_an_existing_file_is_overwritten_only_when_confirmed(tmp_path) -> None:
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(120, 44)) as pilot:
-        await settle(app, pilot)
-        target = tmp_path / "mine.csv"
-        target.write_text("precious\n")
-        await pilot.press("e")
-        await pilot.pause()
-        dialog = app.screen
-        dialog.query_one("#export-path", Input).value = str(target)
-        await pilot.click("#export-go")
-        await pilot.pause()
-        assert isinstance(app.screen, ExportDialog)  # still asking
-        assert "exists" in str(dialog.query_one("#export-warning").render())
-        assert target.read_text() == "precious\n"
-        await pilot.pause(0.5)  # a button ignores a second press while it shows the first
-        await pilot.click("#export-go")  # the second press confirms
-        await settle(app, pilot)
-        assert not isinstance(app.screen, ExportDialog)
-        assert target.read_text() != "precious\n"
-        # No range: the whole trace, its slices and its instant events.
-        events = app.index.n_slices + len(app.index.arrays["instants.ts"])
-        assert len(_read(target)) - 1 == events
-
-
-async def test_the_ops_pane_as_shown(tmp_path) -> None:
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(120, 44)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        await pilot.press("slash", *"Count>=16", "enter")
-        view = app.query_one("#ops-table", TableView)
-        target = tmp_path / "ops.csv"
-        await _export(app, pilot, target, what="pane")
-        rows = _read(target)
-        assert rows[0] == [view.table.columns[i].header for i in view.shown_columns]
-        shown = [view.table.columns[0].values[r] for r in view.order]
-        assert [r[0] for r in rows[1:]] == shown
-        counts = np.array([float(r[1]) for r in rows[1:]])
-        assert (counts >= 16).all()
-
-
-async def test_the_dialog_opens_on_the_choice_and_arrows_leave_the_file_name(tmp_path) -> None:
-    """The dialog opens with the focus on what to export: arrows and Enter choose there, the
-    file name stays as it was; Tab reaches the file name."""
+async def test_the_dialog_in_one_session(tmp_path) -> None:
+    """One session, checks in turn: at 80x24 the dialog opens on the choice and arrows leave
+    the file name (Esc cancels it); then at 120x44 an existing file is overwritten only when
+    confirmed (the whole trace: nothing selected yet), a slice selected exports the whole
+    trace with times from the capture start or on the profiler's clock, the Ops pane is
+    exported as shown, and last the events of a selected range."""
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await pilot.press("2")  # a pane with a table: three choices
+        await _the_dialog_opens_on_the_choice_and_arrows_leave_the_file_name(app, pilot)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportDialog), "Esc did not cancel the dialog"
+        assert not list(tmp_path.glob("*.csv")), "a cancelled dialog wrote a file"
+        await pilot.resize_terminal(120, 44)
+        await pilot.press("1")
         await settle(app, pilot)
-        await pilot.press("e")
-        await pilot.pause()
-        dialog = app.screen
-        assert isinstance(dialog, ExportDialog)
-        radios = dialog.query_one("#export-what", RadioSet)
-        path = dialog.query_one("#export-path", Input)
-        name = path.value
-        assert app.focused is radios and name
-        await pilot.press("down", "down", "enter", "up")
-        await pilot.pause()
-        assert radios.pressed_button is not None and radios.pressed_button.name == "pane"
-        assert path.value == name and app.focused is radios
-        for _ in range(6):  # Tab goes on through the fields to the file name
-            if app.focused is path:
-                break
-            await pilot.press("tab")
-        assert app.focused is path and path.value == name
+        assert app.focused is app.query_one(Timeline)
+        await _an_existing_file_is_overwritten_only_when_confirmed(app, pilot, tmp_path)
+        await _times_from_the_capture_start_or_on_the_profilers_clock(app, pilot, tmp_path)
+        await _the_ops_pane_as_shown(app, pilot, tmp_path)
+        await pilot.press("1")
+        assert app.focused is app.query_one(Timeline)
+        await _events_of_the_range_are_written_and_reported(app, pilot, tmp_path)
+
+
+async def _events_of_the_range_are_written_and_reported(app, pilot, tmp_path) -> None:
+    timeline = app.query_one(Timeline)
+    await pilot.press("enter", "r")  # the range of a ProfilerStep
+    lo, hi = timeline.range
+    target = tmp_path / "range.csv"
+    await _export(app, pilot, target)
+    rows = _read(target)
+    expected = slices_in_window(app.index, lo, hi)
+    assert len(rows) - 1 == len(expected)
+    names = sorted(r[0] for r in rows[1:])
+    assert names == sorted(app.index.slice_name(int(i)) for i in expected)
+    status = str(app.query_one("#status").render())
+    assert f"Wrote {len(expected)} rows (range " in status
+
+
+async def _times_from_the_capture_start_or_on_the_profilers_clock(app, pilot, tmp_path):
+    from proftui.core.ops.iterations import capture_start_ns
+
+    await pilot.press("enter")  # a slice selected: the window is the whole trace
+    await _export(app, pilot, tmp_path / "relative.csv")
+    await _export(app, pilot, tmp_path / "absolute.csv", clock="absolute")
+    relative, absolute = _read(tmp_path / "relative.csv"), _read(tmp_path / "absolute.csv")
+    assert relative[0][4] == "start_from_capture(us)"
+    assert absolute[0][4] == "start_profiler_clock(us)"
+    assert len(relative) == len(absolute) > 1
+    start_us = capture_start_ns(app.index) / 1000  # this trace's clock is the file's
+    for before, after in zip(relative[1:], absolute[1:]):
+        assert float(after[4]) == pytest.approx(float(before[4]) + start_us)
+
+
+async def _an_existing_file_is_overwritten_only_when_confirmed(app, pilot, tmp_path) -> None:
+    target = tmp_path / "mine.csv"
+    target.write_text("precious\n")
+    await pilot.press("e")
+    await pilot.pause()
+    dialog = app.screen
+    dialog.query_one("#export-path", Input).value = str(target)
+    await pilot.click("#export-go")
+    await pilot.pause()
+    assert isinstance(app.screen, ExportDialog)  # still asking
+    assert "exists" in str(dialog.query_one("#export-warning").render())
+    assert target.read_text() == "precious\n"
+    await pilot.pause(0.5)  # a button ignores a second press while it shows the first
+    await pilot.click("#export-go")  # the second press confirms
+    await settle(app, pilot)
+    assert not isinstance(app.screen, ExportDialog)
+    assert target.read_text() != "precious\n"
+    # No range: the whole trace, its slices and its instant events.
+    events = app.index.n_slices + len(app.index.arrays["instants.ts"])
+    assert len(_read(target)) - 1 == events
+
+
+async def _the_ops_pane_as_shown(app, pilot, tmp_path) -> None:
+    await pilot.press("2")
+    await settle(app, pilot)
+    await pilot.press("slash", *"Count>=16", "enter")
+    view = app.query_one("#ops-table", TableView)
+    target = tmp_path / "ops.csv"
+    await _export(app, pilot, target, what="pane")
+    rows = _read(target)
+    assert rows[0] == [view.table.columns[i].header for i in view.shown_columns]
+    shown = [view.table.columns[0].values[r] for r in view.order]
+    assert [r[0] for r in rows[1:]] == shown
+    counts = np.array([float(r[1]) for r in rows[1:]])
+    assert len(counts) and (counts >= 16).all()
+
+
+async def _the_dialog_opens_on_the_choice_and_arrows_leave_the_file_name(app, pilot) -> None:
+    """The dialog opens with the focus on what to export: arrows and Enter choose there, the
+    file name stays as it was; Tab reaches the file name."""
+    await pilot.press("2")  # a pane with a table: three choices
+    await settle(app, pilot)
+    await pilot.press("e")
+    await pilot.pause()
+    dialog = app.screen
+    assert isinstance(dialog, ExportDialog)
+    radios = dialog.query_one("#export-what", RadioSet)
+    path = dialog.query_one("#export-path", Input)
+    name = path.value
+    assert app.focused is radios and name
+    await pilot.press("down", "down", "enter", "up")
+    await pilot.pause()
+    assert radios.pressed_button is not None and radios.pressed_button.name == "pane"
+    assert path.value == name and app.focused is radios
+    for _ in range(6):  # Tab goes on through the fields to the file name
+        if app.focused is path:
+            break
+        await pilot.press("tab")
+    assert app.focused is path and path.value == name
 
 
 def test_free_name_never_picks_an_existing_file(tmp_path) -> None:

@@ -89,77 +89,82 @@ async def test_timeline_keys_work_from_a_pane_but_not_from_a_text_box() -> None:
         assert "Zoom in" not in _footer(app)
 
 
-async def test_colon_opens_the_palette_listing_every_key() -> None:
+async def _colon_opens_the_palette_listing_every_key(app, pilot) -> None:
     from textual.command import CommandPalette
 
     from proftui.tui.app.key_commands import own_bindings
 
-    app = ProftuiApp(str(SAMPLE))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        commands = list(app.get_system_commands(app.screen))
-        helps = {c.title: c.help for c in commands}
-        # Every key of the app, the timeline and the ops pane is there, with its key.
-        timeline = app.query_one(Timeline)
-        for node in (app, timeline, app.query_one(OpsPane)):
-            for binding in own_bindings(node):
-                if binding.action in ("cancel_load", "command_palette") or \
-                        binding.action.startswith("timeline("):
-                    continue
-                shown = app.get_key_display(binding)
-                assert any(help_text.endswith(f"key {shown})") or f"key {shown} or" in help_text
-                           or f"or {shown})" in help_text for help_text in helps.values()), \
-                    binding
-        assert helps["Zoom in"] == "Zoom the timeline in around the cursor (key w)"
-        assert helps["Ops: Whole trace"].endswith("(key W)")
-        assert helps["Table: Sort"].endswith("(key S)")
-        assert "Cluster: Metric" in helps and "Quit" in helps
-        assert {"Zoom in", "Zoom out", "Fit selection", "Search", "Go to iteration",
-                "Next theme", "Diagnostics"} <= set(helps)
-        # A command runs its action where it belongs: zoom in from the palette.
-        width0 = _width(timeline)
-        await pilot.press("colon")
-        await pilot.pause()
-        assert isinstance(app.screen, CommandPalette)
-        await pilot.press(*"zoom in")
-        await settle(app, pilot)  # the palette's search is a worker
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert _width(timeline) == pytest.approx(width0 / ZOOM_STEP, rel=1e-6)
-        # A pane's command shows its pane first.
-        await pilot.press("1")
-        await app.run_action("command_palette")
-        await pilot.pause()
-        await pilot.press(*"ops: side")
-        await settle(app, pilot)
-        side = app.query_one(OpsPane).side
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert app.query_one(TabbedContent).active == "pane-ops"
-        assert app.query_one(OpsPane).side != side
+    await pilot.press("2")
+    await settle(app, pilot)
+    commands = list(app.get_system_commands(app.screen))
+    helps = {c.title: c.help for c in commands}
+    # Every key of the app, the timeline and the ops pane is there, with its key.
+    timeline = app.query_one(Timeline)
+    for node in (app, timeline, app.query_one(OpsPane)):
+        for binding in own_bindings(node):
+            if binding.action in ("cancel_load", "command_palette") or \
+                    binding.action.startswith("timeline("):
+                continue
+            shown = app.get_key_display(binding)
+            assert any(help_text.endswith(f"key {shown})") or f"key {shown} or" in help_text
+                       or f"or {shown})" in help_text for help_text in helps.values()), \
+                binding
+    assert helps["Zoom in"] == "Zoom the timeline in around the cursor (key w)"
+    assert helps["Ops: Whole trace"].endswith("(key W)")
+    assert helps["Table: Sort"].endswith("(key S)")
+    assert "Cluster: Metric" in helps and "Quit" in helps
+    assert {"Zoom in", "Zoom out", "Fit selection", "Search", "Go to iteration",
+            "Next theme", "Diagnostics"} <= set(helps)
+    # A command runs its action where it belongs: zoom in from the palette.
+    width0 = _width(timeline)
+    await pilot.press("colon")
+    await pilot.pause()
+    assert isinstance(app.screen, CommandPalette)
+    await pilot.press(*"zoom in")
+    await settle(app, pilot)  # the palette's search is a worker
+    await pilot.press("enter")
+    await settle(app, pilot)
+    assert _width(timeline) == pytest.approx(width0 / ZOOM_STEP, rel=1e-6)
+    # A pane's command shows its pane first.
+    await pilot.press("1")
+    await app.run_action("command_palette")
+    await pilot.pause()
+    await pilot.press(*"ops: side")
+    await settle(app, pilot)
+    side = app.query_one(OpsPane).side
+    await pilot.press("enter")
+    await settle(app, pilot)
+    assert app.query_one(TabbedContent).active == "pane-ops"
+    assert app.query_one(OpsPane).side != side
 
 
-async def test_bang_shows_and_copies_the_command_of_the_pane() -> None:
-    from textual.widgets import Static
-
+async def test_bang_copies_the_command_of_the_pane_then_colon_lists_every_key() -> None:
+    """One session, two checks in turn: ! shows and copies the command of the pane (which
+    leaves the Iterations pane shown), then : opens the palette listing every key, whose
+    commands run where they belong."""
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(160, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.press("g", "3", "enter", "2")
-        await settle(app, pilot)
-        await pilot.press("v", "v")  # host tracks
-        await settle(app, pilot)
-        await pilot.press("exclamation_mark")
-        expected = f"proftui ops {SAMPLE} --iteration 3 --by name --side host"
-        assert app.clipboard == expected
-        assert expected in str(app.query_one("#status", Static).render())
-        await pilot.press("slash", *"Count>1", "enter", "exclamation_mark")
-        assert "not in it: the pane's filter (Count>1) is not applied" in str(
-            app.query_one("#status", Static).render())
-        await pilot.press("4", "exclamation_mark")
-        assert app.clipboard == f"proftui iterations {SAMPLE}"
+        await _bang_shows_and_copies_the_command_of_the_pane(app, pilot)
+        await _colon_opens_the_palette_listing_every_key(app, pilot)
+
+
+async def _bang_shows_and_copies_the_command_of_the_pane(app, pilot) -> None:
+    from textual.widgets import Static
+
+    await pilot.press("g", "3", "enter", "2")
+    await settle(app, pilot)
+    await pilot.press("v", "v")  # host tracks
+    await settle(app, pilot)
+    await pilot.press("exclamation_mark")
+    expected = f"proftui ops {SAMPLE} --iteration 3 --by name --side host"
+    assert app.clipboard == expected
+    assert expected in str(app.query_one("#status", Static).render())
+    await pilot.press("slash", *"Count>1", "enter", "exclamation_mark")
+    assert "not in it: the pane's filter (Count>1) is not applied" in str(
+        app.query_one("#status", Static).render())
+    await pilot.press("4", "exclamation_mark")
+    assert app.clipboard == f"proftui iterations {SAMPLE}"
 
 
 def _bound_keys() -> set[str]:
