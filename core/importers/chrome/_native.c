@@ -26,6 +26,7 @@
 #include <Python.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -364,15 +365,26 @@ static inline uint64_t hash_bytes(cptr p, Py_ssize_t n) {
     return h ^ (h >> 29);
 }
 
-static int grow_slots(int32_t **slots, Py_ssize_t *mask, Py_ssize_t n) {
+/* The slots of an open-addressing table grown for `n` items and more (kept at most a quarter
+ * full), the `n` items already there put in again by their hashes: item i's hash is the
+ * uint64 at byte `hash_at` of the item at items + i * stride. */
+static int grow_slots(int32_t **slots, Py_ssize_t *mask, Py_ssize_t n, const void *items,
+                      size_t stride, size_t hash_at) {
     Py_ssize_t size = 64;
-    while (size < 2 * (n + 1)) size *= 2;
+    while (size < 2 * (2 * n + 3)) size *= 2;
     int32_t *s = malloc((size_t)size * sizeof(int32_t));
     if (!s) return -1;
     memset(s, 0xff, (size_t)size * sizeof(int32_t));
     free(*slots);
     *slots = s;
     *mask = size - 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t h;
+        memcpy(&h, (const char *)items + (size_t)i * stride + hash_at, sizeof h);
+        Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)*mask);
+        while (s[j] >= 0) j = (j + 1) & *mask;
+        s[j] = (int32_t)i;
+    }
     return 0;
 }
 
@@ -381,14 +393,10 @@ static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
     if (hint >= 0 && b->tokens[hint].len == len &&
         memcmp(b->base + b->tokens[hint].start, p, (size_t)len) == 0)
         return hint;
-    if (2 * (b->n_tokens + 1) > b->token_mask) {
-        if (grow_slots(&b->token_slots, &b->token_mask, 2 * b->n_tokens + 2)) goto nomem;
-        for (Py_ssize_t i = 0; i < b->n_tokens; i++) {
-            Py_ssize_t j = (Py_ssize_t)(b->tokens[i].hash & (uint64_t)b->token_mask);
-            while (b->token_slots[j] >= 0) j = (j + 1) & b->token_mask;
-            b->token_slots[j] = (int32_t)i;
-        }
-    }
+    if (2 * (b->n_tokens + 1) > b->token_mask &&
+        grow_slots(&b->token_slots, &b->token_mask, b->n_tokens, b->tokens, sizeof(Token),
+                   offsetof(Token, hash)))
+        goto nomem;
     uint64_t h = hash_bytes(p, len);
     Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)b->token_mask);
     Py_ssize_t off = p - b->base;
@@ -416,14 +424,10 @@ nomem:
 }
 
 static int32_t combo_id(Batch *b, const int32_t *parts) {
-    if (2 * (b->n_combos + 1) > b->combo_mask) {
-        if (grow_slots(&b->combo_slots, &b->combo_mask, 2 * b->n_combos + 2)) goto nomem;
-        for (Py_ssize_t i = 0; i < b->n_combos; i++) {
-            Py_ssize_t j = (Py_ssize_t)(b->combos[i].hash & (uint64_t)b->combo_mask);
-            while (b->combo_slots[j] >= 0) j = (j + 1) & b->combo_mask;
-            b->combo_slots[j] = (int32_t)i;
-        }
-    }
+    if (2 * (b->n_combos + 1) > b->combo_mask &&
+        grow_slots(&b->combo_slots, &b->combo_mask, b->n_combos, b->combos, sizeof(Combo),
+                   offsetof(Combo, hash)))
+        goto nomem;
     uint64_t h = hash_bytes((cptr)parts, NCOMBO * sizeof(int32_t));
     Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)b->combo_mask);
     for (;;) {
