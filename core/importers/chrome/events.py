@@ -109,13 +109,13 @@ class ChromeEvents:
         elif group == FLOW:
             self._add_flows(view, refs, times)
         elif group == COUNTER:
-            for ev, ref, ts in zip(view.events(), refs.tolist(), view.each_time(times)):
+            for ev, ref, ts in zip(view.events(), refs.tolist(), view.each_time(builder, times)):
                 self._add_counter(ev, ref, offset, ts)
         elif group == META:
             for ev in view.events():
                 self._add_metadata(ev, offset)
         elif group in (ASYNC, LEGACY_ASYNC):
-            for ev, ref, ts in zip(view.events(), refs.tolist(), view.each_time(times)):
+            for ev, ref, ts in zip(view.events(), refs.tolist(), view.each_time(builder, times)):
                 self._add_async(ev, ref, offset, ts)
         elif group == UNKNOWN:  # kept, as instants: a later version of the format's, or a
             # tool's own; what it is for is unknown, where and when it happened is not
@@ -207,12 +207,9 @@ class ChromeEvents:
         self.builder.add_flow_points(ts, track, cat, name, id_num, id_str, phase, enclosing,
                                      refs, keep=ok)
 
-    def _add_counter(self, ev: Event, ref: int, offset: int, ts: int | None | bool) -> None:
-        """One counter event; `ts` its time on the shared clock (None: unusable), or False
-        to read it from the event."""
+    def _add_counter(self, ev: Event, ref: int, offset: int, ts: int | None) -> None:
+        """One counter event; `ts` its time on the shared clock (None: unusable)."""
         builder = self.builder
-        if ts is False:
-            ts = builder.shared_clock_one(one_us_to_ns(ev.ts))
         args = event_args(ev)
         if ts is None:
             builder.diagnostics.add("bad_timestamp", 1, offset)
@@ -260,9 +257,7 @@ class ChromeEvents:
                 self.builder.diagnostics.add("bad_metadata", 1, offset,
                                              f"{kind}: {json_text(value)[:30]}")
 
-    def _add_async(self, ev: Event, ref: int, offset: int, ts: int | None | bool) -> None:
-        if ts is False:  # (as _add_counter)
-            ts = self.builder.shared_clock_one(one_us_to_ns(ev.ts))
+    def _add_async(self, ev: Event, ref: int, offset: int, ts: int | None) -> None:
         if ts is None:
             self.builder.diagnostics.add("bad_timestamp", 1, offset)
             return
@@ -374,10 +369,12 @@ class _Listed:
     def count_phases(self, builder: TraceBuilder) -> None:
         builder.count_phases(self.field("ph"))
 
-    def each_time(self, times: tuple[np.ndarray, np.ndarray]) -> repeat:
-        """False for each event: its time is read from the event by one_us_to_ns, which
-        differs from the batch's conversion on odd values (a bool is no time to it)."""
-        return repeat(False)
+    def each_time(self, builder: TraceBuilder, times: tuple[np.ndarray, np.ndarray],
+                  ) -> list[int | None]:
+        """Each event's time on the shared clock (None: unusable), read from the event by
+        one_us_to_ns, which differs from the batch's conversion on odd values (a bool is no
+        time to it)."""
+        return [builder.shared_clock_one(one_us_to_ns(e.ts)) for e in self.evs]
 
     def first_of(self, name: str, other: str) -> list[Any]:
         """Per event field `name`, or `other` where `name` is absent (None)."""
@@ -440,7 +437,8 @@ class _Native:
         for value, n in zip(values[ids].tolist(), counts[ids].tolist()):
             builder.count_phase(value, n)
 
-    def each_time(self, times: tuple[np.ndarray, np.ndarray]) -> list[int | None]:
+    def each_time(self, builder: TraceBuilder, times: tuple[np.ndarray, np.ndarray],
+                  ) -> list[int | None]:
         """Each event's time on the shared clock (None: unusable): the reader's, which reads
         only what one_us_to_ns reads alike."""
         return [t if ok else None for t, ok in zip(times[0].tolist(), times[1].tolist())]
