@@ -16,7 +16,6 @@ that made its input); exits 1 on any disagreement.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -28,6 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import same_answers  # noqa: E402
 from fuzz_mutations import edit_json  # noqa: E402
 
 SEEDS = ["kineto_demo.pt.trace.json", "diff_before.pt.trace.json", "diff_after.pt.trace.json"]
@@ -35,10 +35,8 @@ BATCHES = [256, 1024, 4096]
 
 
 def fingerprint(path: str, native: bool, batch_bytes: int) -> tuple[str, dict[str, int]]:
-    """A hash of everything the index of `path` holds (or of the sentence refusing it), and
-    the batches each reader read."""
-    import numpy as np
-
+    """A hash of everything the index of `path` holds (same_answers.py's hashes, but the
+    `reader` counts), or of the sentence refusing it, and the batches each reader read."""
     from proftui.core import ProftuiError, load_trace
 
     os.environ["PROFTUI_NATIVE"] = "1" if native else "0"
@@ -46,17 +44,8 @@ def fingerprint(path: str, native: bool, batch_bytes: int) -> tuple[str, dict[st
         index = load_trace(path, use_cache=False, batch_bytes=batch_bytes)
     except ProftuiError as exc:
         return f"refused: {type(exc).__name__}: {exc}", {}
-    h = hashlib.sha256()
-    for name in sorted(index.arrays):
-        array = np.ascontiguousarray(index.arrays[name])
-        h.update(name.encode() + str(array.dtype).encode() + array.tobytes())
-    texts = "\x00".join(index.strings[i] for i in range(len(index.strings)))
-    h.update(texts.encode("utf-8", "surrogatepass"))
-    meta = {k: v for k, v in index.meta.items() if k not in ("cache_path", "cache_id", "reader")}
-    h.update(json.dumps(meta, sort_keys=True, default=repr).encode())
-    h.update(repr([(p.kind, p.count, p.first_offset, p.detail)
-                   for p in index.diagnostics]).encode())
-    return h.hexdigest()[:24], dict(index.meta.get("reader", {}))
+    hashes = same_answers.index_hashes(index, drop_meta=("reader",))
+    return json.dumps(hashes, sort_keys=True), dict(index.meta.get("reader", {}))
 
 
 @dataclass

@@ -12,11 +12,13 @@ per input with the batches each reader read, and exits 1 if any index differs.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import same_answers  # noqa: E402
 
 HERE = Path(__file__).resolve().parent.parent
 CORPUS = HERE.parent / "shared" / "corpus"
@@ -24,10 +26,9 @@ CORPUS = HERE.parent / "shared" / "corpus"
 
 def index_hashes(path: str, native: bool, batch_bytes: int | None = None,
                  ) -> tuple[dict[str, str], dict[str, int]]:
-    """The hashes of the index of `path` read with or without the native reader, and the
-    batches each reader read."""
-    import numpy as np
-
+    """The hashes of the index of `path` read with or without the native reader (those of
+    same_answers.py, but the `reader` counts, which say which reader ran), and the batches
+    each reader read."""
     from proftui.core import load_trace
 
     os.environ["PROFTUI_NATIVE"] = "1" if native else "0"
@@ -35,21 +36,8 @@ def index_hashes(path: str, native: bool, batch_bytes: int | None = None,
         index = load_trace(path, use_cache=False, batch_bytes=batch_bytes)
     except Exception as exc:  # a refusal is an answer too, and must be the same
         return {"error": f"{type(exc).__name__}: {exc}"}, {}
-    out = {}
-    for name in sorted(index.arrays):
-        array = np.ascontiguousarray(index.arrays[name])
-        out[name] = _hash(str(array.dtype).encode() + array.tobytes())
-    texts = "\x00".join(index.strings[i] for i in range(len(index.strings)))
-    out["strings"] = _hash(texts.encode("utf-8", "surrogatepass"))
-    meta = {k: v for k, v in index.meta.items() if k not in ("cache_path", "cache_id", "reader")}
-    out["meta"] = _hash(json.dumps(meta, sort_keys=True, default=repr).encode())
-    out["diagnostics"] = _hash(repr([vars(p) if hasattr(p, "__dict__") else repr(p)
-                                    for p in index.diagnostics]).encode())
-    return out, dict(index.meta.get("reader", {}))
-
-
-def _hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:24]
+    return same_answers.index_hashes(index, drop_meta=("reader",)), \
+        dict(index.meta.get("reader", {}))
 
 
 def default_inputs() -> list[Path]:

@@ -58,21 +58,28 @@ def digest(data: bytes) -> str:
 
 
 def index_digest(path: str) -> dict[str, str]:
-    import numpy as np
-
     from proftui.core import load_trace
 
     try:
         index = load_trace(path)
     except Exception as exc:  # a refusal is an answer too
         return {"error": f"{type(exc).__name__}: {exc}"}
+    return index_hashes(index)
+
+
+def index_hashes(index, drop_meta: tuple[str, ...] = ()) -> dict[str, str]:
+    """A hash of each array of `index`, of its string table, of its metadata (but the random
+    cache keys and `drop_meta`) and of its diagnostics."""
+    import numpy as np
+
     out = {}
     for name in sorted(index.arrays):
         array = np.ascontiguousarray(index.arrays[name])
         out[name] = digest(str(array.dtype).encode() + array.tobytes())
     out["strings"] = digest("\x00".join(index.strings[i] for i in range(len(index.strings)))
                             .encode("utf-8", "surrogatepass"))
-    meta = {k: v for k, v in index.meta.items() if k not in ("cache_path", "cache_id")}  # random
+    meta = {k: v for k, v in index.meta.items()
+            if k not in ("cache_path", "cache_id", *drop_meta)}  # (the cache keys: random)
     out["meta"] = digest(json.dumps(meta, sort_keys=True, default=repr).encode())
     out["diagnostics"] = digest(repr([vars(p) if hasattr(p, "__dict__") else repr(p)
                                      for p in index.diagnostics]).encode())
