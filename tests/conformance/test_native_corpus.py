@@ -6,13 +6,16 @@ at any batch size)."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from proftui.core import load_trace
 from proftui.core.importers.chrome import native
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+from helpers import assert_same_index  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 pytestmark = [
@@ -46,15 +49,6 @@ def test_the_same_index_from_both_readers(name: str, monkeypatch: pytest.MonkeyP
     path = CORPUS / name
     a = _index(path, "native", 16 << 10, monkeypatch)
     b = _index(path, "python", 16 << 10, monkeypatch)
-    assert a.arrays.keys() == b.arrays.keys()
-    for key in a.arrays:
-        assert np.array_equal(a.arrays[key], b.arrays[key]), key
-    assert [a.strings[i] for i in range(len(a.strings))] == \
-        [b.strings[i] for i in range(len(b.strings))]
-    assert [(p.kind, p.count, p.first_offset) for p in a.diagnostics] == \
-        [(p.kind, p.count, p.first_offset) for p in b.diagnostics]
-    drop = ("reader", "cache_path", "cache_id")
-    assert {k: v for k, v in a.meta.items() if k not in drop} == \
-        {k: v for k, v in b.meta.items() if k not in drop}
+    assert_same_index(a, b, drop_meta=("reader",))
     if path.stat().st_size > 64 << 10:
         assert a.meta["reader"]["native"] > a.meta["reader"]["python"]

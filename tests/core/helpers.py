@@ -67,6 +67,24 @@ def columns_equal(a: TraceIndex, b: TraceIndex) -> bool:
     return problems(a) == problems(b)
 
 
+def assert_same_index(a: TraceIndex, b: TraceIndex, drop_meta: tuple[str, ...] = ()) -> None:
+    """Two indexes alike: every array (values and dtype), the string table, the problems
+    (kind, count, where the first is) and the metadata, but the cache's keys and `drop_meta`."""
+    import numpy as np
+
+    assert a.arrays.keys() == b.arrays.keys()
+    for key in a.arrays:
+        assert np.array_equal(a.arrays[key], b.arrays[key]), key
+        assert a.arrays[key].dtype == b.arrays[key].dtype, key
+    assert [a.strings[i] for i in range(len(a.strings))] == \
+        [b.strings[i] for i in range(len(b.strings))]
+    assert [(p.kind, p.count, p.first_offset) for p in a.diagnostics] == \
+        [(p.kind, p.count, p.first_offset) for p in b.diagnostics]
+    drop = ("cache_path", "cache_id", *drop_meta)
+    assert {k: v for k, v in a.meta.items() if k not in drop} == \
+        {k: v for k, v in b.meta.items() if k not in drop}
+
+
 def kineto_rank_file(folder: Path, rank: int, events: list[dict]) -> Path:
     """A Kineto trace of rank `rank` (``rank-N.pt.trace.json``, with its distributedInfo)."""
     path = folder / f"rank-{rank}.pt.trace.json"

@@ -12,13 +12,13 @@ import sys
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from proftui.core.importers.chrome import native
 from proftui.core.model.timeconv import us_to_ns
 
-from helpers import load, problems, write_trace
+from helpers import assert_same_index as same_index
+from helpers import load, write_trace
 
 # CI builds the module (.ci/run sets PROFTUI_REQUIRE_NATIVE): there a missing module fails.
 pytestmark = pytest.mark.skipif(
@@ -46,16 +46,7 @@ def index_of(path: Path, reader: str, batch: int, monkeypatch: pytest.MonkeyPatc
 def assert_same_index(path: Path, batch: int, monkeypatch: pytest.MonkeyPatch) -> dict:
     a = index_of(path, "native", batch, monkeypatch)
     b = index_of(path, "python", batch, monkeypatch)
-    assert a.arrays.keys() == b.arrays.keys()
-    for key in a.arrays:
-        assert np.array_equal(a.arrays[key], b.arrays[key]), key
-        assert a.arrays[key].dtype == b.arrays[key].dtype, key
-    assert [a.strings[i] for i in range(len(a.strings))] == \
-        [b.strings[i] for i in range(len(b.strings))]
-    assert problems(a) == problems(b)
-    drop = ("reader", "cache_path", "cache_id")
-    assert {k: v for k, v in a.meta.items() if k not in drop} == \
-        {k: v for k, v in b.meta.items() if k not in drop}
+    same_index(a, b, drop_meta=("reader",))
     assert b.meta["reader"]["native"] == 0
     return a.meta["reader"]
 
