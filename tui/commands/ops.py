@@ -46,12 +46,31 @@ SPEC = Command(
                                        "Z; default Total)"),
      top_option(f"print the first K rows (default {DEFAULT_TOP} as text, all as JSON; 0 for "
                 "all)", least=0),
+     Arg("--efficiency", action="store_true",
+         help="per op and input shapes: FLOPs and bytes of a call (the perf models), the "
+              "TFLOP/s and TB/s reached, FLOP per byte, the bound (compute or memory) and "
+              "Roof(%%), the share of the roof reached; from the device tasks the profiler "
+              "gives shapes for (Ascend kernel_details, Kineto host ops with Input Dims)"),
+     Arg("--roofline", action="store_true",
+         help="with --efficiency: draw the ops on a roofline (log-log, the mark sized by "
+              "the time each costs) after the table"),
+     Arg("--device", metavar="NAME",
+         help="judge against this device's peaks (a name of the peaks table, e.g. H100 SXM, "
+              "Ascend 910B2) rather than the one the profile names"),
+     Arg("--peaks", metavar="FILE", files=True,
+         help="a CSV of device peaks with the columns of the bundled table"),
+     Arg("--peak-tflops", type=float, metavar="X",
+         help="the matrix peak in TFLOP/s (overrides the table's)"),
+     Arg("--peak-tbps", type=float, metavar="X",
+         help="the memory bandwidth in TB/s (overrides the table's)"),
      json_option()),
     ("proftui ops trace.json",
      "proftui ops --iteration 3 --side device PROF_000001_...",
      "proftui ops --range 12.5ms:40ms --by category trace.json.gz",
      "proftui ops --sort Count --top 10 trace.json",
-     "proftui ops --json trace.json | jq '.rows[0]'"))
+     "proftui ops --json trace.json | jq '.rows[0]'",
+     "proftui ops --efficiency --roofline PROF_000001_...",
+     "proftui ops --efficiency --device 'H100 SXM' --json trace.json"))
 
 
 def cmd_ops(argv: list[str]) -> int:
@@ -63,6 +82,10 @@ def cmd_ops(argv: list[str]) -> int:
     index = load(args)
     lo, hi, label = ops_window(args, index)
     origin = capture_start_ns(index)
+    if args.efficiency or args.roofline:
+        from proftui.tui.commands.ops_efficiency import print_efficiency
+
+        return print_efficiency(args, index, lo, hi, window_text(label, lo, hi, origin))
     groups = group_windows(args, index)
     table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side,
                           tables=grouping_tables(index, args.by), groups=groups)

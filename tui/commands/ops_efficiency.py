@@ -1,0 +1,88 @@
+"""`proftui ops --efficiency` (and `--roofline`): per op and input shapes, the work of a call,
+the rates reached and the share of the roof; the Ops pane's `e` view shows the same table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from proftui.tui.commands.common import (
+    EXIT_OK,
+    json_key,
+    json_value,
+    print_json,
+    print_table,
+    print_warning,
+    with_warnings,
+)
+from proftui.tui.text.format import fmt_count, fmt_duration, plural
+from proftui.tui.text.roofline import roofline_lines
+
+DEFAULT_TOP = 50
+
+
+def _peaks_json(peaks) -> dict[str, Any] | None:
+    if peaks is None:
+        return None
+    return {"device": peaks.device, "matrix_tflops": {k: v / 1e12 for k, v in peaks.matrix.items()},
+            "vector_tflops": {k: v / 1e12 for k, v in peaks.vector.items()},
+            "bandwidth_tbps": peaks.bandwidth / 1e12 if peaks.bandwidth else None,
+            "source": peaks.source}
+
+
+def _row_json(found, table, r: int) -> dict[str, Any]:
+    from proftui.core.perf.models import NoModel
+
+    g = found.groups[r]
+    row = {json_key(c): json_value(c, c.values[r]) for c in table.columns
+           if c.name not in ("Shapes", "Dtypes", "Model")}
+    modelled = not isinstance(g.work, NoModel)
+    row.update({
+        "shapes": [list(s) if s else None for s in g.inputs],
+        "dtypes": list(g.dtypes),
+        "flops": g.work.flops if modelled else None,
+        "bytes": g.work.bytes if modelled else None,
+        "model": g.work.model if modelled else None,
+        "no_model": None if modelled else g.work.reason,
+        "counters": g.counters,
+        "slices": [int(s) for s in g.slices[:8]],
+    })
+    return row
+
+
+def print_efficiency(args: argparse.Namespace, index, lo: int, hi: int, where: str) -> int:
+    from proftui.core.perf.efficiency import efficiency, profile_peaks, roofline_points
+    from proftui.core.perf.instances import op_instances
+
+    peaks, said = profile_peaks(index, device=args.device, peaks_file=args.peaks,
+                                tflops=args.peak_tflops, tbps=args.peak_tbps)
+    found = efficiency(op_instances(index, start_ns=lo, end_ns=hi), peaks)
+    table = found.table
+    top = args.top if args.top is not None else (0 if args.json else DEFAULT_TOP)
+    shown = list(range(table.n_rows))[:top or None]
+    if args.json:
+        result = {"window": {"start_ns": lo, "end_ns": hi}, "source": found.source,
+                  "peaks": _peaks_json(peaks), "peaks_from": said,
+                  "modelled_ns": found.modelled_ns, "total_ns": found.total_ns,
+                  "ops": table.n_rows, "rows": [_row_json(found, table, r) for r in shown]}
+        print_json(with_warnings(result, index))
+        return EXIT_OK
+    print_warning(index)
+    title = (f"op efficiency of {where}: {plural(table.n_rows, 'op shape')} from "
+             f"{found.source or 'no table with shapes'}; peaks: {said}")
+    print_table(table, list(range(len(table.columns))), shown, title, blank="(none)")
+    if len(shown) < table.n_rows:
+        sys.stdout.write(f"... and {fmt_count(table.n_rows - len(shown))} more op shapes "
+                         "(--top 0 prints all)\n")
+    if found.total_ns:
+        sys.stdout.write(f"the models cover {fmt_duration(found.modelled_ns)} of "
+                         f"{fmt_duration(found.total_ns)} device time with shapes "
+                         f"({100 * found.modelled_ns / found.total_ns:.1f}%)\n")
+    if args.roofline:
+        points, roof = roofline_points(found)
+        if roof is not None:
+            sys.stdout.write(f"\nroofline: {roof.text}\n")
+        sys.stdout.write("\n".join(roofline_lines(
+            points, roof.flops if roof else None, roof.bandwidth if roof else None)) + "\n")
+    return EXIT_OK
