@@ -9,8 +9,6 @@ from typing import Any
 
 from proftui.tui.commands.common import (
     EXIT_OK,
-    json_key,
-    json_value,
     print_json,
     print_table,
     print_warning,
@@ -31,24 +29,31 @@ def _peaks_json(peaks) -> dict[str, Any] | None:
             "source": peaks.source}
 
 
-def _row_json(found, table, r: int) -> dict[str, Any]:
+def _number(value: float) -> float | None:
+    return None if value != value else float(value)
+
+
+def _row_json(found, r: int) -> dict[str, Any]:
+    """One op shape: the JSON keys of docs/json.md, times in integer ns."""
     from proftui.core.perf.models import NoModel
 
-    g = found.groups[r]
-    row = {json_key(c): json_value(c, c.values[r]) for c in table.columns
-           if c.name not in ("Shapes", "Dtypes", "Model")}
+    g, column = found.groups[r], found.table.find
     modelled = not isinstance(g.work, NoModel)
-    row.update({
-        "shapes": [list(s) if s else None for s in g.inputs],
-        "dtypes": list(g.dtypes),
+    share = _number(column("Roof").values[r])
+    return {
+        "op": g.op, "shapes": [list(s) if s else None for s in g.inputs],
+        "dtypes": list(g.dtypes), "count": g.calls, "total_ns": g.total_ns,
+        "avg_ns": round(g.total_ns / g.calls),
         "flops": g.work.flops if modelled else None,
         "bytes": g.work.bytes if modelled else None,
+        "tflops": _number(column("TFLOP/s").values[r]),
+        "tbps": _number(column("TB/s").values[r]),
+        "flop_per_byte": _number(column("FLOP/B").values[r]),
+        "bound": column("Bound").values[r], "roof_pct": share,
         "model": g.work.model if modelled else None,
         "no_model": None if modelled else g.work.reason,
-        "counters": g.counters,
-        "slices": [int(s) for s in g.slices[:8]],
-    })
-    return row
+        "counters": g.counters, "slices": g.slices[:8],
+    }
 
 
 def print_efficiency(args: argparse.Namespace, index, lo: int, hi: int, where: str) -> int:
@@ -65,7 +70,7 @@ def print_efficiency(args: argparse.Namespace, index, lo: int, hi: int, where: s
         result = {"window": {"start_ns": lo, "end_ns": hi}, "source": found.source,
                   "peaks": _peaks_json(peaks), "peaks_from": said,
                   "modelled_ns": found.modelled_ns, "total_ns": found.total_ns,
-                  "ops": table.n_rows, "rows": [_row_json(found, table, r) for r in shown]}
+                  "ops": table.n_rows, "rows": [_row_json(found, r) for r in shown]}
         print_json(with_warnings(result, index))
         return EXIT_OK
     print_warning(index)
