@@ -53,6 +53,7 @@ from proftui.core.analysis.table_diff import (
     compare_tables,
     delta_tables,
 )
+from proftui.core.analysis.work_diff import WorkDelta, modelled_per_step, work_deltas
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Column, Table, text_column
@@ -186,6 +187,7 @@ class Diff:
     op_overlap: float = 1.0
     ranks: RankComparison = RankComparison()
     tables: list[TableDelta] = field(default_factory=list)
+    work: dict[str, WorkDelta] = field(default_factory=dict)  # by name: FLOPs and rate per op
 
     @property
     def conclusive(self) -> bool:
@@ -216,7 +218,9 @@ class Diff:
                               "delta": (n - b) if b is not None and n is not None else None}
                           for k, (b, n) in self.parts.items()},
             # each op named by its grouping, as `ops --json` names it ("key": the old name)
-            "ops": [{self.by: o.key, **o.to_json()} for o in self.ops[:top]],
+            "ops": [{self.by: o.key, **o.to_json(),
+                     "work": self.work[o.key].to_json() if o.key in self.work else None}
+                    for o in self.ops[:top]],
             "ranks": [r.to_json() for r in self.ranks.rows],
             "ranks_matched_by": self.ranks.matched_by,
             "slowest": {"base": self.ranks.slowest_base.to_json(),
@@ -249,8 +253,14 @@ def compare(base: Opened, new: Opened, *, by: str = "name", side: str = "all", s
     ranks = compare_ranks(b_sum.groups, b_sum.per_group_ns, n_sum.groups, n_sum.per_group_ns)
     tables = compare_tables(base.tables, new.tables, lambda name: normalise(name, op_map))
     warnings += _capture_lengths(base, new, tables)
+    work = {}
+    if by == "name":  # the models' FLOPs are per task name, as the name key is
+        key = (lambda name: normalise(name, op_map))
+        work = work_deltas(
+            modelled_per_step(base.index, step_windows(base, b_sum.iterations), key),
+            modelled_per_step(new.index, step_windows(new, n_sum.iterations), key))
     diff = Diff(b_sum, n_sum, warnings, comparable, test, parts, ops, by, side,
-                op_overlap=overlap, ranks=ranks, tables=tables)
+                op_overlap=overlap, ranks=ranks, tables=tables, work=work)
     return Diff(**{**diff.__dict__, "verdict": verdict(diff)})
 
 
@@ -564,9 +574,23 @@ def ops_table(diff: Diff, top: int | None = None) -> Table:
     ops = [(o.key, o.base_total_ns, o.new_total_ns, o.delta_ns,
             o.delta_ns / o.base_total_ns if o.base_total_ns else None, o.base_count,
             o.new_count, o.status) for o in diff.ops[:top]]
-    return rows_table([diff.by.capitalize(), "Base", "New", "Delta", "Delta(%)", "Count base",
-                       "Count new", "Status"], ["text", "ns", "ns", "ns", "%", "", "", "text"],
-                      ops)
+    headers = [diff.by.capitalize(), "Base", "New", "Delta", "Delta(%)", "Count base",
+               "Count new", "Status"]
+    kinds = ["text", "ns", "ns", "ns", "%", "", "", "text"]
+    if diff.work:  # the cause only where a model saw the op on both sides
+        ops = [(*row, _cause_text(diff.work.get(o.key))) for row, o in zip(ops, diff.ops)]
+        headers, kinds = headers + ["Why"], kinds + ["text"]
+    return rows_table(headers, kinds, ops)
+
+
+def _cause_text(work: WorkDelta | None) -> str:
+    """"work +12%", "speed -8%" (FLOP/s), "both", "same": what changed of a modelled op."""
+    if work is None or not work.cause:
+        return ""
+    flops = f"work {100 * (work.new_flops / work.base_flops - 1):+.0f}%"
+    rate = f"speed {100 * (work.new_rate / work.base_rate - 1):+.0f}%"
+    return {"work": flops, "speed": rate, "both": f"{flops}, {rate}",
+            "same": "same work and speed"}[work.cause]
 
 
 def instances_table(diff: Diff, base: Opened, new: Opened, key: str,
