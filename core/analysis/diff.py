@@ -255,7 +255,9 @@ def compare(base: Opened, new: Opened, *, by: str = "name", side: str = "all", s
     warnings += _capture_lengths(base, new, tables)
     work = {}
     if by == "name":  # the models' FLOPs are per task name, as the name key is
-        key = (lambda name: normalise(name, op_map))
+        def key(name: str) -> str:
+            return normalise(name, op_map)
+
         work = work_deltas(
             modelled_per_step(base.index, step_windows(base, b_sum.iterations), key),
             modelled_per_step(new.index, step_windows(new, n_sum.iterations), key))

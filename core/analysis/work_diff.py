@@ -55,9 +55,11 @@ class WorkDelta:
                 (False, False): "same"}[(work, speed)]
 
     def to_json(self) -> dict[str, Any]:
-        rate = (lambda r: None if r is None else r / 1e12)
+        def tflops(rate: float | None) -> float | None:
+            return None if rate is None else rate / 1e12
+
         return {"base_flops": round(self.base_flops), "new_flops": round(self.new_flops),
-                "base_tflops": rate(self.base_rate), "new_tflops": rate(self.new_rate),
+                "base_tflops": tflops(self.base_rate), "new_tflops": tflops(self.new_rate),
                 "cause": self.cause}
 
 
