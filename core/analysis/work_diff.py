@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from proftui.core.perf.efficiency import op_groups
+from proftui.core.perf.efficiency import op_groups, subset_instances
 from proftui.core.perf.instances import OpInstances, op_instances
 from proftui.core.perf.models import NoModel
 
@@ -85,26 +85,13 @@ def _in_windows(found: OpInstances, windows: Sequence[Window]) -> list[np.ndarra
     return out
 
 
-def _subset(found: OpInstances, rows: np.ndarray) -> OpInstances:
-    pick = rows.tolist()
-    fields = {}
-    for name, value in found.__dict__.items():
-        if isinstance(value, np.ndarray):
-            fields[name] = value[rows]
-        elif isinstance(value, list):
-            fields[name] = [value[i] for i in pick]
-        else:
-            fields[name] = value
-    return OpInstances(**fields)
-
-
 def modelled_per_step(index, windows: Sequence[Window], key: Callable[[str], str]
                       ) -> dict[str, tuple[float, float]]:
     """Per op key: (FLOPs, device ns) per window of the calls a model covers."""
     found = op_instances(index)
     out: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for rows in _in_windows(found, windows):
-        part = _subset(found, rows)
+        part = subset_instances(found, rows)
         for g in op_groups(part):
             if isinstance(g.work, NoModel):
                 continue

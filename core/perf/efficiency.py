@@ -89,6 +89,20 @@ class Efficiency:
     total_ns: int  # device time of every call with shapes
 
 
+def subset_instances(found: OpInstances, rows: np.ndarray) -> OpInstances:
+    """The instances at `rows` (their order), every column alike."""
+    pick = np.asarray(rows, np.int64)
+    fields = {}
+    for name, value in vars(found).items():
+        if isinstance(value, np.ndarray):
+            fields[name] = value[pick]
+        elif isinstance(value, list):
+            fields[name] = [value[i] for i in pick.tolist()]
+        else:
+            fields[name] = value
+    return type(found)(**fields)
+
+
 def shapes_text(shapes: tuple[Shape | None, ...]) -> str:
     """`(32, 9216), None, (4096,)` -> "32x9216, -, 4096"."""
     return ", ".join("x".join(map(str, s)) if s else "-" for s in shapes)
