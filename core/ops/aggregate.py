@@ -29,7 +29,7 @@ from proftui.core.ops.iterations import (
     warmup,
 )
 from proftui.core.ops.roles import roles, track_groups
-from proftui.core.query.self_time import self_times, window_self
+from proftui.core.query.self_time import self_times, window_own
 
 SIDES = ("all", "device", "host")
 OUTLIER_RATIO = 1.2  # an iteration longer than this times its group's median is an outlier
@@ -100,23 +100,24 @@ def _at(bound: Bound, rows: np.ndarray) -> Bound:
     return bound[rows] if np.ndim(bound) else np.int64(bound)
 
 
-def _selection(index: TraceIndex, lo: Bound, hi: Bound, keep_track: np.ndarray | None
-               ) -> np.ndarray:
+def _selection(index: TraceIndex, lo: Bound, hi: Bound, keep_track: np.ndarray | None,
+               rows: slice = slice(None)) -> np.ndarray:
     """Indices of the operator slices (see :mod:`proftui.core.ops.roles`) overlapping [lo, hi)
-    on the kept tracks (bounds: scalars, or one per slice of the index).
+    on the kept tracks (bounds: scalars, or one per slice of the index), among the index's
+    `rows` (all of them by default).
 
     A slice overlaps when it starts before `hi` and ends after `lo`; a zero-length slice
     when it lies in [lo, hi) (as :func:`proftui.core.ops.window.slices_in_window`)."""
-    start = index.col("slices.start")
-    mask = roles(index).op.copy()
+    start = index.col("slices.start")[rows]
+    mask = roles(index).op[rows].copy()
     if np.ndim(lo) or not (lo <= index.start_ns and hi >= index.end_ns):
-        dur = index.col("slices.dur")
-        low, high = _at(lo, slice(None)), _at(hi, slice(None))
+        dur = index.col("slices.dur")[rows]
+        low, high = _at(lo, rows), _at(hi, rows)
         end = start + dur
         mask &= (start < high) & ((end > low) | ((dur == 0) & (start >= low)))
     if keep_track is not None:
-        mask &= keep_track[index.col("slices.track")]
-    return np.flatnonzero(mask)
+        mask &= keep_track[index.col("slices.track")[rows]]
+    return np.flatnonzero(mask) + (rows.start or 0)
 
 
 # -- ops of a window ----------------------------------------------------------------------------
@@ -155,27 +156,26 @@ def aggregate_ops(index: TraceIndex, *, start_ns: int | None = None, end_ns: int
     key_header = GROUP_BY[by]
     lo, hi = _window(index, start_ns, end_ns)
     lo_at, hi_at, keep, track_span = _bounds(index, lo, hi, groups)
-    sel, clipped_start, clipped_end = _clipped(index, lo_at, hi_at, tracks, side, keep)
-    dur = index.col("slices.dur")[sel]
-    keys = all_keys[sel]
+    keep_track = _kept_tracks(index, tracks, side, keep)
     n_keys = len(key_labels)
-    count, total = _count_total(keys, clipped_end - clipped_start, n_keys)
-    whole = sums_ns(keys, dur, n_keys)
-    low = np.full(n_keys, np.iinfo(np.int64).max)
-    np.minimum.at(low, keys, dur)
-    high = np.full(n_keys, -1, np.int64)
-    np.maximum.at(high, keys, dur)
     # Self: the time each slice owns in the window (see proftui.core.query.self_time).
     whole_trace = groups is None and lo <= index.start_ns and hi >= index.end_ns
-    owned = sums_ns(keys, self_times(index)[sel] if whole_trace
-                    else window_self(index, sel, lo_at, hi_at), n_keys)
+    own = self_times(index) if whole_trace else window_own(index, lo_at, hi_at)
+    sums = _Sums(n_keys, index.n_tracks)
+    for rows in _chunks(index):
+        sel = _selection(index, lo_at, hi_at, keep_track, rows)
+        clipped_start, clipped_end = _clip(index, lo_at, hi_at, sel)
+        keys = all_keys[sel]
+        sums.add(keys, clipped_end - clipped_start, index.col("slices.dur")[sel], own[sel])
+        sums.occupancy(keys, index.col("slices.track")[sel], clipped_start, clipped_end,
+                       hi - lo, track_span, int(index.col("slices.track")[rows.stop - 1]))
+    count, total, whole, owned, low, high = sums.totals()
+    occupied, spans = sums.occupied, sums.spans
     present = np.flatnonzero(count)
     present = present[np.argsort(-total[present], kind="stable")]
     cnt = count[present]
     tot = total[present]
     self_ns = owned[present]
-    occupied, spans = _occupancy(keys, index.col("slices.track")[sel], clipped_start,
-                                 clipped_end, n_keys, hi - lo, track_span)
     self_sum = float(self_ns.sum())
     whole_ = "" if whole_trace else " (whole)"
     columns = [
@@ -215,19 +215,32 @@ def op_totals(index: TraceIndex, *, start_ns: int | None = None, end_ns: int | N
     return [labels[int(k)] for k in present], totals[present], counts[present]
 
 
-def _clipped(index: TraceIndex, lo: Bound, hi: Bound,
-             tracks: Sequence[int] | np.ndarray | None, side: str,
-             keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The operator slices overlapping [lo, hi) on the tracks asked for (and `keep`), and
-    their starts and ends clipped to the window."""
+def _kept_tracks(index: TraceIndex, tracks: Sequence[int] | np.ndarray | None, side: str,
+                 keep: np.ndarray | None) -> np.ndarray | None:
+    """Boolean per track of the tracks asked for and in `keep`, or None for all."""
     keep_track = _track_filter(index, tracks, side)
     if keep is not None:
         keep_track = keep if keep_track is None else keep_track & keep
-    sel = _selection(index, lo, hi, keep_track)
+    return keep_track
+
+
+def _clipped(index: TraceIndex, lo: Bound, hi: Bound,
+             tracks: Sequence[int] | np.ndarray | None, side: str,
+             keep: np.ndarray | None = None, rows: slice = slice(None),
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The operator slices overlapping [lo, hi) on the tracks asked for (and `keep`), among
+    the index's `rows`, and their starts and ends clipped to the window."""
+    sel = _selection(index, lo, hi, _kept_tracks(index, tracks, side, keep), rows)
+    return (sel, *_clip(index, lo, hi, sel))
+
+
+def _clip(index: TraceIndex, lo: Bound, hi: Bound, sel: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """The starts and ends of the slices `sel` clipped to [lo, hi)."""
     start = index.col("slices.start")[sel]
     end = start + index.col("slices.dur")[sel]
     clipped_start = np.maximum(start, _at(lo, sel))
-    return sel, clipped_start, np.maximum(np.minimum(end, _at(hi, sel)), clipped_start)
+    return clipped_start, np.maximum(np.minimum(end, _at(hi, sel)), clipped_start)
 
 
 def sums_ns(keys: np.ndarray, ns: np.ndarray, n_keys: int) -> np.ndarray:
@@ -252,52 +265,108 @@ def _count_total(keys: np.ndarray, clipped: np.ndarray, n_keys: int
     return count, total
 
 
-# Rows of the sorted slices handled at once by _occupancy: its temporaries stay ~30 MB however
-# many slices the trace holds (whole, they were ~120 bytes a slice: 280 MB at 2.4 M slices).
-OCCUPANCY_CHUNK = 1 << 18
+# Slices of the index taken at a time by aggregate_ops: its temporaries stay a few tens of MB
+# however many slices the trace holds (all at once, ~10 arrays of 8 bytes a slice: 190 MB at
+# 2.4 M slices).
+AGGREGATE_CHUNK = 1 << 18
+_NO_FLOOR = np.iinfo(np.int64).min
 
 
-def _occupancy(keys: np.ndarray, track: np.ndarray, start: np.ndarray, end: np.ndarray,
-               n_keys: int, span: int, track_span: np.ndarray | None = None
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Per key, the summed union of its intervals on each track (nested or overlapping
-    instances of one op on one track count once), and the summed window length of the tracks
-    it ran on (`span` each, or each track's own `track_span`).
+def _chunks(index: TraceIndex) -> list[slice]:
+    """The index's slices as ranges of AGGREGATE_CHUNK rows."""
+    n = index.n_slices
+    return [slice(a, min(a + AGGREGATE_CHUNK, n)) for a in range(0, n, AGGREGATE_CHUNK)]
 
-    The slices are ordered by (key, track, start); each (key, track) pair's intervals are
-    shifted onto a range of their own, past the previous pair's, so that one running maximum
-    of the ends finds the stretches of every pair at once. Pairs are taken a chunk at a time
-    (a pair is never split), so that memory stays bounded. The intervals must come ordered
-    by track, then start.
-    """
-    occupied = np.zeros(n_keys, np.int64)
-    spans = np.zeros(n_keys, np.int64)
-    if not len(keys):
-        return occupied, spans
-    # The slices come in index order (by track, then start): a stable sort by key keeps each
-    # (key, track) pair's slices together and by start.
-    order = _stable_order(keys)
-    k, t = keys[order], track[order]
-    firsts = np.flatnonzero(np.concatenate([[True], (k[1:] != k[:-1]) | (t[1:] != t[:-1])]))
-    np.add.at(spans, k[firsts], span if track_span is None else track_span[t[firsts]])
-    del t
-    # chunk bounds: the first pair starting at or past each multiple of the chunk size
-    cuts = np.unique(np.append(np.searchsorted(firsts, np.arange(0, len(k), OCCUPANCY_CHUNK)),
-                               len(firsts)))
-    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-        lo, hi = int(firsts[a]), int(firsts[b]) if b < len(firsts) else len(k)
-        rows = order[lo:hi]
-        _occupied_chunk(occupied, k[lo:hi], start[rows], end[rows], firsts[a:b] - lo)
-    return occupied, spans
+
+class _Sums:
+    """The per-key sums of :func:`aggregate_ops`, added a chunk of slices at a time: counts;
+    clipped, whole and self times (int64, saturated as :func:`sums_ns` does once all are
+    added); whole min and max; and the occupancy (see :meth:`occupancy`)."""
+
+    def __init__(self, n_keys: int, n_tracks: int) -> None:
+        self.n_keys, self.n_tracks = n_keys, n_tracks
+        self.count = np.zeros(n_keys, np.int64)
+        self.sums = np.zeros((3, n_keys), np.int64)  # clipped total, whole, self
+        self.approx = np.zeros((3, n_keys))  # the same in float64, which never wraps
+        self.low = np.full(n_keys, np.iinfo(np.int64).max)
+        self.high = np.full(n_keys, -1, np.int64)
+        self.occupied = np.zeros(n_keys, np.int64)
+        self.spans = np.zeros(n_keys, np.int64)
+        # The pairs (key * n_tracks + track, sorted) of the track a chunk ended in, and the
+        # latest end of each so far: that track goes on in the next chunk.
+        self.carry_track = -1
+        self.carry_codes = np.zeros(0, np.int64)
+        self.carry_reach = np.zeros(0, np.int64)
+
+    def add(self, keys: np.ndarray, clipped: np.ndarray, whole: np.ndarray,
+            own: np.ndarray) -> None:
+        self.count += np.bincount(keys, minlength=self.n_keys)
+        for i, ns in enumerate((clipped, whole, own)):
+            np.add.at(self.sums[i], keys, ns)
+            self.approx[i] += np.bincount(keys, weights=ns, minlength=self.n_keys)
+        np.minimum.at(self.low, keys, whole)
+        np.maximum.at(self.high, keys, whole)
+
+    def totals(self) -> tuple[np.ndarray, ...]:
+        """count, clipped total, whole total, self, min, max: per key."""
+        sums = self.sums.copy()
+        sums[self.approx >= _INT64_LIMIT] = np.iinfo(np.int64).max
+        return self.count, sums[0], sums[1], sums[2], self.low, self.high
+
+    def occupancy(self, keys: np.ndarray, track: np.ndarray, start: np.ndarray,
+                  end: np.ndarray, span: int, track_span: np.ndarray | None,
+                  edge_track: int) -> None:
+        """Add one chunk's slices to each key's union of its intervals on each track (nested
+        or overlapping instances of one op on one track count once) and to the window length
+        of the tracks it ran on (`span` each, or each track's own `track_span`), once per
+        (key, track) pair.
+
+        The slices are ordered by (key, track, start); each pair's intervals are shifted onto a
+        range of their own, so that one running maximum of the ends finds the stretches of
+        every pair at once. A pair of the track a chunk ends in may go on in the next: its
+        latest end is carried, and the next chunk's intervals count only past it (every
+        earlier interval of the pair started before them, so anything under that end is
+        already covered). The intervals must come ordered by track, then start."""
+        if len(keys):
+            order = _stable_order(keys)
+            k, t = keys[order], track[order]
+            firsts = np.flatnonzero(np.concatenate([[True], (k[1:] != k[:-1])
+                                                    | (t[1:] != t[:-1])]))
+            code = k[firsts].astype(np.int64) * self.n_tracks + t[firsts]
+            floor = np.full(len(firsts), _NO_FLOOR)
+            at = np.minimum(np.searchsorted(self.carry_codes, code),
+                            max(len(self.carry_codes) - 1, 0))
+            seen = (self.carry_codes[at] == code if len(self.carry_codes)
+                    else np.zeros(len(code), bool))
+            floor[seen] = self.carry_reach[at[seen]]
+            new = firsts[~seen]
+            np.add.at(self.spans, k[new], span if track_span is None else track_span[t[new]])
+            reach = _occupied_chunk(self.occupied, k, start[order], end[order], firsts, floor)
+            mine = t[firsts] == edge_track
+            self._carry(edge_track, code[mine], reach[mine])
+        else:
+            self._carry(edge_track, np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+    def _carry(self, track: int, codes: np.ndarray, reach: np.ndarray) -> None:
+        if track == self.carry_track:  # the track goes on: keep its pairs not seen here
+            codes = np.concatenate([self.carry_codes, codes])
+            reach = np.concatenate([self.carry_reach, reach])
+        order = np.lexsort((-reach, codes))  # by code, the latest reach first
+        codes, reach = codes[order], reach[order]
+        first = np.concatenate([[True], codes[1:] != codes[:-1]]) if len(codes) else []
+        self.carry_track = track
+        self.carry_codes, self.carry_reach = codes[first], reach[first]
 
 
 def _occupied_chunk(occupied: np.ndarray, k: np.ndarray, s: np.ndarray, e: np.ndarray,
-                    firsts: np.ndarray) -> None:
-    """Add to `occupied` the union of each pair's intervals in one chunk of whole pairs
-    (`firsts`: where each pair begins in it)."""
+                    firsts: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """Add to `occupied` the union of each pair's intervals past its `floor` (`firsts`: where
+    each pair begins); returns each pair's latest end."""
     marks = np.zeros(len(k), np.int64)
     marks[firsts] = 1
     pair = np.cumsum(marks) - 1
+    s, e = np.maximum(s, floor[pair]), np.maximum(e, floor[pair])
+    del marks
     pair_lo = s[firsts]
     pair_hi = np.maximum.reduceat(e, firsts)
     width = pair_hi - pair_lo + 1
@@ -305,12 +374,13 @@ def _occupied_chunk(occupied: np.ndarray, k: np.ndarray, s: np.ndarray, e: np.nd
     if float(width.astype(np.float64).sum()) >= 2.0 ** 62:  # beyond int64: pair by pair
         for f, lst in zip(firsts.tolist(), np.append(firsts[1:], len(k)).tolist()):
             occupied[k[f]] += union_ns(s[f:lst], e[f:lst])
-        return
+        return pair_hi
     s2, e2 = s + shift[pair], e + shift[pair]
     reach = np.maximum.accumulate(e2)
     begins = np.flatnonzero(np.concatenate([[True], s2[1:] > reach[:-1]]))
     finish = reach[np.concatenate([begins[1:] - 1, [len(s2) - 1]])]
     np.add.at(occupied, k[begins], finish - s2[begins])
+    return pair_hi
 
 
 def _stable_order(keys: np.ndarray) -> np.ndarray:

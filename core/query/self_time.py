@@ -67,6 +67,11 @@ def window_self(index: TraceIndex, slices: np.ndarray, lo: Any, hi: Any) -> np.n
     """Per slice of `slices` (indices, ascending), the self time it owns inside [lo, hi):
     the bounds are scalars, or arrays of one bound per slice of the index (a window per
     track; a parent and its children share a track, so the time they share is one window's)."""
+    return window_own(index, lo, hi)[np.asarray(slices, np.int64)]
+
+
+def window_own(index: TraceIndex, lo: Any, hi: Any) -> np.ndarray:
+    """:func:`window_self` of every slice of the index (0 outside the window)."""
     start_all = index.col("slices.start")
     dur_all = index.col("slices.dur")
     low = lo if np.ndim(lo) else np.int64(lo)
@@ -103,7 +108,7 @@ def window_self(index: TraceIndex, slices: np.ndarray, lo: Any, hi: Any) -> np.n
         bounds = np.flatnonzero(np.diff(sweep_track)) + 1
         for mine in np.split(np.arange(len(sweep)), bounds) if len(sweep) else []:
             own[sweep[mine]] = owned(sweep_start[mine], sweep_end[mine])
-    return own[np.asarray(slices, np.int64)]
+    return own
 
 
 def owned_by_track(track: np.ndarray, start_ns: np.ndarray, end_ns: np.ndarray

@@ -22,7 +22,7 @@ from proftui.core.ops.aggregate import (
 )
 from proftui.core.ops.grouping import op_types
 from proftui.core.ops.iterations import Iteration, Iterations
-from proftui.core.ops.roles import device_tracks
+from proftui.core.ops.roles import device_tracks, track_groups
 from proftui.core.query.parents import find_parents, slice_parents
 from proftui.core.query.rows import build_rows
 from proftui.core.query.self_time import self_times
@@ -408,22 +408,28 @@ def test_op_totals_never_wrap_negative(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64])
-def test_occupancy_in_chunks_is_the_occupancy_whole(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch,
-                                                    chunk: int) -> None:
-    """The Window (%) column, its busy time taken a few (key, track) pairs at a time, is the
-    one taken over all slices at once: no pair split, none counted twice."""
+def test_ops_in_chunks_are_the_ops_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         chunk: int) -> None:
+    """Every column, the slices taken a few at a time (the Window (%) column's busy time with
+    a track's (key, track) pairs going on from one chunk to the next), is the one taken over
+    all slices at once: in the whole trace, a window and each group's own window."""
     import random
 
     from proftui.core.ops import aggregate
 
     rng = random.Random(chunk)
     events = [x(rng.choice("abcd"), rng.randrange(0, 500), rng.randrange(1, 60),
-                tid=rng.randrange(1, 4)) for _ in range(300)]
+                tid=rng.randrange(1, 4), pid=rng.randrange(1, 3)) for _ in range(300)]
     index = load(write_trace(tmp_path / "t.json", events))
-    whole = aggregate_ops(index)
-    monkeypatch.setattr(aggregate, "OCCUPANCY_CHUNK", chunk)
-    chunked = aggregate_ops(index)
-    assert [c.name for c in whole.columns] == [c.name for c in chunked.columns]
-    for a, b in zip(whole.columns, chunked.columns):
-        assert np.array_equal(np.asarray(a.values), np.asarray(b.values)), a.name
+    groups = {str(index.strings[g]): (100, 400) for g in np.unique(track_groups(index))
+              if g >= 0}
+    asked = [{}, {"start_ns": 120_000, "end_ns": 333_000}, {"groups": groups or None},
+             {"side": "host", "by": "category"}]
+    whole = [aggregate_ops(index, **kw) for kw in asked]
+    monkeypatch.setattr(aggregate, "AGGREGATE_CHUNK", chunk)
+    for kw, table in zip(asked, whole):
+        chunked = aggregate_ops(index, **kw)
+        assert [c.name for c in table.columns] == [c.name for c in chunked.columns]
+        for a, b in zip(table.columns, chunked.columns):
+            assert np.array_equal(np.asarray(a.values), np.asarray(b.values),
+                                  equal_nan=a.kind != "text"), (kw, a.name)
