@@ -356,35 +356,41 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
     a, s = index.arrays, index.strings
     found = act.activity(index, tables)
     r = roles(index)
-    start = a["slices.start"]
-    end = start + a["slices.dur"]
+    start, dur = a["slices.start"], a["slices.dur"]
     kind = found.device_kind
     host_op = ~found.device & r.op
     launch_src, launch_dst = _launches(index, found.device_kind)
     out = {}
     track_groups = found.group[index.col("tracks.first_slice")[
         index.col("tracks.slice_count") > 0]] if index.n_slices else found.group
+
+    def span(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The starts and ends of the slices `rows` (a mask or indices)."""
+        at = start[rows]
+        return at, at + dur[rows]
+
+    def merged(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return merge(*span(rows))
+
     for gid in np.unique(track_groups).tolist():  # per track: the groups in use, cheaply
         mine = found.group == gid
+        # Each set merged as it is made: the slices' copies never live all at once.
         sets: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for code, set_name in _KIND_SETS.items():
-            rows = mine & (kind == code)
-            sets[set_name] = (start[rows], end[rows])
-        host_rows = mine & host_op
-        sets["host"] = (start[host_rows], end[host_rows])
+            sets[set_name] = merged(mine & (kind == code))
+        sets["host"] = merged(mine & host_op)
         phases = set()
         for code, phase in enumerate(act.HOST_PHASES[1:], 1):
             rows = mine & (found.host_phase == code)
             phases |= {phase} if rows.any() else set()
-            sets[phase] = (start[rows], end[rows])
-        sets["sync"] = (start[mine & found.sync], end[mine & found.sync])
-        sets["gc"] = (start[mine & found.gc], end[mine & found.gc])
-        waiting = mine & (found.sync | (found.host_phase == 1))
-        sets["waiting"] = (start[waiting], end[waiting])
+            sets[phase] = merged(rows)
+        sets["sync"] = merged(mine & found.sync)
+        sets["gc"] = merged(mine & found.gc)
+        sets["waiting"] = merged(mine & (found.sync | (found.host_phase == 1)))
         in_group = mine[launch_src]
         src, dst = launch_src[in_group], launch_dst[in_group]
-        sets["launch"] = (start[src], end[src])
-        coverage = Coverage(sets)
+        sets["launch"] = merged(src)
+        coverage = Coverage(sets, merged=True)
         coverage.define("compute", lambda b: b["matrix"] | b["vector"] | b["ai_cpu"]
                         | b["other"])
         coverage.define("busy", lambda b: b["compute"] | b["comm"] | b["memory"])
@@ -401,11 +407,13 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
         dev_rows = dev_rows[np.argsort(start[dev_rows], kind="stable")]
         order = np.argsort(start[src], kind="stable")
         src, dst = src[order], dst[order]
+        dev_start, dev_end = span(dev_rows)
+        dst_start, dst_end = span(dst)
         out[s[gid]] = _Group(
-            name=s[gid], coverage=coverage, dev_start=start[dev_rows], dev_end=end[dev_rows],
-            dev_kind=kind[dev_rows], launch_src_start=start[src], launch_dst_start=start[dst],
-            launch_dst_end=end[dst], latency=start[dst] - end[src],
-            sync=merge(*sets["sync"]), gc=merge(*sets["gc"]), phases=frozenset(phases),
+            name=s[gid], coverage=coverage, dev_start=dev_start, dev_end=dev_end,
+            dev_kind=kind[dev_rows], launch_src_start=start[src], launch_dst_start=dst_start,
+            launch_dst_end=dst_end, latency=dst_start - span(src)[1],
+            sync=sets["sync"], gc=sets["gc"], phases=frozenset(phases),
             has_device=bool((mine & (kind != act.NONE)).any()))
     return out
 

@@ -20,12 +20,18 @@ Predicate = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 def merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The union of intervals [start, end) as sorted, disjoint intervals (empty ones gone)."""
     keep = end > start
-    start, end = start[keep], end[keep]
+    if not keep.all():
+        start, end = start[keep], end[keep]
+    del keep
     if not len(start):
         return start.astype(np.int64), end.astype(np.int64)
-    order = np.argsort(start, kind="stable")
-    s, e = start[order].astype(np.int64), end[order].astype(np.int64)
-    reach = np.maximum.accumulate(e)
+    # Sorted by start already where the set lies on one track: then no sort, and no copy.
+    if not (start[1:] >= start[:-1]).all():
+        order = np.argsort(start, kind="stable")
+        start, end = start[order], end[order]
+        del order
+    s = start.astype(np.int64, copy=False)
+    reach = np.maximum.accumulate(end.astype(np.int64))  # a copy: `end` may be the caller's
     begins = np.flatnonzero(np.concatenate([[True], s[1:] > reach[:-1]]))
     ends = reach[np.concatenate([begins[1:] - 1, [len(s) - 1]])]
     return s[begins], ends
@@ -33,8 +39,8 @@ def merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values, sorted (a sort and a compare: faster than np.unique's hashing on
-    millions of int64)."""
-    values = np.sort(values)
+    millions of int64). `values` is sorted in place."""
+    values.sort()
     return values[np.concatenate([[True], values[1:] != values[:-1]])] if len(values) else values
 
 
@@ -64,13 +70,17 @@ class Coverage:
     packed (``&``, ``|``, ``~`` act on the bytes as on the bits).
     """
 
-    def __init__(self, sets: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
-        merged = {name: merge(np.asarray(s), np.asarray(e)) for name, (s, e) in sets.items()}
-        cuts = [x for s, e in merged.values() for x in (s, e)]
+    def __init__(self, sets: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                 merged: bool = False) -> None:
+        """`merged`: each set is already :func:`merge`'s disjoint sorted intervals."""
+        if not merged:
+            sets = {name: merge(np.asarray(s), np.asarray(e)) for name, (s, e) in sets.items()}
+        cuts = [x for s, e in sets.values() for x in (s, e)]
         self.bounds = _distinct(np.concatenate(cuts)) if cuts else np.zeros(0, np.int64)
+        del cuts
         self.n_segments = max(len(self.bounds) - 1, 0)
         self.bits = {name: np.packbits(_segments_held(self.bounds, s, e))
-                     for name, (s, e) in merged.items()}
+                     for name, (s, e) in sets.items()}
         self._held: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def define(self, name: str, predicate: Predicate) -> None:

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from proftui.core.analysis.coverage import merge
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.naming import natural_key
 from proftui.core.model.table import Column, Table, text_column
-from proftui.core.ops.aggregate import union_ns
 from proftui.core.ops.iterations import Iterations
-from proftui.core.ops.roles import op_slices, roles, track_groups
+from proftui.core.ops.roles import roles, track_groups
 
 if TYPE_CHECKING:
     from proftui.core.analysis.breakdown import StepBreakdown
@@ -43,7 +43,7 @@ def summary_report(index: TraceIndex, batch_size: int | None = None) -> dict[str
 
     summary, tables, found = read_overview(index)
     steps = steps_by_group(breakdown(index, found, tables))
-    work = op_slices(index)
+    work = roles(index).op  # per slice: an operator
     device = roles(index).device
     has_device = bool(np.any(device[index.col("slices.track")[work]]))
     top_device = _top_ops(index, "device", "type", tables, "Total") if has_device else None
@@ -237,20 +237,24 @@ def table_top_types(tables: Any) -> dict[str, Any] | None:
 
 def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list[dict[str, Any]]:
     """Per group (rank or device; one entry when there is one), the busy time of its host and
-    device work slices and its ratio to the trace span (None for a side with no slices)."""
+    device work slices (`work`: a mask per slice) and its ratio to the trace span (None for a
+    side with no slices)."""
     s = index.strings
     span = index.end_ns - index.start_ns
-    track = index.col("slices.track")[work].astype(np.int64)
-    group = track_groups(index, none=0)[track]
-    start = index.col("slices.start")[work]
-    end = start + index.col("slices.dur")[work]
-    on_device = device[track]
+    slice_track = index.col("slices.track")
+    track_group = track_groups(index, none=0)
+    in_use = np.unique(track_group[np.unique(slice_track[work])])
     out = []
-    for gid in sorted(np.unique(group).tolist() or [0], key=lambda g: natural_key(s[g])):
+    for gid in sorted(in_use.tolist() or [0], key=lambda g: natural_key(s[g])):
         entry: dict[str, Any] = {"group": s[gid], "span_ns": span}
-        for side, mask in (("host", ~on_device), ("device", on_device)):
-            sel = (group == gid) & mask
-            busy = union_ns(start[sel], end[sel]) if sel.any() else None
+        for side, on_side in (("host", ~device), ("device", device)):
+            # a mask per slice at a time: no copy of every work slice's times lives at once
+            rows = work & (on_side & (track_group == gid))[slice_track]
+            busy = None
+            if rows.any():
+                start = index.col("slices.start")[rows]
+                lo, hi = merge(start, start + index.col("slices.dur")[rows])
+                busy = int((hi - lo).sum())
             entry[f"{side}_busy_ns"] = busy
             entry[f"{side}_ratio"] = busy / span if busy is not None and span > 0 else None
         out.append(entry)
