@@ -12,7 +12,16 @@ from math import prod
 
 from proftui.core.perf.shapes import Shape
 from proftui.core.perf.work import (
-    Call, NoModel, Work, flag, int_list, nbytes, need, need_dtype, work)
+    Call,
+    NoModel,
+    Work,
+    flag,
+    int_list,
+    nbytes,
+    need,
+    need_dtype,
+    work,
+)
 
 # Kineto's argument positions (Concrete Inputs) per op:
 # stride, padding, dilation, transposed, output_padding, groups (None: not an argument)

@@ -11,7 +11,16 @@ from math import prod
 
 from proftui.core.perf.shapes import Shape
 from proftui.core.perf.work import (
-    Call, NoModel, Work, broadcast, nbytes, need, need_dtype, size, work)
+    Call,
+    NoModel,
+    Work,
+    broadcast,
+    nbytes,
+    need,
+    need_dtype,
+    size,
+    work,
+)
 
 
 def _gemm(call: Call, a: int, b: int, batch: int, m: int, n: int, k: int, *,

@@ -9,7 +9,17 @@ erf) counts one, though the hardware spends several instructions on it.
 from __future__ import annotations
 
 from proftui.core.perf.work import (
-    Call, NoModel, Work, broadcast, nbytes, need, need_dtype, numel, size, work)
+    Call,
+    NoModel,
+    Work,
+    broadcast,
+    nbytes,
+    need,
+    need_dtype,
+    numel,
+    size,
+    work,
+)
 
 # positions of (weight, bias) per op; None: the op has none
 _NORM_PARAMS = {
