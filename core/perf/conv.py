@@ -167,10 +167,12 @@ def _backward(call: Call, dy: Shape, x: Shape, w: Shape, mask: tuple[bool, ...],
 
 
 def _ascend_layout(call: Call) -> NoModel | None:
-    fmt = (call.formats[0] if call.formats else "NCHW").upper().removeprefix("FORMAT_")
-    if fmt not in ("NCHW", "NCDHW", "ND"):
-        return NoModel(f"{call.label}: input format {call.formats[0]} is not modelled (only "
-                       "NCHW and NCDHW)")
+    """Every input in NCHW, NCDHW or ND (a size vector): Ascend's 5-D NC1HWC0 and FRACTAL_Z
+    shapes are not the logical ones."""
+    for fmt in call.formats:
+        if fmt.upper().removeprefix("FORMAT_") not in ("NCHW", "NCDHW", "ND"):
+            return NoModel(f"{call.label}: input format {fmt} is not modelled (only NCHW and "
+                           "NCDHW)")
     return None
 
 

@@ -142,6 +142,11 @@ def test_ascend_conv_from_output_shapes() -> None:
                   op_type="Conv2D", outputs=[(8, 8, 28, 28, 16)],
                   formats=["NC1HWC0", "FRACTAL_Z"])
     assert isinstance(nc1, NoModel) and "NC1HWC0" in nc1.reason
+    # a real row: the size vector in NCHW, the filter in FRACTAL_Z, dy in NC1HWC0
+    grad = op_work("c", [(4,), (288, 16, 16, 8), (32, 32, 13, 13, 8)], ["INT32"] + ["FLOAT16"]
+                   * 2, op_type="Conv2DBackpropInput", outputs=[(32, 32, 13, 13, 8)],
+                   formats=["NCHW", "FRACTAL_Z", "NC1HWC0"])
+    assert isinstance(grad, NoModel) and "FRACTAL_Z" in grad.reason
     dx = _work(op_work("c", [(4,), (128, 64, 3, 3), (8, 128, 28, 28)], ["INT32", "FLOAT",
                        "FLOAT"], op_type="Conv2DBackpropInput", outputs=[(8, 64, 56, 56)],
                        formats=["ND", "NCHW", "NCHW"]))
