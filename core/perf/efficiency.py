@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Column, Table, text_column
 from proftui.core.ops.aggregate import instances_table
 from proftui.core.ops.iterations import Iteration, Iterations
+from proftui.core.perf.device import device_name
 from proftui.core.perf.dtypes import canonical_dtype
-from proftui.core.perf.hardware import Peaks
+from proftui.core.perf.hardware import Peaks, PeaksError, load_peaks, match_device, with_overrides
 from proftui.core.perf.instances import OpInstances
 from proftui.core.perf.models import NoModel, Work, op_work
 from proftui.core.perf.roofline import rate
@@ -103,22 +105,34 @@ def subset_instances(found: OpInstances, rows: np.ndarray) -> OpInstances:
     return type(found)(**fields)
 
 
+SHAPES_SHOWN = 4  # inputs named in the Shapes column (a foreach op has hundreds)
+
+
 def shapes_text(shapes: tuple[Shape | None, ...]) -> str:
-    """`(32, 9216), None, (4096,)` -> "32x9216, -, 4096"."""
-    return ", ".join("x".join(map(str, s)) if s else "-" for s in shapes)
+    """`(32, 9216), None, (4096,)` -> "32x9216, -, 4096"; past SHAPES_SHOWN inputs, how many
+    more ("... +60")."""
+    text = ", ".join("x".join(map(str, s)) if s else "-" for s in shapes[:SHAPES_SHOWN])
+    return text + (f", ... +{len(shapes) - SHAPES_SHOWN}" if len(shapes) > SHAPES_SHOWN else "")
+
+
+OP_SHOWN = 60  # characters of an op's name in the table (a kernel's runs to hundreds)
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= OP_SHOWN else name[:OP_SHOWN - 3] + "..."
 
 
 def _dtype_text(dtypes: tuple[str, ...]) -> str:
-    return ",".join(canonical_dtype(d) or d or "-" for d in dtypes)
+    """The distinct dtypes of the tensor inputs, in order: "bf16", "fp32,int64" (a scalar's
+    "Scalar" or an absent input's "" are none)."""
+    return ",".join(dict.fromkeys(name for d in dtypes if (name := canonical_dtype(d))))
 
 
 def _calls(found: OpInstances) -> dict[int, list[int]]:
     """Instances grouped into calls: the kernels one host op launched are one call (the
     host op's slice row is its key); a task with no host call is a call alone."""
     calls: dict[int, list[int]] = defaultdict(list)
-    hosts = getattr(found, "host_rows", None)
-    for i in range(len(found.names)):
-        host = int(hosts[i]) if hosts is not None else -1
+    for i, host in enumerate(found.host_slices.tolist()):
         calls[host if host >= 0 else -(i + 2)].append(i)
     return calls
 
@@ -174,7 +188,7 @@ def efficiency(found: OpInstances, peaks: Peaks | None) -> Efficiency:
                             ("FLOP/B", got.intensity), ("Roof", share)):
             number[name][r] = np.nan if value is None else value
         bound[r] = got.bound or ""
-    columns = [text_column("Op", [g.op for g in groups]),
+    columns = [text_column("Op", [_cut(g.op) for g in groups]),
                text_column("Shapes", [shapes_text(g.inputs) for g in groups]),
                text_column("Dtypes", [_dtype_text(g.dtypes) for g in groups])]
     for name, unit in NUMBERS.items():
@@ -233,3 +247,36 @@ def calls_table(index: TraceIndex, group: OpGroup, peaks: Peaks | None,
                       Column("TB/s", "TB/s", "", "number", tbps),
                       Column("Roof (%)", "Roof", "%", "number", share), slice_column]
     return table
+
+
+def profile_peaks(index: TraceIndex, *, device: str | None = None, peaks_file: str | None = None,
+                  tflops: float | None = None, tbps: float | None = None
+                  ) -> tuple[Peaks | None, str]:
+    """The peaks to judge the profile's ops by, and a phrase saying where they come from:
+    the device named by `device` (else by the profile) looked up in `peaks_file`'s rows (a
+    file of one row needs no name), then in the shipped table; `tflops` and `tbps` override
+    the figures (and make a row where none is found)."""
+    rows = None
+    if peaks_file:
+        try:
+            rows = load_peaks(peaks_file)
+        except PeaksError as exc:
+            raise ProftuiError(str(exc)) from None
+    named = device or device_name(index)
+    by = "--device" if device else "the profile"
+    peaks = match_device(named, rows) if named and rows else None
+    peaks = peaks or (match_device(named) if named else None)
+    if peaks is None and rows is not None and len(rows) == 1:
+        peaks, by = rows[0], peaks_file
+    if peaks is not None:
+        said = f"{peaks.device} (named by {by})" if by != peaks_file else f"{peaks.device} ({by})"
+    elif named:
+        said = (f"{by} names {named}, which the peaks table does not hold: give --device, "
+                "--peaks FILE or --peak-tflops/--peak-tbps")
+    else:
+        said = ("the profile does not name its device: give --device, --peaks FILE or "
+                "--peak-tflops/--peak-tbps")
+    given = with_overrides(peaks, tflops=tflops, tbps=tbps, device=named or "")
+    if given is not peaks:
+        said = f"{given.device} ({given.source})"
+    return given, said

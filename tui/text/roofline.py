@@ -13,6 +13,7 @@ from proftui.core.perf.efficiency import RoofPoint as Point
 MARKS = (("●", 0.10), ("•", 0.01), ("·", 0.0))  # the mark of an op costing at least that share
 LABELLED = 9  # the costliest ops are numbered on the plot and named in the legend
 Y_LABEL = 9  # cells for the TFLOP/s labels left of the plot
+X_UNIT = "  FLOP/B"  # after the intensity axis's last label
 
 
 def _mark(share: float) -> str:
@@ -51,7 +52,7 @@ def roofline_lines(points: Sequence[Point], peak: float | None, bandwidth: float
     points = [p for p in points if p.intensity > 0 and p.flops_per_s > 0 and p.time_ns >= 0]
     if not points:
         return ["(no op with a model and a time to plot)"]
-    cols, rows = max(width - Y_LABEL - 1, 10), max(height - 2, 4)
+    cols, rows = max(width - Y_LABEL - 1 - len(X_UNIT), 10), max(height - 2, 4)
     x0, x1, y0, y1 = _bounds(points, peak, bandwidth)
     grid = [[" "] * cols for _ in range(rows)]
 
@@ -76,12 +77,12 @@ def roofline_lines(points: Sequence[Point], peak: float | None, bandwidth: float
     for r in range(rows):
         lines.append(f"{labels.get(r, ''):>{Y_LABEL - 1}} │" + "".join(grid[r]).rstrip())
     lines.append(" " * (Y_LABEL - 1) + " └" + "─" * cols)
-    lines.append(_x_labels(x0, x1, cols) + "  FLOP/byte")
+    lines.append(_x_labels(x0, x1, cols) + X_UNIT)
     lines.insert(0, f"{'TFLOP/s':>{Y_LABEL - 1}}")
     for n, p in enumerate(ranked[:LABELLED], 1):
-        lines.append(f"{n} {_mark(p.time_ns / total)} {p.label}: {100 * p.time_ns / total:.1f}% "
-                     f"of the time, {p.flops_per_s / 1e12:.3g} TFLOP/s at "
-                     f"{p.intensity:.3g} FLOP/B")
+        line = (f"{n} {_mark(p.time_ns / total)} {p.label}: {100 * p.time_ns / total:.1f}% "
+                f"of the time, {p.flops_per_s / 1e12:.3g} TFLOP/s at {p.intensity:.3g} FLOP/B")
+        lines.append(line if len(line) <= width else line[:width - 3] + "...")
     return lines
 
 
