@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from proftui.core.analysis import activity as act
-from proftui.core.analysis import table_rules
+from proftui.core.analysis import op_rules, table_rules
 from proftui.core.analysis.breakdown import (
     HOST_FIELDS,
     SMALL_KERNEL_NS,
@@ -94,7 +94,7 @@ def _ai_cpu(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
                     ai_cpu, {"ops": len(rows), "over_threshold": len(long_ops),
                              "ai_cpu_ns_per_step": int(ai_cpu),
                              "share_of_device": ai_cpu / device if device else None,
-                             "top": names},
+                             "top": names, "input_dtypes": op_rules.ai_cpu_dtypes(ctx, group)},
                     slice_evidence(ctx, rows, group))
 
 
@@ -114,14 +114,17 @@ def _ai_cpu_from_tables(ctx: Context, group: str, p: dict[str, float]) -> Findin
     if not over.any() and not (share is not None and share > p["max_share"]):
         return None
     top = top_by_total(zip(ops.names, ops.counts.tolist(), ops.total_ns.tolist()))
-    evidence = [Evidence(int(s), int(s + round(d)), name, group, None) for name, s, d in
-                zip(ops.names, ops.start_ns.tolist(), ops.total_ns.tolist()) if s >= 0]
+    dtypes = op_rules.ai_cpu_dtypes(ctx, group)
+    evidence = [Evidence(int(s), int(s + round(d)), op_rules.dtype_label(dtypes or [], name),
+                         group, None)
+                for name, s, d in zip(ops.names, ops.start_ns.tolist(), ops.total_ns.tolist())
+                if s >= 0]
     return make_finding(ctx, RULES_BY_ID["ai_cpu"], group,
                     f"{plural(int(ops.counts.sum()), 'op')} ran on AI CPU, {top[0]['name']} "
                     "the longest in total", ai_cpu,
                     {"ops": int(ops.counts.sum()), "over_threshold": int(over.sum()),
                      "ai_cpu_ns_per_step": int(ai_cpu), "share_of_device": share,
-                     "top": top, "source": ops.source}, evidence)
+                     "top": top, "input_dtypes": dtypes, "source": ops.source}, evidence)
 
 
 def _host_bound(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
@@ -450,6 +453,7 @@ RULES: tuple[Rule, ...] = (
          "its data loading or host, or an uneven split of the work; the ranks that wait are "
          "only as fast as it.", _waited_for),
 )
+RULES += op_rules.OP_RULES  # the rules about single ops: shapes, dtypes, pipes, fusions
 RULES_BY_ID = {r.id: r for r in RULES}
 
 

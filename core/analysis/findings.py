@@ -16,7 +16,7 @@ from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.ops.iterations import Iteration, steps_at
 
-RULES_VERSION = 1
+RULES_VERSION = 2
 MAX_EVIDENCE = 20
 HIGH_SHARE, MEDIUM_SHARE = 0.05, 0.01
 
