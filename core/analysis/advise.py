@@ -94,7 +94,7 @@ def _ai_cpu(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
                     ai_cpu, {"ops": len(rows), "over_threshold": len(long_ops),
                              "ai_cpu_ns_per_step": int(ai_cpu),
                              "share_of_device": ai_cpu / device if device else None,
-                             "top": names, "input_dtypes": op_rules.ai_cpu_dtypes(ctx, group)},
+                             "top": names, **_dtypes(op_rules.ai_cpu_dtypes(ctx, group))},
                     slice_evidence(ctx, rows, group))
 
 
@@ -124,7 +124,12 @@ def _ai_cpu_from_tables(ctx: Context, group: str, p: dict[str, float]) -> Findin
                     "the longest in total", ai_cpu,
                     {"ops": int(ops.counts.sum()), "over_threshold": int(over.sum()),
                      "ai_cpu_ns_per_step": int(ai_cpu), "share_of_device": share,
-                     "top": top, "input_dtypes": dtypes, "source": ops.source}, evidence)
+                     "top": top, **_dtypes(dtypes), "source": ops.source}, evidence)
+
+
+def _dtypes(found: list[dict] | None) -> dict[str, list[dict]]:
+    """The ai_cpu finding's input_dtypes, only where kernel_details gives them."""
+    return {"input_dtypes": found} if found is not None else {}
 
 
 def _host_bound(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:

@@ -422,9 +422,9 @@ def _optimizer_steps(ctx: Context, group: str) -> np.ndarray:
 def ai_cpu_dtypes(ctx: Context, group: str) -> list[dict[str, Any]] | None:
     """Per AI CPU op type in kernel_details: its input dtypes (canonical names), task count,
     time, and the dtypes msprof-analyze names as a cause (double, or one AI Core kernels do
-    not take); None without a kernel_details table."""
+    not take); None where kernel_details (or its Input Data Types) is not there."""
     kernels = table_rules.kernel_rows(ctx.tables, group, step_numbers(ctx, group))
-    if kernels is None:
+    if kernels is None or not any(ascend_list(d) for d in kernels.dtypes):
         return None
     seen: dict[tuple[str, tuple[str, ...]], tuple[set[str], list[float]]] = {}
     for i, core in enumerate(kernels.cores):
