@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from proftui.core.analysis import activity as act
-from proftui.core.analysis import op_rules, table_rules
+from proftui.core.analysis import efficiency_rules, op_rules, table_rules
 from proftui.core.analysis.breakdown import (
     HOST_FIELDS,
     SMALL_KERNEL_NS,
@@ -459,6 +459,7 @@ RULES: tuple[Rule, ...] = (
          "only as fast as it.", _waited_for),
 )
 RULES += op_rules.OP_RULES  # the rules about single ops: shapes, dtypes, pipes, fusions
+RULES += efficiency_rules.EFFICIENCY_RULES  # how well ops use the device: roofs, tiny kernels
 RULES_BY_ID = {r.id: r for r in RULES}
 
 

@@ -67,7 +67,7 @@ from proftui.core.ops.aggregate import (
 )
 from proftui.core.ops.grouping import op_name, op_types
 from proftui.core.ops.iterations import Iterations, group_windows
-from proftui.core.ops.roles import roles
+from proftui.core.ops.roles import device_kind
 
 MIN_OP_OVERLAP = 0.5  # below this share of time in ops both sides have, not comparable
 UNCHANGED_SHARE = 0.02  # a part that moved less than this share of the base step is unchanged
@@ -298,32 +298,17 @@ def _summary(opened: Opened, steps: list[StepBreakdown],
         per_number[b.iteration] = max(per_number.get(b.iteration, 0), b.step_ns)  # type: ignore
         per_group.setdefault(b.group, []).append(b.step_ns)
     index = opened.index
-    device_kind, devices = _devices(index)
+    kind_of_device, devices = device_kind(index)
     layouts = (index.meta.get("profile") or {}).get("layouts") or []
     kinds = sorted({str(t.get("kind")) for t in
                     (index.meta.get("profile") or {}).get("timelines", [])})
     groups = sorted({s.group for s in opened.iterations.items} | set(per_group))
     return SideSummary(
         opened.label, ", ".join(map(str, layouts)) or ", ".join(kinds) or "trace",
-        device_kind, devices, groups, sorted(per_number), [per_number[k] for k in
+        kind_of_device, devices, groups, sorted(per_number), [per_number[k] for k in
                                                            sorted(per_number)],
         {g: int(np.median(v)) for g, v in sorted(per_group.items())},
         steps_window(index, steps), left_out)
-
-
-def _devices(index: TraceIndex) -> tuple[str, int]:
-    """The kind of device (NPU, GPU, or none) and how many device processes did work."""
-    a, s = index.arrays, index.strings
-    r = roles(index)
-    track = a["slices.track"][r.op & r.device[a["slices.track"]]]
-    procs = np.unique(a["tracks.process"][np.unique(track)]) if len(track) else []
-    names = " ".join(s[a["processes.name"][p]] + " " + s[a["processes.labels"][p]]
-                     for p in np.asarray(procs).tolist() if p >= 0).lower()
-    if not len(track):
-        return "none", 0
-    kind = "NPU" if ("ascend" in names or "npu" in names) else "GPU"
-    groups = a["processes.group"][[p for p in np.asarray(procs).tolist() if p >= 0]]
-    return kind, max(1, len(set(groups.tolist())))
 
 
 def _mean(steps: list[StepBreakdown], side: str, key: str) -> float | None:

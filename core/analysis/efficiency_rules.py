@@ -17,11 +17,25 @@ holds the launch calls (cudaLaunchKernel, hipLaunchKernel, aclnn/ACL launches).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from proftui.core.analysis import activity as act
+from proftui.core.analysis.findings import (
+    Context,
+    Evidence,
+    Finding,
+    Rule,
+    Skip,
+    make_finding,
+    need_device,
+    need_timeline,
+    slice_evidence,
+    slices_in_steps,
+    steps_of,
+)
+from proftui.core.model.words import plural
 from proftui.core.perf.efficiency import (
     Efficiency,
     OpGroup,
@@ -32,9 +46,6 @@ from proftui.core.perf.efficiency import (
 )
 from proftui.core.perf.instances import op_instances
 from proftui.core.perf.models import NoModel
-
-if TYPE_CHECKING:
-    from proftui.core.analysis.advise import Context
 
 TILE = 16  # elements: the cube's and tensor cores' fp16/bf16 tile edge
 SMALL_DIM = 128  # a GEMM dim under this cannot fill the matrix units
@@ -91,9 +102,7 @@ def hints(g: OpGroup, peaks) -> list[str]:
     return out
 
 
-def under_roof(ctx: Context, group: str, p: dict[str, float]):
-    from proftui.core.analysis.advise import RULES_BY_ID, Evidence, Skip, _finding, _steps_of
-
+def under_roof(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     peaks, said = _peaks(ctx)
     if peaks is None:
         raise Skip(f"no peaks to judge by: {said}")
@@ -124,10 +133,11 @@ def under_roof(ctx: Context, group: str, p: dict[str, float]):
     start = ctx.index.col("slices.start")
     evidence.sort(key=lambda e: -e[1])
     chosen = evidence[:20]
-    steps = _steps_of(ctx, group, [int(start[s]) for s, _, _ in chosen])
-    return _finding(ctx, RULES_BY_ID["under_roof"], group,
-                    f"{len(slow)} large matrix op shape{'s' if len(slow) > 1 else ''} reach "
-                    f"under {100 * p['max_roof_share']:.0f}% of their roof",
+    steps = steps_of(ctx, group, [int(start[s]) for s, _, _ in chosen])
+    return make_finding(ctx, EFFICIENCY_RULES_BY_ID["under_roof"], group,
+                    f"{plural(len(slow), 'large matrix op shape')} "
+                    f"reach{'es' if len(slow) == 1 else ''} under "
+                    f"{100 * p['max_roof_share']:.0f}% of the roof",
                     lost, {"ops": slow, "device": peaks.device, "source": found.source},
                     [Evidence(int(start[s]), int(start[s]) + ns, label, group, step, int(s))
                      for (s, ns, label), step in zip(chosen, steps)])
@@ -143,21 +153,12 @@ def _launch_ns(ctx: Context, group: str, rows_host: np.ndarray) -> float | None:
     return float(np.median(ctx.index.col("slices.dur")[picked]))
 
 
-def tiny_kernels(ctx: Context, group: str, p: dict[str, float]):
-    from proftui.core.analysis.advise import (
-        RULES_BY_ID,
-        _finding,
-        _need_device,
-        _need_timeline,
-        _slice_evidence,
-        _slices,
-    )
-
-    _need_timeline(ctx, group, "kernel durations are on the timeline only")
-    _need_device(ctx, group)
+def tiny_kernels(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
+    need_timeline(ctx, group, "kernel durations are on the timeline only")
+    need_device(ctx, group)
     found = act.activity(ctx.index, ctx.tables)
     compute = np.isin(found.device_kind, act.COMPUTE_KINDS)
-    rows = _slices(ctx, group, compute)
+    rows = slices_in_steps(ctx, group, compute)
     dur = ctx.index.col("slices.dur")[rows]
     tiny = rows[dur < p["max_us"] * 1000]
     n_steps = max(1, len(ctx.steps[group]))
@@ -176,13 +177,32 @@ def tiny_kernels(ctx: Context, group: str, p: dict[str, float]):
                       "avg_ns": int(mine.mean()), "time_ns_per_step": int(mine.sum() / n_steps)})
     kinds.sort(key=lambda k: -k["time_ns_per_step"])
     lost = float(durations.sum()) / n_steps
-    launch = _launch_ns(ctx, group, _slices(ctx, group, ~found.device))
+    launch = _launch_ns(ctx, group, slices_in_steps(ctx, group, ~found.device))
     per_step = len(chosen) / n_steps
     numbers = {"kernels_per_step": per_step, "time_in_them_ns_per_step": int(lost),
                "kinds": kinds[:5],
                "launch_ns": None if launch is None else int(launch),
                "launch_ns_per_step": None if launch is None else int(launch * per_step)}
-    return _finding(ctx, RULES_BY_ID["tiny_kernels"], group,
+    return make_finding(ctx, EFFICIENCY_RULES_BY_ID["tiny_kernels"], group,
                     f"{per_step:g} kernels a step shorter than {p['max_us']:g} µs, "
                     f"{len(many)} kind{'s' if len(many) > 1 else ''} of them: fusion candidates",
-                    lost, numbers, _slice_evidence(ctx, chosen, group))
+                    lost, numbers, slice_evidence(ctx, chosen, group))
+
+
+EFFICIENCY_RULES: tuple[Rule, ...] = (
+    Rule("under_roof", "matrix ops (GEMM, batched GEMM, convolution, attention) of min_gflop "
+         "a call or more that reach under max_roof_share of their roof against the device's "
+         "peaks, each op shape over min_share of the step; cost: the time they would save at "
+         "max_roof_share", {"min_gflop": 1, "max_roof_share": 0.3, "min_share": 0.01},
+         "Make the shapes tile well (dims multiples of 16, better 64 or 128; batch small "
+         "GEMMs together), run them in bf16/fp16 where fp32 was not meant (autocast), and "
+         "check the evidence's hints; proftui ops --efficiency shows every op shape's rate.",
+         under_roof),
+    Rule("tiny_kernels", "device compute kernels of one name shorter than max_us, at least "
+         "min_per_step of them a step (fusion candidates); cost: their device time, with the "
+         "host's launch calls counted", {"max_us": 10, "min_per_step": 100},
+         "Fuse them: torch.compile, a fused kernel or op (fused optimizers, fused norms and "
+         "activations), or larger tensors per call; capture graphs (CUDA graphs, aclgraph) to "
+         "cut the launch cost.", tiny_kernels),
+)
+EFFICIENCY_RULES_BY_ID = {r.id: r for r in EFFICIENCY_RULES}

@@ -35,6 +35,7 @@ from proftui.core.analysis.findings import (
 )
 from proftui.core.analysis.table_rules import KernelRows
 from proftui.core.model.words import plural
+from proftui.core.ops.roles import device_kind
 from proftui.core.perf.dtypes import canonical_dtype, dtype_bytes
 from proftui.core.perf.shapes import ascend_list, ascend_shapes
 
@@ -361,6 +362,8 @@ def fused_matches(names: list[str]) -> list[tuple[str, str, int, int]]:
 
 def _fused_ops(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     need_timeline(ctx, group, "host ops are on the timeline only")
+    if device_kind(ctx.index)[0] == "GPU":
+        raise Skip("the fused APIs are torch_npu's, and this profile ran on a GPU")
     s, a = ctx.index.strings, ctx.index.arrays
     tracks = _outer_aten(ctx, group)
     optimizers = _optimizer_steps(ctx, group)
