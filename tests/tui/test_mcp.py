@@ -203,3 +203,21 @@ async def test_proftui_mcp_serves_over_stdio() -> None:
         result = await client.call_tool("info", {"path": KINETO})
     assert names == [t.name for t in TOOLS]
     assert json.loads(result.content[0].text)["slices"] > 0
+
+
+@needs_sdk
+async def test_table_comm_and_diff_answer_their_commands_json(capsys) -> None:
+    ranks = str(SAMPLES / "cluster_2rank")
+    listing = cli_json(capsys, "table", ranks)
+    one = cli_json(capsys, "table", ranks, "op_statistic", "--top", "3")
+    comm = cli_json(capsys, "comm", ranks)
+    before, after = (str(SAMPLES / f"diff_{s}.pt.trace.json") for s in ("before", "after"))
+    diff = cli_json(capsys, "diff", before, after, "--top", "5")
+    results = await ask([str(SAMPLES)], [
+        ("table", {"path": "cluster_2rank"}),
+        ("table", {"path": "cluster_2rank", "name": "op_statistic", "top": 3}),
+        ("comm", {"path": "cluster_2rank"}),
+        ("diff", {"base": "diff_before.pt.trace.json", "new": "diff_after.pt.trace.json",
+                  "top": 5})])
+    assert [answer(r) for r in results] == [listing, one, comm, diff]
+    assert listing["tables"] and one["rows"] and comm["links"] and diff["ops"]

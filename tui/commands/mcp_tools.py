@@ -33,13 +33,18 @@ KINDS = {"run": "integer"}
 class ToolSpec:
     """One tool: the command `command` answering, the `options` of it the tool takes (by
     their argparse dest; the rest keep the command's defaults), and the tool's own `defaults`
-    (a bound where the command's JSON gives every row)."""
+    (a bound where the command's JSON gives every row), passed to the command unless
+    `implied` (the command applies it itself when not told: `table` without --json)."""
 
     name: str
     command: str
     options: tuple[str, ...]
-    answer: str  # how it is asked: "index" (one opened profile), "paths", "diff", "export"
+    # How its command is asked: "index" (of one opened profile), "path" (reads the path
+    # itself), "parsed" (reads it, and checks options together with the parser), "diff" (two
+    # opened profiles), "export" (CSV text).
+    answer: str
     defaults: dict[str, Any] = field(default_factory=dict)
+    implied: bool = False
 
     def spec(self):
         """The command's declaration (its SPEC)."""
@@ -57,10 +62,10 @@ TOOLS = (
     ToolSpec("iterations", "iterations", TRACE, "index"),
     ToolSpec("diff", "diff", ("base", "new", "by", "side", "top", "skip", "iterations"), "diff"),
     ToolSpec("cluster", "cluster", (*TRACE, "iteration", "top"), "index"),
-    ToolSpec("comm", "comm", (*TRACE, "top"), "paths"),
+    ToolSpec("comm", "comm", (*TRACE, "top"), "path"),
     ToolSpec("memory", "memory", (*TRACE, "iteration", "range", "top"), "index"),
     ToolSpec("table", "table", (*TRACE, "name", "group", "where", "sort", "columns", "top"),
-             "paths", {"top": TOP}),
+             "parsed", {"top": TOP}, implied=True),
     ToolSpec("export", "export", (*TRACE, "iteration", "range", "all", "tracks", "side", "what",
                                   "by", "args", "unit", "time"), "export"),
 )
@@ -210,15 +215,16 @@ class Tools:
         for key in PATHS:
             if key in values:
                 values[key] = self.inside(values[key])
-        values = {**tool.defaults, **values}
+        if not tool.implied:
+            values = {**tool.defaults, **values}
         parser, args = tool.spec().parse(command_line(tool, values), error=_refuse)
         module = import_module(f"proftui.tui.commands.{tool.command}")
         if tool.answer == "export":
             return self._export(module, args)
         asked: dict[str, Callable[[], dict]] = {
             "index": lambda: module.json_answer(args, self.open_index(args.path, args.run)),
-            "paths": lambda: (module.json_answer(parser, args) if tool.command == "table"
-                              else module.json_answer(args)),
+            "path": lambda: module.json_answer(args),
+            "parsed": lambda: module.json_answer(parser, args),
             "diff": lambda: module.json_answer(parser, args, self.open_index)}
         return fitted(asked[tool.answer](), self.max_chars)
 

@@ -116,7 +116,7 @@ def _checked(parser, args) -> list[str]:
 
 def json_answer(parser, args) -> dict[str, Any]:
     """What `table --json` prints (`proftui mcp` answers it too), but that the rows are the
-    first DEFAULT_TOP unless --top says otherwise (as text)."""
+    first DEFAULT_TOP unless --top says otherwise (as text does)."""
     from proftui.core.load.loader import profile_layout
 
     names = _checked(parser, args)
