@@ -46,11 +46,11 @@ def cmd_advise(argv: list[str]) -> int:
 
     overrides = parse_overrides(args.set)
     index = load(args)
+    if args.json:
+        print_json(json_answer(args, index))
+        return EXIT_OK
     _, tables, iterations = read_overview(index)
     found = advise(index, iterations, tables, overrides)
-    if args.json:
-        print_json(with_warnings(found.to_json(), index))
-        return EXIT_OK
     print_warning(index)  # the damage said first, before the answer
     origin = capture_start_ns(index)
     starts = [e.start_ns for f in found.findings for e in f.evidence]
@@ -60,6 +60,16 @@ def cmd_advise(argv: list[str]) -> int:
                          "list as evidence\n")
     sys.stdout.write("".join(finding_lines(found, origin)))
     return EXIT_OK
+
+
+def json_answer(args, index) -> dict:
+    """What `advise --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
+    from proftui.core.analysis.advise import advise, parse_overrides
+    from proftui.core.analysis.overview import read_overview
+
+    _, tables, iterations = read_overview(index)
+    found = advise(index, iterations, tables, parse_overrides(args.set))
+    return with_warnings(found.to_json(), index)
 
 
 def finding_lines(advice, origin_ns: int, limit: int | None = None, evidence: int = 3

@@ -38,25 +38,15 @@ SPEC = Command(
 
 def cmd_breakdown(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
-    from proftui.core.analysis.breakdown import breakdown, breakdown_table
-    from proftui.core.analysis.overview import read_overview
+    from proftui.core.analysis.breakdown import breakdown_table
     from proftui.core.analysis.speed import speed_text
     from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
-    _, tables, iterations = read_overview(index)
-    window = None
-    if args.range is not None:
-        lo, hi, _ = ops_window(args, index)
-        window = (lo, hi)
-    elif args.iteration is not None:
-        ops_window(args, index)  # the same sentence for an iteration that is not there
-    found = breakdown(index, iterations, tables, number=args.iteration, window=window)
-    speeds = (_speeds(iterations, found, args.batch_size)
-              if window is None and args.iteration is None else [])
     if args.json:
-        print_json(with_warnings({**found.to_json(), "speed": speeds}, index))
+        print_json(json_answer(args, index))
         return EXIT_OK
+    iterations, window, found, speeds = _answer(args, index)
     print_warning(index)  # the damage said first, before the answer
     if not found.steps and not found.total:
         sys.stdout.write("nothing to break down: no slices in this profile\n")
@@ -87,6 +77,30 @@ def cmd_breakdown(argv: list[str]) -> int:
             group = f" of {safe(entry['group'])}" if entry["group"] else ""
             sys.stdout.write(f"speed{group}: {text}\n")
     return EXIT_OK
+
+
+def _answer(args, index):
+    """(the iterations, the --range window or None, the breakdown, the speeds) of `index`."""
+    from proftui.core.analysis.breakdown import breakdown
+    from proftui.core.analysis.overview import read_overview
+
+    _, tables, iterations = read_overview(index)
+    window = None
+    if args.range is not None:
+        lo, hi, _ = ops_window(args, index)
+        window = (lo, hi)
+    elif args.iteration is not None:
+        ops_window(args, index)  # the same sentence for an iteration that is not there
+    found = breakdown(index, iterations, tables, number=args.iteration, window=window)
+    speeds = (_speeds(iterations, found, args.batch_size)
+              if window is None and args.iteration is None else [])
+    return iterations, window, found, speeds
+
+
+def json_answer(args, index) -> dict:
+    """What `breakdown --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
+    _, _, found, speeds = _answer(args, index)
+    return with_warnings({**found.to_json(), "speed": speeds}, index)
 
 
 def _speeds(iterations, found, batch_size: int | None) -> list[dict]:

@@ -75,39 +75,21 @@ SPEC = Command(
 
 def cmd_ops(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
-    from proftui.core.ops.aggregate import aggregate_ops
     from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
-    from proftui.core.tables.query import column_index, sort_order
 
     index = load(args)
-    lo, hi, label = ops_window(args, index)
-    origin = capture_start_ns(index)
+    if args.json:
+        print_json(json_answer(args, index))
+        return EXIT_OK
     if args.efficiency or args.roofline:
         from proftui.tui.commands.ops_efficiency import print_efficiency
 
-        return print_efficiency(args, index, lo, hi, window_text(label, lo, hi, origin))
-    groups = group_windows(args, index)
-    table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side,
-                          tables=grouping_tables(index, args.by), groups=groups)
-    rows = list(range(table.n_rows))
-    if args.sort:
-        c = column_index(table, args.sort)
-        rows = sort_order(table, c, table.columns[c].kind != "text").tolist()
-    top = args.top if args.top is not None else (0 if args.json else DEFAULT_TOP)
+        return print_efficiency(args, index)
+    lo, hi, label, groups, table, rows = _ops(args, index)
+    origin = capture_start_ns(index)
+    top = DEFAULT_TOP if args.top is None else args.top
     shown = rows[:top] if top else rows
-    counts = table.find("Count")
-    n_slices = int(counts.values.sum()) if counts is not None else 0
-    if args.json:
-        result = {
-            "window": {"label": label, "start_ns": lo, "end_ns": hi,
-                       "from_trace_start_ns": [lo - origin, hi - origin],
-                       "groups": None if groups is None else {
-                           g: {"start_ns": a, "end_ns": b} for g, (a, b) in groups.items()}},
-            "by": args.by, "side": args.side, "ops": table.n_rows, "slices": n_slices,
-            "rows": [{json_key(c): json_value(c, c.values[r]) for c in table.columns}
-                     for r in shown]}
-        print_json(with_warnings(result, index))
-        return EXIT_OK
+    n_slices = _slices(table)
     print_warning(index)  # the damage said first, before the answer
     where = (window_text(label, lo, hi, origin) if groups is None else
              f"{label}, each in its own window ({fmt_duration(lo - origin)} to "
@@ -120,3 +102,49 @@ def cmd_ops(argv: list[str]) -> int:
         sys.stdout.write(f"... and {fmt_count(len(rows) - len(shown))} more ops "
                          "(--top 0 prints all)\n")
     return EXIT_OK
+
+
+def _ops(args, index):
+    """(start_ns, end_ns, label, group windows, the ops table, its rows in --sort's order)
+    of the window and grouping `args` ask for."""
+    from proftui.core.ops.aggregate import aggregate_ops
+    from proftui.core.tables.query import column_index, sort_order
+
+    lo, hi, label = ops_window(args, index)
+    groups = group_windows(args, index)
+    table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side,
+                          tables=grouping_tables(index, args.by), groups=groups)
+    rows = list(range(table.n_rows))
+    if args.sort:
+        c = column_index(table, args.sort)
+        rows = sort_order(table, c, table.columns[c].kind != "text").tolist()
+    return lo, hi, label, groups, table, rows
+
+
+def _slices(table) -> int:
+    counts = table.find("Count")
+    return int(counts.values.sum()) if counts is not None else 0
+
+
+def json_answer(args, index) -> dict:
+    """What `ops --json` prints of the loaded `index` (`proftui mcp` answers it too): the
+    first --top rows, all without it; with --efficiency, the op efficiency's."""
+    from proftui.core.ops.iterations import capture_start_ns
+
+    if args.efficiency or args.roofline:
+        from proftui.tui.commands.ops_efficiency import efficiency_json
+
+        return efficiency_json(args, index)
+
+    lo, hi, label, groups, table, rows = _ops(args, index)
+    origin = capture_start_ns(index)
+    shown = rows[:args.top] if args.top else rows
+    result = {
+        "window": {"label": label, "start_ns": lo, "end_ns": hi,
+                   "from_trace_start_ns": [lo - origin, hi - origin],
+                   "groups": None if groups is None else {
+                       g: {"start_ns": a, "end_ns": b} for g, (a, b) in groups.items()}},
+        "by": args.by, "side": args.side, "ops": table.n_rows, "slices": _slices(table),
+        "rows": [{json_key(c): json_value(c, c.values[r]) for c in table.columns}
+                 for r in shown]}
+    return with_warnings(result, index)

@@ -9,9 +9,10 @@ from typing import Any
 
 from proftui.tui.commands.common import (
     EXIT_OK,
-    print_json,
+    ops_window,
     print_table,
     print_warning,
+    window_text,
     with_warnings,
 )
 from proftui.tui.text.format import fmt_count, fmt_duration, plural
@@ -56,23 +57,39 @@ def _row_json(found, r: int) -> dict[str, Any]:
     }
 
 
-def print_efficiency(args: argparse.Namespace, index, lo: int, hi: int, where: str) -> int:
-    from proftui.core.perf.efficiency import efficiency, profile_peaks, roofline_points
+def _found(args: argparse.Namespace, index):
+    """(window, its label, the peaks and how they were chosen, the efficiency)."""
+    from proftui.core.ops.iterations import capture_start_ns
+    from proftui.core.perf.efficiency import efficiency, profile_peaks
     from proftui.core.perf.instances import op_instances
 
+    lo, hi, label = ops_window(args, index)
     peaks, said = profile_peaks(index, device=args.device, peaks_file=args.peaks,
                                 tflops=args.peak_tflops, tbps=args.peak_tbps)
     found = efficiency(op_instances(index, start_ns=lo, end_ns=hi), peaks)
+    return (lo, hi), window_text(label, lo, hi, capture_start_ns(index)), said, found
+
+
+def efficiency_json(args: argparse.Namespace, index) -> dict[str, Any]:
+    """What `ops --efficiency --json` prints (docs/json.md): the first --top rows, all
+    without it."""
+    (lo, hi), _, said, found = _found(args, index)
+    shown = range(found.table.n_rows)[:args.top or None]
+    result = {"window": {"start_ns": lo, "end_ns": hi}, "source": found.source,
+              "peaks": _peaks_json(found.peaks), "peaks_from": said,
+              "modelled_ns": found.modelled_ns, "total_ns": found.total_ns,
+              "ops": found.table.n_rows, "rows": [_row_json(found, r) for r in shown]}
+    return with_warnings(result, index)
+
+
+def print_efficiency(args: argparse.Namespace, index) -> int:
+    """`ops --efficiency` as text (the JSON is :func:`efficiency_json`'s)."""
+    from proftui.core.perf.efficiency import roofline_points
+
+    _, where, said, found = _found(args, index)
     table = found.table
-    top = args.top if args.top is not None else (0 if args.json else DEFAULT_TOP)
+    top = DEFAULT_TOP if args.top is None else args.top
     shown = list(range(table.n_rows))[:top or None]
-    if args.json:
-        result = {"window": {"start_ns": lo, "end_ns": hi}, "source": found.source,
-                  "peaks": _peaks_json(peaks), "peaks_from": said,
-                  "modelled_ns": found.modelled_ns, "total_ns": found.total_ns,
-                  "ops": table.n_rows, "rows": [_row_json(found, r) for r in shown]}
-        print_json(with_warnings(result, index))
-        return EXIT_OK
     print_warning(index)
     title = (f"op efficiency of {where}: {plural(table.n_rows, 'op shape')} from "
              f"{found.source or 'no table with shapes'}; peaks: {said}")

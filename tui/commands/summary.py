@@ -72,16 +72,23 @@ def fit_names(table: Table, width: int, boxed: bool = False) -> Table:
                  table.n_rows)
 
 
+def json_answer(args, index) -> dict:
+    """What `summary --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
+    from proftui.core.analysis.summary import summary_report
+
+    return with_warnings(summary_report(index, args.batch_size), index)
+
+
 def cmd_summary(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
     from proftui.core.analysis.summary import report_tables, summary_report
     from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
-    report = summary_report(index, args.batch_size)
     if args.json:
-        print_json(with_warnings(report, index))
+        print_json(json_answer(args, index))
         return EXIT_OK
+    report = summary_report(index, args.batch_size)
     print_warning(index)  # the damage said first, before the answer
     files = report["files"]
     tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
