@@ -230,6 +230,8 @@ JSON_RUNS = {
     "info": lambda: ["info", "--json", str(SAMPLES / "torch_npu")],
     "summary": lambda: ["summary", "--json", str(SAMPLES / "torch_npu")],
     "ops": lambda: ["ops", "--json", str(SAMPLES / "torch_npu")],
+    "ops --efficiency": lambda: ["ops", "--efficiency", "--json",
+                                 str(SAMPLES / "kineto_demo.pt.trace.json")],
     "iterations": lambda: ["iterations", "--json", str(SAMPLES / "torch_npu")],
     "breakdown": lambda: ["breakdown", "--json", str(SAMPLES / "torch_npu")],
     "advise": lambda: ["advise", "--json", str(SAMPLES / "torch_npu")],
