@@ -77,24 +77,17 @@ def cmd_diff(argv: list[str]) -> int:
     numbers = _numbers(parser, args.iterations) if args.iterations else None
     if args.csv and os.path.exists(args.csv) and not args.force:
         raise ProftuiError(f"{args.csv} exists; --force overwrites it.")
-    from proftui.core.analysis.diff import Opened, compare, diff_tables, evidence, read_op_map
-    from proftui.core.analysis.overview import read_overview
+    from proftui.core.analysis.diff import compare, diff_tables, evidence, read_op_map
     from proftui.core.analysis.rank_diff import slowest_text
 
     op_map = read_op_map(args.op_map) if args.op_map else []
-    sides = []
-    for path in (args.base, args.new):
-        index = load(argparse.Namespace(path=path, run=None, no_cache=args.no_cache))
-        _, tables, iterations = read_overview(index)
-        sides.append(Opened(path, index, tables, iterations))
+    sides = [opened(path, args.no_cache) for path in (args.base, args.new)]
     found = compare(sides[0], sides[1], by=args.by, side=args.side, skip=args.skip,
                     numbers=numbers, op_map=op_map)
     if args.csv:
         _write_csv(args.csv, found)
-    damage = _side_warnings(sides)
     if args.json:
-        print_json({**found.to_json(top=args.top), "warnings": [
-            warning("mismatch", w) for w in found.warnings] + damage})
+        print_json(diff_json(found, sides, args.top))
     else:
         out = [f"base {safe(args.base)}: {safe(found.base.kind)}, {found.base.device_kind}\n",
                f"new  {safe(args.new)}: {safe(found.new.kind)}, {found.new.device_kind}\n"]
@@ -115,6 +108,22 @@ def cmd_diff(argv: list[str]) -> int:
         for title, table in diff_tables(found, args.top):
             print_whole_table(_fitted(table, width, sys.stdout.isatty()), title)
     return _gate(found, args.gate)
+
+
+def opened(path: str, no_cache: bool = False):
+    """One side of a comparison: the profile of `path` loaded, its tables and iterations."""
+    from proftui.core.analysis.diff import Opened
+    from proftui.core.analysis.overview import read_overview
+
+    index = load(argparse.Namespace(path=path, run=None, no_cache=no_cache))
+    _, tables, iterations = read_overview(index)
+    return Opened(path, index, tables, iterations)
+
+
+def diff_json(found, sides, top: int) -> dict:
+    """What `proftui diff --json` prints of `found`, the comparison of `sides`."""
+    return {**found.to_json(top=top), "warnings": [
+        warning("mismatch", w) for w in found.warnings] + _side_warnings(sides)}
 
 
 def _fitted(table, width: int, boxed: bool):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from proftui.tui.commands.common import (
     EXIT_OK,
@@ -26,6 +29,9 @@ from proftui.tui.commands.common import (
 )
 from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.text.format import fmt_count, fmt_duration, plural
+
+if TYPE_CHECKING:
+    from proftui.core.model.table import Table
 
 DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
 
@@ -56,13 +62,57 @@ SPEC = Command(
 
 def cmd_ops(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
+    index = load(args)
+    found = ops_answer(args, index)
+    if args.json:
+        print_json(ops_json(found, index))
+        return EXIT_OK
+    from proftui.core.ops.iterations import FROM_CAPTURE_START
+
+    print_warning(index)  # the damage said first, before the answer
+    table, rows, shown = found.table, found.rows, found.shown
+    lo, hi, origin, groups = found.start_ns, found.end_ns, found.origin_ns, found.groups
+    where = (window_text(found.label, lo, hi, origin) if groups is None else
+             f"{found.label}, each in its own window ({fmt_duration(lo - origin)} to "
+             f"{fmt_duration(hi - origin)} {FROM_CAPTURE_START} in all)")
+    title = (f"ops of {where}, by {found.by}, {found.side} tracks: "
+             f"{plural(table.n_rows, 'op')}, {plural(found.slices, 'slice')}")
+    columns = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
+    print_table(table, columns, shown, title, blank="(none)")
+    if len(shown) < len(rows):
+        sys.stdout.write(f"... and {fmt_count(len(rows) - len(shown))} more ops "
+                         "(--top 0 prints all)\n")
+    return EXIT_OK
+
+
+@dataclass(frozen=True)
+class OpsAnswer:
+    """The ops table of a window, its rows in order and the first `--top` of them."""
+
+    table: Table
+    rows: list[int]
+    shown: list[int]
+    start_ns: int
+    end_ns: int
+    label: str
+    origin_ns: int
+    groups: dict[str, tuple[int, int]] | None
+    by: str
+    side: str
+
+    @property
+    def slices(self) -> int:
+        counts = self.table.find("Count")
+        return int(counts.values.sum()) if counts is not None else 0
+
+
+def ops_answer(args: argparse.Namespace, index) -> OpsAnswer:
+    """The ops of `index` as `args` asks (iteration, range, by, side, sort, top, json)."""
     from proftui.core.ops.aggregate import aggregate_ops
-    from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
+    from proftui.core.ops.iterations import capture_start_ns
     from proftui.core.tables.query import column_index, sort_order
 
-    index = load(args)
     lo, hi, label = ops_window(args, index)
-    origin = capture_start_ns(index)
     groups = group_windows(args, index)
     table = aggregate_ops(index, start_ns=lo, end_ns=hi, by=args.by, side=args.side,
                           tables=grouping_tables(index, args.by), groups=groups)
@@ -71,29 +121,21 @@ def cmd_ops(argv: list[str]) -> int:
         c = column_index(table, args.sort)
         rows = sort_order(table, c, table.columns[c].kind != "text").tolist()
     top = args.top if args.top is not None else (0 if args.json else DEFAULT_TOP)
-    shown = rows[:top] if top else rows
-    counts = table.find("Count")
-    n_slices = int(counts.values.sum()) if counts is not None else 0
-    if args.json:
-        result = {
-            "window": {"label": label, "start_ns": lo, "end_ns": hi,
-                       "from_trace_start_ns": [lo - origin, hi - origin],
-                       "groups": None if groups is None else {
-                           g: {"start_ns": a, "end_ns": b} for g, (a, b) in groups.items()}},
-            "by": args.by, "side": args.side, "ops": table.n_rows, "slices": n_slices,
-            "rows": [{json_key(c): json_value(c, c.values[r]) for c in table.columns}
-                     for r in shown]}
-        print_json(with_warnings(result, index))
-        return EXIT_OK
-    print_warning(index)  # the damage said first, before the answer
-    where = (window_text(label, lo, hi, origin) if groups is None else
-             f"{label}, each in its own window ({fmt_duration(lo - origin)} to "
-             f"{fmt_duration(hi - origin)} {FROM_CAPTURE_START} in all)")
-    title = (f"ops of {where}, by {args.by}, "
-             f"{args.side} tracks: {plural(table.n_rows, 'op')}, {plural(n_slices, 'slice')}")
-    columns = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
-    print_table(table, columns, shown, title, blank="(none)")
-    if len(shown) < len(rows):
-        sys.stdout.write(f"... and {fmt_count(len(rows) - len(shown))} more ops "
-                         "(--top 0 prints all)\n")
-    return EXIT_OK
+    return OpsAnswer(table, rows, rows[:top] if top else rows, lo, hi, label,
+                     capture_start_ns(index), groups, args.by, args.side)
+
+
+def ops_json(found: OpsAnswer, index) -> dict:
+    """What `proftui ops --json` prints of `found` (see :func:`ops_answer`)."""
+    lo, hi, origin, groups, table = (found.start_ns, found.end_ns, found.origin_ns,
+                                     found.groups, found.table)
+    result = {
+        "window": {"label": found.label, "start_ns": lo, "end_ns": hi,
+                   "from_trace_start_ns": [lo - origin, hi - origin],
+                   "groups": None if groups is None else {
+                       g: {"start_ns": a, "end_ns": b} for g, (a, b) in groups.items()}},
+        "by": found.by, "side": found.side, "ops": table.n_rows,
+        "slices": found.slices,
+        "rows": [{json_key(c): json_value(c, c.values[r]) for c in table.columns}
+                 for r in found.shown]}
+    return with_warnings(result, index)
