@@ -45,10 +45,10 @@ def cmd_advise(argv: list[str]) -> int:
 
     overrides = parse_overrides(args.set)
     index = load(args)
-    if args.json:
-        print_json(advise_json(index, overrides))
-        return EXIT_OK
     found = advice(index, overrides)
+    if args.json:
+        print_json(advise_json(found, index))
+        return EXIT_OK
     print_warning(index)  # the damage said first, before the answer
     origin = capture_start_ns(index)
     starts = [e.start_ns for f in found.findings for e in f.evidence]
@@ -70,9 +70,9 @@ def advice(index, overrides: dict | None = None):
     return advise(index, iterations, tables, overrides or {})
 
 
-def advise_json(index, overrides: dict | None = None) -> dict:
-    """What `proftui advise --json` prints."""
-    return with_warnings(advice(index, overrides).to_json(), index)
+def advise_json(found, index) -> dict:
+    """What `proftui advise --json` prints of the advice `found` (see :func:`advice`)."""
+    return with_warnings(found.to_json(), index)
 
 
 def finding_lines(advice, origin_ns: int, limit: int | None = None, evidence: int = 3

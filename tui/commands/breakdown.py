@@ -51,10 +51,10 @@ def cmd_breakdown(argv: list[str]) -> int:
         window = (lo, hi)
     elif args.iteration is not None:
         ops_window(args, index)  # the same sentence for an iteration that is not there
-    if args.json:
-        print_json(breakdown_json(index, args.iteration, window, args.batch_size))
-        return EXIT_OK
     found, speeds = breakdown_answer(index, args.iteration, window, args.batch_size)
+    if args.json:
+        print_json(breakdown_json(found, speeds, index))
+        return EXIT_OK
     print_warning(index)  # the damage said first, before the answer
     if not found.steps and not found.total:
         sys.stdout.write("nothing to break down: no slices in this profile\n")
@@ -101,10 +101,8 @@ def breakdown_answer(index, number: int | None = None, window: tuple[int, int] |
     return found, speeds
 
 
-def breakdown_json(index, number: int | None = None, window: tuple[int, int] | None = None,
-                   batch_size: int | None = None) -> dict:
-    """What `proftui breakdown --json` prints (see :func:`breakdown_answer`)."""
-    found, speeds = breakdown_answer(index, number, window, batch_size)
+def breakdown_json(found, speeds: list[dict], index) -> dict:
+    """What `proftui breakdown --json` prints of an answer (see :func:`breakdown_answer`)."""
     return with_warnings({**found.to_json(), "speed": speeds}, index)
 
 
