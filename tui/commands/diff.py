@@ -83,7 +83,7 @@ def cmd_diff(argv: list[str]) -> int:
     if args.csv:
         _write_csv(args.csv, found)
     if args.json:
-        print_json(_json(found, sides, args.top))
+        print_json(diff_json(found, sides, args.top))
     else:
         out = [f"base {safe(args.base)}: {safe(found.base.kind)}, {found.base.device_kind}\n",
                f"new  {safe(args.new)}: {safe(found.new.kind)}, {found.new.device_kind}\n"]
@@ -106,6 +106,18 @@ def cmd_diff(argv: list[str]) -> int:
     return _gate(found, args.gate)
 
 
+def opened(path: str, no_cache: bool = False, index=None):
+    """One side of a comparison: the profile of `path` (loaded, unless its `index` is
+    given), its tables and iterations."""
+    from proftui.core.analysis.diff import Opened
+    from proftui.core.analysis.overview import read_overview
+
+    if index is None:
+        index = load(argparse.Namespace(path=path, run=None, no_cache=no_cache))
+    _, tables, iterations = read_overview(index)
+    return Opened(path, index, tables, iterations)
+
+
 def _checked(parser: Parser, args: argparse.Namespace) -> tuple[int, int] | None:
     """The numbers of --iterations (None without it), --top and --skip checked."""
     if args.top < 0 or args.skip < 0:
@@ -116,31 +128,27 @@ def _checked(parser: Parser, args: argparse.Namespace) -> tuple[int, int] | None
 def _compared(parser: Parser, args: argparse.Namespace, open_index):
     """(the comparison, the two sides) of args.base and args.new, each opened by
     `open_index(path)`."""
-    from proftui.core.analysis.diff import Opened, compare, read_op_map
-    from proftui.core.analysis.overview import read_overview
+    from proftui.core.analysis.diff import compare, read_op_map
 
     numbers = _checked(parser, args)
     op_map = read_op_map(args.op_map) if args.op_map else []
-    sides = []
-    for path in (args.base, args.new):
-        index = open_index(path)
-        _, tables, iterations = read_overview(index)
-        sides.append(Opened(path, index, tables, iterations))
+    sides = [opened(path, index=open_index(path)) for path in (args.base, args.new)]
     found = compare(sides[0], sides[1], by=args.by, side=args.side, skip=args.skip,
                     numbers=numbers, op_map=op_map)
     return found, sides
-
-
-def _json(found, sides, top: int) -> dict:
-    return {**found.to_json(top=top), "warnings": [
-        warning("mismatch", w) for w in found.warnings] + _side_warnings(sides)}
 
 
 def json_answer(parser: Parser, args: argparse.Namespace, open_index) -> dict:
     """What `diff --json` prints (`proftui mcp` answers it too), each side opened by
     `open_index(path)`."""
     found, sides = _compared(parser, args, open_index)
-    return _json(found, sides, args.top)
+    return diff_json(found, sides, args.top)
+
+
+def diff_json(found, sides, top: int) -> dict:
+    """What `proftui diff --json` prints of `found`, the comparison of `sides`."""
+    return {**found.to_json(top=top), "warnings": [
+        warning("mismatch", w) for w in found.warnings] + _side_warnings(sides)}
 
 
 def _fitted(table, width: int, boxed: bool):

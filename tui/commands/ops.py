@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from proftui.tui.commands.common import (
     EXIT_OK,
@@ -26,6 +29,9 @@ from proftui.tui.commands.common import (
 )
 from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.text.format import fmt_count, fmt_duration, plural
+
+if TYPE_CHECKING:
+    from proftui.core.model.table import Table
 
 DEFAULT_TOP = 50  # rows of ops printed as text unless --top says otherwise
 
@@ -75,8 +81,6 @@ SPEC = Command(
 
 def cmd_ops(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
-    from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
-
     index = load(args)
     if args.json:
         print_json(json_answer(args, index))
@@ -85,17 +89,17 @@ def cmd_ops(argv: list[str]) -> int:
         from proftui.tui.commands.ops_efficiency import print_efficiency
 
         return print_efficiency(args, index)
-    lo, hi, label, groups, table, rows = _ops(args, index)
-    origin = capture_start_ns(index)
-    top = DEFAULT_TOP if args.top is None else args.top
-    shown = rows[:top] if top else rows
-    n_slices = _slices(table)
+    from proftui.core.ops.iterations import FROM_CAPTURE_START
+
+    found = ops_answer(args, index)
     print_warning(index)  # the damage said first, before the answer
-    where = (window_text(label, lo, hi, origin) if groups is None else
-             f"{label}, each in its own window ({fmt_duration(lo - origin)} to "
+    table, rows, shown = found.table, found.rows, found.shown
+    lo, hi, origin, groups = found.start_ns, found.end_ns, found.origin_ns, found.groups
+    where = (window_text(found.label, lo, hi, origin) if groups is None else
+             f"{found.label}, each in its own window ({fmt_duration(lo - origin)} to "
              f"{fmt_duration(hi - origin)} {FROM_CAPTURE_START} in all)")
-    title = (f"ops of {where}, by {args.by}, "
-             f"{args.side} tracks: {plural(table.n_rows, 'op')}, {plural(n_slices, 'slice')}")
+    title = (f"ops of {where}, by {found.by}, {found.side} tracks: "
+             f"{plural(table.n_rows, 'op')}, {plural(found.slices, 'slice')}")
     columns = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
     print_table(table, columns, shown, title, blank="(none)")
     if len(shown) < len(rows):
@@ -104,10 +108,31 @@ def cmd_ops(argv: list[str]) -> int:
     return EXIT_OK
 
 
-def _ops(args, index):
-    """(start_ns, end_ns, label, group windows, the ops table, its rows in --sort's order)
-    of the window and grouping `args` ask for."""
+@dataclass(frozen=True)
+class OpsAnswer:
+    """The ops table of a window, its rows in order and the first `--top` of them."""
+
+    table: Table
+    rows: list[int]
+    shown: list[int]
+    start_ns: int
+    end_ns: int
+    label: str
+    origin_ns: int
+    groups: dict[str, tuple[int, int]] | None
+    by: str
+    side: str
+
+    @property
+    def slices(self) -> int:
+        counts = self.table.find("Count")
+        return int(counts.values.sum()) if counts is not None else 0
+
+
+def ops_answer(args: argparse.Namespace, index) -> OpsAnswer:
+    """The ops of `index` as `args` asks (iteration, range, by, side, sort, top, json)."""
     from proftui.core.ops.aggregate import aggregate_ops
+    from proftui.core.ops.iterations import capture_start_ns
     from proftui.core.tables.query import column_index, sort_order
 
     lo, hi, label = ops_window(args, index)
@@ -118,33 +143,32 @@ def _ops(args, index):
     if args.sort:
         c = column_index(table, args.sort)
         rows = sort_order(table, c, table.columns[c].kind != "text").tolist()
-    return lo, hi, label, groups, table, rows
+    top = args.top if args.top is not None else (0 if args.json else DEFAULT_TOP)
+    return OpsAnswer(table, rows, rows[:top] if top else rows, lo, hi, label,
+                     capture_start_ns(index), groups, args.by, args.side)
 
 
-def _slices(table) -> int:
-    counts = table.find("Count")
-    return int(counts.values.sum()) if counts is not None else 0
-
-
-def json_answer(args, index) -> dict:
-    """What `ops --json` prints of the loaded `index` (`proftui mcp` answers it too): the
-    first --top rows, all without it; with --efficiency, the op efficiency's."""
-    from proftui.core.ops.iterations import capture_start_ns
-
+def json_answer(args: argparse.Namespace, index) -> dict:
+    """What `ops --json` prints of the loaded `index` (`proftui mcp` answers it too); with
+    --efficiency, the op efficiency's (see ops_efficiency)."""
     if args.efficiency or args.roofline:
         from proftui.tui.commands.ops_efficiency import efficiency_json
 
         return efficiency_json(args, index)
+    return ops_json(ops_answer(args, index), index)
 
-    lo, hi, label, groups, table, rows = _ops(args, index)
-    origin = capture_start_ns(index)
-    shown = rows[:args.top] if args.top else rows
+
+def ops_json(found: OpsAnswer, index) -> dict:
+    """What `proftui ops --json` prints of `found` (see :func:`ops_answer`)."""
+    lo, hi, origin, groups, table = (found.start_ns, found.end_ns, found.origin_ns,
+                                     found.groups, found.table)
     result = {
-        "window": {"label": label, "start_ns": lo, "end_ns": hi,
+        "window": {"label": found.label, "start_ns": lo, "end_ns": hi,
                    "from_trace_start_ns": [lo - origin, hi - origin],
                    "groups": None if groups is None else {
                        g: {"start_ns": a, "end_ns": b} for g, (a, b) in groups.items()}},
-        "by": args.by, "side": args.side, "ops": table.n_rows, "slices": _slices(table),
+        "by": found.by, "side": found.side, "ops": table.n_rows,
+        "slices": found.slices,
         "rows": [{json_key(c): json_value(c, c.values[r]) for c in table.columns}
-                 for r in shown]}
+                 for r in found.shown]}
     return with_warnings(result, index)

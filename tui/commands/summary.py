@@ -74,21 +74,26 @@ def fit_names(table: Table, width: int, boxed: bool = False) -> Table:
 
 def json_answer(args, index) -> dict:
     """What `summary --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
+    return summary_json(index, args.batch_size)
+
+
+def summary_json(index, batch_size: int | None = None) -> dict:
+    """What `proftui summary --json` prints."""
     from proftui.core.analysis.summary import summary_report
 
-    return with_warnings(summary_report(index, args.batch_size), index)
+    return with_warnings(summary_report(index, batch_size), index)
 
 
 def cmd_summary(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
-    from proftui.core.analysis.summary import report_tables, summary_report
+    from proftui.core.analysis.summary import report_tables
     from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
+    report = summary_json(index, args.batch_size)
     if args.json:
-        print_json(json_answer(args, index))
+        print_json(report)
         return EXIT_OK
-    report = summary_report(index, args.batch_size)
     print_warning(index)  # the damage said first, before the answer
     files = report["files"]
     tables = ", ".join(sorted({safe(t["kind"]) for t in report["tables"]}))
