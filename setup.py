@@ -104,4 +104,5 @@ class OptionalBuildExt(build_ext):
 if __name__ == "__main__":  # `python setup.py ...` and pip's build backend (not an import)
     setup(packages=["proftui", *(f"proftui.{p}" for p in find_packages(".", include=PARTS))],
           package_dir={"proftui": "."}, ext_modules=[NATIVE],
+          package_data={"proftui.core.perf": ["peaks.csv"]},  # the hardware peaks table
           cmdclass={"build_py": BuildPy, "build_ext": OptionalBuildExt})

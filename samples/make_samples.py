@@ -38,6 +38,25 @@ FORWARD = [("aten::conv2d", "void cudnn::cnn::conv2d_fprop_kernel<float>", 380),
            ("aten::cross_entropy_loss", "void at::native::nll_loss_forward_reduce_cuda_kernel", 60)]
 
 
+# What record_shapes=True writes for each forward op: Input Dims, Input type and the scalars
+# (Concrete Inputs), so that the op efficiency has shapes to model (a ResNet-style stem).
+SHAPES = {
+    "aten::conv2d": ([[8, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], []],
+                     ["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+                     ["", "", "", "[2, 2]", "[3, 3]", "[1, 1]", "1"]),
+    "aten::batch_norm": ([[8, 64, 56, 56], [64], [64], [64], [64], [], [], [], []],
+                         ["float"] * 5 + ["Scalar"] * 4, ["", "", "", "", "", "True", "0.1",
+                                                          "1e-05", "True"]),
+    "aten::relu_": ([[8, 64, 56, 56]], ["float"], [""]),
+    "aten::linear": ([[8, 2048], [1000, 2048], [1000]], ["float", "float", "float"],
+                     ["", "", ""]),
+    "aten::dropout": ([[8, 1000], [], []], ["float", "Scalar", "Scalar"], ["", "0.5", "True"]),
+    "aten::cross_entropy_loss": ([[8, 1000], [8], [], [], [], []],
+                                 ["float", "long int", "", "Scalar", "Scalar", "Scalar"],
+                                 ["", "", "", "1", "-100", "0."]),
+}
+
+
 def _x(name: str, cat: str, ts: float, dur: float, tid: int, pid: int = PID, **args) -> dict:
     event = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
              "ts": round(ts, 3), "dur": round(dur, 3)}
@@ -83,8 +102,10 @@ def kineto_demo() -> dict:
         for op, kernel, kdur in FORWARD:
             kdur *= 0.9 + rng.random() * 0.2
             op_dur = 40 + rng.random() * 30
+            dims, types, concrete = SHAPES[op]
             ops.append(_x(op, "cpu_op", cursor, op_dur, MAIN_TID,
-                          **{"External id": correlation, "Input Dims": [[32, 3, 224, 224]]}))
+                          **{"External id": correlation, "Input Dims": dims,
+                             "Input type": types, "Concrete Inputs": concrete}))
             launch = cursor + op_dur * 0.4
             ops.append(_x("cudaLaunchKernel", "cuda_runtime", launch, 8.5, MAIN_TID,
                           correlation=correlation))
@@ -129,7 +150,7 @@ def kineto_demo() -> dict:
         if "ts" in ev:
             ev["ts"] = round(BASE_US + ev["ts"], 3)
     # Kineto writes CPU and GPU events in chunks, not in time order; metadata comes first.
-    return {"schemaVersion": 1, "displayTimeUnit": "ms",
+    return {"schemaVersion": 1, "deviceProperties": DEVICE_PROPERTIES, "displayTimeUnit": "ms",
             "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},
             "traceEvents": meta + events, "traceName": "kineto_demo.pt.trace.json"}
 

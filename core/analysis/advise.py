@@ -13,215 +13,50 @@ up to 20 time ranges on the timeline, largest first.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from proftui.core.analysis import activity as act
-from proftui.core.analysis import table_rules
+from proftui.core.analysis import efficiency_rules, op_rules, table_rules
 from proftui.core.analysis.breakdown import (
     HOST_FIELDS,
     SMALL_KERNEL_NS,
-    TIMELINE,
     Breakdown,
     StepBreakdown,
     breakdown,
     group_coverage,
 )
+from proftui.core.analysis.findings import (  # noqa: F401 (Advice ... are used by importers)
+    HIGH_SHARE,
+    MAX_EVIDENCE,
+    MEDIUM_SHARE,
+    RULES_VERSION,
+    Advice,
+    Check,
+    Context,
+    Evidence,
+    Finding,
+    Rule,
+    Skip,
+    from_tables,
+    make_finding,
+    need_device,
+    need_timeline,
+    slice_evidence,
+    slices_in_steps,
+    source_of,
+    step_numbers,
+    steps_of,
+    top_by_total,
+    top_names,
+)
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.model.words import duration_text, plural
-from proftui.core.ops.iterations import Iteration, Iterations, steps_at, warmup
-
-RULES_VERSION = 1
-MAX_EVIDENCE = 20
-HIGH_SHARE, MEDIUM_SHARE = 0.05, 0.01
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """A time range on the timeline that shows a finding, and what it holds."""
-
-    start_ns: int
-    end_ns: int
-    label: str
-    group: str = ""
-    iteration: int | None = None
-    slice: int | None = None  # the slice it is, where it is one (its row in the index)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"start_ns": self.start_ns, "end_ns": self.end_ns, "label": self.label,
-                "group": self.group, "iteration": self.iteration, "slice": self.slice}
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem found: its rule, cost per step, the numbers behind it and its evidence."""
-
-    rule: str
-    group: str
-    title: str
-    time_lost_ns: int
-    share: float
-    numbers: dict[str, Any]
-    evidence: list[Evidence]
-    suggestion: str
-    source: str = TIMELINE  # where its numbers come from: "timeline", or the tables read
-
-    @property
-    def severity(self) -> str:
-        return ("high" if self.share >= HIGH_SHARE else
-                "medium" if self.share >= MEDIUM_SHARE else "low")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "group": self.group, "severity": self.severity,
-                "title": self.title, "time_lost_ns": self.time_lost_ns, "share": self.share,
-                "numbers": self.numbers, "evidence": [e.to_json() for e in self.evidence],
-                "suggestion": self.suggestion, "source": self.source}
-
-
-@dataclass
-class Context:
-    """What the rules read: the index, its tables, and per group the steps considered."""
-
-    index: TraceIndex
-    tables: Sequence[Table]
-    steps: dict[str, list[StepBreakdown]]  # per group, warm-up left out
-
-    def median_step_ns(self, group: str) -> float:
-        return float(np.median([b.step_ns for b in self.steps[group]]))
-
-    def mean(self, group: str, side: str, key: str) -> float:
-        values = [getattr(b, side)[key] for b in self.steps[group]
-                  if getattr(b, side) is not None and getattr(b, side)[key] is not None]
-        return float(np.mean(values)) if values else 0.0
-
-
-class Skip(Exception):
-    """A rule cannot run on this profile; the message says why."""
-
-
-Check = Callable[[Context, str, dict[str, float]], "Finding | None"]
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One advisor rule: `check(context, group, params)` returns a finding or None, or raises
-    Skip."""
-
-    id: str
-    measures: str
-    params: dict[str, float]
-    suggestion: str
-    check: Check = field(repr=False)
-
-    def to_json(self, params: dict[str, float] | None = None) -> dict[str, Any]:
-        return {"rule": self.id, "measures": self.measures,
-                "thresholds": params if params is not None else self.params,
-                "suggestion": self.suggestion}
-
-
-@dataclass(frozen=True)
-class Advice:
-    """Findings sorted by time lost, and the rules skipped with the reason."""
-
-    findings: list[Finding]
-    skipped: list[tuple[str, str]]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"version": RULES_VERSION, "findings": [f.to_json() for f in self.findings],
-                "skipped": [{"rule": r, "reason": why} for r, why in self.skipped]}
-
-
-# -- the rules ----------------------------------------------------------------------------------
-
-
-def _finding(ctx: Context, rule: Rule, group: str, title: str, lost: float,
-             numbers: dict[str, Any], evidence: list[Evidence]) -> Finding:
-    median = ctx.median_step_ns(group)
-    share = lost / median if median > 0 else 0.0
-    evidence = sorted(evidence, key=lambda e: e.start_ns - e.end_ns)[:MAX_EVIDENCE]
-    source = numbers.pop("source", None) or _source(ctx, group)
-    return Finding(rule.id, group, title, int(round(lost)), share, numbers, evidence,
-                   rule.suggestion, source)
-
-
-def _from_tables(ctx: Context, group: str) -> bool:
-    """Whether `group` has no timeline: its steps come from its tables."""
-    return not any(b.timed for b in ctx.steps[group])
-
-
-def _source(ctx: Context, group: str) -> str:
-    return ", ".join(dict.fromkeys(b.source for b in ctx.steps[group]))
-
-
-def _need_timeline(ctx: Context, group: str, what: str) -> None:
-    if _from_tables(ctx, group):
-        raise Skip(f"no timeline (only {_source(ctx, group)}): {what}")
-
-
-def _step_numbers(ctx: Context, group: str) -> set[int] | None:
-    """The numbers of the steps considered, None for a whole capture."""
-    numbers = {b.iteration for b in ctx.steps[group]}
-    return None if None in numbers else numbers  # type: ignore[return-value]
-
-
-def _need_device(ctx: Context, group: str) -> None:
-    if not any(b.device for b in ctx.steps[group]):
-        raise Skip("no device work in this profile")
-
-
-def _slices(ctx: Context, group: str, mask: np.ndarray) -> np.ndarray:
-    """The slices of `group` in `mask` that start inside one of its considered steps (the
-    step's window widened to its device window)."""
-    found = act.activity(ctx.index, ctx.tables)
-    gid = ctx.index.strings.find(group)
-    rows = np.flatnonzero(mask & (found.group == gid))
-    start = ctx.index.col("slices.start")[rows]
-    keep = np.zeros(len(rows), bool)
-    for b in ctx.steps[group]:
-        lo, hi = b.extent()
-        keep |= (start >= lo) & (start < hi)
-    return rows[keep]
-
-
-def _slice_evidence(ctx: Context, rows: np.ndarray, group: str) -> list[Evidence]:
-    start, dur = ctx.index.col("slices.start"), ctx.index.col("slices.dur")
-    top = rows[np.argsort(-dur[rows], kind="stable")[:MAX_EVIDENCE]]
-    steps = _steps_of(ctx, group, start[top])
-    return [Evidence(int(start[i]), int(start[i] + dur[i]), ctx.index.slice_name(int(i)), group,
-                     step, int(i)) for i, step in zip(top.tolist(), steps)]
-
-
-def _steps_of(ctx: Context, group: str, times_ns: Sequence[int] | np.ndarray
-              ) -> list[int | None]:
-    """The number of the considered step of `group` that each time is in, by the one rule
-    (:func:`~proftui.core.ops.iterations.steps_at`: the step whose window holds it, as the
-    ruler shows), not by the device windows, which reach into the next step."""
-    windows = [Iteration(group, b.iteration, b.start_ns, b.end_ns)
-               for b in ctx.steps[group] if b.iteration is not None]
-    numbers, _ = steps_at(windows, np.asarray(times_ns, np.int64))
-    return [None if n != n else int(n) for n in numbers.tolist()]  # (NaN: in none)
-
-
-def _top_names(ctx: Context, rows: np.ndarray, n: int = 5) -> list[dict[str, Any]]:
-    strings = ctx.index.strings
-    names, dur = ctx.index.col("slices.name")[rows], ctx.index.col("slices.dur")[rows]
-    return _top_by_total(((strings[k], 1, d) for k, d in zip(names.tolist(), dur.tolist())), n)
-
-
-def _top_by_total(items: Iterable[tuple[str, int, float]], n: int = 5) -> list[dict[str, Any]]:
-    """The `n` names whose (count, time) items add up to the most time, most first."""
-    totals: dict[str, list[float]] = {}
-    for name, count, ns in items:
-        entry = totals.setdefault(name, [0, 0])
-        entry[0] += count
-        entry[1] += ns
-    ranked = sorted(totals.items(), key=lambda kv: -kv[1][1])[:n]
-    return [{"name": k, "count": int(c), "total_ns": int(round(t))} for k, (c, t) in ranked]
+from proftui.core.ops.iterations import Iterations, warmup
 
 
 def _stretch_evidence(ctx: Context, group: str, name: str, label: str,
@@ -234,16 +69,16 @@ def _stretch_evidence(ctx: Context, group: str, name: str, label: str,
             lo = min(lo, b.start_ns)
         starts, ends = coverage.stretches(name, lo, hi)
         spans += zip(starts.tolist(), ends.tolist())
-    steps = _steps_of(ctx, group, [s for s, _ in spans])  # all labelled at once
+    steps = steps_of(ctx, group, [s for s, _ in spans])  # all labelled at once
     return [Evidence(int(s), int(e), label, group, step) for (s, e), step in zip(spans, steps)]
 
 
 def _ai_cpu(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
-    if _from_tables(ctx, group):
+    if from_tables(ctx, group):
         return _ai_cpu_from_tables(ctx, group, p)
-    _need_device(ctx, group)
+    need_device(ctx, group)
     found = act.activity(ctx.index, ctx.tables)
-    rows = _slices(ctx, group, found.device_kind == act.AI_CPU)
+    rows = slices_in_steps(ctx, group, found.device_kind == act.AI_CPU)
     if not len(rows):
         return None
     dur = ctx.index.col("slices.dur")[rows]
@@ -252,23 +87,23 @@ def _ai_cpu(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     long_ops = rows[dur > p["min_op_us"] * 1000]
     if not len(long_ops) and not (device > 0 and ai_cpu / device > p["max_share"]):
         return None
-    names = _top_names(ctx, rows)
-    return _finding(ctx, RULES_BY_ID["ai_cpu"], group,
+    names = top_names(ctx, rows)
+    return make_finding(ctx, RULES_BY_ID["ai_cpu"], group,
                     f"{plural(len(rows), 'op')} ran on AI CPU, {names[0]['name']} the longest "
                     "in total",
                     ai_cpu, {"ops": len(rows), "over_threshold": len(long_ops),
                              "ai_cpu_ns_per_step": int(ai_cpu),
                              "share_of_device": ai_cpu / device if device else None,
-                             "top": names},
-                    _slice_evidence(ctx, rows, group))
+                             "top": names, **_dtypes(op_rules.ai_cpu_dtypes(ctx, group))},
+                    slice_evidence(ctx, rows, group))
 
 
 def _ai_cpu_from_tables(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     """The ai_cpu rule on kernel_details' AI CPU tasks (else op_statistic's op types): the
     longest over min_op_us, or their time over max_share of all the rows' time."""
-    ops = table_rules.ai_cpu_ops(ctx.tables, group, _step_numbers(ctx, group))
+    ops = table_rules.ai_cpu_ops(ctx.tables, group, step_numbers(ctx, group))
     if ops is None:
-        raise Skip(f"no timeline (only {_source(ctx, group)}) and no kernel_details or "
+        raise Skip(f"no timeline (only {source_of(ctx, group)}) and no kernel_details or "
                    "op_statistic table: no ops to read")
     if not len(ops.names):
         return None
@@ -278,20 +113,28 @@ def _ai_cpu_from_tables(ctx: Context, group: str, p: dict[str, float]) -> Findin
     over = ops.max_ns > p["min_op_us"] * 1000
     if not over.any() and not (share is not None and share > p["max_share"]):
         return None
-    top = _top_by_total(zip(ops.names, ops.counts.tolist(), ops.total_ns.tolist()))
-    evidence = [Evidence(int(s), int(s + round(d)), name, group, None) for name, s, d in
-                zip(ops.names, ops.start_ns.tolist(), ops.total_ns.tolist()) if s >= 0]
-    return _finding(ctx, RULES_BY_ID["ai_cpu"], group,
+    top = top_by_total(zip(ops.names, ops.counts.tolist(), ops.total_ns.tolist()))
+    dtypes = op_rules.ai_cpu_dtypes(ctx, group)
+    evidence = [Evidence(int(s), int(s + round(d)), op_rules.dtype_label(dtypes or [], name),
+                         group, None)
+                for name, s, d in zip(ops.names, ops.start_ns.tolist(), ops.total_ns.tolist())
+                if s >= 0]
+    return make_finding(ctx, RULES_BY_ID["ai_cpu"], group,
                     f"{plural(int(ops.counts.sum()), 'op')} ran on AI CPU, {top[0]['name']} "
                     "the longest in total", ai_cpu,
                     {"ops": int(ops.counts.sum()), "over_threshold": int(over.sum()),
                      "ai_cpu_ns_per_step": int(ai_cpu), "share_of_device": share,
-                     "top": top, "source": ops.source}, evidence)
+                     "top": top, **_dtypes(dtypes), "source": ops.source}, evidence)
+
+
+def _dtypes(found: list[dict] | None) -> dict[str, list[dict]]:
+    """The ai_cpu finding's input_dtypes, only where kernel_details gives them."""
+    return {"input_dtypes": found} if found is not None else {}
 
 
 def _host_bound(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
-    _need_timeline(ctx, group, "host activity is on the timeline only")
-    _need_device(ctx, group)
+    need_timeline(ctx, group, "host activity is on the timeline only")
+    need_device(ctx, group)
     lost = ctx.mean(group, "device", "host_bound_ns")
     span = ctx.mean(group, "device", "span_ns")
     if span <= 0 or lost / span < p["min_share"]:
@@ -301,7 +144,7 @@ def _host_bound(ctx: Context, group: str, p: dict[str, float]) -> Finding | None
     launch_bound = ops > 0 and small / ops >= p["small_op_share"]
     title = ("device idle while the host launches many small ops (launch-bound)"
              if launch_bound else "device idle while the host is busy (host-bound)")
-    return _finding(ctx, RULES_BY_ID["host_bound"], group, title, lost,
+    return make_finding(ctx, RULES_BY_ID["host_bound"], group, title, lost,
                     {"host_bound_ns_per_step": int(lost), "share_of_device_span": lost / span,
                      "ops_per_step": ops, "small_ops_per_step": small,
                      "small_op_us": SMALL_KERNEL_NS // 1000, "launch_latency_p50_ns": int(latency),
@@ -310,7 +153,7 @@ def _host_bound(ctx: Context, group: str, p: dict[str, float]) -> Finding | None
 
 
 def _input_pipeline(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
-    _need_timeline(ctx, group, "data loading is on the timeline only")
+    need_timeline(ctx, group, "data loading is on the timeline only")
     if all(b.host["dataloader_ns"] is None for b in ctx.steps[group]):
         raise Skip("the profile marks no data loading (no DataLoader or Dataloader slices)")
     loading = ctx.mean(group, "host", "dataloader_ns")
@@ -319,34 +162,34 @@ def _input_pipeline(ctx: Context, group: str, p: dict[str, float]) -> Finding | 
         return None
     exposed = ctx.mean(group, "host", "dataloader_exposed_ns")
     found = act.activity(ctx.index, ctx.tables)
-    rows = _slices(ctx, group, found.host_phase == 1)
-    return _finding(ctx, RULES_BY_ID["input_pipeline"], group,
+    rows = slices_in_steps(ctx, group, found.host_phase == 1)
+    return make_finding(ctx, RULES_BY_ID["input_pipeline"], group,
                     "the step waits for its input data", exposed if exposed else loading,
                     {"dataloader_ns_per_step": int(loading),
                      "device_idle_while_loading_ns_per_step": int(exposed),
                      "share_of_step": loading / median if median else None},
-                    _slice_evidence(ctx, rows, group))
+                    slice_evidence(ctx, rows, group))
 
 
 def _sync(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
-    _need_timeline(ctx, group, "synchronisations are on the timeline only")
+    need_timeline(ctx, group, "synchronisations are on the timeline only")
     count = ctx.mean(group, "host", "sync_count")
     if count < p["min_per_step"]:
         return None
     found = act.activity(ctx.index, ctx.tables)
-    rows = _slices(ctx, group, found.sync)
+    rows = slices_in_steps(ctx, group, found.sync)
     outer = _outermost(ctx, rows)
     coverage = group_coverage(ctx.index, ctx.tables)[group]
     lost = float(np.mean([int(coverage.measure("sync_idle", *b.device_window()))
                           for b in ctx.steps[group]]))
-    return _finding(ctx, RULES_BY_ID["sync"], group,
+    return make_finding(ctx, RULES_BY_ID["sync"], group,
                     f"{count:g} host-device synchronisation{'' if count == 1 else 's'} per step",
                     lost, {"syncs_per_step": count,
                            "sync_ns_per_step": int(ctx.mean(group, "host", "sync_ns")),
                            "device_idle_in_sync_ns_per_step": int(lost),
-                           "calls": _top_names(ctx, rows), "outermost": _top_names(ctx, outer),
-                           "called_from": _top_names(ctx, _parents(ctx, outer))},
-                    _slice_evidence(ctx, outer, group))
+                           "calls": top_names(ctx, rows), "outermost": top_names(ctx, outer),
+                           "called_from": top_names(ctx, _parents(ctx, outer))},
+                    slice_evidence(ctx, outer, group))
 
 
 def _parents(ctx: Context, rows: np.ndarray) -> np.ndarray:
@@ -375,9 +218,9 @@ def _exposed(rule_id: str, what: str, stretch: str, from_step_start: bool) -> Ch
     device window, or from the step's start when `from_step_start` (copies of the input
     happen before the first kernel, outside the device window)."""
     def check(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
-        if _from_tables(ctx, group):
+        if from_tables(ctx, group):
             return _exposed_from_tables(ctx, group, p, rule_id, what, stretch)
-        _need_device(ctx, group)
+        need_device(ctx, group)
         coverage = group_coverage(ctx.index, ctx.tables)[group]
         before, inside, span = [], [], []
         for b in ctx.steps[group]:
@@ -402,7 +245,7 @@ def _exposed(rule_id: str, what: str, stretch: str, from_step_start: bool) -> Ch
             title += (f": {duration_text(int(np.mean(before)))} a step before the first "
                       f"kernel (breakdown's Prepare), {duration_text(int(np.mean(inside)))} "
                       "in the device window (breakdown's Memcpy exposed)")
-        return _finding(ctx, RULES_BY_ID[rule_id], group, title, mean_lost, numbers, evidence)
+        return make_finding(ctx, RULES_BY_ID[rule_id], group, title, mean_lost, numbers, evidence)
     return check
 
 
@@ -415,15 +258,15 @@ def _exposed_from_tables(ctx: Context, group: str, p: dict[str, float], rule_id:
     lost = [b.device.get(f"{stretch}_ns") for b in steps]  # type: ignore[union-attr]
     span = [b.device.get("span_ns") for b in steps]  # type: ignore[union-attr]
     if not steps or any(v is None for v in lost + span):
-        raise Skip(f"no timeline (only {_source(ctx, group)}), which does not split out "
+        raise Skip(f"no timeline (only {source_of(ctx, group)}), which does not split out "
                    f"{what}")
     mean_lost, mean_span = float(np.mean(lost)), float(np.mean(span))
     if mean_span <= 0 or mean_lost / mean_span < p["min_share"]:
         return None
-    return _finding(ctx, RULES_BY_ID[rule_id], group, what, mean_lost,
+    return make_finding(ctx, RULES_BY_ID[rule_id], group, what, mean_lost,
                     {f"{stretch}_ns_per_step": int(mean_lost),
                      "share_of_device_span": mean_lost / mean_span,
-                     "source": _source(ctx, group)}, [])
+                     "source": source_of(ctx, group)}, [])
 
 
 def _slow_iterations(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
@@ -435,7 +278,7 @@ def _slow_iterations(ctx: Context, group: str, p: dict[str, float]) -> Finding |
     if not slow:
         return None
     lost = sum(b.step_ns - median for b in slow) / len(steps)
-    return _finding(ctx, RULES_BY_ID["slow_iterations"], group,
+    return make_finding(ctx, RULES_BY_ID["slow_iterations"], group,
                     f"{len(slow)} of {len(steps)} steps over {p['ratio']:g} x the median",
                     lost, {"median_step_ns": int(median),
                            "slow": [{"iteration": b.iteration, "step_ns": b.step_ns}
@@ -445,26 +288,26 @@ def _slow_iterations(ctx: Context, group: str, p: dict[str, float]) -> Finding |
 
 
 def _gc(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
-    _need_timeline(ctx, group, "garbage collection is on the timeline only")
+    need_timeline(ctx, group, "garbage collection is on the timeline only")
     found = act.activity(ctx.index, ctx.tables)
     if not found.gc.any():
         raise Skip("no garbage-collection events in this profile")
     lost = ctx.mean(group, "host", "gc_ns")
     if lost < p["min_ms"] * 1e6:
         return None
-    rows = _slices(ctx, group, found.gc)
-    return _finding(ctx, RULES_BY_ID["gc"], group, "Python garbage collection pauses the step",
+    rows = slices_in_steps(ctx, group, found.gc)
+    return make_finding(ctx, RULES_BY_ID["gc"], group, "Python garbage collection pauses the step",
                     lost, {"gc_ns_per_step": int(lost),
                            "pauses_per_step": ctx.mean(group, "host", "gc_count")},
-                    _slice_evidence(ctx, rows, group))
+                    slice_evidence(ctx, rows, group))
 
 
 def _small_collectives(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
-    if _from_tables(ctx, group):
+    if from_tables(ctx, group):
         return _small_collectives_from_tables(ctx, group, p)
-    _need_device(ctx, group)
+    need_device(ctx, group)
     found = act.activity(ctx.index, ctx.tables)
-    rows = _slices(ctx, group, found.device_kind == act.COMM)
+    rows = slices_in_steps(ctx, group, found.device_kind == act.COMM)
     if not len(rows):
         raise Skip("no collective communication in this profile")
     small = rows[ctx.index.col("slices.dur")[rows] < p["max_us"] * 1000]
@@ -472,12 +315,12 @@ def _small_collectives(ctx: Context, group: str, p: dict[str, float]) -> Finding
     if per_step < p["min_per_step"]:
         return None
     lost = float(ctx.index.col("slices.dur")[small].sum()) / max(1, len(ctx.steps[group]))
-    return _finding(ctx, RULES_BY_ID["small_collectives"], group,
+    return make_finding(ctx, RULES_BY_ID["small_collectives"], group,
                     f"{per_step:g} collective{'' if per_step == 1 else 's'} per step shorter than "
                     f"{p['max_us']:g} µs",
                     lost, {"small_per_step": per_step, "time_in_them_ns_per_step": int(lost),
-                           "top": _top_names(ctx, small)},
-                    _slice_evidence(ctx, small, group))
+                           "top": top_names(ctx, small)},
+                    slice_evidence(ctx, small, group))
 
 
 def _small_collectives_from_tables(ctx: Context, group: str, p: dict[str, float]
@@ -485,9 +328,9 @@ def _small_collectives_from_tables(ctx: Context, group: str, p: dict[str, float]
     """small_collectives on HCCL's summaries: each op's elapse (communication.json or
     analysis.db), those of the steps considered."""
     entries = (ctx.index.meta.get("profile") or {}).get("comm", [])
-    ops, source = table_rules.collective_elapses(entries, group, _step_numbers(ctx, group))
+    ops, source = table_rules.collective_elapses(entries, group, step_numbers(ctx, group))
     if not ops:
-        raise Skip(f"no timeline (only {_source(ctx, group)}) and no collectives in HCCL's "
+        raise Skip(f"no timeline (only {source_of(ctx, group)}) and no collectives in HCCL's "
                    "summaries (communication.json, analysis.db)")
     n_steps = max(1, len(ctx.steps[group]))
     small = [(name, ns) for name, ns in ops if ns < p["max_us"] * 1000]
@@ -495,8 +338,8 @@ def _small_collectives_from_tables(ctx: Context, group: str, p: dict[str, float]
     if per_step < p["min_per_step"]:
         return None
     lost = sum(ns for _, ns in small) / n_steps
-    top = _top_by_total((name, 1, ns) for name, ns in small)
-    return _finding(ctx, RULES_BY_ID["small_collectives"], group,
+    top = top_by_total((name, 1, ns) for name, ns in small)
+    return make_finding(ctx, RULES_BY_ID["small_collectives"], group,
                     f"{per_step:g} collective{'' if per_step == 1 else 's'} per step shorter than "
                     f"{p['max_us']:g} µs",
                     lost, {"small_per_step": per_step, "time_in_them_ns_per_step": int(lost),
@@ -516,11 +359,11 @@ def _slow_rank(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     mine = own(group)
     if others <= 0 or mine < p["ratio"] * others:
         return None
-    return _finding(ctx, RULES_BY_ID["slow_rank"], group,
+    return make_finding(ctx, RULES_BY_ID["slow_rank"], group,
                     f"{group or 'this rank'} works {mine / others:.2f} x longer than the others",
                     mine - others, {"own_ns_per_step": int(mine),
                                     "others_median_ns_per_step": int(others),
-                                    "source": _source(ctx, group)},
+                                    "source": source_of(ctx, group)},
                     [Evidence(b.device["start_ns"], b.device["end_ns"],
                               f"step {b.iteration}", group, b.iteration)
                      for b in ctx.steps[group] if b.device and b.timed])
@@ -547,7 +390,7 @@ def _waited_for(ctx: Context, group: str, p: dict[str, float]) -> Finding | None
         return None
     if _slow_rank(ctx, group, RULES_BY_ID["slow_rank"].params) is not None:
         return None  # its own longer work is why they wait: slow_rank says so, once
-    return _finding(ctx, RULES_BY_ID["waited_for"], group,
+    return make_finding(ctx, RULES_BY_ID["waited_for"], group,
                     f"the other ranks wait for {group or 'this rank'}: {waiting} has "
                     f"{duration_text(int(gap))} more communication not overlapped a step",
                     gap, {"exposed_comm_ns_per_step": int(exposed[late]),
@@ -615,6 +458,8 @@ RULES: tuple[Rule, ...] = (
          "its data loading or host, or an uneven split of the work; the ranks that wait are "
          "only as fast as it.", _waited_for),
 )
+RULES += op_rules.OP_RULES  # the rules about single ops: shapes, dtypes, pipes, fusions
+RULES += efficiency_rules.EFFICIENCY_RULES  # how well ops use the device: roofs, tiny kernels
 RULES_BY_ID = {r.id: r for r in RULES}
 
 

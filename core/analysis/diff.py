@@ -53,6 +53,7 @@ from proftui.core.analysis.table_diff import (
     compare_tables,
     delta_tables,
 )
+from proftui.core.analysis.work_diff import WorkDelta, modelled_per_step, work_deltas
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Column, Table, text_column
@@ -66,7 +67,7 @@ from proftui.core.ops.aggregate import (
 )
 from proftui.core.ops.grouping import op_name, op_types
 from proftui.core.ops.iterations import Iterations, group_windows
-from proftui.core.ops.roles import roles
+from proftui.core.ops.roles import device_kind
 
 MIN_OP_OVERLAP = 0.5  # below this share of time in ops both sides have, not comparable
 UNCHANGED_SHARE = 0.02  # a part that moved less than this share of the base step is unchanged
@@ -186,6 +187,7 @@ class Diff:
     op_overlap: float = 1.0
     ranks: RankComparison = RankComparison()
     tables: list[TableDelta] = field(default_factory=list)
+    work: dict[str, WorkDelta] = field(default_factory=dict)  # by name: FLOPs and rate per op
 
     @property
     def conclusive(self) -> bool:
@@ -216,7 +218,9 @@ class Diff:
                               "delta": (n - b) if b is not None and n is not None else None}
                           for k, (b, n) in self.parts.items()},
             # each op named by its grouping, as `ops --json` names it ("key": the old name)
-            "ops": [{self.by: o.key, **o.to_json()} for o in self.ops[:top]],
+            "ops": [{self.by: o.key, **o.to_json(),
+                     "work": self.work[o.key].to_json() if o.key in self.work else None}
+                    for o in self.ops[:top]],
             "ranks": [r.to_json() for r in self.ranks.rows],
             "ranks_matched_by": self.ranks.matched_by,
             "slowest": {"base": self.ranks.slowest_base.to_json(),
@@ -249,8 +253,16 @@ def compare(base: Opened, new: Opened, *, by: str = "name", side: str = "all", s
     ranks = compare_ranks(b_sum.groups, b_sum.per_group_ns, n_sum.groups, n_sum.per_group_ns)
     tables = compare_tables(base.tables, new.tables, lambda name: normalise(name, op_map))
     warnings += _capture_lengths(base, new, tables)
+    work = {}
+    if by == "name":  # the models' FLOPs are per task name, as the name key is
+        def key(name: str) -> str:
+            return normalise(name, op_map)
+
+        work = work_deltas(
+            modelled_per_step(base.index, step_windows(base, b_sum.iterations), key),
+            modelled_per_step(new.index, step_windows(new, n_sum.iterations), key))
     diff = Diff(b_sum, n_sum, warnings, comparable, test, parts, ops, by, side,
-                op_overlap=overlap, ranks=ranks, tables=tables)
+                op_overlap=overlap, ranks=ranks, tables=tables, work=work)
     return Diff(**{**diff.__dict__, "verdict": verdict(diff)})
 
 
@@ -286,32 +298,17 @@ def _summary(opened: Opened, steps: list[StepBreakdown],
         per_number[b.iteration] = max(per_number.get(b.iteration, 0), b.step_ns)  # type: ignore
         per_group.setdefault(b.group, []).append(b.step_ns)
     index = opened.index
-    device_kind, devices = _devices(index)
+    kind_of_device, devices = device_kind(index)
     layouts = (index.meta.get("profile") or {}).get("layouts") or []
     kinds = sorted({str(t.get("kind")) for t in
                     (index.meta.get("profile") or {}).get("timelines", [])})
     groups = sorted({s.group for s in opened.iterations.items} | set(per_group))
     return SideSummary(
         opened.label, ", ".join(map(str, layouts)) or ", ".join(kinds) or "trace",
-        device_kind, devices, groups, sorted(per_number), [per_number[k] for k in
+        kind_of_device, devices, groups, sorted(per_number), [per_number[k] for k in
                                                            sorted(per_number)],
         {g: int(np.median(v)) for g, v in sorted(per_group.items())},
         steps_window(index, steps), left_out)
-
-
-def _devices(index: TraceIndex) -> tuple[str, int]:
-    """The kind of device (NPU, GPU, or none) and how many device processes did work."""
-    a, s = index.arrays, index.strings
-    r = roles(index)
-    track = a["slices.track"][r.op & r.device[a["slices.track"]]]
-    procs = np.unique(a["tracks.process"][np.unique(track)]) if len(track) else []
-    names = " ".join(s[a["processes.name"][p]] + " " + s[a["processes.labels"][p]]
-                     for p in np.asarray(procs).tolist() if p >= 0).lower()
-    if not len(track):
-        return "none", 0
-    kind = "NPU" if ("ascend" in names or "npu" in names) else "GPU"
-    groups = a["processes.group"][[p for p in np.asarray(procs).tolist() if p >= 0]]
-    return kind, max(1, len(set(groups.tolist())))
 
 
 def _mean(steps: list[StepBreakdown], side: str, key: str) -> float | None:
@@ -564,9 +561,23 @@ def ops_table(diff: Diff, top: int | None = None) -> Table:
     ops = [(o.key, o.base_total_ns, o.new_total_ns, o.delta_ns,
             o.delta_ns / o.base_total_ns if o.base_total_ns else None, o.base_count,
             o.new_count, o.status) for o in diff.ops[:top]]
-    return rows_table([diff.by.capitalize(), "Base", "New", "Delta", "Delta(%)", "Count base",
-                       "Count new", "Status"], ["text", "ns", "ns", "ns", "%", "", "", "text"],
-                      ops)
+    headers = [diff.by.capitalize(), "Base", "New", "Delta", "Delta(%)", "Count base",
+               "Count new", "Status"]
+    kinds = ["text", "ns", "ns", "ns", "%", "", "", "text"]
+    if diff.work:  # the cause only where a model saw the op on both sides
+        ops = [(*row, _cause_text(diff.work.get(o.key))) for row, o in zip(ops, diff.ops)]
+        headers, kinds = headers + ["Why"], kinds + ["text"]
+    return rows_table(headers, kinds, ops)
+
+
+def _cause_text(work: WorkDelta | None) -> str:
+    """"work +12%", "speed -8%" (FLOP/s), "both", "same": what changed of a modelled op."""
+    if work is None or not work.cause:
+        return ""
+    flops = f"work {100 * (work.new_flops / work.base_flops - 1):+.0f}%"
+    rate = f"speed {100 * (work.new_rate / work.base_rate - 1):+.0f}%"
+    return {"work": flops, "speed": rate, "both": f"{flops}, {rate}",
+            "same": "same work and speed"}[work.cause]
 
 
 def instances_table(diff: Diff, base: Opened, new: Opened, key: str,

@@ -126,3 +126,81 @@ def collective_elapses(entries: list[dict], group: str,
                and (steps is None or c.step is None or c.step in steps)]
         return ops, data.source
     return [], ""
+
+
+@dataclass(frozen=True)
+class KernelRows:
+    """kernel_details' tasks of one rank (those of the steps asked for, where the table has
+    a Step Id): per task its name, op type, OP State, core, start (ns, -1 where missing),
+    duration (ns), step (NaN where missing) and its input shapes, dtypes and formats as the
+    table writes them; its counters by :meth:`counter`."""
+
+    table: Table
+    rows: np.ndarray  # the tasks' rows in `table`
+    names: list[str]
+    types: list[str]
+    states: list[str]
+    cores: list[str]
+    start_ns: np.ndarray
+    dur_ns: np.ndarray
+    steps: np.ndarray
+    shapes: list[str]
+    dtypes: list[str]
+    formats: list[str]
+    all_ns: float  # every task's time: the device time the rows hold
+
+    def counter(self, name: str) -> np.ndarray | None:
+        """A counter column (aiv_vec_ratio ...) of the tasks, NaN where missing; None when
+        the table has no such column."""
+        column = self.table.find(name)
+        if column is None or column.kind != "number":
+            return None
+        return column.values[self.rows].astype(np.float64)
+
+
+_KERNEL_TEXTS = ("Name", "Type", "OP State", "Accelerator Core")
+_KERNEL_INPUTS = ("Input Shapes", "Input Data Types", "Input Formats")
+
+
+def _picked(table: Table, name: str, rows: np.ndarray) -> list[str]:
+    cells = _text(table.find(name), table.n_rows)
+    return [cells[r] for r in rows.tolist()]
+
+
+def kernel_rows(tables: Sequence[Table], group: str,
+                steps: set[int] | None = None) -> KernelRows | None:
+    """The tasks of `group`'s kernel_details (see :class:`KernelRows`), None without one."""
+    for table in _of(tables, "kernel_details", group):
+        dur = _ns(table.find("Duration"))
+        if dur is None:
+            continue
+        keep = np.isfinite(dur)
+        step = table.find("Step Id")
+        step_values = (step.values.astype(np.float64) if step is not None
+                       and step.kind == "number" else np.full(table.n_rows, np.nan))
+        if steps is not None and step is not None and step.kind == "number":
+            keep &= np.isin(step_values, list(steps))
+        rows = np.flatnonzero(keep)
+        start = table.find("Start Time")
+        starts = (start.values.astype(np.int64) if start is not None
+                  and start.kind == "timestamp" else np.full(table.n_rows, -1, np.int64))
+        starts = np.where(starts == _MISSING_TS, -1, starts)
+        cells = {name: _picked(table, name, rows) for name in _KERNEL_TEXTS}
+        return KernelRows(table, rows, *cells.values(), starts[rows], dur[rows],
+                          step_values[rows], *(_picked(table, n, rows) for n in _KERNEL_INPUTS),
+                          float(dur[rows].sum()))
+    return None
+
+
+def api_calls(tables: Sequence[Table], group: str, name: str) -> tuple[int, float] | None:
+    """(count, total ns) of the API `name` in `group`'s api_statistic, None where the table
+    or the API is not there."""
+    for table in _of(tables, "api_statistic", group):
+        names, count = _text(table.find("API Name"), table.n_rows), table.find("Count")
+        total = _ns(table.find("Time"))
+        if count is None or total is None:
+            continue
+        for row, api in enumerate(names):
+            if api == name:
+                return int(np.nan_to_num(count.values[row])), float(np.nan_to_num(total[row]))
+    return None

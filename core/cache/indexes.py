@@ -62,8 +62,8 @@ from proftui.core.model.index import TraceIndex
 from proftui.core.model.strings import StringTable
 from proftui.core.source.streams import FileIdentity
 
-FORMAT_VERSION = 5  # 5: flows paired within a rank (4: checksums; 3: events of unknown
-# phases kept as instants)
+FORMAT_VERSION = 6  # 6: Kineto's deviceProperties kept (5: flows paired within a rank;
+# 4: checksums; 3: events of unknown phases kept as instants)
 __all__ = ["MAGIC", "CacheMiss", "json_bytes"]  # shared with the other users of the cache
 _FINE_TICK_NS = 20_000_000  # > one kernel timer tick (10 ms at HZ=100), when time stamps are fine
 # This run's, not the index's (ranks_cached: how many files came from rank entries).

@@ -252,3 +252,18 @@ def slice_groups(index: TraceIndex) -> np.ndarray:
     """Per slice, the string id of its group (rank or device; "" for none)."""
     empty = index.strings.find("")
     return track_groups(index, max(empty, 0))[index.arrays["slices.track"]]
+
+
+def device_kind(index: TraceIndex) -> tuple[str, int]:
+    """The kind of device (NPU, GPU, or none) and how many device processes did work."""
+    a, s = index.arrays, index.strings
+    r = roles(index)
+    track = a["slices.track"][r.op & r.device[a["slices.track"]]]
+    procs = np.unique(a["tracks.process"][np.unique(track)]) if len(track) else []
+    names = " ".join(s[a["processes.name"][p]] + " " + s[a["processes.labels"][p]]
+                     for p in np.asarray(procs).tolist() if p >= 0).lower()
+    if not len(track):
+        return "none", 0
+    kind = "NPU" if ("ascend" in names or "npu" in names) else "GPU"
+    groups = a["processes.group"][[p for p in np.asarray(procs).tolist() if p >= 0]]
+    return kind, max(1, len(set(groups.tolist())))

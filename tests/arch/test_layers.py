@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # Lowest first: a package may import from packages before it, never after it.
 CORE = ("model", "runtime", "source", "build", "importers", "discover", "cache", "load",
         "query", "ops", "tables", "perf", "analysis", "export")
-TUI = ("text", "commands", "widgets", "screens", "panes", "app", "compare_app", "launch", "cli")
+TUI = ("text", "report", "commands", "widgets", "screens", "panes", "app", "compare_app",
+       "launch", "cli")
 ORDER = [f"core.{p}" for p in CORE] + ["themes"] + [f"tui.{p}" for p in TUI]
 TOP_MODULES = {"core": set(), "tui": {p for p in TUI if (ROOT / "tui" / f"{p}.py").exists()}}
 

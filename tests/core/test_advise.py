@@ -155,7 +155,7 @@ def test_findings_are_sorted_by_time_lost_and_cluster_rules_skip_on_one_rank(tmp
     lost = [f.time_lost_ns for f in found.findings]
     assert lost == sorted(lost, reverse=True) and found.findings[0].rule == "input_pipeline"
     assert dict(found.skipped)["slow_rank"] == "one rank or device: no other to compare with"
-    assert found.to_json()["version"] == 1
+    assert found.to_json()["version"] == 2
 
 
 def test_settings_name_a_rule_and_one_of_its_thresholds():

@@ -230,6 +230,8 @@ JSON_RUNS = {
     "info": lambda: ["info", "--json", str(SAMPLES / "torch_npu")],
     "summary": lambda: ["summary", "--json", str(SAMPLES / "torch_npu")],
     "ops": lambda: ["ops", "--json", str(SAMPLES / "torch_npu")],
+    "ops --efficiency": lambda: ["ops", "--efficiency", "--json",
+                                 str(SAMPLES / "kineto_demo.pt.trace.json")],
     "iterations": lambda: ["iterations", "--json", str(SAMPLES / "torch_npu")],
     "breakdown": lambda: ["breakdown", "--json", str(SAMPLES / "torch_npu")],
     "advise": lambda: ["advise", "--json", str(SAMPLES / "torch_npu")],
@@ -361,5 +363,5 @@ def test_the_readme_is_a_front_door() -> None:
     lines = (ROOT / "README.md").read_text().splitlines()
     assert lines[2:4] == [
         "    pip install -e . && proftui samples/kineto_demo.pt.trace.json",
-        "    pip install -e '.[test,parquet]' && python -m pytest -q -n auto"]
+        "    pip install -e '.[test,parquet,mcp]' && python -m pytest -q -n auto"]
     assert len(lines) <= 150, len(lines)

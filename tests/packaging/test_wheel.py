@@ -43,6 +43,7 @@ def test_the_wheel_installs_and_runs_a_command(tmp_path: Path) -> None:
     assert not any(n.startswith(("proftui/tests/", "proftui/bench/", "proftui/samples/"))
                    for n in names)
     assert "proftui/setup.py" not in names and "proftui/__main__.py" in names
+    assert "proftui/core/perf/peaks.csv" in names  # package data: the hardware peaks
     if native.MODULE is not None:  # a compiler here: the wheel carries the native reader
         assert any(n.startswith("proftui/core/importers/chrome/_native") for n in names)
 

@@ -36,7 +36,7 @@ def test_advise_text_and_json_agree(capsys):
     assert code == 0 and text.startswith("1. HIGH ai_cpu")
     code, out, _ = run_cli(capsys, "advise", "--json", TORCH_NPU)
     data = json.loads(out)
-    assert data["version"] == 1 and data["findings"][0]["rule"] == "ai_cpu"
+    assert data["version"] == 2 and data["findings"][0]["rule"] == "ai_cpu"
     first = data["findings"][0]
     assert isinstance(first["time_lost_ns"], int) and first["evidence"][0]["end_ns"] > \
         first["evidence"][0]["start_ns"]

@@ -120,14 +120,15 @@ def test_ai_cpu_from_kernel_details_alone(capsys, tmp_path):
     (out_dir / "kernel_details.csv").write_text(KERNEL_DETAILS + rows)
     code, out, err = run_cli(capsys, "advise", "--json", tmp_path)
     assert code == 0, err
-    [finding] = json.loads(out)["findings"]
+    finding, dynamic = json.loads(out)["findings"]  # every task dynamic: dynamic_shapes too
+    assert dynamic["rule"] == "dynamic_shapes" and dynamic["time_lost_ns"] == 0
     assert finding["rule"] == "ai_cpu" and finding["source"] == "kernel_details.csv"
     assert finding["numbers"]["ops"] == 7 and finding["numbers"]["over_threshold"] == 7
     assert finding["time_lost_ns"] == round(sum(durations) * 1000)
     assert finding["evidence"][0]["label"] == "Cast_6"
     assert finding["evidence"][0]["end_ns"] - finding["evidence"][0]["start_ns"] == 198_000
     code, out, _ = run_cli(capsys, "summary", "--json", tmp_path)  # the same finding there
-    assert [f["rule"] for f in json.loads(out)["findings"]] == ["ai_cpu"]
+    assert [f["rule"] for f in json.loads(out)["findings"]] == ["ai_cpu", "dynamic_shapes"]
     code, out, _ = run_cli(capsys, "advise", tmp_path)  # times from the tables' first task
     assert out.startswith("no timeline: evidence times are from the first task")
     assert "   at 600 ms: Cast_6 (198 us)\n" in out

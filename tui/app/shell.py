@@ -22,6 +22,7 @@ from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, T
 from proftui.core import ProftuiError, TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.ops.iterations import Iteration, Iterations, capture_start_ns
+from proftui.core.perf.instances import Behind, row_behind
 from proftui.core.query.args import slice_args
 from proftui.core.query.rows import RowIndex
 from proftui.core.query.search import find_slices
@@ -363,13 +364,14 @@ class ProftuiApp(BaseApp):
         self._show_details(info)
         self.load_args(info)
 
-    def _show_details(self, info: SliceInfo | None, args: str = "(args loading ...)") -> None:
+    def _show_details(self, info: SliceInfo | None, args: str = "(args loading ...)",
+                      behind: Behind | None = None) -> None:
         details = self.query_one("#details", Static)
         if info is None or self.index is None:
             text = ("Nothing selected: Enter or a click selects a slice; arrows move "
                     "between slices; ? lists the keys.")
         else:
-            text = "\n".join(details_lines(self.index, info, args))
+            text = "\n".join(details_lines(self.index, info, args, behind))
         # Laying the screen out again takes ~10 ms, half the frame of a step between slices:
         # only where the text's height may change. Lines none of which wraps take a row each:
         # as many of them at the same width keep the height.
@@ -389,11 +391,15 @@ class ProftuiApp(BaseApp):
             text = "(none)" if args is None else orjson.dumps(args).decode()
         except (OSError, ProftuiError, ValueError) as exc:
             text = f"(could not be read: {exc})"
-        self.call_from_thread(self._args_loaded, info, text)
+        try:
+            behind = row_behind(self.index, info.slice)
+        except (OSError, ProftuiError, ValueError):
+            behind = None  # the args line says what could not be read
+        self.call_from_thread(self._args_loaded, info, text, behind)
 
-    def _args_loaded(self, info: SliceInfo, args: str) -> None:
+    def _args_loaded(self, info: SliceInfo, args: str, behind: Behind | None = None) -> None:
         if self.query_one(Timeline).selected == info.slice:
-            self._show_details(info, args)
+            self._show_details(info, args, behind)
     # -- prompts: search, iterations, alignment (see prompts.py) ----------------------------------
 
     def action_search(self) -> None:

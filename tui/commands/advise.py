@@ -40,16 +40,14 @@ def cmd_advise(argv: list[str]) -> int:
     if "--rules" in argv and not ({"-h", "--help"} & set(argv)):  # needs no profile
         return _print_rules("--json" in argv, argv)
     _, args = SPEC.parse(argv)
-    from proftui.core.analysis.advise import advise, parse_overrides
-    from proftui.core.analysis.overview import read_overview
+    from proftui.core.analysis.advise import parse_overrides
     from proftui.core.ops.iterations import capture_start_ns
 
     overrides = parse_overrides(args.set)
     index = load(args)
-    _, tables, iterations = read_overview(index)
-    found = advise(index, iterations, tables, overrides)
+    found = advice(index, overrides)
     if args.json:
-        print_json(with_warnings(found.to_json(), index))
+        print_json(advise_json(found, index))
         return EXIT_OK
     print_warning(index)  # the damage said first, before the answer
     origin = capture_start_ns(index)
@@ -60,6 +58,28 @@ def cmd_advise(argv: list[str]) -> int:
                          "list as evidence\n")
     sys.stdout.write("".join(finding_lines(found, origin)))
     return EXIT_OK
+
+
+def advice(index, overrides: dict | None = None):
+    """The advisor's answer on `index` (its rules' thresholds moved by `overrides`); its
+    `to_json()` with the warnings is what `proftui advise --json` prints."""
+    from proftui.core.analysis.advise import advise
+    from proftui.core.analysis.overview import read_overview
+
+    _, tables, iterations = read_overview(index)
+    return advise(index, iterations, tables, overrides or {})
+
+
+def json_answer(args, index) -> dict:
+    """What `advise --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
+    from proftui.core.analysis.advise import parse_overrides
+
+    return advise_json(advice(index, parse_overrides(args.set)), index)
+
+
+def advise_json(found, index) -> dict:
+    """What `proftui advise --json` prints of the advice `found` (see :func:`advice`)."""
+    return with_warnings(found.to_json(), index)
 
 
 def finding_lines(advice, origin_ns: int, limit: int | None = None, evidence: int = 3

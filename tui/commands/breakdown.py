@@ -16,6 +16,7 @@ from proftui.tui.commands.common import (
     print_json,
     print_table,
     print_warning,
+    profile_iterations,
     window_text,
     with_warnings,
 )
@@ -38,25 +39,15 @@ SPEC = Command(
 
 def cmd_breakdown(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
-    from proftui.core.analysis.breakdown import breakdown, breakdown_table
-    from proftui.core.analysis.overview import read_overview
+    from proftui.core.analysis.breakdown import breakdown_table
     from proftui.core.analysis.speed import speed_text
     from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
-    _, tables, iterations = read_overview(index)
-    window = None
-    if args.range is not None:
-        lo, hi, _ = ops_window(args, index)
-        window = (lo, hi)
-    elif args.iteration is not None:
-        ops_window(args, index)  # the same sentence for an iteration that is not there
-    found = breakdown(index, iterations, tables, number=args.iteration, window=window)
-    speeds = (_speeds(iterations, found, args.batch_size)
-              if window is None and args.iteration is None else [])
     if args.json:
-        print_json(with_warnings({**found.to_json(), "speed": speeds}, index))
+        print_json(json_answer(args, index))
         return EXIT_OK
+    iterations, window, found, speeds = _answer(args, index)
     print_warning(index)  # the damage said first, before the answer
     if not found.steps and not found.total:
         sys.stdout.write("nothing to break down: no slices in this profile\n")
@@ -87,6 +78,43 @@ def cmd_breakdown(argv: list[str]) -> int:
             group = f" of {safe(entry['group'])}" if entry["group"] else ""
             sys.stdout.write(f"speed{group}: {text}\n")
     return EXIT_OK
+
+
+def _answer(args, index) -> tuple:
+    """(the iterations, the --range window or None, the breakdown, the speeds) `args` ask for."""
+    window = None
+    if args.range is not None:
+        lo, hi, _ = ops_window(args, index)
+        window = (lo, hi)
+    elif args.iteration is not None:
+        ops_window(args, index)  # the same sentence for an iteration that is not there
+    found, speeds = breakdown_answer(index, args.iteration, window, args.batch_size)
+    return profile_iterations(index), window, found, speeds
+
+
+def json_answer(args, index) -> dict:
+    """What `breakdown --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
+    _, _, found, speeds = _answer(args, index)
+    return breakdown_json(found, speeds, index)
+
+
+def breakdown_answer(index, number: int | None = None, window: tuple[int, int] | None = None,
+                     batch_size: int | None = None):
+    """(the breakdown, each group's speed) of `index`: of step `number`, of `window`
+    (start_ns, end_ns), else of every step (and only then the speeds)."""
+    from proftui.core.analysis.breakdown import breakdown
+    from proftui.core.analysis.overview import read_overview
+
+    _, tables, iterations = read_overview(index)
+    found = breakdown(index, iterations, tables, number=number, window=window)
+    speeds = (_speeds(iterations, found, batch_size)
+              if window is None and number is None else [])
+    return found, speeds
+
+
+def breakdown_json(found, speeds: list[dict], index) -> dict:
+    """What `proftui breakdown --json` prints of an answer (see :func:`breakdown_answer`)."""
+    return with_warnings({**found.to_json(), "speed": speeds}, index)
 
 
 def _speeds(iterations, found, batch_size: int | None) -> list[dict]:

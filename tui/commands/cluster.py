@@ -62,28 +62,11 @@ SPEC = Command(
 
 def cmd_cluster(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
-    from proftui.core.analysis.cluster import cluster
-    from proftui.core.analysis.cluster_comm import read_communication
-    from proftui.core.analysis.overview import read_overview
-
     index = load(args)
-    _, tables, iterations = read_overview(index)
-    if args.iteration is not None:
-        ops_window(args, index)  # the same sentence for an iteration that is not there
-    found = cluster(index, iterations, tables, number=args.iteration)
-    profile = index.meta.get("profile") or {}
-    comm, profiler = read_communication(profile.get("comm", []), tables, found)
-    if comm is not None and args.iteration is not None:
-        comm = comm.only_step(args.iteration)
-    gaps = profile.get("ranks") or {}
     if args.json:
-        print_json(with_warnings(_ranks_numbered({
-            **found.to_json(args.top),
-            "ranks_without_timeline": gaps.get("without_timeline", []),
-            "missing_ranks": gaps.get("missing", []),
-            "communication": comm.to_json() if comm is not None else None,
-            "profiler": profiler.to_json() if profiler is not None else None}), index))
+        print_json(json_answer(args, index))
         return EXIT_OK
+    found, comm, profiler, gaps = _answer(args, index)
     print_warning(index)  # the damage said first, before the answer
     for line in rank_gap_lines({"ranks": gaps}):
         sys.stdout.write("warning: " + line.removeprefix("warning").strip() + "\n")
@@ -93,6 +76,44 @@ def cmd_cluster(argv: list[str]) -> int:
     if profiler is not None:
         print_profiler(profiler, args.top)
     return EXIT_OK
+
+
+def _answer(args, index) -> tuple:
+    if args.iteration is not None:
+        ops_window(args, index)  # the same sentence for an iteration that is not there
+    return cluster_answer(index, args.iteration)
+
+
+def json_answer(args, index) -> dict:
+    """What `cluster --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
+    return cluster_json(_answer(args, index), args.top, index)
+
+
+def cluster_answer(index, number: int | None = None) -> tuple:
+    """(the cluster, HCCL's communication, msprof-analyze's figures, the ranks missing) of
+    `index`, of iteration `number` or of every step."""
+    from proftui.core.analysis.cluster import cluster
+    from proftui.core.analysis.cluster_comm import read_communication
+    from proftui.core.analysis.overview import read_overview
+
+    _, tables, iterations = read_overview(index)
+    found = cluster(index, iterations, tables, number=number)
+    profile = index.meta.get("profile") or {}
+    comm, profiler = read_communication(profile.get("comm", []), tables, found)
+    if comm is not None and number is not None:
+        comm = comm.only_step(number)
+    return found, comm, profiler, profile.get("ranks") or {}
+
+
+def cluster_json(answer: tuple, top: int, index) -> dict:
+    """What `proftui cluster --json` prints of `answer` (see :func:`cluster_answer`)."""
+    found, comm, profiler, gaps = answer
+    return with_warnings(_ranks_numbered({
+        **found.to_json(top),
+        "ranks_without_timeline": gaps.get("without_timeline", []),
+        "missing_ranks": gaps.get("missing", []),
+        "communication": comm.to_json() if comm is not None else None,
+        "profiler": profiler.to_json() if profiler is not None else None}), index)
 
 
 def _ranks_numbered(data: dict) -> dict:

@@ -56,20 +56,15 @@ def _json_keys(data: dict) -> dict:
 
 def cmd_comm(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
-    from proftui.core.analysis.comm import communication
-    from proftui.core.load.comm_sources import profile_entries, read_sources
-
-    entries = profile_entries(args.path, args.run)
-    data, unused = read_sources(entries)
-    report = communication(data, unused)
-    errors = [s for s in report.sources if s.error]
-    if report.empty and errors:
-        for s in errors:
-            sys.stderr.write(f"proftui: {safe(s.error)}\n")
+    report = _report(args)
+    errors = _errors(report)
+    if errors:
+        for error in errors:
+            sys.stderr.write(f"proftui: {safe(error)}\n")
         return EXIT_FAILURE
     warnings = _warnings(report)
     if args.json:
-        print_json({**_json_keys(report.to_json(args.top)), "warnings": warnings})
+        print_json(_json(report, args.top))
         return EXIT_OK
     line = warning_line(warnings, 0)  # (no time in them)
     if line:
@@ -81,6 +76,36 @@ def cmd_comm(argv: list[str]) -> int:
         return EXIT_OK
     print_comm(report, args.top)
     return EXIT_OK
+
+
+def _report(args):
+    """The communication report of `args.path` (run `args.run`)."""
+    from proftui.core.analysis.comm import communication
+    from proftui.core.load.comm_sources import profile_entries, read_sources
+
+    data, unused = read_sources(profile_entries(args.path, args.run))
+    return communication(data, unused)
+
+
+def _errors(report) -> list[str]:
+    """Why none of HCCL's files could be read, when none could (else nothing)."""
+    return [s.error for s in report.sources if s.error] if report.empty else []
+
+
+def _json(report, top: int) -> dict:
+    return {**_json_keys(report.to_json(top)), "warnings": _warnings(report)}
+
+
+def json_answer(args) -> dict:
+    """What `comm --json` prints of `args.path` (`proftui mcp` answers it too); where no
+    file could be read, their errors as one ProftuiError."""
+    from proftui.core.model.errors import ProftuiError
+
+    report = _report(args)
+    errors = _errors(report)
+    if errors:
+        raise ProftuiError(" ".join(errors))
+    return _json(report, args.top)
 
 
 def _warnings(report) -> list[dict]:

@@ -238,17 +238,20 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json_text(data) + "\n")
 
 
-def json_text(data: Any) -> str:
-    """`data` as indented JSON that a terminal shows as it is: orjson escapes C0 controls
-    but leaves DEL, C1 (U+009B is a CSI), bidi controls and U+2028/9 raw, so those become
-    \\uXXXX too (the same JSON). Text orjson refuses (a lone surrogate: a file name that is
-    not UTF-8) is written by the standard library as \\udcXX instead."""
+def json_text(data: Any, indent: bool = True) -> str:
+    """`data` as JSON (indented, unless `indent` is False) that a terminal shows as it is:
+    orjson escapes C0 controls but leaves DEL, C1 (U+009B is a CSI), bidi controls and
+    U+2028/9 raw, so those become \\uXXXX too (the same JSON). Text orjson refuses (a lone
+    surrogate: a file name that is not UTF-8) is written by the standard library as \\udcXX
+    instead."""
     try:
-        text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+        text = orjson.dumps(data, option=orjson.OPT_INDENT_2 if indent else None).decode()
     except orjson.JSONEncodeError:
         import json
 
-        text = json.dumps(_nan_as_null(data), indent=2, ensure_ascii=False, default=str)
+        text = json.dumps(_nan_as_null(data), indent=2 if indent else None,
+                          separators=None if indent else (",", ":"), ensure_ascii=False,
+                          default=str)
     return safe_json(text)
 
 

@@ -72,29 +72,18 @@ def cmd_diff(argv: list[str]) -> int:
     parser, args = SPEC.parse(argv)
     from proftui.core.model.errors import ProftuiError
 
-    if args.top < 0 or args.skip < 0:
-        parser.error("--top and --skip are 0 or more")
-    numbers = _numbers(parser, args.iterations) if args.iterations else None
+    _checked(parser, args)
     if args.csv and os.path.exists(args.csv) and not args.force:
         raise ProftuiError(f"{args.csv} exists; --force overwrites it.")
-    from proftui.core.analysis.diff import Opened, compare, diff_tables, evidence, read_op_map
-    from proftui.core.analysis.overview import read_overview
+    from proftui.core.analysis.diff import diff_tables, evidence
     from proftui.core.analysis.rank_diff import slowest_text
 
-    op_map = read_op_map(args.op_map) if args.op_map else []
-    sides = []
-    for path in (args.base, args.new):
-        index = load(argparse.Namespace(path=path, run=None, no_cache=args.no_cache))
-        _, tables, iterations = read_overview(index)
-        sides.append(Opened(path, index, tables, iterations))
-    found = compare(sides[0], sides[1], by=args.by, side=args.side, skip=args.skip,
-                    numbers=numbers, op_map=op_map)
+    found, sides = _compared(parser, args, lambda path: load(
+        argparse.Namespace(path=path, run=None, no_cache=args.no_cache)))
     if args.csv:
         _write_csv(args.csv, found)
-    damage = _side_warnings(sides)
     if args.json:
-        print_json({**found.to_json(top=args.top), "warnings": [
-            warning("mismatch", w) for w in found.warnings] + damage})
+        print_json(diff_json(found, sides, args.top))
     else:
         out = [f"base {safe(args.base)}: {safe(found.base.kind)}, {found.base.device_kind}\n",
                f"new  {safe(args.new)}: {safe(found.new.kind)}, {found.new.device_kind}\n"]
@@ -115,6 +104,51 @@ def cmd_diff(argv: list[str]) -> int:
         for title, table in diff_tables(found, args.top):
             print_whole_table(_fitted(table, width, sys.stdout.isatty()), title)
     return _gate(found, args.gate)
+
+
+def opened(path: str, no_cache: bool = False, index=None):
+    """One side of a comparison: the profile of `path` (loaded, unless its `index` is
+    given), its tables and iterations."""
+    from proftui.core.analysis.diff import Opened
+    from proftui.core.analysis.overview import read_overview
+
+    if index is None:
+        index = load(argparse.Namespace(path=path, run=None, no_cache=no_cache))
+    _, tables, iterations = read_overview(index)
+    return Opened(path, index, tables, iterations)
+
+
+def _checked(parser: Parser, args: argparse.Namespace) -> tuple[int, int] | None:
+    """The numbers of --iterations (None without it), --top and --skip checked."""
+    if args.top < 0 or args.skip < 0:
+        parser.error("--top and --skip are 0 or more")
+    return _numbers(parser, args.iterations) if args.iterations else None
+
+
+def _compared(parser: Parser, args: argparse.Namespace, open_index):
+    """(the comparison, the two sides) of args.base and args.new, each opened by
+    `open_index(path)`."""
+    from proftui.core.analysis.diff import compare, read_op_map
+
+    numbers = _checked(parser, args)
+    op_map = read_op_map(args.op_map) if args.op_map else []
+    sides = [opened(path, index=open_index(path)) for path in (args.base, args.new)]
+    found = compare(sides[0], sides[1], by=args.by, side=args.side, skip=args.skip,
+                    numbers=numbers, op_map=op_map)
+    return found, sides
+
+
+def json_answer(parser: Parser, args: argparse.Namespace, open_index) -> dict:
+    """What `diff --json` prints (`proftui mcp` answers it too), each side opened by
+    `open_index(path)`."""
+    found, sides = _compared(parser, args, open_index)
+    return diff_json(found, sides, args.top)
+
+
+def diff_json(found, sides, top: int) -> dict:
+    """What `proftui diff --json` prints of `found`, the comparison of `sides`."""
+    return {**found.to_json(top=top), "warnings": [
+        warning("mismatch", w) for w in found.warnings] + _side_warnings(sides)}
 
 
 def _fitted(table, width: int, boxed: bool):

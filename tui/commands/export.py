@@ -6,6 +6,7 @@ import os
 import sys
 from typing import Any
 
+from proftui.core.model.errors import ProftuiError
 from proftui.tui.commands.common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -82,17 +83,7 @@ def cmd_export(argv: list[str]) -> int:
     keys = [k.strip() for k in (args.args or "").split(",") if k.strip()]
     if args.args is not None and not keys:
         parser.error("--args wants one or more keys, e.g. --args 'Input Dims,grid'")
-    import numpy as np
-
-    from proftui.core.export.to_csv import (
-        ExportError,
-        ExportExists,
-        export_events,
-        export_table,
-        select_tracks,
-    )
-    from proftui.core.ops.aggregate import aggregate_ops
-    from proftui.core.ops.roles import device_tracks
+    from proftui.core.export.to_csv import ExportError, ExportExists
 
     if args.format == "parquet":
         if args.output == "-":
@@ -112,34 +103,17 @@ def cmd_export(argv: list[str]) -> int:
     index = load(args)
     lo, hi, _label = ops_window(args, index)
     groups = group_windows(args, index)
-    tracks = None
-    if args.tracks is not None:
-        tracks = select_tracks(index, args.tracks)
-        if not len(tracks):
-            sys.stderr.write(f'proftui: no track matches "{safe(args.tracks)}" (see proftui '
-                             "info for the tracks).\n")
-            return EXIT_FAILURE
-    if args.side != "all":
-        device = device_tracks(index)
-        side = np.flatnonzero(device if args.side == "device" else ~device)
-        tracks = side if tracks is None else np.intersect1d(tracks, side)
+    try:
+        tracks = chosen_tracks(args, index)
+    except NoTrackMatches as exc:
+        sys.stderr.write(f"proftui: {safe(exc)}\n")
+        return EXIT_FAILURE
     if args.format == "parquet":
         return _parquet(args, index, tracks, None if args.all else (lo, hi), groups)
-    common = {"neutralize": not args.raw, "overwrite": args.force, "bom": args.bom}
     target: Any = args.output
     if target == "-" and sys.stdout.isatty():
         target = TerminalText(sys.stdout)
-    if args.what == "events":
-        window = {} if args.all else {"start_ns": lo, "end_ns": hi}
-        result = export_events(index, target, tracks=tracks, args_keys=keys,
-                               unit=args.unit or "us", groups=groups,
-                               clock=args.time or "relative", **window, **common)
-    else:
-        table = aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks, by=args.by,
-                              tables=grouping_tables(index, args.by), groups=groups)
-        shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
-        result = export_table(table, target, columns=shown, unit=args.unit or "ns",
-                              **common)
+    result = write_csv(args, index, (lo, hi, groups), tracks, keys, target)
     print_warning(index, sys.stderr)  # with what was written (stdout may be the CSV)
     if result.path != "-":
         sys.stderr.write(f"wrote {plural(result.rows, 'row')} to {safe(result.path)}\n")
@@ -150,6 +124,52 @@ def cmd_export(argv: list[str]) -> int:
                          f" (their columns are empty); the events' args keys: "
                          f"{held + more if held else 'none'}\n")
     return EXIT_OK
+
+
+class NoTrackMatches(ProftuiError):
+    """--tracks names no track."""
+
+
+def chosen_tracks(args, index):
+    """The track ids --tracks and --side keep (None: every track); NoTrackMatches where
+    --tracks matches none."""
+    import numpy as np
+
+    from proftui.core.export.to_csv import select_tracks
+    from proftui.core.ops.roles import device_tracks
+
+    tracks = None
+    if args.tracks is not None:
+        tracks = select_tracks(index, args.tracks)
+        if not len(tracks):
+            raise NoTrackMatches(f'no track matches "{args.tracks}" (see proftui info for the '
+                                 "tracks).")
+    if args.side != "all":
+        device = device_tracks(index)
+        side = np.flatnonzero(device if args.side == "device" else ~device)
+        tracks = side if tracks is None else np.intersect1d(tracks, side)
+    return tracks
+
+
+def write_csv(args, index, window: tuple, tracks, keys: list[str], target: Any):
+    """The events (with the args `keys`) or the ops table of `window` (start_ns, end_ns and
+    each group's own window or None, as ops_window and group_windows give them), of `tracks`,
+    written as CSV to `target` (a path, "-" or a text stream; `proftui mcp` gives one): the
+    export's result."""
+    from proftui.core.export.to_csv import export_events, export_table
+    from proftui.core.ops.aggregate import aggregate_ops
+
+    lo, hi, groups = window
+    common = {"neutralize": not args.raw, "overwrite": args.force, "bom": args.bom}
+    if args.what == "events":
+        window = {} if args.all else {"start_ns": lo, "end_ns": hi}
+        return export_events(index, target, tracks=tracks, args_keys=keys,
+                             unit=args.unit or "us", groups=groups,
+                             clock=args.time or "relative", **window, **common)
+    table = aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks, by=args.by,
+                          tables=grouping_tables(index, args.by), groups=groups)
+    shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
+    return export_table(table, target, columns=shown, unit=args.unit or "ns", **common)
 
 
 def _parquet(args, index, tracks, window: tuple[int, int] | None,

@@ -36,13 +36,19 @@ def cmd_info(argv: list[str]) -> int:
     from proftui.core.analysis.overview import overview
 
     index = load(args)
-    summary = overview(index)
     if args.json:
-        print_json(with_warnings(summary, index))
+        print_json(json_answer(args, index))
     else:
         print_warning(index)  # the damage said first, before the answer
-        sys.stdout.write("\n".join(info_lines(summary)) + "\n")
+        sys.stdout.write("\n".join(info_lines(overview(index))) + "\n")
     return EXIT_OK
+
+
+def json_answer(args, index) -> dict[str, Any]:
+    """What `info --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
+    from proftui.core.analysis.overview import overview
+
+    return with_warnings(overview(index), index)
 
 
 def rank_gap_lines(profile: dict[str, Any]) -> list[str]:

@@ -33,34 +33,13 @@ SPEC = Command(
 
 def cmd_iterations(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
-    from proftui.core.model.stats import whole_ns
-    from proftui.core.ops.aggregate import iterations_table
-    from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
-
     index = load(args)
-    found = profile_iterations(index)
-    origin = capture_start_ns(index, found)
-    table = iterations_table(found, origin)
     if args.json:
-        vs = table.find("vs median")
-        marks = table.find("Mark")
-        items = []
-        for n, it in enumerate(found.items):
-            vs_n = float(vs.values[n])  # type: ignore[union-attr]
-            items.append({
-                "group": it.group, "iteration": it.number, "number": it.number,
-                "start_ns": it.start_ns if it.start_ns >= 0 else None,
-                "end_ns": it.end_ns if it.end_ns >= 0 else None,
-                "dur_ns": it.dur_ns if it.dur_ns >= 0 else None,
-                "relative_start_ns": it.start_ns - origin if it.start_ns >= 0 else None,
-                "parts_ns": {k: whole_ns(v) for k, v in it.parts.items()},
-                "vs_median_pct": vs_n if vs_n == vs_n else None,
-                "mark": marks.values[n]})  # type: ignore[union-attr]
-        result = {"source": found.source if found.items else None, "notes": found.notes,
-                  "capture_start_ns": origin, "iterations": items,
-                  "items": items}  # `items` and `number`: the old names, for one release
-        print_json(with_warnings(result, index))
+        print_json(json_answer(args, index))
         return EXIT_OK
+    found, origin, table = _iterations(index)
+    from proftui.core.ops.iterations import FROM_CAPTURE_START
+
     print_warning(index)  # the damage said first, before the answer
     if not found.items:
         sys.stdout.write("no iterations found (no ProfilerStep#N or msprof step trace in the "
@@ -74,3 +53,39 @@ def cmd_iterations(argv: list[str]) -> int:
     for note in found.notes:
         sys.stdout.write(f"note: {safe(note)}\n")
     return EXIT_OK
+
+
+def _iterations(index):
+    """(the iterations of `index`, the capture start, their table)."""
+    from proftui.core.ops.aggregate import iterations_table
+    from proftui.core.ops.iterations import capture_start_ns
+
+    found = profile_iterations(index)
+    origin = capture_start_ns(index, found)
+    return found, origin, iterations_table(found, origin)
+
+
+def json_answer(args, index) -> dict:
+    """What `iterations --json` prints of the loaded `index` (`proftui mcp` answers it
+    too)."""
+    from proftui.core.model.stats import whole_ns
+
+    found, origin, table = _iterations(index)
+    vs = table.find("vs median")
+    marks = table.find("Mark")
+    items = []
+    for n, it in enumerate(found.items):
+        vs_n = float(vs.values[n])  # type: ignore[union-attr]
+        items.append({
+            "group": it.group, "iteration": it.number, "number": it.number,
+            "start_ns": it.start_ns if it.start_ns >= 0 else None,
+            "end_ns": it.end_ns if it.end_ns >= 0 else None,
+            "dur_ns": it.dur_ns if it.dur_ns >= 0 else None,
+            "relative_start_ns": it.start_ns - origin if it.start_ns >= 0 else None,
+            "parts_ns": {k: whole_ns(v) for k, v in it.parts.items()},
+            "vs_median_pct": vs_n if vs_n == vs_n else None,
+            "mark": marks.values[n]})  # type: ignore[union-attr]
+    result = {"source": found.source if found.items else None, "notes": found.notes,
+              "capture_start_ns": origin, "iterations": items,
+              "items": items}  # `items` and `number`: the old names, for one release
+    return with_warnings(result, index)

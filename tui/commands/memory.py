@@ -45,18 +45,13 @@ SPEC = Command(
 
 def cmd_memory(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
-    from proftui.core.analysis.memory import memory
-    from proftui.core.analysis.overview import read_overview
     from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
-    _, tables, _ = read_overview(index)
-    lo, hi, label = ops_window(args, index)
-    groups = group_windows(args, index)  # a folder of ranks: each rank's own step
-    found = memory(index, tables, lo, hi, groups)
     if args.json:
-        print_json(with_warnings({"window": label, **found.to_json(args.top)}, index))
+        print_json(json_answer(args, index))
         return EXIT_OK
+    lo, hi, label, found = _memory(args, index)
     print_warning(index)  # the damage said first, before the answer
     if not found.has_data:
         sys.stdout.write(NO_DATA)
@@ -64,6 +59,23 @@ def cmd_memory(argv: list[str]) -> int:
     origin = capture_start_ns(index)
     print_memory(found, args.top, window_text(label, lo, hi, origin), origin)
     return EXIT_OK
+
+
+def _memory(args, index):
+    """(start_ns, end_ns, label, the memory answer) of the window `args` ask for."""
+    from proftui.core.analysis.memory import memory
+    from proftui.core.analysis.overview import read_overview
+
+    _, tables, _ = read_overview(index)
+    lo, hi, label = ops_window(args, index)
+    groups = group_windows(args, index)  # a folder of ranks: each rank's own step
+    return lo, hi, label, memory(index, tables, lo, hi, groups)
+
+
+def json_answer(args, index) -> dict:
+    """What `memory --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
+    _, _, label, found = _memory(args, index)
+    return with_warnings({"window": label, **found.to_json(args.top)}, index)
 
 
 def print_memory(found, top: int, window: str, origin_ns: int) -> None:

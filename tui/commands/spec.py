@@ -175,9 +175,14 @@ class Command:
                 item.add_to(parser)
         return parser
 
-    def parse(self, argv: list[str]) -> tuple[Parser, argparse.Namespace]:
-        """The parser and the arguments of `argv`, their checks passed (else exit 2)."""
+    def parse(self, argv: list[str], error: Callable[[str], Any] | None = None
+              ) -> tuple[Parser, argparse.Namespace]:
+        """The parser and the arguments of `argv`, their checks passed (else exit 2, or, given
+        `error`, what it does with argparse's message: raise, for a caller that must not
+        exit)."""
         parser = self.parser()
+        if error is not None:
+            parser.error = error  # type: ignore[method-assign]
         args = parser.parse_args(argv)
         for arg in self.args():
             if arg.check is not None:

@@ -72,15 +72,27 @@ def fit_names(table: Table, width: int, boxed: bool = False) -> Table:
                  table.n_rows)
 
 
+def json_answer(args, index) -> dict:
+    """What `summary --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
+    return summary_json(index, args.batch_size)
+
+
+def summary_json(index, batch_size: int | None = None) -> dict:
+    """What `proftui summary --json` prints."""
+    from proftui.core.analysis.summary import summary_report
+
+    return with_warnings(summary_report(index, batch_size), index)
+
+
 def cmd_summary(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
-    from proftui.core.analysis.summary import report_tables, summary_report
+    from proftui.core.analysis.summary import report_tables
     from proftui.core.ops.iterations import capture_start_ns
 
     index = load(args)
-    report = summary_report(index, args.batch_size)
+    report = summary_json(index, args.batch_size)
     if args.json:
-        print_json(with_warnings(report, index))
+        print_json(report)
         return EXIT_OK
     print_warning(index)  # the damage said first, before the answer
     files = report["files"]

@@ -86,6 +86,19 @@ SPEC = Command(
 
 def cmd_table(argv: list[str]) -> int:
     parser, args = SPEC.parse(argv)
+    names = _checked(parser, args)
+    from proftui.core.load.loader import profile_layout
+
+    if args.csv and args.output != "-":  # refuse before reading (core checks again)
+        _check_output(args.output, args.force)
+    layout = profile_layout(args.path, args.run, use_cache=not args.no_cache)
+    if args.name is None:
+        return _list(layout, args.json, use_cache=not args.no_cache)
+    return _show(layout.tables, args, names)
+
+
+def _checked(parser, args) -> list[str]:
+    """The column names of --columns, the options checked together."""
     if not args.csv and (args.output != "-" or args.force or args.raw):
         parser.error("-o, --force and --raw apply to --csv only")
     names = [n.strip() for n in (args.columns or "").split(",") if n.strip()]
@@ -98,14 +111,20 @@ def cmd_table(argv: list[str]) -> int:
                                    ("--asc/--desc", args.descending is not None)) if given]
         if used:
             parser.error(f"{used[0]} needs a table NAME (list them without options)")
+    return names
+
+
+def json_answer(parser, args) -> dict[str, Any]:
+    """What `table --json` prints (`proftui mcp` answers it too), but that the rows are the
+    first DEFAULT_TOP unless --top says otherwise (as text does)."""
     from proftui.core.load.loader import profile_layout
 
-    if args.csv and args.output != "-":  # refuse before reading (core checks again)
-        _check_output(args.output, args.force)
+    names = _checked(parser, args)
     layout = profile_layout(args.path, args.run, use_cache=not args.no_cache)
     if args.name is None:
-        return _list(layout, args.json, use_cache=not args.no_cache)
-    return _show(layout.tables, args, names)
+        entries, read = _entries(layout, use_cache=not args.no_cache)
+        return _list_json(layout, entries, read)
+    return _shown_json(*_asked(layout.tables, args, names))
 
 
 def _check_output(output: str, force: bool) -> None:
@@ -122,27 +141,11 @@ def _list(layout, as_json: bool, use_cache: bool = True) -> int:
     """The profile's tables: kind, group, rows, columns and file of each."""
     import numpy as np
 
-    from proftui.core.cache.tables import read_table
-    from proftui.core.model.errors import ProftuiError
     from proftui.core.model.table import Column, Table, text_column
-    from proftui.core.tables.by_name import file_name
 
-    entries: list[dict[str, Any]] = []
-    read = []
-    for file in layout.tables:
-        entry = {"kind": file.kind, "group": file.group, "name": file_name(file),
-                 "path": file.path, "n_rows": None, "n_columns": None, "error": None}
-        try:
-            table = read_table(file.path, file.kind, file.group, use_cache=use_cache)
-            read.append(table)
-            entry["n_rows"], entry["n_columns"] = table.n_rows, len(table.columns)
-        except ProftuiError as exc:
-            entry["error"] = str(exc)
-        entries.append(entry)
+    entries, read = _entries(layout, use_cache)
     if as_json:
-        print_json({"root": layout.root, "tables": entries,
-                    "warnings": [warning("unreadable_file", e["error"]) for e in entries
-                                 if e["error"]] + table_warnings(read)})
+        print_json(_list_json(layout, entries, read))
         return EXIT_OK
     if not entries:
         sys.stdout.write(f"{safe(layout.root)} holds no summary tables.\n")
@@ -164,6 +167,33 @@ def _list(layout, as_json: bool, use_cache: bool = True) -> int:
     return EXIT_OK
 
 
+def _entries(layout, use_cache: bool) -> tuple[list[dict[str, Any]], list]:
+    """Each table of `layout` as the listing's JSON has it, and the tables read."""
+    from proftui.core.cache.tables import read_table
+    from proftui.core.model.errors import ProftuiError
+    from proftui.core.tables.by_name import file_name
+
+    entries: list[dict[str, Any]] = []
+    read = []
+    for file in layout.tables:
+        entry = {"kind": file.kind, "group": file.group, "name": file_name(file),
+                 "path": file.path, "n_rows": None, "n_columns": None, "error": None}
+        try:
+            table = read_table(file.path, file.kind, file.group, use_cache=use_cache)
+            read.append(table)
+            entry["n_rows"], entry["n_columns"] = table.n_rows, len(table.columns)
+        except ProftuiError as exc:
+            entry["error"] = str(exc)
+        entries.append(entry)
+    return entries, read
+
+
+def _list_json(layout, entries: list[dict[str, Any]], read: list) -> dict[str, Any]:
+    return {"root": layout.root, "tables": entries,
+            "warnings": [warning("unreadable_file", e["error"]) for e in entries
+                         if e["error"]] + table_warnings(read)}
+
+
 def _relative(path: str, root: str) -> str:
     return path[len(root) + 1:] if root and path.startswith(root + os.sep) else path
 
@@ -171,36 +201,12 @@ def _relative(path: str, root: str) -> str:
 def _show(files, args, names: list[str]) -> int:
     """One kind of table (several ranks stacked), as text, JSON or CSV."""
     from proftui.core.export.to_csv import export_table
-    from proftui.core.model.errors import ProftuiError
-    from proftui.core.tables.by_name import (
-        ask,
-        choose,
-        plain_column,
-        plain_rows,
-        read_tables,
-        stack,
-    )
-    from proftui.core.tables.query import default_sort
 
-    chosen = choose(files, args.name, args.group)
-    tables = read_tables(chosen, use_cache=not args.no_cache)
-    table = stack(tables)
-    if args.sort is None and args.descending is not None and default_sort(table) is None:
-        raise ProftuiError(f"{table.kind} has no usual order to turn round: name a column "
-                           "with --sort.")
-    top = args.top if args.top is not None else (0 if args.json or args.csv else DEFAULT_TOP)
-    answer = ask(table, where=args.where, sort=args.sort, descending=args.descending,
-                 columns=names, top=top)
+    table, tables, answer = _asked(files, args, names)
     _note_problems(tables)
     groups = [t.group for t in tables]
     if args.json:
-        sort = None if answer.sort is None else {
-            "column": table.columns[answer.sort[0]].header, "descending": answer.sort[1]}
-        print_json({"kind": table.kind, "groups": groups,
-                    "columns": [plain_column(table.columns[c]) for c in answer.columns],
-                    "rows": plain_rows(table, answer.rows, answer.columns),
-                    "n_rows": answer.n_matching, "sort": sort, "where": answer.where or None,
-                    "warnings": table_warnings(tables)})
+        print_json(_shown_json(table, tables, answer))
         return EXIT_OK
     if args.csv:
         target: Any = args.output
@@ -224,6 +230,37 @@ def _show(files, args, names: list[str]) -> int:
         sys.stdout.write(f"... and {fmt_count(answer.n_matching - len(answer.rows))} more rows "
                          "(--top 0 prints all)\n")
     return EXIT_OK
+
+
+def _asked(files, args, names: list[str]):
+    """(the table asked for, several ranks' stacked; the tables read; the rows and columns
+    --where, --sort, --columns and --top choose of it)."""
+    from proftui.core.model.errors import ProftuiError
+    from proftui.core.tables.by_name import ask, choose, read_tables, stack
+    from proftui.core.tables.query import default_sort
+
+    chosen = choose(files, args.name, args.group)
+    tables = read_tables(chosen, use_cache=not args.no_cache)
+    table = stack(tables)
+    if args.sort is None and args.descending is not None and default_sort(table) is None:
+        raise ProftuiError(f"{table.kind} has no usual order to turn round: name a column "
+                           "with --sort.")
+    top = args.top if args.top is not None else (0 if args.json or args.csv else DEFAULT_TOP)
+    answer = ask(table, where=args.where, sort=args.sort, descending=args.descending,
+                 columns=names, top=top)
+    return table, tables, answer
+
+
+def _shown_json(table, tables, answer) -> dict[str, Any]:
+    from proftui.core.tables.by_name import plain_column, plain_rows
+
+    sort = None if answer.sort is None else {
+        "column": table.columns[answer.sort[0]].header, "descending": answer.sort[1]}
+    return {"kind": table.kind, "groups": [t.group for t in tables],
+            "columns": [plain_column(table.columns[c]) for c in answer.columns],
+            "rows": plain_rows(table, answer.rows, answer.columns),
+            "n_rows": answer.n_matching, "sort": sort, "where": answer.where or None,
+            "warnings": table_warnings(tables)}
 
 
 def fit_columns(table, columns: list[int], rows, width: int,

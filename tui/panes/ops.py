@@ -20,6 +20,8 @@ from proftui.core.ops.aggregate import (
 )
 from proftui.core.ops.grouping import GROUP_BY, OpTypes, op_types
 from proftui.core.ops.iterations import Iteration
+from proftui.core.perf.efficiency import Efficiency
+from proftui.core.perf.hardware import Peaks
 from proftui.tui.panes.base import FilterBox, TablePane
 from proftui.tui.panes.ops_window import WHOLE_TRACE, Window
 from proftui.tui.text.format import fmt_duration, plural
@@ -43,6 +45,8 @@ class OpsPane(TablePane):
         Binding("v", "cycle_side", "All/device/host"),
         Binding("t", "toggle_tracks", "Pinned tracks"),
         Binding("W", "whole_trace", "Whole trace", show=False),  # a pans the timeline
+        Binding("E", "toggle_efficiency", "Efficiency"),  # e exports, everywhere
+        Binding("R", "toggle_roofline", "Roofline", show=False),
         Binding("escape", "back", "Back", show=False),
     ]
 
@@ -75,6 +79,9 @@ class OpsPane(TablePane):
         self.tracks: list[int] | None = None  # only these tracks (the pinned ones), or all
         self.ops: Table | None = None
         self.instances: np.ndarray = np.zeros(0, np.int64)
+        self.efficient = False  # the efficiency view (E) rather than the ops
+        self.efficiency: Efficiency | None = None
+        self.peaks: tuple[Peaks | None, str] | None = None  # found once per trace
         self._stale = True  # computed when first shown: nothing competes with the first paint
 
     def compose(self) -> ComposeResult:
@@ -84,10 +91,12 @@ class OpsPane(TablePane):
         yield TableView(hidden=("name_id",), id="ops-table")
         yield TableView(hidden=("Slice",), id="ops-instances")
         yield Static("", id="ops-histogram", markup=False)
+        yield Static("", id="ops-roofline", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#ops-instances").display = False
         self.query_one("#ops-histogram").display = False
+        self.query_one("#ops-roofline").display = False
 
     def table_view(self) -> TableView:
         instances = self.query_one("#ops-instances", TableView)
@@ -98,6 +107,7 @@ class OpsPane(TablePane):
         """A new trace, its ops grouped by the default (by name, as `proftui ops`)."""
         self.index, self.iterations, self.tables = index, iterations, list(tables)
         self.types = None
+        self.peaks = None
         self.by = DEFAULT_GROUPING
         self.set_window(WHOLE_TRACE)
 
@@ -118,6 +128,9 @@ class OpsPane(TablePane):
             self.recompute()
 
     def _title(self, busy: bool = False) -> None:
+        if self.efficient:
+            self._efficiency_title(busy)
+            return
         view = f"by {self.by}" + (" (the default)" if self.by == DEFAULT_GROUPING else "")
         if self.tracks is not None:
             view += f", {plural(len(self.tracks), 'pinned track')}"
@@ -125,7 +138,21 @@ class OpsPane(TablePane):
         state = "computing ..." if busy else rows
         text = (f"Ops of {safe(self.window.label)}, {view}, {self.side} tracks: {state}   "
                 "b name/category/type/engine  v all/device/host  t pinned tracks  W whole trace  "
-                "/ filter  S sort  Enter instances")
+                "E efficiency  / filter  S sort  Enter instances")
+        self.query_one("#ops-title", Static).update(text)
+
+    def _efficiency_title(self, busy: bool) -> None:
+        found = self.efficiency
+        if busy or found is None:
+            state = "computing ..."
+        else:
+            cover = (f", the models cover {100 * found.modelled_ns / found.total_ns:.0f}% of "
+                     f"{fmt_duration(found.total_ns)}" if found.total_ns else "")
+            state = (f"{plural(found.table.n_rows, 'op shape')} from "
+                     f"{found.source or 'no table with shapes'}{cover}; peaks: "
+                     f"{self.peaks[1] if self.peaks else 'unknown'}")
+        text = (f"Op efficiency of {safe(self.window.label)}: {safe(state)}   "
+                "E ops  R roofline  / filter  S sort  Enter calls")
         self.query_one("#ops-title", Static).update(text)
 
     @work(thread=True, exclusive=True, group="ops")
@@ -134,6 +161,9 @@ class OpsPane(TablePane):
         if self.index is None:
             return
         self.app.call_from_thread(self._title, True)
+        if self.efficient:
+            self._compute_efficiency()
+            return
         if self.by == "type" and self.types is None:
             self.types = op_types(self.index, self.tables)
         table = aggregate_ops(self.index, start_ns=self.window.start_ns,
@@ -141,6 +171,51 @@ class OpsPane(TablePane):
                               side=self.side, types=self.types, tables=self.tables,
                               groups=self.window.groups)
         self.app.call_from_thread(self._show_ops, table)
+
+    def _compute_efficiency(self) -> None:
+        """Runs in the worker: the peaks once per trace, then the window's op shapes."""
+        from proftui.core.perf.efficiency import efficiency, profile_peaks
+        from proftui.core.perf.instances import op_instances
+
+        if self.peaks is None:
+            self.peaks = profile_peaks(self.index)
+        found = efficiency(op_instances(self.index, start_ns=self.window.start_ns,
+                                        end_ns=self.window.end_ns), self.peaks[0])
+        self.app.call_from_thread(self._show_efficiency, found)
+
+    def _show_efficiency(self, found: Efficiency) -> None:
+        self.efficiency = found
+        self.query_one("#ops-table", TableView).show(found.table, keep_position=True)
+        self._title()
+        if self.query_one("#ops-roofline").display:
+            self._draw_roofline()
+
+    def action_toggle_efficiency(self) -> None:
+        """Ops, or their efficiency (the same window): `proftui ops --efficiency`."""
+        self.efficient = not self.efficient
+        self.query_one("#ops-roofline").display = False
+        self._back_to_ops()
+        self.recompute()
+
+    def action_toggle_roofline(self) -> None:
+        """The efficiency view's ops on a roofline, under the table."""
+        plot = self.query_one("#ops-roofline", Static)
+        if not self.efficient or self.efficiency is None:
+            return
+        plot.display = not plot.display
+        if plot.display:
+            self._draw_roofline()
+
+    def _draw_roofline(self) -> None:
+        from proftui.core.perf.efficiency import roofline_points
+        from proftui.tui.text.roofline import roofline_lines
+
+        points, roof = roofline_points(self.efficiency)
+        width = max(self.size.width - 2, 40)
+        lines = roofline_lines(points, roof.flops if roof else None,
+                               roof.bandwidth if roof else None, width=width, height=16)
+        head = f"roofline: {roof.text}" if roof else "roofline: no peaks (device unknown)"
+        self.query_one("#ops-roofline", Static).update("\n".join([head, *lines]))
 
     def _show_ops(self, table: Table) -> None:
         self.ops = table
@@ -150,10 +225,14 @@ class OpsPane(TablePane):
 
     def action_toggle_by(self) -> None:
         """Group otherwise; the table keeps its sort (the first column: the new key)."""
+        if self.efficient:
+            return
         self.by = GROUPINGS[(GROUPINGS.index(self.by) + 1) % len(GROUPINGS)]
         self.recompute()
 
     def action_cycle_side(self) -> None:
+        if self.efficient:
+            return
         self.side = SIDES[(SIDES.index(self.side) + 1) % len(SIDES)]
         self.recompute()
 
@@ -174,6 +253,9 @@ class OpsPane(TablePane):
     @on(TableView.RowChosen, "#ops-table")
     def _op_chosen(self, event: TableView.RowChosen) -> None:
         event.stop()
+        if self.efficient:
+            self._calls_chosen(event.row)
+            return
         if self.index is None or self.ops is None:
             return
         key = self.ops.find("name_id")
@@ -190,11 +272,28 @@ class OpsPane(TablePane):
         view.show(table)
         name = str(table_label(self.ops, event.row))
         durations = self.index.arrays["slices.dur"][self.instances]
+        self._show_instances(view, f"{safe(name)}: {plural(len(self.instances), 'instance')} "
+                                   f"in {safe(self.window.label)}   {histogram_text(durations)}")
+
+    def _calls_chosen(self, row: int) -> None:
+        """The calls of one op shape, each with the rate it reached."""
+        from proftui.core.perf.efficiency import calls_table
+
+        if self.index is None or self.efficiency is None:
+            return
+        group = self.efficiency.groups[row]
+        table = calls_table(self.index, group, self.efficiency.peaks, self.iterations)
+        view = self.query_one("#ops-instances", TableView)
+        view.show(table)
+        lost = group.calls - table.n_rows
+        self._show_instances(view, f"{safe(group.op)}: {plural(group.calls, 'call')}"
+                                   + (f" ({lost} not found on the timeline)" if lost else ""))
+
+    def _show_instances(self, view: TableView, text: str) -> None:
         self.query_one("#ops-histogram", Static).update(
-            f"{safe(name)}: {plural(len(self.instances), 'instance')} in "
-            f"{safe(self.window.label)}"
-            f"   {histogram_text(durations)}   Enter jumps to one, Esc returns")
+            f"{text}   Enter jumps to one, Esc returns")
         self.query_one("#ops-table").display = False
+        self.query_one("#ops-roofline").display = False
         view.display = True
         self.query_one("#ops-histogram").display = True
         self.screen.set_focus(view)

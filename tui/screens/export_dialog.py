@@ -17,6 +17,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Select
 
+from proftui.core.export.names import free_name as free_name  # the app's default name
 from proftui.core.export.to_csv import export_events, export_table, select_tracks
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
@@ -175,13 +176,3 @@ class ExportJob:
             raise ProftuiError("the active pane shows no table.")
         table, rows, columns = self.pane
         return export_table(table, request.path, rows=rows, columns=columns, **common)
-
-
-def free_name(name: str) -> str:
-    """`name`, or name-1, name-2 ... the first that does not exist yet."""
-    stem, dot, ext = name.rpartition(".")
-    candidate, n = name, 0
-    while os.path.exists(candidate):
-        n += 1
-        candidate = f"{stem}-{n}{dot}{ext}"
-    return candidate

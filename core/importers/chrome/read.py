@@ -390,7 +390,7 @@ class ChromeJsonReader:
 
 
 KEPT_METADATA = ("displayTimeUnit", "baseTimeNanoseconds", "schemaVersion", "traceName",
-                  "distributedInfo", "span_indx", "trace_id")
+                  "distributedInfo", "span_indx", "trace_id", "deviceProperties")
 
 
 def index_metadata(reader: ChromeJsonReader, source: ByteSource) -> dict[str, Any]:
