@@ -225,7 +225,8 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
                   args_keys: Sequence[str] = (), unit: str = "us", neutralize: bool = True,
                   overwrite: bool = False, instants: bool = True, bom: bool = False,
                   progress: Progress | None = None,
-                  groups: GroupWindows | None = None, clock: str = "relative") -> ExportResult:
+                  groups: GroupWindows | None = None, clock: str = "relative",
+                  shapes: bool = False) -> ExportResult:
     """Write the events overlapping [start_ns, end_ns) (absolute ns; None leaves that side
     open) on `tracks` (track ids; None for all) as CSV to `target` (a path, "-" for stdout,
     or a writable text stream).
@@ -239,7 +240,11 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
     which and the unit (``start_from_capture(us)``, ``start_profiler_clock(us)``,
     ``duration(us)``), depth (row in the track; empty for instants), kind
     ("slice" or "instant"), then ``args.KEY`` per key of `args_keys` (text as it is, numbers
-    and booleans as JSON, objects and arrays as JSON text; empty when absent).
+    and booleans as JSON, objects and arrays as JSON text; empty when absent). With `shapes`,
+    ``input_shapes`` and ``input_dtypes``: a device task's from the profiler's row behind it
+    (kernel_details, the SQLite export, the Kineto op that launched it), a host op's from its
+    own args (``32x9216;9216x4096``, ``-`` for an input that is no tensor; empty when none
+    is known); see :func:`shape_cells`.
     With `groups`, each group (rank or device) named there in its own window and the
     others left out. `progress(rows_done, rows_total)` is called after each chunk; an
     exception raised in it (e.g. Cancelled) stops the export and leaves no file.
@@ -280,12 +285,17 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
         for key in args_keys:
             args_cells.append([_json_cell(a.get(key) if isinstance(a, dict) else None,
                                           neutralize) for a in all_args])
+    if shapes:
+        shape_cells_ = shape_cells(index, np.where(is_instant, -1, np.concatenate(
+            [slices, np.full(len(points), -1)])[order]), refs, neutralize)
+        args_cells += shape_cells_
     origin = (file_offsets(index, refs) if clock == "absolute"
               else np.full(len(refs), capture_start_ns(index), np.int64))
     on = CLOCKS[clock]
     header = ["name", "category", "process", "thread", f"start_{on}({unit})",
               f"end_{on}({unit})", f"duration({unit})", "depth", "kind",
-              *(f"args.{k}" for k in args_keys)]
+              *(f"args.{k}" for k in args_keys),
+              *(("input_shapes", "input_dtypes") if shapes else ())]
     kinds = np.array(["slice", "instant"], dtype=object)
 
     def cells(lo: int, hi: int) -> list[list[str]]:
@@ -304,6 +314,37 @@ def export_events(index: TraceIndex, target: Any, *, start_ns: int | None = None
                     progress=progress)
     return replace(result, keys_absent=[k for k in args_keys if k not in held],
                    keys_held=sorted(held))
+
+
+def _shapes_text(inputs: Sequence) -> str:
+    return ";".join("x".join(map(str, s)) if s else "-" for s in inputs)
+
+
+def shape_cells(index: TraceIndex, slice_rows: np.ndarray, refs: np.ndarray,
+                neutralize: bool = True) -> list[list[str]]:
+    """The input_shapes and input_dtypes cells of the events `slice_rows` (-1: an instant),
+    whose args are `refs`: a device task's from its row (core.perf.instances), another
+    slice's from its own Kineto-style args (Input Dims, Input type) where it has them."""
+    from proftui.core.perf.instances import op_instances
+    from proftui.core.perf.shapes import kineto_list, kineto_shapes
+
+    found = op_instances(index)
+    known = {int(s): i for i, s in enumerate(found.slice_rows.tolist()) if s >= 0}
+    shapes_col, dtypes_col = [""] * len(slice_rows), [""] * len(slice_rows)
+    rest = [k for k, s in enumerate(slice_rows.tolist()) if s >= 0 and s not in known]
+    for k, s in enumerate(slice_rows.tolist()):
+        if s in known:
+            i = known[s]
+            shapes_col[k] = _shapes_text(found.inputs[i])
+            dtypes_col[k] = ";".join(found.dtypes[i])
+    if rest:  # host ops: their own args, read for those only
+        for k, args in zip(rest, read_args(index, refs[rest])):
+            if isinstance(args, dict) and "Input Dims" in args:
+                shapes_col[k] = _shapes_text(kineto_shapes(args["Input Dims"]))
+                dtypes_col[k] = ";".join(kineto_list(args.get("Input type")))
+    # the shapes are ours, made of integers ("-" for no tensor is not a formula); the dtypes
+    # are the file's text
+    return [shapes_col, [text_cell(c, neutralize) if c else "" for c in dtypes_col]]
 
 
 class _Lookup:

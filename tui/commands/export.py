@@ -47,6 +47,10 @@ SPEC = Command(
      by_option("with --what ops: group by name (default), category, type or engine"),
      Arg("--args", metavar="KEY,...", help="args keys to add as columns (events only), e.g. "
                                            "'Input Dims,External id'"),
+     Arg("--shapes", action="store_true",
+         help="add input_shapes and input_dtypes columns (events only): a device task's from "
+              "the profiler's row behind it (kernel_details, the op that launched a Kineto "
+              "kernel), a host op's from its own Input Dims"),
      Arg("--unit", choices=("ns", "us", "ms", "s"), default=None,
          help="time unit of the columns (events: default us; ops: default ns)"),
      Arg("--time", choices=("relative", "absolute"), default=None,
@@ -77,6 +81,8 @@ def cmd_export(argv: list[str]) -> int:
     parser, args = SPEC.parse(argv)
     if args.args is not None and args.what != "events":
         parser.error("--args applies to --what events only")
+    if args.shapes and (args.what != "events" or args.format != "csv"):
+        parser.error("--shapes applies to the events' CSV only")
     if args.time is not None and (args.what != "events" or args.format != "csv"):
         parser.error("--time applies to the events' CSV only (Parquet's start_ns are "
                      "always absolute)")
@@ -165,7 +171,8 @@ def write_csv(args, index, window: tuple, tracks, keys: list[str], target: Any):
         window = {} if args.all else {"start_ns": lo, "end_ns": hi}
         return export_events(index, target, tracks=tracks, args_keys=keys,
                              unit=args.unit or "us", groups=groups,
-                             clock=args.time or "relative", **window, **common)
+                             clock=args.time or "relative", shapes=args.shapes, **window,
+                             **common)
     table = aggregate_ops(index, start_ns=lo, end_ns=hi, tracks=tracks, by=args.by,
                           tables=grouping_tables(index, args.by), groups=groups)
     shown = [i for i, c in enumerate(table.columns) if c.name != "name_id"]
