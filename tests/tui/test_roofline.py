@@ -95,6 +95,11 @@ async def test_ops_pane_efficiency_view_roofline_and_calls(tmp_path) -> None:
         await settle(app, pilot)
         plot = str(pane.query_one("#ops-roofline").render())
         assert "roofline: NVIDIA H100 SXM5 80GB" in plot and "●1" in plot
+        assert not pane.query_one("#ops-table").display  # in the table's place
+        await pilot.press("R")  # the table again
+        await settle(app, pilot)
+        assert pane.query_one("#ops-table").display
+        assert not pane.query_one("#ops-roofline").display
         await pilot.press("enter")  # the first row's calls: two, each 30 µs
         await settle(app, pilot)
         calls = pane.query_one("#ops-instances")

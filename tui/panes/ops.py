@@ -35,6 +35,11 @@ DEFAULT_GROUPING = "name"
 _SPARK = "▁▂▃▄▅▆▇█"
 
 
+class Roofline(Static, can_focus=True):
+    """The efficiency view's roofline, in the table's place: focusable, so that the pane's
+    keys (R back to the table, E, Esc) still reach the pane."""
+
+
 class OpsPane(TablePane):
     """Operators of a window: count, total, self, avg, min, max and share, by name or
     category, for all tracks or the device or host side; Enter lists an operator's instances
@@ -91,7 +96,7 @@ class OpsPane(TablePane):
         yield TableView(hidden=("name_id",), id="ops-table")
         yield TableView(hidden=("Slice",), id="ops-instances")
         yield Static("", id="ops-histogram", markup=False)
-        yield Static("", id="ops-roofline", markup=False)
+        yield Roofline("", id="ops-roofline", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#ops-instances").display = False
@@ -198,13 +203,16 @@ class OpsPane(TablePane):
         self.recompute()
 
     def action_toggle_roofline(self) -> None:
-        """The efficiency view's ops on a roofline, under the table."""
+        """The efficiency view's ops on a roofline, in the table's place (R again: the
+        table)."""
         plot = self.query_one("#ops-roofline", Static)
-        if not self.efficient or self.efficiency is None:
+        table = self.query_one("#ops-table", TableView)
+        if not self.efficient or self.efficiency is None or not (table.display or plot.display):
             return
-        plot.display = not plot.display
+        plot.display, table.display = not plot.display, plot.display
         if plot.display:
             self._draw_roofline()
+        self.screen.set_focus(plot if plot.display else table)
 
     def _draw_roofline(self) -> None:
         from proftui.core.perf.efficiency import roofline_points
@@ -212,8 +220,10 @@ class OpsPane(TablePane):
 
         points, roof = roofline_points(self.efficiency)
         width = max(self.size.width - 2, 40)
+        # the pane's height less the title, the plot's head and its legend (up to 9 lines)
+        height = max(self.size.height - 3 - min(len(points), 9), 8)
         lines = roofline_lines(points, roof.flops if roof else None,
-                               roof.bandwidth if roof else None, width=width, height=16)
+                               roof.bandwidth if roof else None, width=width, height=height)
         head = f"roofline: {roof.text}" if roof else "roofline: no peaks (device unknown)"
         self.query_one("#ops-roofline", Static).update("\n".join([head, *lines]))
 
@@ -310,6 +320,7 @@ class OpsPane(TablePane):
 
     def _back_to_ops(self) -> None:
         ops = self.query_one("#ops-table", TableView)
+        self.query_one("#ops-roofline").display = False
         if ops.display:
             return
         self.query_one("#ops-instances").display = False
