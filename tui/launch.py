@@ -8,7 +8,7 @@ import sys
 import threading
 from concurrent.futures import Future
 
-from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, TRACE
+from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, TRACE, peaks_asked, peaks_options
 from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.text.safe import safe
 
@@ -27,7 +27,8 @@ SPEC = Command(
                                             "to compare (base first, then new; see also "
                                             "proftui diff)"),
      Arg("--theme", choices=_theme_names, default=None,
-         help="colour theme (default dark; T switches at run time)")),
+         help="colour theme (default dark; T switches at run time)"),
+     *peaks_options()),
     ("proftui trace.json",
      "proftui --theme light PROF_000001_...",
      "proftui before.json after.json   (compare: base above, new below)",
@@ -51,6 +52,13 @@ def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
         if path is not None:  # what shows at once is said at once, as the commands say it
             check_openable(path)
     theme = THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME
+    if args.peaks:  # a bad file is said now, not when the Ops pane's E first asks
+        from proftui.core.perf.hardware import PeaksError, load_peaks
+
+        try:
+            load_peaks(args.peaks)
+        except PeaksError as exc:
+            raise ProftuiError(str(exc)) from None
     if args.new is not None:
         if args.run is not None:
             parser.error("--run opens one run of one profile; to compare, give each run's "
@@ -71,7 +79,7 @@ def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
         from proftui.tui.app import ProftuiApp
 
         app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run,
-                         cached=cached)
+                         cached=cached, peaks=peaks_asked(args))
         app.run()
     finally:
         if collecting:

@@ -107,3 +107,20 @@ async def test_ops_pane_efficiency_view_roofline_and_calls(tmp_path) -> None:
         await pilot.press("escape", "E")
         await press_until(app, pilot, "", lambda: pane.query_one("#ops-table").table.kind
                           == "ops")
+
+
+async def test_the_viewer_judges_by_the_peaks_asked_for(tmp_path) -> None:
+    """`proftui PATH --peak-tflops X --peak-tbps Y`: the Ops pane's E uses them where the
+    profile names no device."""
+    app = ProftuiApp(str(gemm_trace(tmp_path / "t.json", device=None)),
+                     peaks={"tflops": 100.0, "tbps": 1.0})
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        pane = app.query_one("#ops")
+        app.screen.set_focus(pane.query_one("#ops-table"))
+        await pilot.press("E")
+        await press_until(app, pilot, "", lambda: pane.efficiency is not None)
+        assert pane.efficiency.peaks.matrix["bf16"] == 100e12
+        assert "--peak-tflops 100 --peak-tbps 1" in str(pane.query_one("#ops-title").render())

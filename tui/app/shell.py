@@ -130,10 +130,13 @@ class ProftuiApp(BaseApp):
         Binding("exclamation_mark", "view_as_command", "As a command", show=False),
     ]
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
-                 run: int | None = None, cached: Future | None = None) -> None:
+                 run: int | None = None, cached: Future | None = None,
+                 peaks: dict[str, Any] | None = None) -> None:
         """`cached`, when given, is reading the index and its rows from the cache already
-        (see :func:`proftui.tui.launch.read_cached`)."""
+        (see :func:`proftui.tui.launch.read_cached`); `peaks`, how the op efficiency's
+        peaks were asked for on the command line (profile_peaks' keywords)."""
         self.path = path
+        self.peaks_asked = dict(peaks or {})
         self.run_number = run  # of a folder holding several runs; None until one is chosen
         self.use_cache = use_cache
         self.index: TraceIndex | None = None

@@ -40,6 +40,34 @@ def check_top(parser: argparse.ArgumentParser, top: int | None, *,
         parser.error("--top wants 1 or more")
 
 
+def _positive(parser: argparse.ArgumentParser, value: float | None) -> None:
+    if value is not None and not value > 0:  # NaN too
+        parser.error("a peak wants a number above 0")
+
+
+def peaks_options() -> tuple[Arg, ...]:
+    """--device, --peaks, --peak-tflops and --peak-tbps: the peaks op efficiency is judged
+    against (see proftui.core.perf.efficiency.profile_peaks and :func:`peaks_asked`)."""
+    return (
+        Arg("--device", metavar="NAME",
+            help="judge op efficiency against this device's peaks (a name the peaks table "
+                 "matches: H100 SXM, A100-SXM4-80GB, MI300X, Ascend910_9392 ...) rather than "
+                 "the one the profile names"),
+        Arg("--peaks", metavar="FILE", files=True,
+            help="a CSV of device peaks with the columns of the bundled table, searched "
+                 "first (a file of one row needs no name)"),
+        Arg("--peak-tflops", type=float, metavar="X", check=_positive,
+            help="the matrix peak in TFLOP/s, for every dtype (overrides the table's)"),
+        Arg("--peak-tbps", type=float, metavar="X", check=_positive,
+            help="the memory bandwidth in TB/s (overrides the table's)"))
+
+
+def peaks_asked(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of profile_peaks that :func:`peaks_options` were given."""
+    return {"device": args.device, "peaks_file": args.peaks, "tflops": args.peak_tflops,
+            "tbps": args.peak_tbps}
+
+
 def _run_number(text: str) -> int:
     """A run number for --run: 1 or more."""
     if not (text.isascii() and text.isdigit()) or int(text) < 1:

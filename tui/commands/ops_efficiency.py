@@ -10,6 +10,7 @@ from typing import Any
 from proftui.tui.commands.common import (
     EXIT_OK,
     ops_window,
+    peaks_asked,
     print_table,
     print_warning,
     window_text,
@@ -64,8 +65,7 @@ def _found(args: argparse.Namespace, index):
     from proftui.core.perf.instances import op_instances
 
     lo, hi, label = ops_window(args, index)
-    peaks, said = profile_peaks(index, device=args.device, peaks_file=args.peaks,
-                                tflops=args.peak_tflops, tbps=args.peak_tbps)
+    peaks, said = profile_peaks(index, **peaks_asked(args))
     found = efficiency(op_instances(index, start_ns=lo, end_ns=hi), peaks)
     return (lo, hi), window_text(label, lo, hi, capture_start_ns(index)), said, found
 

@@ -183,7 +183,7 @@ class OpsPane(TablePane):
         from proftui.core.perf.instances import op_instances
 
         if self.peaks is None:
-            self.peaks = profile_peaks(self.index)
+            self.peaks = profile_peaks(self.index, **getattr(self.app, "peaks_asked", {}))
         found = efficiency(op_instances(self.index, start_ns=self.window.start_ns,
                                         end_ns=self.window.end_ns), self.peaks[0])
         self.app.call_from_thread(self._show_efficiency, found)
