@@ -45,7 +45,7 @@ from proftui.core.perf.efficiency import (
     subset_instances,
 )
 from proftui.core.perf.instances import op_instances
-from proftui.core.perf.models import NoModel
+from proftui.core.perf.models import MATRIX_OPS, NoModel
 
 TILE = 16  # elements: the cube's and tensor cores' fp16/bf16 tile edge
 SMALL_DIM = 128  # a GEMM dim under this cannot fill the matrix units
@@ -65,8 +65,9 @@ def _peaks(ctx: Context):
 
 
 def group_efficiency(ctx: Context, group: str) -> Efficiency:
-    """The op efficiency of `group`'s calls that start in its considered steps."""
-    found = op_instances(ctx.index)
+    """The op efficiency of `group`'s matrix calls (those a matrix model covers) that start in
+    its considered steps: the other ops' args are not read."""
+    found = op_instances(ctx.index, names=MATRIX_OPS)
     groups = np.asarray(found.groups, dtype=object)
     keep = groups == group
     start = found.start_ns

@@ -23,9 +23,17 @@ from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.perf.ascend_rows import Rows, ascend_rows, slice_task_id
 from proftui.core.perf.kineto_rows import host_fields, kernel_slices, kineto_rows
-from proftui.core.perf.launch import host_ops, is_host_op, launched_by, launches, op_chain
+from proftui.core.perf.launch import (
+    MAX_DEPTH,
+    host_ops,
+    is_host_op,
+    launched_by,
+    launches,
+    op_chain,
+)
 from proftui.core.perf.shapes import Shape
 from proftui.core.query.args import read_args, slice_args
+from proftui.core.query.parents import slice_parents
 
 _memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _KEPT_WINDOWS = 8  # Kineto answers kept per index
@@ -144,14 +152,23 @@ def _kineto(index: TraceIndex, lo: int, hi: int, wanted: frozenset | None
 
 
 def _named(index: TraceIndex, kernels: np.ndarray, wanted: frozenset) -> np.ndarray:
-    """Whether each kernel, or an op around its launch, is named in `wanted` (read from the
-    index, before any args)."""
+    """Whether each kernel, or a host op around its launch (the launch itself or a parent),
+    is named in `wanted` (read from the index, before any args): the parents walked for all
+    kernels at once, a level at a time."""
     s, names = index.strings, index.arrays["slices.name"]
-    launch = launches(index)[kernels]
-    keep = np.zeros(len(kernels), bool)
-    for k, (kernel, x) in enumerate(zip(kernels.tolist(), launch.tolist())):
-        keep[k] = s[names[kernel]] in wanted or any(
-            s[names[op]] in wanted for op in op_chain(index, int(x)))
+    ids = [i for i in (s.find(name) for name in wanted) if i >= 0]
+    named = np.zeros(len(s), bool)
+    named[ids] = True
+    op = is_host_op(index)[index.arrays["slices.cat"]] & named[names]
+    keep = named[names[kernels]]
+    at = launches(index)[kernels]
+    parents = slice_parents(index)
+    for _ in range(MAX_DEPTH):
+        live = at >= 0
+        if not live.any():
+            break
+        keep[live] |= op[at[live]]
+        at[live] = parents[at[live]]
     return keep
 
 

@@ -11,6 +11,7 @@ for, and their ops, are read.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -76,7 +77,7 @@ def kernel_counters(args: Any) -> dict[str, float]:
     for key in ("grid", "block"):
         dims = args.get(key)
         if isinstance(dims, list) and dims and all(isinstance(d, int) for d in dims):
-            out[key] = float(np.prod(dims))
+            out[key] = float(math.prod(dims))
     for key in _KERNEL_COUNTERS:
         value = args.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool):

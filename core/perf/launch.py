@@ -18,7 +18,7 @@ from proftui.core.ops.roles import roles
 from proftui.core.query.parents import slice_parents
 
 HOST_OP_CATEGORIES = ("cpu_op", "Operator")  # Kineto (2021: Operator), torch_npu, SQLite
-_MAX_DEPTH = 64  # parents walked up from a runtime call to find its op
+MAX_DEPTH = 64  # parents walked up from a runtime call to find its op
 _memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -64,7 +64,7 @@ def op_chain(index: TraceIndex, launch: int) -> list[int]:
     op = is_host_op(index)
     cats = index.arrays["slices.cat"]
     chain, at = [], launch
-    for _ in range(_MAX_DEPTH):
+    for _ in range(MAX_DEPTH):
         if at < 0:
             break
         if op[cats[at]]:

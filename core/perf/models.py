@@ -120,6 +120,11 @@ def _rules() -> dict[str, Rule]:
 
 
 RULES: dict[str, Rule] = _rules()
+# The op names and Ascend types a matrix model covers (GEMM, convolution, attention): what the
+# advisor's under_roof asks the profile's rows for, so that the other ops' args go unread.
+MATRIX_OPS: frozenset[str] = frozenset(
+    name for name, rule in RULES.items()
+    if rule.__module__ in (gemm.__name__, conv.__name__, attention.__name__))
 
 
 def op_work(name: str, inputs: Sequence[Shape | None], dtypes: Sequence[str], *,
