@@ -89,6 +89,7 @@ class Efficiency:
     source: str
     modelled_ns: int  # device time of the calls a model covers
     total_ns: int  # device time of every call with shapes
+    unshaped_ns: int = 0  # device time of the tasks the rows give no shapes for (left out)
 
 
 def subset_instances(found: OpInstances, rows: np.ndarray) -> OpInstances:
@@ -169,8 +170,12 @@ def op_groups(found: OpInstances) -> list[OpGroup]:
 
 
 def efficiency(found: OpInstances, peaks: Peaks | None) -> Efficiency:
-    """The efficiency table of these instances against these peaks (None: rates only)."""
-    groups = op_groups(found)
+    """The efficiency table of these instances against these peaks (None: rates only). A
+    call no input shape is known for (a collective's row, a kernel whose launching op was
+    not found or recorded no shapes) cannot be judged: it is left out of the table, and its
+    time said apart (`unshaped_ns`)."""
+    everything = op_groups(found)
+    groups = [g for g in everything if any(g.inputs)]
     n = len(groups)
     number = {name: np.full(n, np.nan) for name in NUMBERS}
     bound, model = [""] * n, [""] * n
@@ -198,8 +203,10 @@ def efficiency(found: OpInstances, peaks: Peaks | None) -> Efficiency:
             columns.append(text_column("Bound", bound))
     columns.append(text_column("Model", model))
     modelled = sum(g.total_ns for g in groups if not isinstance(g.work, NoModel))
+    shaped = sum(g.total_ns for g in groups)
     return Efficiency(Table("efficiency", found.source, columns, n), groups, peaks,
-                      found.source, modelled, sum(g.total_ns for g in groups))
+                      found.source, modelled, shaped,
+                      sum(g.total_ns for g in everything) - shaped)
 
 
 def roofline_points(found: Efficiency) -> tuple[list[RoofPoint], Roof | None]:

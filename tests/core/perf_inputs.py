@@ -38,12 +38,15 @@ def call(ext: int, name: str, ts: int, dims: list, types: list, kernels: list[tu
 def gemm_trace(path: Path, device: list | None = H100) -> Path:
     """Two aten::mm of [64, 1024] x [1024, 4096] bf16 (the first: a GEMM kernel of 20 µs and
     a reduction of 10 µs; the second: one kernel of 30 µs), one aten::mm of another shape
-    (10 µs) and an aten::cat, which no model covers (5 µs)."""
+    (10 µs), an aten::index_select, which no model covers (5 µs), and an aten::cat of two
+    tensor lists, whose shapes Kineto does not give (5 µs)."""
     dims, types = [[64, 1024], [1024, 4096]], [BF16, BF16]
     events = (call(1, "aten::mm", 1000, dims, types, [("gemm_a", 20), ("splitk_reduce", 10)])
               + call(2, "aten::mm", 2000, dims, types, [("gemm_a", 30)])
               + call(3, "aten::mm", 3000, [[4096, 4096], [4096, 4096]], types,
                      [("gemm_b", 10)])
-              + call(4, "aten::cat", 4000, [[], []], ["", ""], [("cat_kernel", 5)]))
+              + call(4, "aten::index_select", 4000, [[64, 1024], [], [8]],
+                     [BF16, "Scalar", "long int"], [("index_kernel", 5)])
+              + call(5, "aten::cat", 5000, [[], []], ["", ""], [("cat_kernel", 5)]))
     top = {"deviceProperties": device} if device else {}
     return write_trace(path, events, **top)

@@ -29,7 +29,8 @@ def test_kineto_kernels_take_their_host_ops_shapes(tmp_path, capsys) -> None:
     host = rows[("aten::mm", "0.000")]
     assert host["input_shapes"] == "64x1024;1024x4096"
     assert rows[("cudaLaunchKernel", "1.000")]["input_shapes"] == ""  # no shapes: empty
-    assert rows[("aten::cat", "3000.000")]["input_shapes"] == "-;-"
+    assert rows[("aten::index_select", "3000.000")]["input_shapes"] == "64x1024;-;8"
+    assert rows[("aten::cat", "4000.000")]["input_shapes"] == "-;-"
 
 
 def test_ascend_tasks_take_their_kernel_details_row(tmp_path, capsys) -> None:

@@ -54,6 +54,7 @@ def test_ops_efficiency_text_json_and_roofline(tmp_path, capsys) -> None:
     assert code == 0
     assert "3 op shapes from trace; peaks: NVIDIA H100 SXM5 80GB (named by the profile)" in out
     assert "the models cover 70 us of 75 us device time with shapes (93.3%)" in out
+    assert "left out: 5 us of device tasks with no input shapes" in out
     assert "roofline: NVIDIA H100 SXM5 80GB, bf16 matrix peak 989.4 TFLOP/s, 3.35 TB/s" in out
     assert "1 ● aten::mm 64x1024, 1024x4096 bf16: 85.7% of the time" in out
     code, out, _ = run_cli(capsys, "ops", "--efficiency", "--json", trace)
@@ -64,7 +65,8 @@ def test_ops_efficiency_text_json_and_roofline(tmp_path, capsys) -> None:
     assert row["total_ns"] == 60_000 and row["flops"] == 536_870_912
     assert row["bytes"] == 9_043_968 and row["bound"] == "memory" and row["model"] == "gemm"
     assert found["peaks"]["matrix_tflops"]["bf16"] == 989.4
-    assert (found["modelled_ns"], found["total_ns"]) == (70_000, 75_000)
+    assert (found["modelled_ns"], found["total_ns"], found["unshaped_ns"]) == (
+        70_000, 75_000, 5_000)
     assert found["rows"][2]["no_model"] and found["rows"][2]["flops"] is None
 
 
