@@ -90,6 +90,7 @@ class Efficiency:
     modelled_ns: int  # device time of the calls a model covers
     total_ns: int  # device time of every call with shapes
     unshaped_ns: int = 0  # device time of the tasks the rows give no shapes for (left out)
+    notes: tuple[str, ...] = ()  # what the profile lacks and how to capture it, a sentence each
 
 
 def subset_instances(found: OpInstances, rows: np.ndarray) -> OpInstances:
@@ -206,7 +207,35 @@ def efficiency(found: OpInstances, peaks: Peaks | None) -> Efficiency:
     shaped = sum(g.total_ns for g in groups)
     return Efficiency(Table("efficiency", found.source, columns, n), groups, peaks,
                       found.source, modelled, shaped,
-                      sum(g.total_ns for g in everything) - shaped)
+                      sum(g.total_ns for g in everything) - shaped, missing(found))
+
+
+# What to capture, by where the rows come from (Kineto's trace; Ascend's tables and export).
+_NO_SHAPES = {
+    "trace": "No op in the trace recorded its input shapes: profile with "
+             "torch.profiler.profile(record_shapes=True).",
+    "ascend": "The profiler's rows give no input shapes: profile with "
+              "torch_npu.profiler.profile(record_shapes=True).",
+}
+_NO_COUNTERS = ("The profiler's rows give no pipe counters (aic_mac_ratio, aiv_vec_ratio ...): "
+                "capture with experimental_config aic_metrics=PipeUtilization.")
+_NO_ROWS = ("The profile holds no device task the op efficiency can read: no GPU kernel, and no "
+            "kernel_details.csv, op_summary or SQLite COMPUTE_TASK_INFO.")
+
+
+def missing(found: OpInstances) -> tuple[str, ...]:
+    """What the rows lack that the op efficiency reads, and how to capture it, a sentence
+    each: no rows at all; no input shapes on any; on Ascend, no pipe counters on any."""
+    if not len(found.names):
+        return (_NO_ROWS,)
+    out = []
+    if not any(any(shapes) for shapes in found.inputs):
+        out.append(_NO_SHAPES["trace" if found.source == "trace" else "ascend"])
+    ascend = found.source != "trace"
+    if ascend and not any(name.startswith(("aic_", "aiv_")) for row in found.counters
+                          for name in row):
+        out.append(_NO_COUNTERS)
+    return tuple(out)
 
 
 def roofline_points(found: Efficiency) -> tuple[list[RoofPoint], Roof | None]:

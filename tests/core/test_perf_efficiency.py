@@ -116,3 +116,40 @@ def test_roof_of_the_dtype_most_matrix_time_runs_in(tmp_path) -> None:
 def test_shapes_text_names_the_first_inputs() -> None:
     assert shapes_text(((32, 9216), None, (4096,))) == "32x9216, -, 4096"
     assert shapes_text(tuple((i,) for i in range(1, 8))) == "1, 2, 3, 4, ... +3"
+
+
+def test_what_to_capture_is_said_in_a_sentence(tmp_path) -> None:
+    from tests.core.helpers import write_trace
+    from tests.core.perf_inputs import call
+
+    # kernels whose ops recorded no shapes (record_shapes off)
+    bare = [dict(e, args={k: v for k, v in e.get("args", {}).items()
+                          if k not in ("Input Dims", "Input type")})
+            for e in call(1, "aten::mm", 100, [[4, 4], [4, 4]], ["float"] * 2, [("g", 5)])]
+    found = efficiency(op_instances(load(write_trace(tmp_path / "a.json", bare))), None)
+    assert found.table.n_rows == 0 and found.unshaped_ns == 5_000
+    assert found.notes == ("No op in the trace recorded its input shapes: profile with "
+                           "torch.profiler.profile(record_shapes=True).",)
+    # no device task at all
+    host = [{"ph": "X", "name": "step", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]
+    found = efficiency(op_instances(load(write_trace(tmp_path / "b.json", host))), None)
+    assert found.notes[0].startswith("The profile holds no device task")
+    # shapes given: nothing to say
+    assert efficiency(op_instances(load(gemm_trace(tmp_path / "c.json"))), None).notes == ()
+
+
+def test_ascend_rows_without_counters_say_how_to_capture_them(tmp_path) -> None:
+    from tests.core.test_perf_instances import _ascend_profile
+
+    folder = _ascend_profile(tmp_path)
+    details = next(folder.rglob("kernel_details.csv"))
+    lines = details.read_text().splitlines()
+    # the counters' three columns gone
+    details.write_text("\n".join(",".join(line.split(",")[:-3]) for line in lines) + "\n")
+    from proftui.core import load_trace
+
+    found = efficiency(op_instances(load_trace(str(folder), use_cache=False)), None)
+    assert found.table.n_rows == 3  # its three rows' shapes, all distinct
+    assert found.notes == ("The profiler's rows give no pipe counters (aic_mac_ratio, "
+                           "aiv_vec_ratio ...): capture with experimental_config "
+                           "aic_metrics=PipeUtilization.",)

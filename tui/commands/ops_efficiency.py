@@ -78,7 +78,7 @@ def efficiency_json(args: argparse.Namespace, index) -> dict[str, Any]:
     result = {"window": {"start_ns": lo, "end_ns": hi}, "source": found.source,
               "peaks": _peaks_json(found.peaks), "peaks_from": said,
               "modelled_ns": found.modelled_ns, "total_ns": found.total_ns,
-              "unshaped_ns": found.unshaped_ns,
+              "unshaped_ns": found.unshaped_ns, "notes": list(found.notes),
               "ops": found.table.n_rows, "rows": [_row_json(found, r) for r in shown]}
     return with_warnings(result, index)
 
@@ -105,6 +105,8 @@ def print_efficiency(args: argparse.Namespace, index) -> int:
     if found.unshaped_ns:
         sys.stdout.write(f"left out: {fmt_duration(found.unshaped_ns)} of device tasks with no "
                          "input shapes (collectives, kernels whose op recorded none)\n")
+    for note in found.notes:
+        sys.stdout.write(f"note: {note}\n")
     if args.roofline:
         points, roof = roofline_points(found)
         if roof is not None:

@@ -156,6 +156,8 @@ class OpsPane(TablePane):
             state = (f"{plural(found.table.n_rows, 'op shape')} from "
                      f"{found.source or 'no table with shapes'}{cover}; peaks: "
                      f"{self.peaks[1] if self.peaks else 'unknown'}")
+            if found.notes:  # what to capture to see more, before the keys
+                state += ". " + " ".join(found.notes)
         text = (f"Op efficiency of {safe(self.window.label)}: {safe(state)}   "
                 "E ops  R roofline  / filter  S sort  Enter calls")
         self.query_one("#ops-title", Static).update(text)
