@@ -4,8 +4,8 @@ watcher that says when that set changes (file events through watchfiles, else po
 A profiler writes a folder over minutes: rank after rank, one trace per cycle of its
 schedule, summary CSVs at the end. A file is read only once it is complete:
 
-- its size and modification time hold between two looks at least a poll apart (or, at the
-  first look, it was last changed a poll or more ago);
+- its size and modification time have held for a poll interval: over looks at least that
+  far apart, or, for a file there at the first look, since its modification time;
 - its end is valid: a JSON file (``.json``) ends with ``]`` or ``}`` after trimming
   whitespace, a CSV's last line ends with a newline; other files (gzip, SQLite) have the
   first rule alone;
@@ -70,10 +70,14 @@ def capture_folder(root: str, path: str) -> str | None:
 
 @dataclass(frozen=True)
 class _Look:
-    """A file as one poll saw it."""
+    """A file as a poll saw it, and since when the polls have seen it so."""
 
     size: int
     mtime_ns: int
+    since_ns: int
+
+    def same(self, other: _Look) -> bool:
+        return (self.size, self.mtime_ns) == (other.size, other.mtime_ns)
 
 
 class CompleteFiles:
@@ -83,6 +87,7 @@ class CompleteFiles:
         self.root = os.path.realpath(root)
         self.hold_ns = int(hold_s * 1e9)
         self._last: dict[str, _Look] = {}
+        self._polled = False
         self.pending: list[str] = []  # files seen but not complete at the last poll
 
     def poll(self) -> frozenset[str]:
@@ -94,9 +99,14 @@ class CompleteFiles:
                 st = os.stat(path)
             except OSError:
                 continue  # gone between the listing and now
-            looks[path] = _Look(st.st_size, st.st_mtime_ns)
-        held = {p for p, look in looks.items()
-                if self._last.get(p) == look or now_ns - look.mtime_ns >= self.hold_ns}
+            # At the first poll a file is taken to have been so since its last change; a
+            # file that appears or changes later, since the poll that saw it so.
+            since_ns = now_ns if self._polled else min(now_ns, st.st_mtime_ns)
+            look = _Look(st.st_size, st.st_mtime_ns, since_ns)
+            before = self._last.get(path)
+            looks[path] = before if before is not None and look.same(before) else look
+        held = {p for p, look in looks.items() if now_ns - look.since_ns >= self.hold_ns}
+        self._polled = True
         whole = {p for p in held if end_is_valid(p)}
         self._last = looks
         complete = {p for p in whole if self._capture_done(p, whole)}
