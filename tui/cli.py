@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 # when it runs (opening the viewer, the common case, loads none of them). Each module declares
 # its arguments once, in SPEC; usage, help and completion are made from the declarations.
 COMMANDS = ("info", "index", "ops", "iterations", "export", "summary", "breakdown", "advise",
-            "diff", "table", "cluster", "memory", "comm", "cache", "mcp", "report")
+            "diff", "table", "cluster", "memory", "comm", "cache", "mcp", "report", "watch")
+# Those that open the app: declared in their module like the others, run by tui.launch (the
+# commands come before the app in the import order).
+OPENS_APP = ("watch",)
 # `proftui completion` is not among them: it answers about proftui itself, not a trace.
 # What a command's line in the usage leaves room for before its summary.
 SYNOPSIS_WIDTH = 38
@@ -39,8 +42,9 @@ errors and progress to stderr. Completion: eval "$(proftui completion bash)" (or
 
 
 def command(name: str) -> Callable[[list[str]], int]:
-    """The function running the headless command `name` (one of COMMANDS)."""
-    return getattr(import_module(f"proftui.tui.commands.{name}"), f"cmd_{name}")
+    """The function running the command `name` (one of COMMANDS)."""
+    module = "proftui.tui.launch" if name in OPENS_APP else f"proftui.tui.commands.{name}"
+    return getattr(import_module(module), f"cmd_{name}")
 
 
 def declarations() -> list[Command]:

@@ -10,6 +10,8 @@ from concurrent.futures import Future
 
 from proftui.tui.commands.common import EXIT_OK, EXIT_USAGE, TRACE, peaks_asked, peaks_options
 from proftui.tui.commands.spec import Arg, Command
+from proftui.tui.commands.watch import FOLLOW, WATCH, check_folder
+from proftui.tui.commands.watch import SPEC as WATCH_SPEC
 from proftui.tui.text.safe import safe
 
 
@@ -28,10 +30,11 @@ SPEC = Command(
                                             "proftui diff)"),
      Arg("--theme", choices=_theme_names, default=None,
          help="colour theme (default dark; T switches at run time)"),
-     *peaks_options()),
+     WATCH, *FOLLOW, *peaks_options()),
     ("proftui trace.json",
      "proftui --theme light PROF_000001_...",
      "proftui before.json after.json   (compare: base above, new below)",
+     "proftui ./prof_out --watch   (follow a profile being written: proftui watch)",
      "NO_COLOR=1 proftui trace.json",
      "proftui info trace.json      (headless)"))
 
@@ -45,6 +48,10 @@ def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
     from proftui.core.load.loader import check_openable
     from proftui.core.model.errors import ProftuiError
 
+    if args.watch:
+        if args.new is not None:
+            parser.error("--watch follows one folder; compare two once they are written")
+        return _open_app(args, THEME_NAMES[args.theme] if args.theme else DEFAULT_THEME)
     for path in (args.path, args.new):
         if path is not None and not os.path.exists(path):
             raise ProftuiError(f"{path}: no such file or directory (commands: "
@@ -68,6 +75,26 @@ def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
         app = CompareApp(args.path, args.new, use_cache=not args.no_cache, theme=theme)
         app.run()
         return exit_status(app)
+    return _open_app(args, theme)
+
+
+def cmd_watch(argv: list[str]) -> int:
+    """`proftui watch DIR`: the app following a folder as a job writes it."""
+    from proftui.themes import DEFAULT_THEME
+
+    _, args = WATCH_SPEC.parse(argv)
+    args.watch = True
+    return _open_app(args, DEFAULT_THEME)
+
+
+def _open_app(args, theme: str) -> int:  # noqa: ANN001 (the parsed arguments)
+    """Run the app on `args.path` (following it with `args.watch`) and return its status."""
+    follow = None
+    if args.watch:  # a folder being written may hold nothing complete yet: not checked more
+        from proftui.tui.app.following import FollowOptions
+
+        check_folder(args.path)
+        follow = FollowOptions(args.interval, args.poll)
     # Until the first frame the cyclic collector is off (the app turns it on again then, see
     # ProftuiApp._panes_ready): importing Textual and building the screen make some hundred
     # thousand objects, and its passes over them took 0.1-0.2 s of the way to that frame.
@@ -75,11 +102,12 @@ def cmd_open(argv: list[str], commands: tuple[str, ...] = ()) -> int:
     gc.disable()
     try:
         # Begun before the app's modules are imported: reading the cache goes on beside that.
-        cached = None if args.no_cache else read_cached(args.path, args.run)
+        cached = (None if args.no_cache or follow is not None
+                  else read_cached(args.path, args.run))
         from proftui.tui.app import ProftuiApp
 
         app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run,
-                         cached=cached, peaks=peaks_asked(args))
+                         cached=cached, peaks=peaks_asked(args), follow=follow)
         app.run()
     finally:
         if collecting:

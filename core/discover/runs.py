@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -106,13 +106,15 @@ class SeveralRunsError(ProftuiError):
         return [run.line(self.root, self.runs) for run in self.runs]
 
 
-def open_run(path: str, run: int | None = None) -> ProfileLayout:
-    """Discover `path`, narrowed to its run number `run` when it holds several.
+def open_run(path: str, run: int | None = None,
+             keep: Callable[[str], bool] | None = None) -> ProfileLayout:
+    """Discover `path` (the files `keep` accepts, all when None: see discover), narrowed to
+    its run number `run` when it holds several.
 
     Raises :class:`SeveralRunsError` when it holds several and `run` is None, and
     :class:`ProftuiError` when there is no run of that number.
     """
-    layout = discover(path)
+    layout = discover(path, keep)
     runs, reasons = find_runs(layout)
     if run is not None and not 1 <= run <= len(runs):
         held = "one run" if len(runs) == 1 else f"{len(runs)} runs (1 to {len(runs)})"
@@ -124,8 +126,8 @@ def open_run(path: str, run: int | None = None) -> ProfileLayout:
     chosen = runs[run - 1]
     captures, whole = _captures(layout), _whole_traces(layout)
     folders = set(chosen.folders)
-    narrowed = discover(path, keep=lambda p: _folder_of(layout.root, p, captures, whole)
-                        in folders)
+    narrowed = discover(path, keep=lambda p: (keep is None or keep(p)) and _folder_of(
+        layout.root, p, captures, whole) in folders)
     narrowed.run = {"number": run, "of": len(runs), "where": chosen.where(layout.root, runs),
                     "folders": list(chosen.folders), "groups": list(chosen.groups),
                     "clock": chosen.clock}

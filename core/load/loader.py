@@ -56,7 +56,8 @@ def check_openable(path: str) -> None:
 def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
                progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
                batch_bytes: int | None = None,
-               file_progress: FileProgress | None = None) -> TraceIndex:
+               file_progress: FileProgress | None = None,
+               keep: Callable[[str], bool] | None = None) -> TraceIndex:
     """Open a trace file or a profile directory: from the cache, else by indexing it
     (`batch_bytes` at a time; None: the parser's default), saying how far it got to
     `progress` and, of a profile of several timelines, which one it is at to `file_progress`.
@@ -69,8 +70,12 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
     :class:`~proftui.core.model.errors.ProftuiError` (with a readable message) for a path that
     cannot be read or holds no trace or no such run, and
     :class:`~proftui.core.model.errors.Cancelled` when `cancelled` returns True during indexing.
+
+    `keep` limits a directory to the files it accepts (those a job has finished writing: see
+    :mod:`proftui.core.load.watch`); its discovery is then not cached (the folder's other
+    files would make it a different answer), while the index cache is used as ever.
     """
-    opening = _opening(path, run, use_cache)
+    opening = _opening(path, run, use_cache, keep)
     sources, used, clocks = opening.sources, opening.used, opening.clocks
     if use_cache:
         index = _from_cache(opening)
@@ -135,12 +140,13 @@ class _Opening:
     read_start_ns: int  # when reading them began (see cache.settle); 0 without the cache
 
 
-def _opening(path: str, run: int | None, use_cache: bool) -> _Opening:
-    fingerprint, found = _discovered(path, run, use_cache)
+def _opening(path: str, run: int | None, use_cache: bool,
+             keep: Callable[[str], bool] | None = None) -> _Opening:
+    fingerprint, found = _discovered(path, run, use_cache and keep is None)
     if found is not None:
         layout, discovered_ns = found.layout, 0
     else:
-        layout, discovered_ns = _discover(path, run, fingerprint)
+        layout, discovered_ns = _discover(path, run, fingerprint, keep)
     # A SQLite export's -wal or -journal holds some of its content: part of its identity; so
     # do the memory CSVs whose counters join their rank's timeline.
     side = _sidecars([t.path for t in layout.timelines if t.kind == DB_KIND])
@@ -174,13 +180,14 @@ def _opening(path: str, run: int | None, use_cache: bool) -> _Opening:
     return _Opening(layout, sources, used, clocks, memory, identities, options, read_start_ns)
 
 
-def _discover(path: str, run: int | None,
-              fingerprint: discovery_cache.Fingerprint | None) -> tuple[ProfileLayout, int]:
-    """Discover `path` (its run `run`), and when it was begun (see cache.settle; 0 without a
-    fingerprint, when nothing is cached). Several runs found are cached as such, then raised."""
+def _discover(path: str, run: int | None, fingerprint: discovery_cache.Fingerprint | None,
+              keep: Callable[[str], bool] | None = None) -> tuple[ProfileLayout, int]:
+    """Discover `path` (its run `run`; the files `keep` accepts), and when it was begun (see
+    cache.settle; 0 without a fingerprint, when nothing is cached). Several runs found are
+    cached as such, then raised."""
     discovered_ns = discovery_cache.settle(fingerprint) if fingerprint is not None else 0
     try:
-        return open_run(path, run), discovered_ns
+        return open_run(path, run, keep), discovered_ns
     except SeveralRunsError as exc:
         if fingerprint is not None:
             discovery_cache.store(fingerprint, run, discovered_ns, exc)

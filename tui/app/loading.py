@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -81,14 +82,15 @@ class Loading:
         self.indexing_file = ""  # of a profile of several timelines: which one is indexed
         self.choosing_run = False
 
-    def run(self) -> None:
+    def run(self, keep: Callable[[str], bool] | None = None) -> None:
         """The worker's work (see ProftuiApp.load_index). The timeline is shown as soon as
         the index and its rows are there; the overview (the tracks' roles, the summary
-        tables, the iterations) is read once it is painted, and fills the panes."""
+        tables, the iterations) is read once it is painted, and fills the panes. `keep`:
+        the files of a folder being written that are complete (see Following)."""
         app = self.app
         try:
             cached, self.cached = self.cached, None  # (a run chosen later is loaded here)
-            opened = cached.result() if cached is not None else None
+            opened = cached.result() if cached is not None and keep is None else None
             if opened is not None:
                 index, rows = opened
             else:  # indexing takes a while: the panes are there meanwhile
@@ -96,7 +98,7 @@ class Loading:
                 index = load_trace(app.path, run=app.run_number, use_cache=app.use_cache,
                                    progress=self._report_progress,
                                    cancelled=app._cancel.is_set,
-                                   file_progress=self._report_file)
+                                   file_progress=self._report_file, keep=keep)
                 rows = rows_for(index)
             check_not_empty(index, app.path)  # (a cached empty one is said again)
             if index.meta.get("sources"):  # (a profile of summary tables only has none)

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from proftui.core.analysis.advise import Advice
     from proftui.core.analysis.breakdown import Breakdown
     from proftui.tui.app.as_command import ViewCommand
+    from proftui.tui.app.following import Following, FollowOptions
     from proftui.tui.app.key_commands import KeyCommand
     from proftui.tui.panes.base import TablePane
     from proftui.tui.panes.cluster import HeatStrip
@@ -131,10 +132,12 @@ class ProftuiApp(BaseApp):
     ]
     def __init__(self, path: str, use_cache: bool = True, theme: str = DEFAULT_THEME,
                  run: int | None = None, cached: Future | None = None,
-                 peaks: dict[str, Any] | None = None) -> None:
+                 peaks: dict[str, Any] | None = None,
+                 follow: FollowOptions | None = None) -> None:
         """`cached`, when given, is reading the index and its rows from the cache already
         (see :func:`proftui.tui.launch.read_cached`); `peaks`, how the op efficiency's
-        peaks were asked for on the command line (profile_peaks' keywords)."""
+        peaks were asked for on the command line (profile_peaks' keywords); `follow`, when
+        given, follows the folder as a job writes it (see following.py)."""
         self.path = path
         self.peaks_asked = dict(peaks or {})
         self.run_number = run  # of a folder holding several runs; None until one is chosen
@@ -156,6 +159,11 @@ class ProftuiApp(BaseApp):
         self.loading = Loading(self, cached)
         self.prompts = Prompts(self)
         self.routing = Routing(self)
+        self.following: Following | None = None
+        if follow is not None:  # imported only then: the analysis it uses is off the first
+            from proftui.tui.app.following import Following  # frame's path otherwise
+
+            self.following = Following(self, follow)
         super().__init__(theme)
 
     def compose(self) -> ComposeResult:
@@ -178,7 +186,10 @@ class ProftuiApp(BaseApp):
     def on_mount(self) -> None:
         self.sub_title = safe(self.path)
         self.watch_theme(self.theme)
-        self.load_index()
+        if self.following is not None:
+            self.follow()
+        else:
+            self.load_index()
 
     def palette_changed(self, palette: Palette) -> None:
         for bars in self.query("IterationTable"):  # the breakdown bars use the slice colours
@@ -216,6 +227,12 @@ class ProftuiApp(BaseApp):
     def load_index(self) -> None:
         """Index (or reopen from the cache) in a thread; the UI stays live."""
         self.loading.run()
+
+    @work(thread=True, exclusive=True, group="follow")
+    def follow(self) -> None:
+        """Open the folder as far as it is written, and again as it grows (in a thread)."""
+        assert self.following is not None
+        self.following.run()
 
     async def _with_panes(self, show: Callable[..., None], *args: Any) -> None:
         await self._panes_ready()
@@ -290,6 +307,8 @@ class ProftuiApp(BaseApp):
         settle_heap()
 
     def on_unmount(self) -> None:
+        if self.following is not None:
+            self.following.stop()  # its thread ends at its next look
         gc.unfreeze()  # what settle_heap froze can be collected again once the app is gone
 
     @work(thread=True, exclusive=True, group="analysis")

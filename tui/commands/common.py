@@ -63,9 +63,11 @@ def peaks_options() -> tuple[Arg, ...]:
 
 
 def peaks_asked(args: argparse.Namespace) -> dict[str, Any]:
-    """The keywords of profile_peaks that :func:`peaks_options` were given."""
-    return {"device": args.device, "peaks_file": args.peaks, "tflops": args.peak_tflops,
-            "tbps": args.peak_tbps}
+    """The keywords of profile_peaks that :func:`peaks_options` were given (none where the
+    command does not declare them)."""
+    return {key: getattr(args, name, None) for key, name in (
+        ("device", "device"), ("peaks_file", "peaks"), ("tflops", "peak_tflops"),
+        ("tbps", "peak_tbps"))}
 
 
 def _run_number(text: str) -> int:

@@ -20,6 +20,7 @@ from proftui.tui.commands.common import (
     with_warnings,
 )
 from proftui.tui.commands.spec import Command
+from proftui.tui.commands.watch import FOLLOW, WATCH, follow_summary
 from proftui.tui.text.format import fmt_duration, plural, shorten_apart
 from proftui.tui.text.safe import safe
 
@@ -31,10 +32,11 @@ SPEC = Command(
     "Print a one-screen report: step time over the iterations and its breakdown, top device "
     "op types and host ops by share, host and device busy ratios, import problems, and the "
     "files and tables read.",
-    (*TRACE, BATCH_SIZE, json_option()),
+    (*TRACE, BATCH_SIZE, json_option(), WATCH, *FOLLOW),
     ("proftui summary PROF_000001_...",
      "proftui summary run.pt.trace.json | less",
-     "proftui summary --json torch_npu_ascend_pt/ | jq .busy"))
+     "proftui summary --json torch_npu_ascend_pt/ | jq .busy",
+     "proftui summary ./prof_out --watch   (a line per new rank or step, until Ctrl-C)"))
 
 
 def finding_text(finding: dict, origin_ns: int | None) -> str:
@@ -86,6 +88,8 @@ def summary_json(index, batch_size: int | None = None) -> dict:
 
 def cmd_summary(argv: list[str]) -> int:
     _, args = SPEC.parse(argv)
+    if args.watch:
+        return follow_summary(args)
     from proftui.core.analysis.summary import report_tables
     from proftui.core.ops.iterations import capture_start_ns
 

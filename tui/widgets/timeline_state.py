@@ -131,6 +131,10 @@ class TimelineState:
         self.tables = tuple(tables)
         self.util_lines = []
         self.alignment, self.track_shift = None, None
+        # What named slices of the trace shown before (a folder followed is shown again,
+        # numbered afresh): the caller selects again what it keeps.
+        self.selected, self.range = -1, None
+        self.matches, self.marks = np.zeros(0, np.int64), None
         self.viewport.span = self.span()
         self.rebuild_lines()
         self.focus_line = self.lines.find(kind=SLICES) or 0
