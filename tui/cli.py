@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 # when it runs (opening the viewer, the common case, loads none of them). Each module declares
 # its arguments once, in SPEC; usage, help and completion are made from the declarations.
 COMMANDS = ("info", "index", "ops", "iterations", "export", "summary", "breakdown", "advise",
-            "diff", "table", "cluster", "memory", "comm", "cache", "mcp", "report")
+            "diff", "table", "cluster", "memory", "comm", "cache", "mcp", "report", "serve")
 # `proftui completion` is not among them: it answers about proftui itself, not a trace.
 # What a command's line in the usage leaves room for before its summary.
 SYNOPSIS_WIDTH = 38
