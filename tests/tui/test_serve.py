@@ -255,6 +255,25 @@ def test_the_served_page_refuses_a_websocket_from_another_site(served) -> None:
     assert asyncio.run(status(url.rstrip("/"))) == 101  # the page's own origin opens it
 
 
+@needs_serve
+def test_the_page_names_its_websocket_by_the_address_the_browser_asked_for(served) -> None:
+    """Behind `ssh -L 9000:127.0.0.1:PORT` the browser asks for localhost:9000: the page must
+    send it there, not to the port the server listens on."""
+    import aiohttp
+
+    url, _ = served
+
+    async def page(host: str) -> str:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(url, headers={"Host": host}) as response:
+                assert response.status == 200
+                return await response.text()
+
+    found = re.findall(r'data-session-websocket-url="([^"]*)"', asyncio.run(page("localhost:9000")))
+    assert found == ["ws://localhost:9000/ws"]
+    assert "<div>proftui kineto demo.pt.trace.json</div>" in asyncio.run(page(url[7:-1]))
+
+
 class DevTools:
     """A page of Chromium driven over its DevTools protocol (a websocket of JSON messages):
     commands, and the app's websocket frames the page received, in order."""
