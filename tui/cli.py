@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 # when it runs (opening the viewer, the common case, loads none of them). Each module declares
 # its arguments once, in SPEC; usage, help and completion are made from the declarations.
 COMMANDS = ("info", "index", "ops", "iterations", "export", "summary", "breakdown", "advise",
-            "diff", "table", "cluster", "memory", "comm", "cache", "mcp", "report", "watch")
+            "diff", "table", "cluster", "memory", "comm", "cache", "mcp", "report", "serve",
+            "watch")
 # Those that open the app: declared in their module like the others, run by tui.launch (the
 # commands come before the app in the import order).
 OPENS_APP = ("watch",)

@@ -363,5 +363,5 @@ def test_the_readme_is_a_front_door() -> None:
     lines = (ROOT / "README.md").read_text().splitlines()
     assert lines[2:4] == [
         "    pip install -e . && proftui samples/kineto_demo.pt.trace.json",
-        "    pip install -e '.[test,parquet,mcp,watch]' && python -m pytest -q -n auto"]
+        "    pip install -e '.[test,parquet,mcp,serve,watch]' && python -m pytest -q -n auto"]
     assert len(lines) <= 150, len(lines)
