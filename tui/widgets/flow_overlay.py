@@ -66,16 +66,18 @@ def connector(flow: FlowOnScreen, height: int, width: int,
         if 0 <= row < height and 0 <= cell < width:
             out.append((row, Mark(cell, text, kind)))
 
+    def run(row: int, cells: range) -> None:  # a horizontal line: one mark
+        if 0 <= row < height and len(cells):
+            out.append((row, Mark(cells.start, "─" * len(cells), LINE, len(cells))))
+
     if sr == tr:
         if tc - 1 >= sc:
-            for c in _clip(sc, tc - 2, width):
-                put(sr, c, "─")
+            run(sr, _clip(sc, tc - 2, width))
             put(sr, tc - 1, "▶", HEAD)
     else:
         down = tr > sr
         if tc >= sc:  # along the source's row to the target's column, and a corner
-            for c in _clip(sc, tc - 1, width):
-                put(sr, c, "─")
+            run(sr, _clip(sc, tc - 1, width))
             put(sr, tc, "┐" if down else "┘")
         # (a target starting before the source ends: straight out of the source instead)
         step = 1 if down else -1
