@@ -48,9 +48,10 @@ from bench_reopen import generated_trace  # noqa: E402
 from tui_support import settle  # noqa: E402  (the app tests' wait for workers)
 
 
-def session() -> list[tuple[str, str]]:
-    """The scripted session: (action kind, key) pairs."""
-    keys: list[tuple[str, str]] = []
+def session(flows: bool = False) -> list[tuple[str, str]]:
+    """The scripted session: (action kind, key) pairs; with `flows`, F first (every flow in
+    view drawn for the rest of it)."""
+    keys: list[tuple[str, str]] = [("flows", "F")] if flows else []
     for i in range(20):  # down to ~1/3300 of the trace
         keys.append(("zoom_in", "w"))
         if i % 4 == 3:
@@ -71,7 +72,8 @@ def session() -> list[tuple[str, str]]:
 # -- the child: one session in the app, frames timed ---------------------------------------------
 
 
-async def _run_session(path: str, size: tuple[int, int], profile_kind: str) -> dict:
+async def _run_session(path: str, size: tuple[int, int], profile_kind: str,
+                       flows: bool = False) -> dict:
     import asyncio
 
     import numpy as np
@@ -141,7 +143,7 @@ async def _run_session(path: str, size: tuple[int, int], profile_kind: str) -> d
             import cProfile
 
             profiler = cProfile.Profile()
-        for kind, key in session():
+        for kind, key in session(flows):
             before = (time.thread_time(), painted[0], painted[1], collecting[1])
             if profiler is not None and kind == profile_kind:
                 profiler.enable()
@@ -186,19 +188,21 @@ async def _run_session(path: str, size: tuple[int, int], profile_kind: str) -> d
     return out
 
 
-def child(path: str, size: str, profile_kind: str) -> None:
+def child(path: str, size: str, profile_kind: str, flows: bool = False) -> None:
     import asyncio
 
     width, height = (int(v) for v in size.split("x"))
-    print(json.dumps(asyncio.run(_run_session(path, (width, height), profile_kind))))
+    print(json.dumps(asyncio.run(_run_session(path, (width, height), profile_kind, flows))))
 
 
 # -- the parent ------------------------------------------------------------------------------
 
 
-def run_child(path: Path, size: str, env: dict[str, str], profile_kind: str = "") -> dict:
+def run_child(path: Path, size: str, env: dict[str, str], profile_kind: str = "",
+              flows: bool = False) -> dict:
     done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(path),
-                           "--size", size, "--profile", profile_kind],
+                           "--size", size, "--profile", profile_kind]
+                          + (["--flows"] if flows else []),
                           capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"benchmark step failed:\n{done.stderr[-3000:]}")
@@ -248,9 +252,11 @@ def main() -> None:
     parser.add_argument("--profile", default="", metavar="KIND",
                         help="cProfile one more session's key handling of KIND (e.g. zoom_in)")
     parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--flows", action="store_true",
+                        help="press F first: every flow in view drawn in every frame")
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.size, args.profile)
+        child(args.child, args.size, args.profile, args.flows)
         return
     root = Path(args.dir)
     big = Path(args.trace) if args.trace else generated_trace(root, 200 if args.quick else args.mb)
@@ -266,12 +272,12 @@ def main() -> None:
 
     runs: dict[str, list[dict]] = {"base": [], "big": []}
     for _ in range(args.repeat):  # alternated, so that drift hits both alike
-        runs["base"].append(run_child(base, args.size, env))
-        runs["big"].append(run_child(big, args.size, env))
+        runs["base"].append(run_child(base, args.size, env, flows=args.flows))
+        runs["big"].append(run_child(big, args.size, env, flows=args.flows))
     figures = {name: stats(rounds) for name, rounds in runs.items()}
     first = runs["big"][0]
     print(f"\nframe = UI-thread CPU time from the key press to the repainted timeline "
-          f"(best of {args.repeat} sessions of {len(session())} keys; timeline "
+          f"(best of {args.repeat} sessions of {len(session(args.flows))} keys; timeline "
           f"{first['cells']} cells x {first['body_lines']} lines)")
     print(f"big: {first['slices']:,} slices ({big.name}); baseline: "
           f"{runs['base'][0]['slices']:,} slices ({base.name})")
@@ -290,7 +296,7 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps({"figures": figures, "runs": runs}, indent=1))
     if args.profile:
-        print(run_child(big, args.size, env, args.profile).get("profile", ""))
+        print(run_child(big, args.size, env, args.profile, args.flows).get("profile", ""))
     if not args.cache:
         shutil.rmtree(cache, ignore_errors=True)
 

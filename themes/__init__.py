@@ -60,6 +60,7 @@ class Palette:
     instant: str
     match: str
     range: str  # background of a selected time range
+    flow: str  # flows drawn: their connectors, arrow heads and the partner's highlight
 
     def colour_index(self, name: str) -> int:
         """The colour (an index, see :meth:`colour_at`) of slices with this name: stable
@@ -98,7 +99,7 @@ DARK = Palette(
     background="#15181d", gutter="#1e232b", text="#d8dde5", dim_text="#7d8796",
     label_dark="#101215", label_light="#f4f6f8", selection="#ffffff", cursor="#3a4250",
     focus="#262d38", iteration="#e0b040", counter="#6cc3e0", instant="#f0d060",
-    match="#ff5fd2", range="#24354a",
+    match="#ff5fd2", range="#24354a", flow="#ffa94d",
 )
 
 LIGHT = Palette(
@@ -108,7 +109,7 @@ LIGHT = Palette(
     background="#fbfbfa", gutter="#eceef1", text="#1d232b", dim_text="#6a7380",
     label_dark="#111418", label_light="#ffffff", selection="#000000", cursor="#d5dae2",
     focus="#e3e8ef", iteration="#b07800", counter="#1f7fb0", instant="#a06000",
-    match="#c0008a", range="#d6e4f5",
+    match="#c0008a", range="#d6e4f5", flow="#d9480f",
 )
 
 # High contrast: saturated colours spaced far apart in hue and lightness, pure black ground.
@@ -118,7 +119,7 @@ CONTRAST = Palette(
     background="#000000", gutter="#000000", text="#ffffff", dim_text="#c0c0c0",
     label_dark="#000000", label_light="#ffffff", selection="#ffffff", cursor="#404040",
     focus="#202020", iteration="#ffff00", counter="#00ffff", instant="#ffff00",
-    match="#ff00ff", range="#00305a",
+    match="#ff00ff", range="#00305a", flow="#ff8800",
 )
 
 # Each theme's palette and the colours of its Textual theme (see THEMES).

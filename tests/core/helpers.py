@@ -99,3 +99,21 @@ def kineto_ranks(folder: Path, events: Callable[[int], list[dict]], ranks: int =
     for rank in range(ranks):
         kineto_rank_file(folder, rank, events(rank))
     return folder
+
+
+def launches(n: int, every_us: int = 100, delay_us: int = 30) -> list[dict[str, Any]]:
+    """`n` runtime launches of 5 µs on a host thread (pid 1), each with its kernel of 10 µs
+    starting `delay_us` after it on a device stream (pid 0, tid 7), joined by ac2g flows as
+    Kineto writes them."""
+    events: list[dict[str, Any]] = []
+    for k in range(n):
+        ts = 1000 + k * every_us
+        events += [
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+             "ts": ts, "dur": 5},
+            {"ph": "X", "cat": "kernel", "name": f"kernel_{k}", "pid": 0, "tid": 7,
+             "ts": ts + delay_us, "dur": 10},
+            {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": k + 1, "pid": 1, "tid": 1, "ts": ts},
+            {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": k + 1, "pid": 0, "tid": 7,
+             "ts": ts + delay_us, "bp": "e"}]
+    return events

@@ -70,3 +70,30 @@ def test_snapshot(snap_compare, monkeypatch, name, sample, keys, size) -> None:
 
     assert snap_compare(ProftuiApp(sample), terminal_size=SIZES[size],
                         run_before=open_and_press)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=list(SIZES))
+def test_snapshot_launch_and_its_kernel(snap_compare, monkeypatch, size) -> None:
+    """The first cudaLaunchKernel of kineto_demo selected, fitted, then zoomed out until its
+    kernel is in the window: the flow drawn from the launch to the kernel (at 80x24 the
+    kernel's stream is scrolled out above: a marker with the flow's time)."""
+    monkeypatch.chdir(SAMPLES)
+    sample = "kineto_demo.pt.trace.json"
+
+    async def select_launch(pilot) -> None:
+        import numpy as np
+
+        from proftui.tui.widgets.timeline import Timeline
+
+        app = pilot.app
+        await settle(app, pilot)
+        names = app.index.arrays["slices.name"]
+        launch = int(np.flatnonzero(names == app.index.strings.find("cudaLaunchKernel"))[0])
+        app.query_one(Timeline).select(launch)
+        await settle(app, pilot)
+        for key in ("f", "s", "s", "s", "s", "s"):
+            await pilot.press(key)
+            await settle(app, pilot)
+
+    assert snap_compare(ProftuiApp(sample), terminal_size=SIZES[size],
+                        run_before=select_launch)

@@ -92,6 +92,7 @@ class Timeline(Widget, can_focus=True):
         Binding("H", "show_hidden", "Show hidden", show=False),
         Binding("greater_than_sign", "follow_flow(1)", "Flow out", show=False),
         Binding("less_than_sign", "follow_flow(-1)", "Flow in", show=False),
+        Binding("F", "toggle_flows", "Every flow", show=False),
         Binding("u", "toggle_utilisation", "Utilisation", show=False),
         Binding("t", "toggle_track_order", "Track order", show=False),
     ]
@@ -161,6 +162,7 @@ class Timeline(Widget, can_focus=True):
     iterations = _Shown()
     tables = _Shown()
     show_utilisation = _Shown()
+    show_flows = _Shown()
     util_lines = _Shown()
     alignment = _Shown()
     gutter_width = _Shown()
@@ -387,6 +389,10 @@ class Timeline(Widget, can_focus=True):
 
     def action_follow_flow(self, direction: int) -> None:
         self.state.follow_flow(direction)
+        self.refresh()
+
+    def action_toggle_flows(self) -> None:
+        self.state.toggle_flows()
         self.refresh()
 
     def action_toggle_utilisation(self) -> None:

@@ -13,12 +13,22 @@ from proftui.core.analysis.memory import memory_series, series_peak
 from proftui.core.analysis.utilisation import SERIES, utilisation
 from proftui.core.model.arrays import distinct
 from proftui.core.model.index import TraceIndex
+from proftui.core.query.flows import FlowEnds
 from proftui.core.query.rows import cell_boundaries, paint_cells
 from proftui.themes import Palette, palette_for
 from proftui.tui.text.format import fmt_duration
 from proftui.tui.text.safe import safe
 from proftui.tui.text.widths import first_fitting
-from proftui.tui.widgets.lines import COUNTER, INSTANTS, PROCESS, SLICES, Lines
+from proftui.tui.widgets.flow_overlay import (
+    HEAD,
+    LINE,
+    MARKER,
+    PARTNER,
+    FlowOnScreen,
+    apply_marks,
+    overlay,
+)
+from proftui.tui.widgets.lines import _KINDS, COUNTER, INSTANTS, PROCESS, SLICES, Lines
 from proftui.tui.widgets.render import (
     StyleCache,
     paint_counter,
@@ -28,6 +38,8 @@ from proftui.tui.widgets.render import (
     ruler_text,
 )
 from proftui.tui.widgets.timeline_state import RULER_LINES, TimelineState, UtilLine
+
+MAX_FLOWS_SHOWN = 64  # with every flow shown: the nearest to the cursor, the rest counted
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,15 @@ class BodiesFrame:
 
 
 @dataclass
+class FlowFrame:
+    """The bodies with the flows laid over them, and the bodies and choice they came from."""
+
+    bodies: dict | None = None
+    show_all: bool = False
+    overlaid: dict[int, list[Segment]] = field(default_factory=dict)
+
+
+@dataclass
 class UtilStrips:
     """The utilisation lines painted, and what from."""
 
@@ -131,6 +152,7 @@ class TimelinePainter:
         self.cells = CellsFrame()
         self.util = UtilFrame()
         self.bodies = BodiesFrame()
+        self.flows = FlowFrame()
         self.util_strips = UtilStrips()
         self.gutters = GutterFrame()
         self.ruler = RulerFrame()
@@ -140,6 +162,11 @@ class TimelinePainter:
         self._colour_of_name = np.zeros(0, np.int16)
         self._counter_range: dict[int, tuple[float, float]] = {}
         self._peaks: dict[int, int] | None = None
+        # Of the flows: their ends (per index and alignment), the selection's edges, and
+        # each line of the lines last drawn by row id and by collapsed process.
+        self._flow_ends: tuple[TraceIndex, np.ndarray | None, FlowEnds] | None = None
+        self._selected_edges: tuple[FlowEnds, int, np.ndarray] | None = None
+        self._line_maps: tuple[Lines, np.ndarray, np.ndarray] | None = None
 
     def set_palette(self, palette: Palette) -> None:
         self.palette = palette
@@ -177,7 +204,7 @@ class TimelinePainter:
         n = state.top_line + y - body_top
         if not 0 <= n < len(state.lines):
             return self._blank(width)
-        body = self.painted_bodies().get(n)
+        body = self.flow_bodies().get(n)
         if body is None:  # not a line of the last resize's height
             body = list(self._body(n))
         return Strip([self.gutter(n, has_focus), *body], width)
@@ -445,6 +472,129 @@ class TimelinePainter:
                   for line, body in zip(state.util_lines, bodies)]
         self.util_strips = UtilStrips(fractions_of, state.util_lines, self.styles, look, strips)
         return strips
+
+    # -- flows ----------------------------------------------------------------------------------
+
+    def flow_bodies(self) -> dict[int, list[Segment]]:
+        """The visible lines' bodies with the flows drawn over them (see
+        :mod:`proftui.tui.widgets.flow_overlay`): the selection's, labelled, and with
+        `state.show_flows` the nearest others in view. Laid on again only when the bodies were
+        repainted or the choice changed."""
+        bodies = self.painted_bodies()
+        state = self.state
+        frame = self.flows
+        if frame.bodies is bodies and frame.show_all == state.show_flows:
+            return frame.overlaid
+        overlaid = bodies
+        by_row = self.flow_marks()
+        if by_row:
+            palette = self.palette
+            line = self.styles(palette.flow, palette.background, bold=True)
+            looks = {LINE: line, HEAD: line,
+                     MARKER: self.styles(palette.background, palette.flow, bold=True),
+                     PARTNER: Style(color=palette.label_colour(palette.flow),
+                                    bgcolor=palette.flow, bold=True)}
+            overlaid = dict(bodies)
+            for row, marks in by_row.items():
+                n = state.top_line + row
+                if n in overlaid:
+                    overlaid[n] = apply_marks(overlaid[n], marks, state.cells, looks)
+        self.flows = FlowFrame(bodies, state.show_flows, overlaid)
+        return overlaid
+
+    def flow_marks(self) -> dict[int, list]:
+        """The marks of the flows to draw, by body row (0: the first line shown)."""
+        state = self.state
+        index = self._same_index()
+        if not len(index.arrays["flows.src_slice"]) or (state.selected < 0
+                                                       and not state.show_flows):
+            return {}
+        ends = self.flow_ends()
+        mine = self.selected_edges(ends)
+        others = np.zeros(0, np.int64)
+        drawn = total = 0
+        if state.show_flows:
+            view = state.viewport
+            found = ends.in_window(view.start_ns, view.end_ns,
+                                   view.zoom_anchor(state.cursor_ns), MAX_FLOWS_SHOWN)
+            others = found.edges[~np.isin(found.edges, mine)]
+            drawn, total = len(found.edges), found.total
+        flows = self.flows_on_screen(ends, np.concatenate([mine, others]), len(mine))
+        return overlay(flows, len(state.visible_lines()), state.cells,
+                       labelled=sum(1 for f in flows if f.partner), drawn=drawn, total=total)
+
+    def flow_ends(self) -> FlowEnds:
+        """The index's flows with their drawn ends, made once per index and alignment."""
+        index = self._same_index()
+        shift = self.state.track_shift
+        cached = self._flow_ends
+        if cached is None or cached[0] is not index or cached[1] is not shift:
+            cached = self._flow_ends = (index, shift, FlowEnds(index, shift))
+        return cached[2]
+
+    def selected_edges(self, ends: FlowEnds) -> np.ndarray:
+        """The positions (in `ends`) of the selected slice's edges, found once a selection."""
+        selected = self.state.selected
+        if selected < 0:
+            return np.zeros(0, np.int64)
+        cached = self._selected_edges
+        if cached is None or cached[0] is not ends or cached[1] != selected:
+            cached = self._selected_edges = (ends, selected, ends.of_slice(selected))
+        return cached[2]
+
+    def lines_of(self, slices: np.ndarray) -> np.ndarray:
+        """The line each slice is drawn on: its row's, or its collapsed process's header
+        (-1: its track is hidden)."""
+        state = self.state
+        index = self._same_index()
+        assert state.rows is not None
+        lines = state.lines
+        if self._line_maps is None or self._line_maps[0] is not lines:
+            by_row = np.full(state.rows.n_rows, -1, np.int64)
+            slice_lines = np.flatnonzero(lines.kind == _KINDS.index(SLICES))
+            by_row[lines.item[slice_lines]] = slice_lines
+            by_process = np.full(len(index.arrays["processes.group"]), -1, np.int64)
+            headers = np.flatnonzero(lines.kind == _KINDS.index(PROCESS))
+            collapsed = np.isin(lines.process[headers], list(state.layout_state.collapsed))
+            by_process[lines.process[headers[collapsed]]] = headers[collapsed]
+            self._line_maps = (lines, by_row, by_process)
+        _, by_row, by_process = self._line_maps
+        a = index.arrays
+        track = a["slices.track"][slices]
+        found = by_row[state.rows.track_first_row[track] + a["slices.depth"][slices]]
+        process = a["tracks.process"][track]
+        header = np.where(process >= 0, by_process[np.maximum(process, 0)], -1)
+        return np.where(found >= 0, found, header)
+
+    def flows_on_screen(self, ends: FlowEnds, edges: np.ndarray,
+                        n_mine: int) -> list[FlowOnScreen]:
+        """The edges at `edges` (the first `n_mine` the selection's) as rows and cells of the
+        body; an edge with a hidden end is left out."""
+        state = self.state
+        view = state.viewport
+        if not len(edges):
+            return []
+        src, dst = ends.src[edges], ends.dst[edges]
+        src_line, dst_line = self.lines_of(src), self.lines_of(dst)
+
+        def cells(t: np.ndarray) -> np.ndarray:
+            return np.floor((t - view.start_ns) / view.ns_per_cell).astype(np.int64)
+
+        src_cell = cells(ends.src_end[edges] - 1) + 1
+        dst_cell = cells(ends.dst_start[edges])
+        out = []
+        for k in np.flatnonzero((src_line >= 0) & (dst_line >= 0)).tolist():
+            partner, span = "", None
+            if k < n_mine:  # the selection's: its partner highlighted
+                partner = "dst" if int(src[k]) == state.selected else "src"
+                other = int(dst[k] if partner == "dst" else src[k])
+                start = state.shown_start(other)
+                end = start + int(self._same_index().arrays["slices.dur"][other])
+                span = (view.cell_of(start), view.cell_of(max(end - 1, start)) + 1)
+            out.append(FlowOnScreen(int(src_line[k]) - state.top_line, int(src_cell[k]),
+                                    int(dst_line[k]) - state.top_line, int(dst_cell[k]),
+                                    int(ends.gap[edges[k]]), partner, span))
+        return out
 
     # -- the ruler ------------------------------------------------------------------------------
 

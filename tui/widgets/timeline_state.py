@@ -112,6 +112,7 @@ class TimelineState:
         self.iterations: list[IterationMark] = []
         self.tables: tuple[Table, ...] = ()
         self.show_utilisation = True
+        self.show_flows = False  # every flow in view drawn, not only the selection's
         # Lines with something to show over the whole capture; empty until the widget's
         # worker has built the index's coverage (and for a profile without device work).
         self.util_lines: list[UtilLine] = []
@@ -149,6 +150,9 @@ class TimelineState:
         self.show_utilisation = not self.show_utilisation
         self.generation += 1
         self.keep_focus_visible()
+
+    def toggle_flows(self) -> None:
+        self.show_flows = not self.show_flows
 
     def set_matches(self, matches: np.ndarray) -> None:
         self.matches = matches
