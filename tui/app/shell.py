@@ -98,8 +98,10 @@ class ProftuiApp(BaseApp):
     /* damaged input: its warning line first, above what the index holds */
     #status.damaged { height: auto; max-height: 4; background: $warning 30%; }
     #progress { padding: 0 1; }
-    #main { height: 1fr; }
-    #panes { height: 40%; min-height: 7; }
+    /* 3:2, but the timeline keeps the ruler, a line per rank of two and 8 tracks under
+       their headers (15 rows): at 80x24 the panes give way first, down to 7 rows */
+    #main { height: 3fr; min-height: 15; }
+    #panes { height: 2fr; min-height: 7; }
     #panes.maximised { height: 1fr; }
     #details { padding: 0 1; }
     #overview { height: 1fr; display: none; }
