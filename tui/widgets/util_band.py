@@ -86,8 +86,8 @@ class UtilBand:
         return any(not line.head for line in self.lines)
 
     def toggle(self, group: str) -> None:
-        """Expand a group's lines, or fold them into its head (showing the band if it was
-        off)."""
+        """Expand a group's lines (its head to the band's top, as far as the lines below
+        allow), or fold them into its head; the band shows if it was off."""
         if group not in self.groups():
             return
         if not self.on:
@@ -96,6 +96,9 @@ class UtilBand:
         else:
             self.expanded.symmetric_difference_update({group})
         self._reshow()
+        if group in self.expanded:
+            self.top = next(k for k, line in enumerate(self.shown)
+                            if line.head and line.group == group)
 
     def rows(self, height: int) -> int:
         """How many of the `height` rows under the ruler the band takes."""
