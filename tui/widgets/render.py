@@ -297,9 +297,14 @@ def ruler_text(start_ns: int, end_ns: int, width: int, origin_ns: int,
         if 0 <= cell < width:
             ticks[cell] = "┬"
             text = fmt_tick(t - origin_ns, step) if t != origin_ns else "0"
-            clear = keep_clear is None or cell + len(text) < keep_clear[0] \
-                or cell > keep_clear[1]
-            if clear and all(c == " " for c in labels[cell: cell + len(text) + 1]):
-                labels[cell: cell + len(text)] = text[: max(0, width - cell)]
+            # A label that would run past the edge ends at it (its tick stays where it is):
+            # "400" cut from "400 ms" would read as another time.
+            at = min(cell, width - len(text))
+            clear = keep_clear is None or at + len(text) < keep_clear[0] \
+                or at > keep_clear[1]
+            before = at - 1 if at < cell else at  # moved: a space after the label before
+            if at >= 0 and clear and all(c == " " for c in labels[max(before, 0):
+                                                                  at + len(text) + 1]):
+                labels[at: at + len(text)] = text
         t += step
     return "".join(labels)[:width], "".join(ticks)
