@@ -31,6 +31,8 @@ from proftui.tui.widgets.timeline_state import (
 from proftui.tui.widgets.util_band import HEAD_SERIES, UTIL_SHARE, UtilLine
 from proftui.tui.widgets.viewport import PAN_FRACTION, ZOOM_STEP
 
+ZOOM = Binding.Group("Zoom")  # w and s as "w s Zoom" in the footer
+
 __all__ = ["PAN_FRACTION", "RULER_LINES", "UTIL_SHARE", "ZOOM_STEP", "IterationMark",
            "Timeline", "UtilLine", "util_lines_of"]
 
@@ -67,8 +69,8 @@ class Timeline(Widget, can_focus=True):
     Timeline { height: 1fr; }
     """
     BINDINGS = [
-        Binding("w", "zoom_in", "Zoom in"),
-        Binding("s", "zoom_out", "Zoom out"),
+        Binding("w", "zoom_in", "Zoom in", group=ZOOM),
+        Binding("s", "zoom_out", "Zoom out", group=ZOOM),
         Binding("a", "pan_left", "Pan left", show=False),
         Binding("d", "pan_right", "Pan right", show=False),
         Binding("left", "step_slice(-1)", "Previous slice", show=False),
