@@ -104,6 +104,9 @@ class ProftuiApp(BaseApp):
        their headers (15 rows): at 80x24 the panes give way first, down to 7 rows */
     #main { height: 3fr; min-height: 15; }
     #panes { height: 2fr; min-height: 7; }
+    /* the tabs on one row (the active one stands out by its colour): a row more for the
+       pane's table, which at 7 rows would show 2 */
+    #panes ContentTabs { height: 1; }
     #panes.maximised { height: 1fr; }
     #details { padding: 0 1; }
     #overview { height: 1fr; display: none; }
