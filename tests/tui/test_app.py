@@ -360,7 +360,8 @@ async def test_indexing_a_folder_of_ranks_names_each_rank_on_the_status_line(
     app = ProftuiApp(root)
     said: list[str] = []
     real_status = app._status
-    monkeypatch.setattr(app, "_status", lambda text: said.append(text) or real_status(text))
+    monkeypatch.setattr(app, "_status", lambda text, *shorter: said.append(text)
+                        or real_status(text, *shorter))
     async with app.run_test(size=(160, 40)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

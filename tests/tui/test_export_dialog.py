@@ -88,7 +88,9 @@ async def _events_of_the_range_are_written_and_reported(app, pilot, tmp_path) ->
     names = sorted(r[0] for r in rows[1:])
     assert names == sorted(app.index.slice_name(int(i)) for i in expected)
     status = str(app.query_one("#status").render())
-    assert f"Wrote {len(expected)} rows (range " in status
+    # the window named where the line has room (here the test's long folder takes it)
+    assert app._status_text.startswith(f"Wrote {len(expected)} rows (range ")
+    assert status.startswith(f"Wrote {len(expected)} rows") and "range.csv" in status
 
 
 async def _times_from_the_capture_start_or_on_the_profilers_clock(app, pilot, tmp_path):
@@ -172,3 +174,36 @@ def test_free_name_never_picks_an_existing_file(tmp_path) -> None:
     (tmp_path / "proftui-export-1.csv").write_text("")
     assert free_name("proftui-export.csv") == "proftui-export-2.csv"
 
+
+
+async def test_at_80x24_the_dialog_shows_whole_and_the_status_keeps_the_file_name(
+        tmp_path) -> None:
+    """On a short screen the fields drop their borders, so that the title and every choice
+    show without scrolling; after the export the status line gives up the window and the
+    folders before the file's name."""
+    app = ProftuiApp(str(SAMPLE.parent / "torch_npu"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")  # the Tables pane: the third choice names its table
+        await settle(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ExportDialog)
+        box = dialog.query_one("Vertical")
+        assert box.max_scroll_y == 0 and box.outer_size.height <= 24
+        title = dialog.query_one("Label")
+        assert str(title.render()).startswith("Export to CSV: ")
+        for button in dialog.query("RadioButton"):
+            label = str(button.label)
+            assert button.content_region.width >= len(label) + 4, label
+        assert str(list(dialog.query("RadioButton"))[-1].label).startswith(
+            "The pane's table as shown: kernel_details")
+        await pilot.press("escape")
+        await pilot.pause()
+        folder = tmp_path / "a-folder-with-a-long-name-to-say-where-exports-are-kept"
+        folder.mkdir()
+        await _export(app, pilot, folder / "events-of-the-whole-trace.csv")
+        status = str(app.query_one("#status").render())
+        assert status.rstrip().endswith("events-of-the-whole-trace.csv"), status
+        assert status.strip().startswith("Wrote ")

@@ -253,3 +253,19 @@ def test_rows_painted_together_are_painted_as_each_alone() -> None:
             alone = _paint(owner[row], busy[row], marked=marked[row], **kw)
             assert together[row] == list(alone)
         assert "".join(s.text for s in together[1]).startswith(" beta_kerne")
+
+
+def test_the_rulers_last_label_is_whole() -> None:
+    """A label that would run past the window's edge ends at it, whole, beside its tick (at
+    200 columns "400" was left of "400 ms")."""
+    from proftui.tui.widgets.render import ruler_text
+
+    for width in range(150, 176):
+        for start in (0, -8_000_000, -15_000_000):
+            labels, ticks = ruler_text(start, start + 415_919_000, width, 0)
+            assert len(labels) == width
+            words = labels.split()
+            assert words[0] == "0" and all(unit == "ms" for unit in words[2::2]), labels
+            assert all(word.isdigit() for word in words[1::2]), labels
+    labels, ticks = ruler_text(-15_000_000, 400_919_000, 170, 0)  # was "…  4"
+    assert labels.endswith("400 ms") and ticks.rindex("┬") > 170 - len("400 ms")

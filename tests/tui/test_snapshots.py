@@ -44,6 +44,9 @@ CASES = [
     ("comm_pane", "cluster_2rank", ("6",)),
     ("cluster_pane", "cluster_2rank", ("7",)),
     ("cluster_main", "cluster_2rank", ()),
+    ("cluster_every_series", "cluster_2rank", ("u",)),
+    ("cluster_rank_expanded", "cluster_2rank", ("U",)),
+    ("export_dialog", "torch_npu", ("3", "e")),
     ("overview", "torch_npu", ("o",)),
     ("help", "kineto_demo.pt.trace.json", ("question_mark",)),
 ]

@@ -298,7 +298,7 @@ async def test_hidden_tracks_are_counted_where_they_were_and_on_the_status_line(
             return str(app.query_one("#status").render())
 
         def headers() -> list[str]:
-            return [timeline.painter.gutter(n).text.strip()
+            return [timeline.painter.header_text(n)  # gutter and rule
                     for n, line in enumerate(timeline.lines) if line.kind == PROCESS]
 
         assert not any("hidden" in h for h in headers()) and "hidden" not in status()

@@ -120,15 +120,21 @@ def test_pinning_a_track_moves_the_cursor_with_it() -> None:
 
 
 def test_process_headers_keep_their_name_at_80_columns() -> None:
-    """A header too long for the gutter leaves out its pid, then its labels, not its name."""
+    """A header's label goes on past the gutter into its rule (a header shows no slices), up
+    to half the row; beyond that it leaves out its pid, then its labels, not its name."""
+
+    def headers(timeline) -> list[str]:
+        return [timeline.painter.header_text(n) for n, line in enumerate(timeline.lines)
+                if line.kind == PROCESS]
+
     timeline = timeline_of(width=80)
-    headers = [timeline.painter.gutter(n).text.rstrip() for n, line in enumerate(timeline.lines)
-               if line.kind == PROCESS]
-    assert sorted(headers) == ["▼ python [CPU]", "▼ python [GPU 0]"]
-    assert timeline.index.process_label(0) == "python (41207) [CPU]"  # whole where it fits
-    timeline = timeline_of(width=120)
-    assert "▼ python (41207) [CPU]" in [timeline.painter.gutter(n).text.rstrip()
-                                        for n in range(len(timeline.lines))]
+    assert timeline.gutter_width == 20
+    assert sorted(headers(timeline)) == ["▼ python (0) [GPU 0]", "▼ python (41207) [CPU]"]
+    first = next(n for n, line in enumerate(timeline.lines) if line.kind == PROCESS)
+    y = timeline.body_top + first - timeline.top_line
+    assert timeline.render_line(y).text.startswith(headers(timeline)[0] + " ──")
+    timeline = timeline_of(width=36)
+    assert sorted(headers(timeline)) == ["▼ python [CPU]", "▼ python [GPU 0]"]
 
 
 def test_a_pinned_track_names_its_rank_and_process(tmp_path) -> None:

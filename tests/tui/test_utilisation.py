@@ -64,15 +64,18 @@ def test_which_lines_show() -> None:
     # No device work anywhere: no block at all, even with the host busy.
     assert util_lines_of([_util("", host_busy=0.7)]) == []
     assert util_lines_of([]) == []
-    # One group: bare series names; all-zero series (no communication) left out.
+    # One group: its head (device busy), then its other series that are not all zero (no
+    # communication here), with bare names.
     one = util_lines_of([_util("", device_busy=0.5, compute=0.4, host_busy=0.2)])
     assert [line.label for line in one] == ["device busy", "compute", "host busy"]
-    # Several: each line carries its group's name; a host-only group keeps its host line.
+    assert [line.head for line in one] == [True, False, False]
+    # Several: each line carries its group's name; every group has a head, even one whose
+    # device was idle throughout.
     two = util_lines_of([_util("rank 0", device_busy=0.5, comm_overlapped=0.1),
                          _util("rank 1", host_busy=0.3)])
     assert [line.label for line in two] == ["rank 0 device busy", "rank 0 comm overlapped",
-                                            "rank 1 host busy"]
-    assert two[0].group == "rank 0" and two[0].series == "device busy"
+                                            "rank 1 device busy", "rank 1 host busy"]
+    assert two[0].group == "rank 0" and two[0].series == "device busy" and two[0].head
 
 
 async def test_lines_show_follow_zoom_and_toggle() -> None:
@@ -80,15 +83,13 @@ async def test_lines_show_follow_zoom_and_toggle() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         timeline = await _open(pilot, app)
         assert [line.label for line in timeline.util_lines] == SERIES_LABELS
-        assert timeline.body_top == RULER_LINES + 4
-        for k, label in enumerate(SERIES_LABELS):
-            assert timeline.render_line(RULER_LINES + k).text.startswith(f"  {label}")
-        # The first process comes right under them.
+        # By default one line: the device busy, its other series folded under it (▶).
+        assert timeline.body_top == RULER_LINES + 1
+        assert timeline.render_line(RULER_LINES).text.startswith("▶ device busy")
+        # The first process comes right under it.
         assert timeline.render_line(timeline.body_top).text.startswith("▼ python")
         busy = _body(timeline, RULER_LINES)
         assert len(set(busy.strip())) >= 3 and "█" in busy and busy.count(" ") > 5
-        # The host and the device are busy at different times.
-        assert _body(timeline, RULER_LINES + 3) != busy
         # Each zoom recomputes the lines for the new window, one bucket per cell.
         before = busy
         for _ in range(3):
@@ -102,16 +103,26 @@ async def test_lines_show_follow_zoom_and_toggle() -> None:
         await pilot.press("d")
         await pilot.pause()
         assert _body(timeline, RULER_LINES) != after
-        # u hides them (the process takes their place) and shows them again.
+        # u shows every series, each under the head, indented.
         focus, height = timeline.focus_line, timeline.body_height
         await pilot.press("u")
         await pilot.pause()
-        assert timeline.util_rows == 0 and timeline.body_height == height + 4
+        assert timeline.util_rows == 4 and timeline.body_height == height - 3
+        assert timeline.render_line(RULER_LINES).text.startswith("▼ device busy")
+        for k, label in enumerate(SERIES_LABELS[1:], 1):
+            assert timeline.render_line(RULER_LINES + k).text.startswith(f"   {label}")
+        # The host and the device are busy at different times.
+        assert _body(timeline, RULER_LINES + 3) != _body(timeline, RULER_LINES)
+        # u again hides them (the process takes their place), and again shows the one line.
+        await pilot.press("u")
+        await pilot.pause()
+        assert timeline.util_rows == 0 and timeline.body_height == height + 1
         assert timeline.render_line(RULER_LINES).text.startswith("▼ python")
         assert timeline.focus_line == focus
         await pilot.press("u")
         await pilot.pause()
-        assert timeline.render_line(RULER_LINES).text.startswith("  device busy")
+        assert timeline.util_rows == 1
+        assert timeline.render_line(RULER_LINES).text.startswith("▶ device busy")
 
 
 def test_navigation_and_clicks_pass_over_them() -> None:
@@ -119,6 +130,7 @@ def test_navigation_and_clicks_pass_over_them() -> None:
     index = timeline.index
     timeline.state.set_util_lines(util_lines_of(utilisation(index, index.start_ns,
                                                             index.end_ns, 1)))
+    press(timeline, "u")  # every series
     assert timeline.util_rows == 4
     # Up from the first line stays on it: the utilisation lines are not lines to focus.
     timeline.focus_line = 0
@@ -135,7 +147,7 @@ def test_navigation_and_clicks_pass_over_them() -> None:
     press(timeline, "down", "down", "p")
     assert timeline.layout_state.pinned
     assert timeline.render_line(timeline.body_top).text.startswith("⚲ ")
-    assert timeline.render_line(RULER_LINES).text.startswith("  device busy")
+    assert timeline.render_line(RULER_LINES).text.startswith("▼ device busy")
     press(timeline, "h", "H", "c")
     # Paging to the end keeps the focused line on screen below the pinned block.
     press(timeline, "pagedown", "pagedown")

@@ -73,3 +73,20 @@ def run_cli(capsys, *argv: str | PathLike[str]) -> tuple[int, str, str]:
         code = exc.code
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+async def first_screen_rows(path: str | PathLike[str], size: tuple[int, int]
+                            ) -> tuple[int, int]:
+    """Open a profile in the app at `size`: how many track rows (lines of slices, counters
+    or instants, not process headers) the timeline's first screen shows, and how many the
+    profile has in all."""
+    from proftui.tui.app import ProftuiApp
+    from proftui.tui.widgets.lines import PROCESS
+
+    app = ProftuiApp(str(path))
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        timeline = app.query_one("#timeline")
+        lines = timeline.lines
+        shown = [n for n in timeline.state.visible_lines() if lines[n].kind != PROCESS]
+        return len(shown), sum(1 for n in range(len(lines)) if lines[n].kind != PROCESS)

@@ -10,7 +10,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from proftui.themes import THEMES, Palette, palette_for
-from proftui.tui.widgets.timeline import Timeline
+from proftui.tui.widgets.timeline import ZOOM, Timeline
 
 # The timeline's window keys: (key, the timeline's action, its description, in the footer).
 TIMELINE_KEYS = (("w", "zoom_in", "Zoom in", True), ("s", "zoom_out", "Zoom out", True),
@@ -33,7 +33,8 @@ class BaseApp(App[None]):
         # The timeline's window keys work from the panes too, before the pane's own keys
         # (priority) whenever a timeline is on screen; a text box keeps its letters.
         # They stand for the timeline's own bindings in the footer, as they take the keys.
-        *(Binding(key, f"timeline('{action}')", description, show=shown, priority=True)
+        *(Binding(key, f"timeline('{action}')", description, show=shown, priority=True,
+                  group=ZOOM if key in "ws" else None)
           for key, action, description, shown in TIMELINE_KEYS),
     ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import re
 import time
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from proftui.tui.commands.info import info_lines
 from proftui.tui.panes.ops_window import Window
 from proftui.tui.text.format import plural
 from proftui.tui.text.safe import safe
+from proftui.tui.text.widths import first_fitting
 from proftui.tui.widgets.details import details_lines
 from proftui.tui.widgets.overview_tree import OverviewTree
 from proftui.tui.widgets.timeline import IterationMark, Timeline
@@ -99,8 +101,13 @@ class ProftuiApp(BaseApp):
     /* damaged input: its warning line first, above what the index holds */
     #status.damaged { height: auto; max-height: 4; background: $warning 30%; }
     #progress { padding: 0 1; }
-    #main { height: 1fr; }
-    #panes { height: 40%; min-height: 7; }
+    /* 3:2, but the timeline keeps the ruler, a line per rank of two and 8 tracks under
+       their headers (15 rows): at 80x24 the panes give way first, down to 7 rows */
+    #main { height: 3fr; min-height: 15; }
+    #panes { height: 2fr; min-height: 7; }
+    /* the tabs on one row (the active one stands out by its colour): a row more for the
+       pane's table, which at 7 rows would show 2 */
+    #panes ContentTabs { height: 1; }
     #panes.maximised { height: 1fr; }
     #details { padding: 0 1; }
     #overview { height: 1fr; display: none; }
@@ -109,8 +116,12 @@ class ProftuiApp(BaseApp):
                    overflow-y: auto; }
     #diagnostics.shown { display: block; }
     #prompt { display: none; }
+    /* a group's description ("w s Zoom") spaced from the next key, as a key's is */
+    Footer.-compact FooterLabel { margin: 0 1 0 0; }
     """
     BINDINGS = [
+        # first of the app's keys in the footer: on a narrow screen the last ones are cut
+        Binding("question_mark", "help", "Keys"),
         Binding("slash", "search", "Search"),
         Binding("n", "next_match(1)", "Next match", show=False),
         Binding("N", "next_match(-1)", "Previous match", show=False),
@@ -124,9 +135,9 @@ class ProftuiApp(BaseApp):
         Binding("6", "pane('comm')", "Communication", show=False),
         Binding("7", "pane('cluster')", "Cluster", show=False),
         Binding("o", "toggle_overview", "Overview"),
-        Binding("D", "toggle_diagnostics", "Diagnostics"),
+        # (the status line says "(D)" where there are import problems)
+        Binding("D", "toggle_diagnostics", "Diagnostics", show=False),
         Binding("e", "export", "Export"),
-        Binding("question_mark", "help", "Keys"),
         Binding("colon", "command_palette", "Commands", show=False),
         Binding("exclamation_mark", "view_as_command", "As a command", show=False),
     ]
@@ -148,6 +159,7 @@ class ProftuiApp(BaseApp):
         self.iterations: list[Iteration] = []
         self.ops_window = "whole trace"
         self._status_text = ""
+        self._status_shorter: tuple[str, ...] = ()  # the message's shorter forms
         self._details_rows: tuple[int, int] | None = None  # see _show_details
         self.errors: list[str] = []  # said on the status line, and kept under D
         self.hidden_tracks = 0  # said first on the status line while there are any
@@ -183,8 +195,13 @@ class ProftuiApp(BaseApp):
         yield Prompt(id="prompt")
         yield Footer()
 
+    def on_resize(self, event: events.Resize) -> None:
+        # Below 120 columns the footer's keys close up, so that more of them are read whole.
+        self.query_one(Footer).compact = event.size.width < 120
+
     def on_mount(self) -> None:
         self.sub_title = safe(self.path)
+        self.query_one(Footer).compact = self.size.width < 120
         self.watch_theme(self.theme)
         if self.following is not None:
             self.follow()
@@ -238,9 +255,12 @@ class ProftuiApp(BaseApp):
         await self._panes_ready()
         show(*args)
 
-    def _status(self, text: str) -> None:
-        """The status line: a message, then which window the ops numbers describe."""
+    def _status(self, text: str, shorter: tuple[str, ...] = ()) -> None:
+        """The status line: a message, then which window the ops numbers describe. Where
+        the line is too narrow, the window goes first, then the message gives way to the
+        first of its `shorter` forms that fits (the last one, cut, if none does)."""
         self._status_text = text
+        self._status_shorter = shorter
         suffix = f"   [ops: {safe(self.ops_window)}]" if self.index is not None else ""
         # first, so that a narrow screen does not cut it off
         prefix = f"[{self.hidden_tracks} hidden: H shows] " if self.hidden_tracks else ""
@@ -253,12 +273,14 @@ class ProftuiApp(BaseApp):
         room = status.size.width - 2  # its padding; 0 before the first layout
         if 0 < room < len(prefix + text + suffix):
             suffix = ""  # rather than cut in half: the Ops pane's title names its window too
+            if shorter and room < len(prefix + text):
+                text = first_fitting([text, *shorter], max(room - len(prefix), 1))
         status.update(prefix + text + suffix)
 
     def refresh_status(self) -> None:
         """Say the status line again (at a new width, what fits changes); an error stays."""
         if not self.query_one("#status", Static).has_class("error"):
-            self._status(self._status_text)
+            self._status(self._status_text, self._status_shorter)
 
     def _error(self, text: str) -> None:
         """An error on the status line, wrapped to be read whole at any width, and kept in
@@ -561,8 +583,8 @@ class ProftuiApp(BaseApp):
         except ProftuiError as exc:
             self.call_from_thread(self._error, f"Export failed: {safe(exc)}")
             return
-        self.call_from_thread(self._status, f"Wrote {plural(result.rows, 'row')} "
-                                            f"({safe(job.label)}) to {safe(result.path)}")
+        self.call_from_thread(self._status, *wrote(plural(result.rows, "row"), job.label,
+                                                   str(result.path)))
     # -- panels, themes, help -------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -659,6 +681,20 @@ class ProftuiApp(BaseApp):
         elif command.pane is not None:
             self.action_pane(command.pane)
         await self.run_action(command.action, command.target)
+
+
+def wrote(rows: str, label: str, path: str) -> tuple[str, tuple[str, ...]]:
+    """The status line after an export, and its shorter forms: the file's name is what the
+    user looks for, so the window goes first, then the folders (relative to the working
+    folder, then left out)."""
+    name = os.path.basename(path)
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    forms = [f"Wrote {rows} ({safe(label)}) to {safe(path)}", f"Wrote {rows} to {safe(path)}"]
+    if not relative.startswith(".."):
+        forms.append(f"Wrote {rows} to {safe(relative)}")
+    forms += [f"Wrote {rows} to …/{safe(name)}", f"{rows} to …/{safe(name)}"]
+    forms = list(dict.fromkeys(forms))
+    return forms[0], tuple(forms[1:])
 
 
 def settle_heap() -> None:

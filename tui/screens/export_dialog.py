@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -29,6 +29,10 @@ from proftui.tui.text.safe import safe
 WHAT = (("events", "Events in the window (one row per slice)"),
         ("ops", "Ops of the window (as the ops pane aggregates them)"),
         ("pane", "The current pane's table as shown (filtered and sorted)"))
+PANE_SHORT = "The pane's table as shown"  # where the table's name would not fit beside WHAT's
+# Below this many rows the dialog's fields drop their borders (a row each): at 80x24 it
+# would otherwise scroll its title and choices out of sight.
+ROOMY_ROWS = 34
 UNITS = ("us", "ns", "ms", "s")
 # The events' start and end: from the capture start, or the profiler's clock (core.export).
 CLOCK_CHOICES = (("from the capture start", "relative"), ("on the profiler's clock", "absolute"))
@@ -78,7 +82,7 @@ class ExportDialog(ModalScreen["ExportRequest | None"]):
                 for n, (key, text) in enumerate(WHAT):
                     if key == "pane" and self.pane_label is None:
                         continue
-                    label = f"{text}: {safe(self.pane_label)}" if key == "pane" else text
+                    label = self._pane_choice(text) if key == "pane" else text
                     yield RadioButton(Content(label), value=n == 0, name=key)  # no markup
             yield Input(placeholder="tracks: all; or a pattern like 'stream' or /^rank 0/",
                         id="export-tracks")
@@ -97,9 +101,28 @@ class ExportDialog(ModalScreen["ExportRequest | None"]):
                 yield Button("Export", variant="primary", id="export-go")
                 yield Button("Cancel", id="export-cancel")
 
+    def _pane_choice(self, text: str) -> str:
+        """The pane's choice, naming its table: shorter where the dialog is narrow."""
+        # the dialog's width (90, at most 95% of the screen) less its border, padding and
+        # the radio button's own
+        room = min(90, self.app.size.width * 95 // 100) - 10
+        full = f"{text}: {safe(self.pane_label)}"
+        return full if len(full) <= room or room <= 0 else \
+            f"{PANE_SHORT}: {safe(self.pane_label)}"
+
     def on_mount(self) -> None:
+        self._fit(self.app.size.height)
         # The choice first: arrows meant for it must not go to (and replace) the file name.
         self.query_one("#export-what", RadioSet).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.height)
+
+    def _fit(self, rows: int) -> None:
+        """Fields without borders on a short screen, so that the whole dialog shows."""
+        compact = 0 < rows < ROOMY_ROWS
+        for field in self.query("Input, Select, Checkbox, RadioSet, Button"):
+            field.compact = compact  # type: ignore[attr-defined]
 
     def action_cancel(self) -> None:
         self.dismiss(None)

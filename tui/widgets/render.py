@@ -210,6 +210,40 @@ def paint_utilisation_rows(fractions: np.ndarray, colours: list[str], palette: P
             for text, colour in zip(utilisation_chars(fractions), colours)]
 
 
+BUSY_KINDS = ("idle", "compute", "comm exposed", "other")  # what kept a cell's device busy
+
+
+def busy_kinds(busy: np.ndarray, compute: np.ndarray, exposed: np.ndarray) -> np.ndarray:
+    """Per cell, the index in BUSY_KINDS of what held most of its device time: compute,
+    communication not under compute, or other device work (copies: busy time neither
+    covers); idle where the device did nothing."""
+    busy = np.nan_to_num(np.asarray(busy, np.float64))
+    compute = np.nan_to_num(np.asarray(compute, np.float64))
+    exposed = np.nan_to_num(np.asarray(exposed, np.float64))
+    other = np.clip(busy - compute - exposed, 0.0, None)
+    kind = np.argmax(np.stack([compute, exposed, other]), axis=0) + 1
+    return np.where(busy > 0, kind, 0).astype(np.int64)
+
+
+def paint_busy_row(busy: np.ndarray, kinds: np.ndarray, colours: list[str], palette: Palette,
+                   styles: StyleCache, *, cursor_cell: int = -1,
+                   range_cells: tuple[int, int] | None = None) -> list[Segment]:
+    """A head utilisation line: per cell a bar as high as `busy`, in the colour of its kind
+    (`colours[kinds[cell]]`, see busy_kinds), over the cursor's and the range's backgrounds."""
+    width = len(busy)
+    text = utilisation_chars(np.asarray(busy)[None])[0]
+    ground = np.zeros(width, np.int64)  # 0 background, 1 range, 2 cursor
+    if range_cells is not None:
+        ground[max(range_cells[0], 0): max(range_cells[1], 0)] = 1
+    if 0 <= cursor_cell < width:
+        ground[cursor_cell] = 2
+    key = np.asarray(kinds, np.int64) * 3 + ground
+    cuts = [0, *(np.flatnonzero(np.diff(key)) + 1).tolist(), width]
+    grounds = (palette.background, palette.range, palette.cursor)
+    return [Segment(text[a:b], styles(colours[int(key[a]) // 3], grounds[int(key[a]) % 3]))
+            for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
 def paint_instants(counts: np.ndarray, palette: Palette, styles: StyleCache) -> Strip:
     """Instant events as markers: one per cell holding any (a diamond where several fall)."""
     chars = np.where(counts > 1, "◆", np.where(counts == 1, "│", " "))
@@ -263,9 +297,14 @@ def ruler_text(start_ns: int, end_ns: int, width: int, origin_ns: int,
         if 0 <= cell < width:
             ticks[cell] = "┬"
             text = fmt_tick(t - origin_ns, step) if t != origin_ns else "0"
-            clear = keep_clear is None or cell + len(text) < keep_clear[0] \
-                or cell > keep_clear[1]
-            if clear and all(c == " " for c in labels[cell: cell + len(text) + 1]):
-                labels[cell: cell + len(text)] = text[: max(0, width - cell)]
+            # A label that would run past the edge ends at it (its tick stays where it is):
+            # "400" cut from "400 ms" would read as another time.
+            at = min(cell, width - len(text))
+            clear = keep_clear is None or at + len(text) < keep_clear[0] \
+                or at > keep_clear[1]
+            before = at - 1 if at < cell else at  # moved: a space after the label before
+            if at >= 0 and clear and all(c == " " for c in labels[max(before, 0):
+                                                                  at + len(text) + 1]):
+                labels[at: at + len(text)] = text
         t += step
     return "".join(labels)[:width], "".join(ticks)

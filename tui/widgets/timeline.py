@@ -20,17 +20,18 @@ from proftui.themes import Palette
 from proftui.tui.widgets.timeline_painter import TimelinePainter
 from proftui.tui.widgets.timeline_state import (
     RULER_LINES,
-    UTIL_SHARE,
     Change,
     IterationMark,
     RangeSet,
     SliceChosen,
     TimelineState,
     TracksHidden,
-    UtilLine,
     WindowMoved,
 )
+from proftui.tui.widgets.util_band import HEAD_SERIES, UTIL_SHARE, UtilLine
 from proftui.tui.widgets.viewport import PAN_FRACTION, ZOOM_STEP
+
+ZOOM = Binding.Group("Zoom")  # w and s as "w s Zoom" in the footer
 
 __all__ = ["PAN_FRACTION", "RULER_LINES", "UTIL_SHARE", "ZOOM_STEP", "IterationMark",
            "Timeline", "UtilLine", "util_lines_of"]
@@ -57,18 +58,19 @@ class Timeline(Widget, can_focus=True):
     drags. The widget is a shell: what it shows and where its cursor is live in
     :class:`TimelineState` (with its :class:`Viewport`), painting in :class:`TimelinePainter`.
 
-    Above the first process, pinned lines show utilisation (device busy, compute,
-    communication overlapped by compute, host busy; per rank or device where there are
-    several) per cell of the window, from :func:`proftui.core.analysis.utilisation.utilisation`.
-    They are not lines of :class:`~proftui.tui.widgets.lines.Lines`: the cursor, selection and
-    layout keys never meet them."""
+    Above the first process, pinned lines show utilisation per cell of the window, from
+    :func:`proftui.core.analysis.utilisation.utilisation`: a line per rank or device (its
+    device busy), expanded on `u` or `U` to each series (see
+    :class:`~proftui.tui.widgets.util_band.UtilBand`). They are not lines of
+    :class:`~proftui.tui.widgets.lines.Lines`: the cursor, selection and layout keys never
+    meet them."""
 
     DEFAULT_CSS = """
     Timeline { height: 1fr; }
     """
     BINDINGS = [
-        Binding("w", "zoom_in", "Zoom in"),
-        Binding("s", "zoom_out", "Zoom out"),
+        Binding("w", "zoom_in", "Zoom in", group=ZOOM),
+        Binding("s", "zoom_out", "Zoom out", group=ZOOM),
         Binding("a", "pan_left", "Pan left", show=False),
         Binding("d", "pan_right", "Pan right", show=False),
         Binding("left", "step_slice(-1)", "Previous slice", show=False),
@@ -94,6 +96,7 @@ class Timeline(Widget, can_focus=True):
         Binding("less_than_sign", "follow_flow(-1)", "Flow in", show=False),
         Binding("F", "toggle_flows", "Every flow", show=False),
         Binding("u", "toggle_utilisation", "Utilisation", show=False),
+        Binding("U", "toggle_util_group", "Rank's utilisation", show=False),
         Binding("t", "toggle_track_order", "Track order", show=False),
     ]
 
@@ -399,11 +402,21 @@ class Timeline(Widget, can_focus=True):
         self.state.toggle_utilisation()
         self.refresh()
 
+    def action_toggle_util_group(self) -> None:
+        self.state.toggle_util_group()
+        self.refresh()
+
     # -- mouse ----------------------------------------------------------------------------------
 
     def on_click(self, event: events.Click) -> None:
         line = self.state.line_at(event.y)
         if line is None:
+            band_row = event.y - RULER_LINES
+            shown = self.state.util_on_screen()
+            if 0 <= band_row < len(shown) and event.x < self.state.gutter_width \
+                    and shown[band_row].head:  # a head's label folds or expands its rank
+                self.state.toggle_util_group(shown[band_row].group)
+                self.refresh()
             return
         cell = event.x - self.state.gutter_width
         if cell < 0:
@@ -413,7 +426,9 @@ class Timeline(Widget, can_focus=True):
         self.refresh()
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        if event.shift or event.ctrl:  # with a modifier the wheel scrolls the lines
+        if (event.shift or event.ctrl) and self._over_band(event.y):  # scrolls the band
+            self.state.scroll_util(-1)
+        elif event.shift or event.ctrl:  # with a modifier the wheel scrolls the lines
             self.state.scroll_lines(-3)
         else:
             self._wheel(event.x, 1 / ZOOM_STEP)
@@ -421,12 +436,19 @@ class Timeline(Widget, can_focus=True):
         event.stop()
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        if event.shift or event.ctrl:
+        if (event.shift or event.ctrl) and self._over_band(event.y):
+            self.state.scroll_util(1)
+        elif event.shift or event.ctrl:
             self.state.scroll_lines(3)
         else:
             self._wheel(event.x, ZOOM_STEP)
         self.refresh()
         event.stop()
+
+    def _over_band(self, y: int) -> bool:
+        """Over the utilisation lines, and more of them than fit."""
+        state = self.state
+        return RULER_LINES <= y < state.body_top and len(state.band.shown) > state.util_rows
 
     def _wheel(self, x: int, factor: float) -> None:
         """Zoom about the time under the pointer (in the gutter: as the keys do)."""
@@ -480,11 +502,18 @@ class Timeline(Widget, can_focus=True):
 
 def util_lines_of(whole: list[Utilisation]) -> list[UtilLine]:
     """The utilisation lines worth showing, from each group's utilisation over the whole
-    capture (one bucket): none without device work anywhere; else each series that is not
-    all zero (no line of communication overlapped where there is no communication), labelled
-    with its group's name where there are several."""
-    if not any(u.series["device busy"][0] > 0 for u in whole):
+    capture (one bucket): none without device work anywhere; else per group its head (device
+    busy) and each other series that is not all zero (no line of communication overlapped
+    where there is no communication), labelled with its group's name where there are
+    several."""
+    if not any(u.series[HEAD_SERIES][0] > 0 for u in whole):
         return []
     several = len(whole) > 1
-    return [UtilLine(u.group, name, f"{u.group} {name}" if several and u.group else name)
-            for u in whole for name, fractions in u.series.items() if fractions[0] > 0]
+    lines = []
+    for u in whole:
+        named = f"{u.group} " if several and u.group else ""
+        lines.append(UtilLine(u.group, HEAD_SERIES, f"{named}{HEAD_SERIES}", head=True))
+        lines += [UtilLine(u.group, name, f"{named}{name}")
+                  for name, fractions in u.series.items()
+                  if name != HEAD_SERIES and fractions[0] > 0]
+    return lines

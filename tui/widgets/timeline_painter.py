@@ -31,6 +31,8 @@ from proftui.tui.widgets.flow_overlay import (
 from proftui.tui.widgets.lines import _KINDS, COUNTER, INSTANTS, PROCESS, SLICES, Lines
 from proftui.tui.widgets.render import (
     StyleCache,
+    busy_kinds,
+    paint_busy_row,
     paint_counter,
     paint_instants,
     paint_slice_rows,
@@ -112,7 +114,8 @@ class UtilStrips:
     fractions: dict | None = None
     lines: list[UtilLine] | None = None
     styles: StyleCache | None = None
-    look: tuple | None = None  # the cursor's cell, the range's cells, the gutter's width
+    look: tuple | None = None  # the cursor's cell, the range's cells, the gutter's width,
+    # the lines on screen and the groups expanded
     strips: list[Strip] = field(default_factory=list)
 
 
@@ -125,6 +128,8 @@ class GutterFrame:
     styles: StyleCache | None = None
     width: int = 0
     painted: dict[tuple[int, bool, bool], Segment] = field(default_factory=dict)
+    # process headers' whole labels, by (line, cells right of the gutter)
+    headers: dict[tuple[int, int], str] = field(default_factory=dict)
 
 
 @dataclass
@@ -200,7 +205,9 @@ class TimelinePainter:
             return self.ruler_line(y)
         body_top = state.body_top
         if y < body_top:
-            return self.utilisation_strips()[y - RULER_LINES]
+            strips = self.utilisation_strips()
+            return strips[y - RULER_LINES] if y - RULER_LINES < len(strips) \
+                else self._blank(width)
         n = state.top_line + y - body_top
         if not 0 <= n < len(state.lines):
             return self._blank(width)
@@ -303,21 +310,23 @@ class TimelinePainter:
         return np.diff(k)
 
     def utilisation_cells(self) -> dict[tuple[str, str], np.ndarray]:
-        """Each shown series per cell of the window, computed once per window."""
+        """Each series per cell of the window, of the groups on screen in the band,
+        computed once per window."""
         state = self.state
         index = self._same_index()
         view = state.viewport
-        key = (view.start_ns, view.end_ns, state.cells, id(index), state.generation)
+        groups = tuple(dict.fromkeys(line.group for line in state.util_on_screen()))
+        key = (view.start_ns, view.end_ns, state.cells, id(index), state.generation, groups)
         if key == self.util.key:
             return self.util.fractions
         fractions: dict[tuple[str, str], np.ndarray] = {}
         self.util = UtilFrame(key, fractions)
         by_shift: dict[int, set[str]] = {}  # each rank's lines over its own window
-        for line in state.util_lines:
-            by_shift.setdefault(state.shift_of_group(line.group), set()).add(line.group)
-        for shift, groups in by_shift.items():
+        for group in groups:
+            by_shift.setdefault(state.shift_of_group(group), set()).add(group)
+        for shift, shifted in by_shift.items():
             found = utilisation(index, view.start_ns + shift, view.end_ns + shift,
-                                state.cells, state.tables, groups)
+                                state.cells, state.tables, shifted)
             fractions.update({(u.group, name): series for u in found
                               for name, series in u.series.items()})
         return fractions
@@ -360,15 +369,21 @@ class TimelinePainter:
         """Line `n`'s label. Zooming and panning leave it alone: it is painted once per
         line, focus state, set of lines, palette and width."""
         state = self.state
-        frame = self.gutters
-        if frame.lines is not state.lines or frame.styles is not self.styles \
-                or frame.width != state.gutter_width:
-            frame = self.gutters = GutterFrame(state.lines, self.styles, state.gutter_width)
+        frame = self._gutter_frame()
         key = (n, n == state.focus_line, has_focus)
         segment = frame.painted.get(key)
         if segment is None:
             segment = frame.painted[key] = self._paint_gutter(n, has_focus)
         return segment
+
+    def _gutter_frame(self) -> GutterFrame:
+        """The gutters painted, forgotten when the lines, styles or width changed."""
+        state = self.state
+        frame = self.gutters
+        if frame.lines is not state.lines or frame.styles is not self.styles \
+                or frame.width != state.gutter_width:
+            frame = self.gutters = GutterFrame(state.lines, self.styles, state.gutter_width)
+        return frame
 
     def _paint_gutter(self, n: int, has_focus: bool) -> Segment:
         state = self.state
@@ -377,23 +392,37 @@ class TimelinePainter:
         focused = n == state.focus_line and has_focus
         bg = self.palette.focus if n == state.focus_line else self.palette.gutter
         if line.kind == PROCESS:
+            text = self.header_text(n)[:width]
+            style = self.styles(self.palette.text, bg, bold=True, underline=focused)
+            return Segment(text.ljust(width) if len(text) == width else
+                           text[: width - 1].ljust(width - 1) + " ", style)
+        pinned = n < state.lines.n_pinned and line.label
+        forms = (state.lines.label_forms(n) if pinned and state.lines.titled[n]
+                 else [line.label])
+        # a track's name cut shows it (…); a pinned one gives up its process first
+        text = f"{'⚲' if pinned else ' '} {first_fitting([safe(f) for f in forms], width - 3)}"
+        colour = self.palette.text if line.kind == SLICES else self.palette.dim_text
+        style = self.styles(colour, bg, underline=focused)
+        return Segment(text[: width - 1].ljust(width - 1) + " ", style)
+
+    def header_text(self, n: int) -> str:
+        """A process header's label: its mark (▶ collapsed, ▼ expanded), its name and how
+        many of its tracks are hidden. The header's body is a rule with nothing to show, so a
+        name longer than the gutter goes on into it, up to half the row, before it gives
+        way (its pid first, then its labels)."""
+        state = self.state
+        frame = self._gutter_frame()
+        text = frame.headers.get((n, state.cells))
+        if text is None:
+            line = state.lines[n]
             mark = "▶" if line.process in state.layout_state.collapsed else "▼"
             hidden = state.hidden_in(line.process)
-            # the count is kept whole; the label gives way (its pid first) where it is narrow
-            note = f" +{hidden} hidden" if hidden else ""
+            note = f" +{hidden} hidden" if hidden else ""  # kept whole
+            room = max(state.gutter_width - 1, (state.gutter_width + state.cells) // 2)
             forms = [safe(form) for form in state.lines.label_forms(n)]
-            text = f"{mark} {first_fitting(forms, max(width - 3 - len(note), 1))}{note}"
-            style = self.styles(self.palette.text, bg, bold=True, underline=focused)
-        else:
-            pinned = n < state.lines.n_pinned and line.label
-            forms = (state.lines.label_forms(n) if pinned and state.lines.titled[n]
-                     else [line.label])
-            text = f"⚲ {first_fitting([safe(f) for f in forms], width - 3)}" if pinned \
-                else f"  {safe(line.label)}"
-            colour = self.palette.text if line.kind == SLICES else self.palette.dim_text
-            style = self.styles(colour, bg, underline=focused)
-        text = text[: width - 1].ljust(width - 1) + " "
-        return Segment(text, style)
+            text = frame.headers[n, state.cells] = \
+                f"{mark} {first_fitting(forms, max(room - 2 - len(note), 1))}{note}"
+        return text
 
     # -- bodies ---------------------------------------------------------------------------------
 
@@ -433,9 +462,14 @@ class TimelinePainter:
         state = self.state
         line = state.lines[n]
         cells = state.cells
-        if line.kind == PROCESS:
-            return Strip([Segment("─" * cells, self.styles(self.palette.dim_text,
-                                                         self.palette.background))], cells)
+        if line.kind == PROCESS:  # a rule, after the end of a label too long for the gutter
+            whole = self.header_text(n)
+            rest = f"{whole[state.gutter_width:]} " if len(whole) >= state.gutter_width else ""
+            return Strip([Segment(rest, self.styles(self.palette.text, self.palette.background,
+                                                    bold=True)),
+                          Segment("─" * (cells - len(rest)),
+                                  self.styles(self.palette.dim_text, self.palette.background))],
+                         cells)
         data = self.cells.by_line.get(n)
         if isinstance(data, CounterCells):
             low, high = self._counter_range.get(line.item, (0.0, 1.0))
@@ -446,31 +480,44 @@ class TimelinePainter:
         return Strip([Segment(" " * cells, self.styles(None, self.palette.background))], cells)
 
     def utilisation_strips(self) -> list[Strip]:
-        """The utilisation lines, painted together and again only when their cells, the
-        cursor's cell, the range or the palette changed."""
+        """The utilisation lines on screen, painted together and again only when their
+        cells, the cursor's cell, the range or the palette changed."""
         state = self.state
         fractions_of = self.utilisation_cells()
         view = state.viewport
+        shown = state.util_on_screen()
         look = (view.cell_of(state.cursor_ns), view.range_cells(state.range),
-                state.gutter_width)
+                state.gutter_width, tuple(shown), frozenset(state.band.expanded))
         frame = self.util_strips
-        if frame.fractions is fractions_of and frame.lines is state.util_lines \
+        if frame.fractions is fractions_of and frame.lines is state.band.shown \
                 and frame.styles is self.styles and frame.look == look:
             return frame.strips
-        width = state.gutter_width
         cells = state.cells
-        gutter = self.styles(self.palette.dim_text, self.palette.gutter)
         blank = np.zeros(cells)  # cannot happen for a group of the same index
-        fractions = np.array([fractions_of.get((line.group, line.series), blank)
-                              for line in state.util_lines]).reshape(-1, cells)
-        colours = [self.palette.colour_at(list(SERIES).index(line.series))
-                   for line in state.util_lines]
-        bodies = paint_utilisation_rows(fractions, colours, self.palette, self.styles,
-                                        cursor_cell=look[0], range_cells=look[1])
-        strips = [Strip([Segment(f"  {safe(line.label)}"[: width - 1].ljust(width - 1) + " ",
-                                 gutter), *body], width + cells)
-                  for line, body in zip(state.util_lines, bodies)]
-        self.util_strips = UtilStrips(fractions_of, state.util_lines, self.styles, look, strips)
+
+        def series(line: UtilLine, name: str) -> np.ndarray:
+            return fractions_of.get((line.group, name), blank)
+
+        strips = []
+        for k, line in enumerate(shown):
+            if line.head:
+                colours = [self.palette.colour_at(list(SERIES).index(name))
+                           for name in ("device busy", "compute", "comm exposed",
+                                        "device busy")]
+                busy = series(line, "device busy")
+                kinds = busy_kinds(busy, series(line, "compute"),
+                                   series(line, "comm exposed"))
+                body = paint_busy_row(busy, kinds, colours, self.palette, self.styles,
+                                      cursor_cell=look[0], range_cells=look[1])
+            else:
+                colour = self.palette.colour_at(list(SERIES).index(line.series))
+                body = paint_utilisation_rows(series(line, line.series)[None], [colour],
+                                              self.palette, self.styles,
+                                              cursor_cell=look[0], range_cells=look[1])[0]
+            strips.append(Strip([self._util_gutter(line, k, len(shown)), *body],
+                                state.gutter_width + cells))
+        self.util_strips = UtilStrips(fractions_of, state.band.shown, self.styles, look,
+                                      strips)
         return strips
 
     # -- flows ----------------------------------------------------------------------------------
@@ -595,6 +642,24 @@ class TimelinePainter:
                                     int(dst_line[k]) - state.top_line, int(dst_cell[k]),
                                     int(ends.gap[edges[k]]), partner, span))
         return out
+
+    def _util_gutter(self, line: UtilLine, k: int, rows: int) -> Segment:
+        """A utilisation line's label: a head's mark (▶ folded, ▼ expanded) and its group,
+        a series indented under it; on the band's first and last rows, how many lines are
+        above (↑) and below (↓) when they do not all fit."""
+        state = self.state
+        band = state.band
+        width = state.gutter_width
+        top = band.first(state.geometry.height)
+        above, below = top, len(band.shown) - top - rows
+        note = (f" ↑{above}" if k == 0 and above else "") or \
+            (f" ↓{below}" if k == rows - 1 and below > 0 else "")
+        forms = [safe(form) for form in band.label_forms(line, len(band.groups()) > 1)]
+        lead = f"{band.mark(line)} " if line.head else "   "
+        text = lead + first_fitting(forms, max(width - 1 - len(lead) - len(note), 1))
+        text = text[: width - 1 - len(note)].ljust(width - 1 - len(note)) + note + " "
+        colour = self.palette.text if line.head else self.palette.dim_text
+        return Segment(text[:width], self.styles(colour, self.palette.gutter))
 
     # -- the ruler ------------------------------------------------------------------------------
 

@@ -14,19 +14,10 @@ from proftui.core.ops.rank_offsets import RankOffsets
 from proftui.core.query.rows import RowIndex
 from proftui.core.query.slice_info import nearest_slice, neighbour, row_of, slice_at
 from proftui.tui.widgets.lines import PROCESS, SLICES, Lines, TrackChoices, build_lines
+from proftui.tui.widgets.util_band import UtilBand, UtilLine
 from proftui.tui.widgets.viewport import PAN_FRACTION, ZOOM_STEP, Viewport
 
 RULER_LINES = 2
-UTIL_SHARE = 0.5  # at most this share of the body's height goes to the utilisation lines
-
-
-@dataclass(frozen=True)
-class UtilLine:
-    """A utilisation line: one series (a key of SERIES) of one group, with its gutter label."""
-
-    group: str
-    series: str
-    label: str
 
 
 @dataclass(frozen=True)
@@ -111,11 +102,10 @@ class TimelineState:
         self.marks: np.ndarray | None = None  # slices drawn underlined, a mask over all
         self.iterations: list[IterationMark] = []
         self.tables: tuple[Table, ...] = ()
-        self.show_utilisation = True
+        # The utilisation lines: empty until the widget's worker has built the index's
+        # coverage (and for a profile without device work).
+        self.band = UtilBand()
         self.show_flows = False  # every flow in view drawn, not only the selection's
-        # Lines with something to show over the whole capture; empty until the widget's
-        # worker has built the index's coverage (and for a profile without device work).
-        self.util_lines: list[UtilLine] = []
         # Ranks aligned at an iteration: each track drawn `track_shift[track]` ns earlier
         # (see align); None: every track on its own clock.
         self.alignment: RankOffsets | None = None
@@ -130,7 +120,7 @@ class TimelineState:
         self.index, self.rows = index, rows
         self.iterations = iterations or []
         self.tables = tuple(tables)
-        self.util_lines = []
+        self.band.set_lines([])
         self.alignment, self.track_shift = None, None
         # What named slices of the trace shown before (a folder followed is shown again,
         # numbered afresh): the caller selects again what it keeps.
@@ -141,15 +131,49 @@ class TimelineState:
         self.focus_line = self.lines.find(kind=SLICES) or 0
         self.reset()
 
+    @property
+    def util_lines(self) -> list[UtilLine]:
+        """Every utilisation line worth showing (those on screen: `band.on_screen`)."""
+        return self.band.lines
+
+    @property
+    def show_utilisation(self) -> bool:
+        return self.band.on
+
     def set_util_lines(self, lines: list[UtilLine]) -> None:
-        self.util_lines = lines
+        self.band.set_lines(lines)
+        self._band_changed()
+
+    def toggle_utilisation(self) -> None:
+        """`u`: a line per rank, every series of every rank, none (see UtilBand.cycle)."""
+        self.band.cycle()
+        self._band_changed()
+
+    def toggle_util_group(self, group: str | None = None) -> None:
+        """Expand or fold a rank's utilisation lines (by default the focused line's rank)."""
+        group = self.focused_group() if group is None else group
+        if group is None and len(self.band.groups()) == 1:
+            group = next(iter(self.band.groups()))
+        if group is not None:
+            self.band.toggle(group)
+            self._band_changed()
+
+    def scroll_util(self, step: int) -> None:
+        self.band.scroll(step, self.geometry.height)
+        self.generation += 1
+
+    def _band_changed(self) -> None:
         self.generation += 1
         self.keep_focus_visible()
 
-    def toggle_utilisation(self) -> None:
-        self.show_utilisation = not self.show_utilisation
-        self.generation += 1
-        self.keep_focus_visible()
+    def focused_group(self) -> str | None:
+        """The group (rank or device) of the focused line's process, if it has one."""
+        if self.index is None or not self.lines:
+            return None
+        process = self.lines[self.focus_line].process
+        if process < 0:
+            return None
+        return self.index.strings[self.index.arrays["processes.group"][process]]
 
     def toggle_flows(self) -> None:
         self.show_flows = not self.show_flows
@@ -205,9 +229,12 @@ class TimelineState:
     @property
     def util_rows(self) -> int:
         """How many utilisation lines are on screen (pinned under the ruler)."""
-        if not self.show_utilisation or self.index is None:
+        if self.index is None:
             return 0
-        return min(len(self.util_lines), int(self.geometry.height * UTIL_SHARE))
+        return self.band.rows(self.geometry.height)
+
+    def util_on_screen(self) -> list[UtilLine]:
+        return self.band.on_screen(self.geometry.height) if self.index is not None else []
 
     @property
     def body_top(self) -> int:
@@ -355,10 +382,17 @@ class TimelineState:
         self.top_line = min(max(self.top_line + step, 0), max(len(self.lines) - 1, 0))
 
     def keep_focus_visible(self) -> None:
+        """Scroll the lines to the focused one, and the utilisation band to its rank."""
         if self.focus_line < self.top_line:
             self.top_line = self.focus_line
         elif self.focus_line >= self.top_line + self.body_height:
             self.top_line = self.focus_line - self.body_height + 1
+        group = self.focused_group()
+        if group is not None and len(self.band.shown) > self.util_rows:
+            top = self.band.first(self.geometry.height)
+            self.band.follow(group, self.geometry.height)
+            if self.band.first(self.geometry.height) != top:
+                self.generation += 1
 
     def toggle_collapse(self) -> None:
         if not self.lines:
