@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from tui_support import press_until, run_cli, settle
+from tui_support import run_cli, settle, wait_for
 
 from proftui.core.perf.efficiency import RoofPoint
 from proftui.tui.app import ProftuiApp
@@ -88,7 +88,7 @@ async def test_ops_pane_efficiency_view_roofline_and_calls(tmp_path) -> None:
         pane = app.query_one("#ops")
         app.screen.set_focus(pane.query_one("#ops-table"))
         await pilot.press("E")
-        await press_until(app, pilot, "", lambda: pane.efficiency is not None)
+        await wait_for(pilot, lambda: pane.efficiency is not None)
         title = str(pane.query_one("#ops-title").render())
         assert "Op efficiency of whole trace: 3 op shapes from trace" in title
         assert "the models cover 93% of 75 us; peaks: NVIDIA H100 SXM5 80GB" in title
@@ -107,7 +107,7 @@ async def test_ops_pane_efficiency_view_roofline_and_calls(tmp_path) -> None:
         calls = pane.query_one("#ops-instances")
         assert calls.display and calls.table.find("Duration").values.tolist() == [30_000] * 2
         await pilot.press("escape", "E")
-        await press_until(app, pilot, "", lambda: pane.query_one("#ops-table").table.kind
+        await wait_for(pilot, lambda: pane.query_one("#ops-table").table.kind
                           == "ops")
 
 
@@ -123,6 +123,6 @@ async def test_the_viewer_judges_by_the_peaks_asked_for(tmp_path) -> None:
         pane = app.query_one("#ops")
         app.screen.set_focus(pane.query_one("#ops-table"))
         await pilot.press("E")
-        await press_until(app, pilot, "", lambda: pane.efficiency is not None)
+        await wait_for(pilot, lambda: pane.efficiency is not None)
         assert pane.efficiency.peaks.matrix["bf16"] == 100e12
         assert "--peak-tflops 100 --peak-tbps 1" in str(pane.query_one("#ops-title").render())

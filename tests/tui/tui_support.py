@@ -32,6 +32,17 @@ async def press_again(app, pilot, key: str, times: int) -> None:
     await pilot.pause()
 
 
+async def wait_for(pilot, done, timeout_s: float = 30.0) -> None:
+    """Let the app run until `done()` (a worker's answer shown), failing after `timeout_s`."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not done after {timeout_s:g} s")
+        await pilot.pause(0.02)
+
+
 async def press_until(app, pilot, key: str, done, limit: int = 500) -> None:
     """Press `key` until `done()`, as press_again does (the first through Pilot)."""
     if done():
