@@ -44,7 +44,7 @@ from proftui.core.perf.efficiency import (
     shapes_text,
     subset_instances,
 )
-from proftui.core.perf.instances import op_instances
+from proftui.core.perf.instances import kernels_to_read, op_instances
 from proftui.core.perf.models import MATRIX_OPS, NoModel
 
 TILE = 16  # elements: the cube's and tensor cores' fp16/bf16 tile edge
@@ -64,10 +64,19 @@ def _peaks(ctx: Context):
     return _memo[key][1]
 
 
-def group_efficiency(ctx: Context, group: str) -> Efficiency:
+def group_efficiency(ctx: Context, group: str, max_kernels: float) -> Efficiency:
     """The op efficiency of `group`'s matrix calls (those a matrix model covers) that start in
-    its considered steps: the other ops' args are not read."""
-    found = op_instances(ctx.index, names=MATRIX_OPS)
+    its considered steps: the other ops' args are not read, and over `max_kernels` Kineto
+    kernels to read (a large trace: seconds a hundred thousand) the rule says so rather than
+    making the advice wait."""
+    lo = min(b.extent()[0] for b in ctx.steps[group])
+    hi = max(b.extent()[1] for b in ctx.steps[group])
+    n = kernels_to_read(ctx.index, start_ns=lo, end_ns=hi, names=MATRIX_OPS)
+    if n > max_kernels:
+        raise Skip(f"{plural(n, 'matrix kernel')} in the steps considered, more than max_kernels "
+                   f"({max_kernels:,.0f}) whose args this rule reads: proftui ops --efficiency "
+                   "rates every op shape (or --set under_roof.max_kernels=N)")
+    found = op_instances(ctx.index, start_ns=lo, end_ns=hi, names=MATRIX_OPS)
     groups = np.asarray(found.groups, dtype=object)
     keep = groups == group
     start = found.start_ns
@@ -107,7 +116,7 @@ def under_roof(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
     peaks, said = _peaks(ctx)
     if peaks is None:
         raise Skip(f"no peaks to judge by: {said}")
-    found = group_efficiency(ctx, group)
+    found = group_efficiency(ctx, group, p["max_kernels"])
     if not found.groups:
         raise Skip("no device task with input shapes (record_shapes, kernel_details.csv)")
     n_steps = max(1, len(ctx.steps[group]))
@@ -194,7 +203,8 @@ EFFICIENCY_RULES: tuple[Rule, ...] = (
     Rule("under_roof", "matrix ops (GEMM, batched GEMM, convolution, attention) of min_gflop "
          "a call or more that reach under max_roof_share of their roof against the device's "
          "peaks, each op shape over min_share of the step; cost: the time they would save at "
-         "max_roof_share", {"min_gflop": 1, "max_roof_share": 0.3, "min_share": 0.01},
+         "max_roof_share; skipped over max_kernels Kineto kernels to read",
+         {"min_gflop": 1, "max_roof_share": 0.3, "min_share": 0.01, "max_kernels": 20000},
          "Make the shapes tile well (dims multiples of 16, better 64 or 128; batch small "
          "GEMMs together), run them in bf16/fp16 where fp32 was not meant (autocast), and "
          "check the evidence's hints; proftui ops --efficiency shows every op shape's rate.",

@@ -99,6 +99,24 @@ def op_instances(index: TraceIndex, *, start_ns: int | None = None, end_ns: int 
     return _joined(index, [p for p in parts if p is not None])
 
 
+def kernels_to_read(index: TraceIndex, *, start_ns: int | None = None,
+                    end_ns: int | None = None, names: Collection[str] | None = None) -> int:
+    """How many Kineto kernels :func:`op_instances` would read the args of (with their
+    launches' and ops') for this window and these names: its cost, found from the index
+    alone (Ascend's rows come from tables, at no such cost)."""
+    kernels = kernel_slices(index)
+    starts = index.arrays["slices.start"][kernels]
+    keep = np.ones(len(kernels), bool)
+    if start_ns is not None:
+        keep &= starts >= start_ns
+    if end_ns is not None:
+        keep &= starts < end_ns
+    kernels = kernels[keep]
+    if names is not None and len(kernels):
+        kernels = kernels[_named(index, kernels, frozenset(names))]
+    return len(kernels)
+
+
 def _ascend(index: TraceIndex, tables: Sequence[Table] | None) -> list[tuple[Rows, np.ndarray]]:
     memo = _memo.setdefault(index, {})
     if "ascend" not in memo:

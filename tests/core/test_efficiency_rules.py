@@ -75,3 +75,13 @@ def test_many_tiny_kernels_of_one_kind(tmp_path) -> None:
     assert f.time_lost_ns == 300_000
     # the fused NPU APIs are torch_npu's: a GPU profile is not told to call them
     assert "ran on a GPU" in _skipped(advice, "fused_ops")
+
+
+def test_under_roof_says_when_there_are_too_many_kernels_to_read(tmp_path) -> None:
+    events = call(1, "aten::mm", 1000, [[4096, 4096], [4096, 4100]], [BF16, BF16],
+                  [("gemm_big", 1000)])
+    index = load(write_trace(tmp_path / "t.json", events, deviceProperties=H100))
+    advice = advise(index, find_iterations(index), (), {"under_roof": {"max_kernels": 0}})
+    assert _finding(advice, "under_roof") is None
+    assert _skipped(advice, "under_roof").startswith(
+        "1 matrix kernel in the steps considered, more than max_kernels (0)")
