@@ -437,9 +437,11 @@ class TimelinePainter:
             mark = "▶" if line.process in state.layout_state.collapsed else "▼"
             hidden = state.hidden_in(line.process)
             note = f" +{hidden} hidden" if hidden else ""  # kept whole, as the shift
-            shift = shift_text(state.alignment, state.group_of(line.process))
-            note += f"  {shift}" if shift else ""
             room = max(state.gutter_width - 1, (state.gutter_width + state.cells) // 2)
+            shift = shift_text(state.alignment, state.group_of(line.process))
+            if shift:  # in the rule's room, not the name's, up to three quarters of the row
+                note += f"  {shift}"
+                room = min(room + len(shift) + 2, (state.gutter_width + state.cells) * 3 // 4)
             forms = [safe(form) for form in state.lines.label_forms(n)]
             text = frame.headers[n, state.cells] = \
                 f"{mark} {first_fitting(forms, max(room - 2 - len(note), 1))}{note}"
