@@ -1,10 +1,10 @@
 """Two profiles, one above the other: `proftui BASE NEW`.
 
 Both timelines are aligned at the start of a chosen iteration (0 on both rulers) and, while
-the lock is on (`l`), panned and zoomed together. The panes under them hold what `proftui
-diff` prints, from the same code: the ops that changed (Enter lists an op's instances on
-both sides and shows the first of each in the aligned iteration), the step and its parts,
-and the instances (Enter shows one on its side's timeline).
+the lock is on (`l`), panned and zoomed together, their rulers sharing the cursor. The panes
+under them hold what `proftui diff` prints, from the same code: the ops that changed (Enter
+lists an op's instances on both sides and shows the first of each in the aligned iteration),
+the step and its parts, and the instances (Enter shows one on its side's timeline).
 """
 
 from __future__ import annotations
@@ -277,6 +277,21 @@ class CompareApp(BaseApp):
         other.set_window(here[0] + shift, here[1] + shift)
         self._pushed[id(other)] = (other.view_start, other.view_end)
 
+    @on(Timeline.CursorChanged)
+    def _cursor_changed(self, message: Timeline.CursorChanged) -> None:
+        """While locked, the two rulers share the cursor: the other's goes to the same offset
+        from the alignment (its own cursor's moves come back here and change nothing)."""
+        source = message.timeline
+        if message.cursor_ns != source.cursor_ns or not self.sides or not self.locked:
+            return  # stale, or each on its own
+        self._cursor_to_other(source)
+
+    def _cursor_to_other(self, source: Timeline) -> None:
+        k = self.timelines().index(source)
+        other = self.timelines()[1 - k]
+        other.cursor_ns = source.cursor_ns - self.origins[k] + self.origins[1 - k]
+        other.refresh()
+
     def action_toggle_lock(self) -> None:
         self.locked = not self.locked
         if self.locked and self.sides:  # the other side catches up with the focused one
@@ -284,6 +299,7 @@ class CompareApp(BaseApp):
             source = focused or self.timelines()[0]
             origin = self.origins[self.timelines().index(source)]
             self._set_both(source.view_start - origin, source.view_end - origin)
+            self._cursor_to_other(source)
         self._titles()
         self._status(f"Lock {self._lock_text()}: the timelines "
                      f"{'pan and zoom together' if self.locked else 'move on their own'}.")
@@ -440,7 +456,8 @@ def _windows(side: Opened, number: int | None) -> dict[int, tuple[int, int]]:
 
 COMPARE_KEYS_HELP = """proftui keys: comparing two profiles (base above, new below)
 
-  l            lock on / off: the timelines pan and zoom together (on at the start)
+  l            lock on / off: the timelines pan and zoom together and share the cursor
+               (on at the start)
   g            align both at an iteration: its start is 0 on both rulers
   tab          focus the other timeline, then the panes
   w / s  a / d zoom and pan the focused timeline, from a pane the base one (the other

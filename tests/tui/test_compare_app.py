@@ -43,6 +43,7 @@ async def test_the_two_samples_compared_in_one_session() -> None:
         await _enter_on_an_op_shows_its_instances_on_both_sides(app, pilot)
         await _the_window_keys_move_the_timelines_from_a_pane(app, pilot)
         await _the_lock_moves_both_and_off_lets_each_go_its_own_way(app, pilot)
+        await _the_two_rulers_share_the_cursor_while_locked(app, pilot)
         await _g_aligns_both_at_another_iteration(app, pilot)
 
 
@@ -78,6 +79,45 @@ async def _the_lock_moves_both_and_off_lets_each_go_its_own_way(app, pilot) -> N
     await pilot.pause()
     caught = _offsets(app)
     assert caught[0] == caught[1] == moved[1]
+
+
+def _cursors(app) -> list[int]:
+    """Each timeline's cursor as an offset from its alignment origin."""
+    return [t.cursor_ns - t.origin_ns for t in app.timelines()]
+
+
+def _ruler_head(timeline) -> str:
+    """The ruler's gutter: "@ " and the cursor's time from the origin."""
+    return "".join(s.text for s in timeline.render_line(0))[:timeline.gutter_width].strip()
+
+
+async def _the_two_rulers_share_the_cursor_while_locked(app, pilot) -> None:
+    base, new = app.timelines()
+    assert app.locked
+    app.screen.set_focus(base)
+    await pilot.press("full_stop", "full_stop", "full_stop")
+    await pilot.pause()
+    moved = _cursors(app)
+    assert moved[0] == moved[1]
+    assert base.cell_of(base.cursor_ns) == new.cell_of(new.cursor_ns)
+    assert _ruler_head(base) == _ruler_head(new) and _ruler_head(base).startswith("@ ")
+    # a click on the new side's first line moves its cursor there; the base's follows
+    await pilot.click("#new", offset=(new.gutter_width + 10, new.body_top))
+    await pilot.pause()
+    clicked = _cursors(app)
+    assert clicked[0] == clicked[1] != moved[1]
+    app.screen.set_focus(new)
+    await pilot.press("comma")
+    await pilot.pause()
+    assert _cursors(app)[0] == _cursors(app)[1] != clicked[1]
+    await pilot.press("l")  # off: each cursor its own
+    await pilot.press("comma", "comma")
+    await pilot.pause()
+    apart = _cursors(app)
+    assert apart[0] != apart[1]
+    await pilot.press("l")  # on again: the base's catches up with the focused side's
+    await pilot.pause()
+    assert _cursors(app) == [apart[1], apart[1]]
 
 
 async def _the_window_keys_move_the_timelines_from_a_pane(app, pilot) -> None:

@@ -46,6 +46,8 @@ CASES = [
     ("cluster_main", "cluster_2rank", ()),
     ("cluster_every_series", "cluster_2rank", ("u",)),
     ("cluster_rank_expanded", "cluster_2rank", ("U",)),
+    ("cluster_aligned", "cluster_2rank", ("A", "3", "enter")),
+    ("cluster_cell_opened", "cluster_2rank", ("7", "enter")),
     ("export_dialog", "torch_npu", ("3", "e")),
     ("overview", "torch_npu", ("o",)),
     ("help", "kineto_demo.pt.trace.json", ("question_mark",)),

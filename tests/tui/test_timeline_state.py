@@ -11,6 +11,7 @@ from proftui.core.query.slice_info import row_of
 from proftui.tui.widgets.lines import COUNTER, PROCESS, SLICES
 from proftui.tui.widgets.timeline import ZOOM_STEP
 from proftui.tui.widgets.timeline_state import (
+    CursorMoved,
     RangeSet,
     SliceChosen,
     TimelineState,
@@ -201,12 +202,14 @@ def test_the_state_reports_what_changed_once_each() -> None:
     state = TimelineState(notify=changes.append)
     state.resize(120, 22)
     state.show(index, rows)
-    assert changes == [WindowMoved(state.viewport.start_ns, state.viewport.end_ns)]
+    assert changes == [WindowMoved(state.viewport.start_ns, state.viewport.end_ns),
+                       CursorMoved(state.cursor_ns)]  # the cursor in the middle
     changes.clear()
-    state.reset()  # already showing all of it
+    state.reset()  # already showing all of it, the cursor in its middle
     assert changes == []
     state.select_here()
-    assert changes == [SliceChosen(state.selected)] and state.selected >= 0
+    assert changes == [CursorMoved(state.cursor_ns), SliceChosen(state.selected)]
+    assert state.selected >= 0
     changes.clear()
     state.range_of_selection()
     start = int(index.arrays["slices.start"][state.selected])

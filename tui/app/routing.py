@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import TabbedContent
 
+from proftui.core.model.errors import ProftuiError
 from proftui.core.ops.iterations import Iteration, capture_start_ns
-from proftui.core.ops.rank_offsets import RankOffsets
+from proftui.core.ops.rank_offsets import RankOffsets, rank_offsets
 from proftui.tui.panes.ops_window import WHOLE_TRACE, Window
 from proftui.tui.text.format import fmt_duration
 from proftui.tui.text.safe import safe
@@ -128,6 +129,7 @@ class Routing:
         window, chosen = evidence_view(evidence, timeline.shift_of_group(evidence.group))
         timeline.set_window(*window)
         timeline.set_range(*chosen)
+        self.show_rank(evidence.group)  # its rank's tracks, not whichever were on screen
         if evidence.slice is not None:  # the evidence is a slice: selected, its details shown
             timeline.select(evidence.slice)
         where = f" in {safe(evidence.group)}" if evidence.group else ""
@@ -136,19 +138,43 @@ class Routing:
                          f"{len(finding.evidence)}: {safe(evidence.label)}{where}{step}, "
                          f"{fmt_duration(evidence.end_ns - evidence.start_ns)} (n / N walk)")
 
-    def rank_step_chosen(self, rank: str, number: int) -> None:
-        """A rank's step chosen in the Cluster pane: the timeline shows that rank's step."""
-        found = timed_iteration(self.app.iterations, rank, number)
-        if found is None:
-            self.app._status(f"{safe(rank) or 'The profile'} has no time window for "
-                             f"iteration {number}.")
-            return
-        self.show_timeline()
-        self.show_iteration(found)
+    def show_rank(self, group: str) -> None:
+        """Scroll the timeline to a rank's (or device's) first process, at the top of the
+        tracks; nothing for no group."""
         timeline = self._timeline()
-        process = timeline.first_process_of(rank)
+        process = timeline.first_process_of(group)
         if process is not None:
             timeline.show_process(process, at_top=True)
+
+    def rank_step_chosen(self, rank: str, number: int) -> None:
+        """A rank's step chosen in the Cluster pane: the ranks aligned at that iteration
+        (where two ranks or more have it), the timeline zoomed to that rank's step and
+        scrolled to its tracks."""
+        app = self.app
+        found = timed_iteration(app.iterations, rank, number)
+        if found is None:
+            app._status(f"{safe(rank) or 'The profile'} has no time window for "
+                        f"iteration {number}.")
+            return
+        self.show_timeline()
+        self.align_ranks_at(number)  # the status line's prefix says so
+        self.show_iteration(found)
+        self.show_rank(rank)
+
+    def align_ranks_at(self, number: int) -> bool:
+        """Align the ranks at iteration `number` (see core.ops.rank_offsets); False, leaving
+        the timeline as it was, where fewer than two ranks have it."""
+        index = self.app.index
+        timeline = self._timeline()
+        if index is None or timeline.index is None:
+            return False
+        try:
+            found = rank_offsets(index, self.app.iterations, number)
+        except ProftuiError:  # one rank, or one with that step: shown on its own clock
+            return False
+        if timeline.alignment != found:
+            timeline.align(found)
+        return True
 
     def overview_chosen(self, what: str, value: object) -> None:
         """An iteration, process or track chosen in the overview: shown on the timeline."""

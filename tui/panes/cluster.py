@@ -3,7 +3,7 @@
 The strip shades each rank's step time (or, `v`, its compute, exposed communication or free
 time) on the cluster's scale and marks the worst cell, as the strip of ``proftui cluster``
 does (both draw :func:`~proftui.core.analysis.heat.heat_grid`). Enter on a cell, or on a row
-of the ranks table, opens that rank's step on the timeline.
+of the ranks table, opens that rank's step on the timeline, the ranks aligned at that step.
 """
 
 from __future__ import annotations

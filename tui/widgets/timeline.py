@@ -21,6 +21,7 @@ from proftui.tui.widgets.timeline_painter import TimelinePainter
 from proftui.tui.widgets.timeline_state import (
     RULER_LINES,
     Change,
+    CursorMoved,
     IterationMark,
     RangeSet,
     SliceChosen,
@@ -112,6 +113,18 @@ class Timeline(Widget, can_focus=True):
         def control(self) -> Timeline:
             return self.timeline
 
+    class CursorChanged(Message):
+        """The cursor moved (to `cursor_ns`, on the timeline's screen clock)."""
+
+        def __init__(self, timeline: Timeline, cursor_ns: int) -> None:
+            super().__init__()
+            self.timeline = timeline
+            self.cursor_ns = cursor_ns
+
+        @property
+        def control(self) -> Timeline:
+            return self.timeline
+
     class RangeChanged(Message):
         """The selected time range changed (None bounds: no range)."""
 
@@ -187,6 +200,8 @@ class Timeline(Widget, can_focus=True):
             self.post_message(self.WindowChanged(self, change.start_ns, change.end_ns))
         elif isinstance(change, SliceChosen):
             self.post_message(self.SliceSelected(self, change.slice_index))
+        elif isinstance(change, CursorMoved):
+            self.post_message(self.CursorChanged(self, change.cursor_ns))
         elif isinstance(change, RangeSet):
             self.post_message(self.RangeChanged(change.start_ns, change.end_ns))
         elif isinstance(change, TracksHidden):

@@ -13,6 +13,7 @@ from proftui.core.analysis.memory import memory_series, series_peak
 from proftui.core.analysis.utilisation import SERIES, utilisation
 from proftui.core.model.arrays import distinct
 from proftui.core.model.index import TraceIndex
+from proftui.core.ops.rank_offsets import RankOffsets
 from proftui.core.query.flows import FlowEnds
 from proftui.core.query.rows import cell_boundaries, paint_cells
 from proftui.themes import Palette, palette_for
@@ -42,6 +43,22 @@ from proftui.tui.widgets.render import (
 from proftui.tui.widgets.timeline_state import RULER_LINES, TimelineState, UtilLine
 
 MAX_FLOWS_SHOWN = 64  # with every flow shown: the nearest to the cursor, the rest counted
+
+
+def shift_text(alignment: RankOffsets | None, group: str, short: bool = False) -> str:
+    """How a rank's tracks are drawn while the ranks are aligned ("" when they are not): its
+    shift on screen (the ruler's time less its own: minus its offset), "reference" for the
+    rank whose clock the ruler keeps, and for a rank without the iteration that it is not
+    shifted. `short`: the form for a utilisation line's label."""
+    if alignment is None or not group:
+        return ""
+    if group == alignment.reference:
+        return "ref" if short else "reference"
+    if group in alignment.missing:
+        return f"no #{alignment.number}" if short else f"not shifted: no #{alignment.number}"
+    shift = -alignment.offset_of(group)
+    signed = f"{'+' if shift >= 0 else ''}{fmt_duration(shift)}"
+    return signed if short else f"shifted {signed}"
 
 
 @dataclass(frozen=True)
@@ -127,6 +144,7 @@ class GutterFrame:
     lines: Lines | None = None
     styles: StyleCache | None = None
     width: int = 0
+    alignment: RankOffsets | None = None  # the headers say each rank's shift
     painted: dict[tuple[int, bool, bool], Segment] = field(default_factory=dict)
     # process headers' whole labels, by (line, cells right of the gutter)
     headers: dict[tuple[int, int], str] = field(default_factory=dict)
@@ -381,8 +399,9 @@ class TimelinePainter:
         state = self.state
         frame = self.gutters
         if frame.lines is not state.lines or frame.styles is not self.styles \
-                or frame.width != state.gutter_width:
-            frame = self.gutters = GutterFrame(state.lines, self.styles, state.gutter_width)
+                or frame.width != state.gutter_width or frame.alignment is not state.alignment:
+            frame = self.gutters = GutterFrame(state.lines, self.styles, state.gutter_width,
+                                               state.alignment)
         return frame
 
     def _paint_gutter(self, n: int, has_focus: bool) -> Segment:
@@ -406,10 +425,10 @@ class TimelinePainter:
         return Segment(text[: width - 1].ljust(width - 1) + " ", style)
 
     def header_text(self, n: int) -> str:
-        """A process header's label: its mark (▶ collapsed, ▼ expanded), its name and how
-        many of its tracks are hidden. The header's body is a rule with nothing to show, so a
-        name longer than the gutter goes on into it, up to half the row, before it gives
-        way (its pid first, then its labels)."""
+        """A process header's label: its mark (▶ collapsed, ▼ expanded), its name, how many
+        of its tracks are hidden and, with the ranks aligned, its rank's shift. The header's
+        body is a rule with nothing to show, so a name longer than the gutter goes on into
+        it, up to half the row, before it gives way (its pid first, then its labels)."""
         state = self.state
         frame = self._gutter_frame()
         text = frame.headers.get((n, state.cells))
@@ -417,8 +436,12 @@ class TimelinePainter:
             line = state.lines[n]
             mark = "▶" if line.process in state.layout_state.collapsed else "▼"
             hidden = state.hidden_in(line.process)
-            note = f" +{hidden} hidden" if hidden else ""  # kept whole
+            note = f" +{hidden} hidden" if hidden else ""  # kept whole, as the shift
             room = max(state.gutter_width - 1, (state.gutter_width + state.cells) // 2)
+            shift = shift_text(state.alignment, state.group_of(line.process))
+            if shift:  # in the rule's room, not the name's, up to three quarters of the row
+                note += f"  {shift}"
+                room = min(room + len(shift) + 2, (state.gutter_width + state.cells) * 3 // 4)
             forms = [safe(form) for form in state.lines.label_forms(n)]
             text = frame.headers[n, state.cells] = \
                 f"{mark} {first_fitting(forms, max(room - 2 - len(note), 1))}{note}"
@@ -487,7 +510,8 @@ class TimelinePainter:
         view = state.viewport
         shown = state.util_on_screen()
         look = (view.cell_of(state.cursor_ns), view.range_cells(state.range),
-                state.gutter_width, tuple(shown), frozenset(state.band.expanded))
+                state.gutter_width, tuple(shown), frozenset(state.band.expanded),
+                state.alignment)
         frame = self.util_strips
         if frame.fractions is fractions_of and frame.lines is state.band.shown \
                 and frame.styles is self.styles and frame.look == look:
@@ -655,6 +679,9 @@ class TimelinePainter:
         note = (f" ↑{above}" if k == 0 and above else "") or \
             (f" ↓{below}" if k == rows - 1 and below > 0 else "")
         forms = [safe(form) for form in band.label_forms(line, len(band.groups()) > 1)]
+        shift = shift_text(state.alignment, line.group, short=True) if line.head else ""
+        if shift:  # the rank and its shift ("rank 1 -37 us") on every head alike
+            forms = [f"{forms[-1]} {shift}", *forms]
         lead = f"{band.mark(line)} " if line.head else "   "
         text = lead + first_fitting(forms, max(width - 1 - len(lead) - len(note), 1))
         text = text[: width - 1 - len(note)].ljust(width - 1 - len(note)) + note + " "

@@ -65,13 +65,18 @@ class SliceChosen:
 
 
 @dataclass(frozen=True)
+class CursorMoved:
+    cursor_ns: int
+
+
+@dataclass(frozen=True)
 class TracksHidden:
     hidden: int
     label: str = ""
     all_shown: bool = False
 
 
-Change = WindowMoved | RangeSet | SliceChosen | TracksHidden
+Change = WindowMoved | RangeSet | SliceChosen | TracksHidden | CursorMoved
 
 
 class TimelineState:
@@ -92,7 +97,7 @@ class TimelineState:
         self.viewport = Viewport()
         self.geometry = Geometry.of(80, 24)
         self.viewport.cells = self.geometry.cells
-        self.cursor_ns = 0
+        self._cursor_ns = 0
         self.top_line = 0
         self.focus_line = 0
         self.selected = -1
@@ -111,6 +116,17 @@ class TimelineState:
         self.alignment: RankOffsets | None = None
         self.track_shift: np.ndarray | None = None
         self.generation = 0
+
+    @property
+    def cursor_ns(self) -> int:
+        """The cursor's time (on the screen's clock); a move is reported (CursorMoved)."""
+        return self._cursor_ns
+
+    @cursor_ns.setter
+    def cursor_ns(self, value: int) -> None:
+        if int(value) != self._cursor_ns:
+            self._cursor_ns = int(value)
+            self.notify(CursorMoved(self._cursor_ns))
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -171,8 +187,11 @@ class TimelineState:
         if self.index is None or not self.lines:
             return None
         process = self.lines[self.focus_line].process
-        if process < 0:
-            return None
+        return None if process < 0 else self.group_of(process)
+
+    def group_of(self, process: int) -> str:
+        """A process's group (rank or device; "" for none)."""
+        assert self.index is not None
         return self.index.strings[self.index.arrays["processes.group"][process]]
 
     def toggle_flows(self) -> None:
