@@ -269,7 +269,8 @@ class TimelinePainter:
 
     def _clip_to_bands(self, found_cells: dict[int, LineCells], slice_lines: list[int],
                        edges: np.ndarray) -> None:
-        """Folded, each band's cells outside its own step [0, its length) are blank: the
+        """Folded, each band's cells outside its own step [0, its length) are blank (a
+        cell whose middle is outside): the
         work of the steps before and after is not its own, and a longer step reaches further
         right."""
         folded = self.state.folded
@@ -279,7 +280,8 @@ class TimelinePainter:
             cells = found_cells[n]
             if band is None or not isinstance(cells, SliceCells):
                 continue
-            outside = (edges[1:] <= 0) | (edges[:-1] >= band.dur_ns)
+            middle = (edges[:-1] + edges[1:]) // 2  # a cell is the band's if its middle is
+            outside = (middle < 0) | (middle >= band.dur_ns)
             if outside.any():
                 found_cells[n] = SliceCells(np.where(outside, -1, cells.owner),
                                             np.where(outside, 0, cells.busy))

@@ -690,16 +690,21 @@ class TimelineState:
         self.generation += 1
         self.reset()
         self.cursor_ns = 0
+        slowest = max(found.bands, key=lambda b: b.dur_ns)
+        self.focus_band(slowest.group, slowest.number)  # with the bands before it above
         return fold_sentence(found)
 
     def focus_band(self, group: str, number: int) -> None:
-        """Focus the first line of a band, if it is shown."""
+        """Focus the first line of a band, if it is shown, and show it whole."""
         if self.folded is None:
             return
+        first = self.folded.first
         for k, b in enumerate(self.folded.fold.bands):
             if (b.group, b.number) == (group, number):
-                self.focus_line = int(self.folded.first[k])
-                self.keep_focus_visible()
+                # the band whole on screen where it fits, the lines before it above
+                end = int(first[k + 1]) if k + 1 < len(first) else len(self.lines)
+                self.focus_line = int(first[k])
+                self.top_line = max(min(self.focus_line, end - self.body_height), 0)
 
     def unfold(self) -> None:
         """Back to the normal view as it was before folding."""
