@@ -48,20 +48,24 @@ from bench_reopen import generated_trace  # noqa: E402
 from tui_support import settle  # noqa: E402  (the app tests' wait for workers)
 
 
-def session(flows: bool = False) -> list[tuple[str, str]]:
-    """The scripted session: (action kind, key) pairs; with `flows`, F first (every flow in
-    view drawn for the rest of it)."""
-    keys: list[tuple[str, str]] = [("flows", "F")] if flows else []
+def session(mode: str = "") -> list[tuple[str, str]]:
+    """The scripted session: (action kind, key) pairs; `mode` "flows": F first (every flow in
+    view drawn for the rest of it); "folded": z first (the steps folded), and lines moved
+    where the normal session selects slices (Enter, arrows and Esc would leave the fold)."""
+    keys: list[tuple[str, str]] = {"flows": [("flows", "F")], "folded": [("fold", "z")]}.get(
+        mode, [])
     for i in range(20):  # down to ~1/3300 of the trace
         keys.append(("zoom_in", "w"))
         if i % 4 == 3:
             keys += [("pan", "d"), ("pan", "d"), ("pan", "a")]
         if i % 5 == 4:
             keys += [("line", "down"), ("line", "up")]
-    keys.append(("enter", "enter"))
-    keys += [("step", "right")] * 4 + [("step", "left")] * 2
+    if mode != "folded":
+        keys.append(("enter", "enter"))
+        keys += [("step", "right")] * 4 + [("step", "left")] * 2
     keys += [("line", "down"), ("line", "down"), ("line", "up")]
-    keys.append(("escape", "escape"))
+    if mode != "folded":
+        keys.append(("escape", "escape"))
     for i in range(20):
         keys.append(("zoom_out", "s"))
         if i % 4 == 1:
@@ -73,7 +77,7 @@ def session(flows: bool = False) -> list[tuple[str, str]]:
 
 
 async def _run_session(path: str, size: tuple[int, int], profile_kind: str,
-                       flows: bool = False) -> dict:
+                       mode: str = "") -> dict:
     import asyncio
 
     import numpy as np
@@ -143,7 +147,7 @@ async def _run_session(path: str, size: tuple[int, int], profile_kind: str,
             import cProfile
 
             profiler = cProfile.Profile()
-        for kind, key in session(flows):
+        for kind, key in session(mode):
             before = (time.thread_time(), painted[0], painted[1], collecting[1])
             if profiler is not None and kind == profile_kind:
                 profiler.enable()
@@ -188,21 +192,21 @@ async def _run_session(path: str, size: tuple[int, int], profile_kind: str,
     return out
 
 
-def child(path: str, size: str, profile_kind: str, flows: bool = False) -> None:
+def child(path: str, size: str, profile_kind: str, mode: str = "") -> None:
     import asyncio
 
     width, height = (int(v) for v in size.split("x"))
-    print(json.dumps(asyncio.run(_run_session(path, (width, height), profile_kind, flows))))
+    print(json.dumps(asyncio.run(_run_session(path, (width, height), profile_kind, mode))))
 
 
 # -- the parent ------------------------------------------------------------------------------
 
 
 def run_child(path: Path, size: str, env: dict[str, str], profile_kind: str = "",
-              flows: bool = False) -> dict:
+              mode: str = "") -> dict:
     done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(path),
                            "--size", size, "--profile", profile_kind]
-                          + (["--flows"] if flows else []),
+                          + ([f"--{mode}"] if mode else []),
                           capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"benchmark step failed:\n{done.stderr[-3000:]}")
@@ -254,9 +258,12 @@ def main() -> None:
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--flows", action="store_true",
                         help="press F first: every flow in view drawn in every frame")
+    parser.add_argument("--folded", action="store_true",
+                        help="press z first: the steps folded side by side in every frame")
     args = parser.parse_args()
+    mode = "flows" if args.flows else "folded" if args.folded else ""
     if args.child:
-        child(args.child, args.size, args.profile, args.flows)
+        child(args.child, args.size, args.profile, mode)
         return
     root = Path(args.dir)
     big = Path(args.trace) if args.trace else generated_trace(root, 200 if args.quick else args.mb)
@@ -272,12 +279,12 @@ def main() -> None:
 
     runs: dict[str, list[dict]] = {"base": [], "big": []}
     for _ in range(args.repeat):  # alternated, so that drift hits both alike
-        runs["base"].append(run_child(base, args.size, env, flows=args.flows))
-        runs["big"].append(run_child(big, args.size, env, flows=args.flows))
+        runs["base"].append(run_child(base, args.size, env, mode=mode))
+        runs["big"].append(run_child(big, args.size, env, mode=mode))
     figures = {name: stats(rounds) for name, rounds in runs.items()}
     first = runs["big"][0]
     print(f"\nframe = UI-thread CPU time from the key press to the repainted timeline "
-          f"(best of {args.repeat} sessions of {len(session(args.flows))} keys; timeline "
+          f"(best of {args.repeat} sessions of {len(session(mode))} keys; timeline "
           f"{first['cells']} cells x {first['body_lines']} lines)")
     print(f"big: {first['slices']:,} slices ({big.name}); baseline: "
           f"{runs['base'][0]['slices']:,} slices ({base.name})")
@@ -296,7 +303,7 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps({"figures": figures, "runs": runs}, indent=1))
     if args.profile:
-        print(run_child(big, args.size, env, args.profile, args.flows).get("profile", ""))
+        print(run_child(big, args.size, env, args.profile, mode).get("profile", ""))
     if not args.cache:
         shutil.rmtree(cache, ignore_errors=True)
 

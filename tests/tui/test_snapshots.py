@@ -34,6 +34,7 @@ SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
 CASES = [
     ("kineto_main", "kineto_demo.pt.trace.json", ()),
     ("kineto_zoomed", "kineto_demo.pt.trace.json", ("w", "w", "w", "enter")),
+    ("kineto_folded", "kineto_demo.pt.trace.json", ("z",)),
     ("ascend_cann8_main", "ascend_cann8", ()),
     ("ascend_old_layout_iteration_2", "ascend_old_layout", ("g", "2", "enter")),
     ("torch_npu_main", "torch_npu", ("down", "enter")),

@@ -176,6 +176,17 @@ class Routing:
             timeline.align(found)
         return True
 
+    def fold_steps(self, group: str | None, number: int | None,
+                   focus: tuple[str, int]) -> None:
+        """The Iterations pane's `z` (a rank's steps) or the Cluster pane's (every rank's step
+        `number`): the timeline, shown and focused, folds them, the band `focus` focused."""
+        self.show_timeline()
+        timeline = self._timeline()
+        timeline.unfold()
+        timeline.fold(group, number)
+        timeline.focus_band(*focus)
+        timeline.focus()
+
     def overview_chosen(self, what: str, value: object) -> None:
         """An iteration, process or track chosen in the overview: shown on the timeline."""
         app = self.app

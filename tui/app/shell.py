@@ -483,6 +483,13 @@ class ProftuiApp(BaseApp):
     def on_iterations_pane_chosen(self, message: IterationsPane.Chosen) -> None:
         self.routing.iteration_chosen(message.iteration)
 
+    def on_iterations_pane_fold_wanted(self, message: IterationsPane.FoldWanted) -> None:
+        it = message.iteration
+        self.routing.fold_steps(it.group, None, (it.group, it.number))
+
+    def on_heat_strip_fold_wanted(self, message: HeatStrip.FoldWanted) -> None:
+        self.routing.fold_steps(None, message.iteration, (message.rank, message.iteration))
+
     def on_insights_pane_evidence_chosen(self, message: InsightsPane.EvidenceChosen) -> None:
         self.routing.evidence_chosen(message.finding, message.evidence, message.number)
 
@@ -495,6 +502,15 @@ class ProftuiApp(BaseApp):
     @on(OverviewTree.Chosen)
     def _overview_chosen(self, message: OverviewTree.Chosen) -> None:
         self.routing.overview_chosen(message.what, message.value)
+
+    @on(Timeline.Folded)
+    def _folded(self, message: Timeline.Folded) -> None:
+        """Steps folded or unfolded: the status says so; a step opened from a band scopes the
+        ops to it, as the Iterations pane's Enter does."""
+        if message.opened is not None:
+            self.routing.rank_step_chosen(*message.opened)
+        else:
+            self._status(message.text)
 
     @on(Timeline.HiddenChanged)
     def _hidden_changed(self, message: Timeline.HiddenChanged) -> None:

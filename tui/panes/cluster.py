@@ -56,10 +56,19 @@ class HeatStrip(Widget, can_focus=True):
         Binding("enter", "choose", "Open step"),
         Binding("v", "next_metric", "Metric"),
         Binding("x", "worst", "Worst cell"),
+        Binding("z", "fold", "Fold ranks"),
     ]
 
     class CellChosen(Message):
         """Enter on a cell: `rank`'s step `iteration` is to be shown."""
+
+        def __init__(self, rank: str, iteration: int) -> None:
+            super().__init__()
+            self.rank = rank
+            self.iteration = iteration
+
+    class FoldWanted(Message):
+        """`z` on a cell: every rank's step `iteration` side by side on the timeline."""
 
         def __init__(self, rank: str, iteration: int) -> None:
             super().__init__()
@@ -140,6 +149,11 @@ class HeatStrip(Widget, can_focus=True):
         cell = self.current_cell
         if cell is not None:
             self.post_message(self.CellChosen(*cell))
+
+    def action_fold(self) -> None:
+        cell = self.current_cell
+        if cell is not None:
+            self.post_message(self.FoldWanted(*cell))
 
     def action_next_metric(self) -> None:
         if self.found is None:

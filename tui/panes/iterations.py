@@ -9,6 +9,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Static
@@ -115,7 +116,16 @@ class IterationsPane(TablePane):
     IterationsPane > #iterations-title { height: auto; max-height: 3; }
     """
 
+    BINDINGS = [Binding("z", "fold", "Fold steps")]
+
     class Chosen(Message):
+        def __init__(self, iteration: Iteration) -> None:
+            super().__init__()
+            self.iteration = iteration
+
+    class FoldWanted(Message):
+        """`z` on a row: its rank's steps side by side on the timeline, this one focused."""
+
         def __init__(self, iteration: Iteration) -> None:
             super().__init__()
             self.iteration = iteration
@@ -184,7 +194,7 @@ class IterationsPane(TablePane):
         if legend.plain:
             title.append("; bar: ")
             title.append_text(legend)
-        title.append("   Enter zooms the timeline and scopes Ops to it")
+        title.append("   Enter zooms the timeline and scopes Ops to it; z folds the steps")
         self.query_one("#iterations-title", Static).update(title)
 
     def _speed(self) -> str:
@@ -199,6 +209,11 @@ class IterationsPane(TablePane):
         if len(said) == 1:
             return f"; {said[0][1]}"
         return "".join(f"; {safe(group)}: {text}" for group, text in said)
+
+    def action_fold(self) -> None:
+        row = self.table_view().current_row
+        if 0 <= row < len(self.iterations):
+            self.post_message(self.FoldWanted(self.iterations[row]))
 
     @on(TableView.RowChosen, "#iterations-table")
     def _chosen(self, event: TableView.RowChosen) -> None:

@@ -99,7 +99,14 @@ class Timeline(Widget, can_focus=True):
         Binding("u", "toggle_utilisation", "Utilisation", show=False),
         Binding("U", "toggle_util_group", "Rank's utilisation", show=False),
         Binding("t", "toggle_track_order", "Track order", show=False),
+        Binding("z", "fold", "Fold steps", show=False),
     ]
+    # Folded (steps side by side, in time from each step's start), these keys would work on
+    # the lines or times of the normal view: they wait for Esc (or Enter on a band).
+    UNFOLDED_ONLY = frozenset({
+        "step_slice", "mark_range", "range_of_selection", "toggle_collapse", "toggle_pin",
+        "hide_track", "show_hidden", "follow_flow", "toggle_flows", "toggle_utilisation",
+        "toggle_util_group", "toggle_track_order"})
 
     class SliceSelected(Message):
         """The selection changed (`slice` is -1 when it was cleared)."""
@@ -149,6 +156,21 @@ class Timeline(Widget, can_focus=True):
         def control(self) -> Timeline:
             return self.timeline
 
+    class Folded(Message):
+        """The steps were folded or unfolded: `text` says what is shown; `opened`: the
+        (group, step) Enter opened on the normal timeline, else None."""
+
+        def __init__(self, timeline: Timeline, text: str,
+                     opened: tuple[str, int] | None = None) -> None:
+            super().__init__()
+            self.timeline = timeline
+            self.text = text
+            self.opened = opened
+
+        @property
+        def control(self) -> Timeline:
+            return self.timeline
+
     class WindowChanged(Message):
         """The visible time window changed."""
 
@@ -181,6 +203,7 @@ class Timeline(Widget, can_focus=True):
     show_flows = _Shown()
     util_lines = _Shown()
     alignment = _Shown()
+    folded = _Shown()
     gutter_width = _Shown()
     cells = _Shown()
     util_rows = _Shown()
@@ -197,6 +220,8 @@ class Timeline(Widget, can_focus=True):
     def _changed(self, change: Change) -> None:
         """The state's changes, posted as this widget's messages."""
         if isinstance(change, WindowMoved):
+            if self.state.folded is not None:  # not a window of the trace's times
+                return
             self.post_message(self.WindowChanged(self, change.start_ns, change.end_ns))
         elif isinstance(change, SliceChosen):
             self.post_message(self.SliceSelected(self, change.slice_index))
@@ -286,31 +311,37 @@ class Timeline(Widget, can_focus=True):
 
     def set_window(self, start_ns: int, end_ns: int) -> None:
         """Show [start_ns, end_ns), kept to at least one ns per cell and on the trace."""
+        self.state.unfold()
         self.state.set_window(start_ns, end_ns)
         self.refresh()
 
     def set_range(self, start_ns: int | None, end_ns: int | None) -> None:
         """Select [start_ns, end_ns) (bounds in either order), or nothing with None."""
+        self.state.unfold()
         self.state.set_range(start_ns, end_ns)
         self.refresh()
 
     def select(self, i: int) -> None:
         """Select slice `i`, bring its track into view and show it whole where it fits."""
+        self.state.unfold()
         self.state.select(i)
         self.refresh()
 
     def show_process(self, process: int, at_top: bool = False) -> None:
         """Focus a process's header line (expanding it); `at_top` scrolls it to the top."""
+        self.state.unfold()
         self.state.show_process(process, at_top)
         self.refresh()
 
     def show_track(self, track: int) -> None:
         """Focus a track's first line, unhiding it and expanding its process if need be."""
+        self.state.unfold()
         self.state.show_track(track)
         self.refresh()
 
     def align(self, offsets: RankOffsets | None) -> None:
         """Draw each rank's tracks moved left by its offset (None: on their own clocks)."""
+        self.state.unfold()
         self.state.align(offsets)
         self.refresh()
 
@@ -378,12 +409,61 @@ class Timeline(Widget, can_focus=True):
         self.refresh()
 
     def action_select_here(self) -> None:
+        if self.state.folded is not None:
+            self.open_band()
+            return
         self.state.select_here()
         self.refresh()
 
     def action_clear_selection(self) -> None:
+        if self.state.folded is not None:
+            self.unfold()
+            return
         self.state.clear_selection()
         self.refresh()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.state.folded is not None and action in self.UNFOLDED_ONLY:
+            return None  # shown disabled
+        return True
+
+    # -- steps folded ---------------------------------------------------------------------------
+
+    def action_fold(self) -> None:
+        """`z`: fold the focused rank's steps, or back to the normal view."""
+        if self.state.folded is not None:
+            self.unfold()
+        else:
+            self.fold()
+
+    def fold(self, group: str | None = None, number: int | None = None) -> None:
+        """Show `group`'s steps (by default the focused line's rank), or every rank's step
+        `number`, side by side; the status line says what (or why not)."""
+        text = self.state.fold(group, number)
+        self.refresh()
+        self.refresh_bindings()
+        self.post_message(self.Folded(self, text))
+
+    def focus_band(self, group: str, number: int) -> None:
+        self.state.focus_band(group, number)
+        self.refresh()
+
+    def unfold(self) -> None:
+        if self.state.folded is None:
+            return
+        self.state.unfold()
+        self.refresh()
+        self.refresh_bindings()
+        self.post_message(self.Folded(self, "Back to the timeline."))
+
+    def open_band(self) -> None:
+        """Enter on a band: the normal view, zoomed to its step."""
+        band = self.state.open_band()
+        self.refresh()
+        self.refresh_bindings()
+        if band is not None:
+            self.post_message(self.Folded(self, f"Step {band.number}", (band.group,
+                                                                        band.number)))
 
     def action_toggle_collapse(self) -> None:
         self.state.toggle_collapse()
@@ -474,7 +554,7 @@ class Timeline(Widget, can_focus=True):
         """A drag pans; with shift it selects a range instead."""
         if event.x >= self.state.gutter_width:
             self._drag_x = event.x
-            if event.shift:
+            if event.shift and self.state.folded is None:  # folded: no range
                 self._range_anchor = self.time_at(event.x - self.state.gutter_width)
             self.capture_mouse()
 

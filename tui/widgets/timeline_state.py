@@ -9,11 +9,13 @@ import numpy as np
 
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
+from proftui.core.ops.fold import MAX_BANDS, NO_STEPS, Band, fold_steps
 from proftui.core.ops.iterations import Iteration, group_windows, step_at
 from proftui.core.ops.rank_offsets import RankOffsets
 from proftui.core.query.rows import RowIndex
 from proftui.core.query.slice_info import nearest_slice, neighbour, row_of, slice_at
-from proftui.tui.widgets.lines import PROCESS, SLICES, Lines, TrackChoices, build_lines
+from proftui.tui.widgets.folded import Folded, SavedView, fold_lines, fold_sentence, fold_tracks
+from proftui.tui.widgets.lines import _S, PROCESS, SLICES, Lines, TrackChoices, build_lines
 from proftui.tui.widgets.util_band import UtilBand, UtilLine
 from proftui.tui.widgets.viewport import PAN_FRACTION, ZOOM_STEP, Viewport
 
@@ -115,6 +117,8 @@ class TimelineState:
         # (see align); None: every track on its own clock.
         self.alignment: RankOffsets | None = None
         self.track_shift: np.ndarray | None = None
+        # Steps folded (see fold): the bands shown instead of the lines; None: the normal view.
+        self.folded: Folded | None = None
         self.generation = 0
 
     @property
@@ -134,6 +138,7 @@ class TimelineState:
              iterations: list[IterationMark] | None = None, tables: Sequence[Table] = ()) -> None:
         """Show a trace: the whole of it, first slice line focused."""
         self.index, self.rows = index, rows
+        self.folded = None
         self.iterations = iterations or []
         self.tables = tuple(tables)
         self.band.set_lines([])
@@ -248,12 +253,19 @@ class TimelineState:
     @property
     def util_rows(self) -> int:
         """How many utilisation lines are on screen (pinned under the ruler)."""
-        if self.index is None:
+        if self.index is None or self.folded is not None:  # folded: times are the steps'
             return 0
         return self.band.rows(self.geometry.height)
 
     def util_on_screen(self) -> list[UtilLine]:
-        return self.band.on_screen(self.geometry.height) if self.index is not None else []
+        if self.index is None or self.folded is not None:
+            return []
+        return self.band.on_screen(self.geometry.height)
+
+    @property
+    def screen_range(self) -> tuple[int, int] | None:
+        """The range as drawn: none in the folded view (its times are the steps' own)."""
+        return None if self.folded is not None else self.range
 
     @property
     def body_top(self) -> int:
@@ -608,7 +620,8 @@ class TimelineState:
                 self.toggle_collapse()
             return
         self.cursor_ns = self.viewport.time_at(cell)
-        self.choose(owner, center=False)
+        if self.folded is None:  # folded, a slice is not selected: Enter opens its step
+            self.choose(owner, center=False)
 
     def slice_near_cursor(self, row: int) -> int:
         assert self.index is not None and self.rows is not None
@@ -643,10 +656,100 @@ class TimelineState:
         return int(self.index.arrays["slices.start"][i]) - self.shift_of_track(track)
 
     def span(self) -> tuple[int, int]:
-        """The first and last instant of the trace on screen (ranks moved by their shifts)."""
+        """The first and last instant of the trace on screen (ranks moved by their shifts);
+        folded, from 0 to the end of the longest band."""
         assert self.index is not None
+        if self.folded is not None:
+            return 0, max(self.folded.fold.longest_ns, 1)
         lo, hi = self.index.start_ns, max(self.index.end_ns, self.index.start_ns + 1)
         if self.track_shift is not None and len(self.track_shift):
             lo -= max(int(self.track_shift.max()), 0)
             hi -= min(int(self.track_shift.min()), 0)
         return lo, hi
+
+    # -- steps folded -----------------------------------------------------------------------------
+
+    def shift_of_line(self, n: int) -> int:
+        """How far line `n` is drawn to the left: its band's step start when folded, else
+        its rank's alignment shift."""
+        if self.folded is not None:
+            return int(self.folded.shift[n])
+        return self.shift_of_track(int(self.lines.track[n]))
+
+    def fold(self, group: str | None = None, number: int | None = None,
+             limit: int = MAX_BANDS) -> str:
+        """Show `group`'s steps (by default the focused line's rank), or with `number` every
+        rank's step `number`, side by side (see :mod:`proftui.tui.widgets.folded`); the
+        sentence the status line says. Nothing changes where there is no step to fold."""
+        if self.index is None or self.rows is None:
+            return NO_STEPS
+        steps = [Iteration(m.group, m.number, m.start_ns, m.end_ns) for m in self.iterations]
+        if group is None and number is None:
+            group = self.focused_group() or ""
+            if group not in {s.group for s in steps}:  # a line of no rank's steps: the first's
+                group = steps[0].group if steps else ""
+        found = fold_steps(steps, group, number, limit)
+        if not found.bands:
+            return NO_STEPS if not steps else f"There is no step {number} to fold." \
+                if number is not None else f"{group or 'This rank'} has no steps to fold."
+        choices = self.layout_state
+        order = self.lines.track[self.lines.kind == _S].tolist() if self.folded is None else ()
+        tracks = {b.group: fold_tracks(self.index, self.rows, b.group, order, choices.pinned,
+                                       tuple(choices.hidden)) for b in found.bands}
+        lines, shift, band, first = fold_lines(self.index, self.rows, found, tracks)
+        if not len(lines):
+            return "The steps' ranks have no tracks with slices to fold."
+        saved = self.folded.saved if self.folded is not None else SavedView(
+            self.viewport.start_ns, self.viewport.end_ns, self.cursor_ns, self.top_line,
+            self.focus_line)
+        self.choose(-1)
+        self.folded = Folded(found, lines, shift, band, first, saved)
+        self.lines, self.top_line, self.focus_line = lines, 0, 0
+        self.viewport.span = self.span()
+        self.generation += 1
+        self.reset()
+        self.cursor_ns = 0
+        slowest = max(found.bands, key=lambda b: b.dur_ns)
+        self.focus_band(slowest.group, slowest.number)  # with the bands before it above
+        return fold_sentence(found)
+
+    def focus_band(self, group: str, number: int) -> None:
+        """Focus the first line of a band, if it is shown, and show it whole."""
+        if self.folded is None:
+            return
+        first = self.folded.first
+        for k, b in enumerate(self.folded.fold.bands):
+            if (b.group, b.number) == (group, number):
+                # the band whole on screen where it fits, the lines before it above
+                end = int(first[k + 1]) if k + 1 < len(first) else len(self.lines)
+                self.focus_line = int(first[k])
+                self.top_line = max(min(self.focus_line, end - self.body_height), 0)
+
+    def unfold(self) -> None:
+        """Back to the normal view as it was before folding."""
+        if self.folded is None:
+            return
+        saved = self.folded.saved
+        self.folded = None
+        self.rebuild_lines()
+        self.viewport.span = self.span()
+        self.top_line, self.focus_line = saved.top_line, saved.focus_line
+        self.focus_line = min(self.focus_line, max(len(self.lines) - 1, 0))
+        self.set_window(saved.start_ns, saved.end_ns)
+        self.cursor_ns = saved.cursor_ns
+
+    def open_band(self) -> Band | None:
+        """Enter on a band: back to the normal view zoomed to the focused band's step (on its
+        rank's tracks); that band, or None when not folded."""
+        band = self.folded.band_of(self.focus_line) if self.folded is not None else None
+        if band is None:
+            return None
+        self.unfold()
+        shift = self.shift_of_group(band.group)
+        margin = band.dur_ns // 50
+        self.set_window(band.start_ns - shift - margin, band.end_ns - shift + margin)
+        self.cursor_ns = band.start_ns - shift
+        process = self.first_process_of(band.group)
+        if process is not None:
+            self.show_process(process, at_top=True)
+        return band
