@@ -18,7 +18,6 @@ from proftui.tui.commands.spec import EXIT_OK as EXIT_OK
 from proftui.tui.commands.spec import EXIT_USAGE as EXIT_USAGE
 from proftui.tui.commands.spec import Arg, Group
 from proftui.tui.text.format import fmt_count, fmt_duration, shorten_middle
-from proftui.tui.text.ranks_progress import ranks_tally
 from proftui.tui.text.safe import safe, safe_json, safe_lines
 from proftui.tui.text.widths import share_widths
 
@@ -160,6 +159,8 @@ def _progress(enabled: bool) -> Iterator[dict[str, Callable[..., None]]]:
         TimeRemainingColumn,
         TransferSpeedColumn,
     )
+
+    from proftui.tui.text.ranks_progress import ranks_tally
 
     columns = (TextColumn("{task.fields[what]}"), TextColumn("{task.fields[ranks]}"),
                BarColumn(), DownloadColumn(),
