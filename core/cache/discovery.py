@@ -32,7 +32,7 @@ from proftui.core.discover.runs import Run, SeveralRunsError
 from proftui.core.source.streams import FileIdentity
 
 # Bump when discovery, run splitting or clock offsets change what they find for a folder.
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2  # 2: msprof-analyze's cluster JSON files are tables too
 SUFFIX = "lay"
 
 

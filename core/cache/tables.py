@@ -146,11 +146,18 @@ def _unpack(blob: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> np.ndar
 
 
 def read_table(path: str, kind: str = "", group: str = "", use_cache: bool = True) -> Table:
-    """Read one summary CSV of a rank or device; raises ProftuiError if it cannot be read.
+    """Read one summary CSV (or JSON table) of a rank or device; raises ProftuiError if it
+    cannot be read.
 
     With `use_cache`, a table read before (the same file, unchanged) is mapped from the
     cache instead of parsed (see :func:`cached_table`); the numbers are the same.
+    msprof-analyze's cluster JSON files (see :mod:`proftui.core.importers.cluster_tables`)
+    are read as tables of their own each time.
     """
+    from proftui.core.importers.cluster_tables import KINDS, read_cluster_table
+
+    if kind in KINDS:
+        return read_cluster_table(path, kind, group)
     if use_cache:
         return cached_table(path, kind, group)
     return parse_table(path, kind, group)[0]

@@ -42,7 +42,8 @@ _MINDSPORE_RANKED = re.compile(
 # Read by `proftui comm` (layout.comm), not by the timeline or the tables.
 COMM_FILES = {"communication.json": "communication",
               "communication_matrix.json": "communication_matrix"}
-# msprof-analyze's cluster_analysis_output, read by `proftui cluster` (layout.comm too).
+# msprof-analyze's cluster_analysis_output, read by `proftui cluster` (layout.comm too); its
+# cluster_communication and cluster_communication_matrix are summary tables as well.
 CLUSTER_FILES = {"cluster_communication.json": "cluster_communication",
                  "cluster_communication_matrix.json": "cluster_communication_matrix",
                  "communication_group.json": "communication_group"}
@@ -52,9 +53,9 @@ _NOT_TIMELINES = {
                                  "it)",
     "profiler_metadata.json": "profiler metadata",
     "cluster_communication.json": "msprof-analyze cluster communication summary (not a "
-                                  "timeline; proftui cluster reads it)",
+                                  "timeline; proftui cluster and table read it)",
     "cluster_communication_matrix.json": "msprof-analyze cluster communication matrix (not a "
-                                         "timeline; proftui cluster reads it)",
+                                         "timeline; proftui cluster and table read it)",
     "communication_group.json": "msprof-analyze communication groups (not a timeline; "
                                 "proftui cluster reads it)",
 }
@@ -190,6 +191,10 @@ def _classify(root: str, files: list[str], layout: ProfileLayout) -> None:
             continue
         if name in COMM_FILES or name in CLUSTER_FILES:
             layout.comm.append(TableFile(path, "", {**COMM_FILES, **CLUSTER_FILES}[name]))
+        if name in CLUSTER_FILES:  # (its tables' reader, imported only when there is one)
+            from proftui.core.importers.cluster_tables import tables_of
+
+            layout.tables += [TableFile(path, "", kind) for kind in tables_of(name)]
         if name in _NOT_TIMELINES:
             layout.skipped.append((path, _NOT_TIMELINES[name]))
             continue

@@ -49,10 +49,13 @@ def worker_count(n_files: int) -> int:
 
 class FilePool:
     """Worker processes indexing files; :meth:`results` yields each file's record in the
-    order the jobs were given."""
+    order the jobs were given. `on_progress`, when set, is told (a job's number, its bytes
+    read) as the workers read, a few times a second, and once more as each file's record
+    arrives (from the pool's threads)."""
 
     def __init__(self, jobs: list[FileJob], workers: int) -> None:
         self.jobs = jobs
+        self.on_progress: Callable[[int, int], None] | None = None
         self._results: dict[int, FileRead | Failed] = {}
         self._arrived = queue.Queue()  # type: queue.Queue[int]
         self._procs: list[Worker] = []
@@ -71,7 +74,9 @@ class FilePool:
         from proftui.core.importers.chrome.file_read import READ_JOB, ReadJob
 
         worker = Worker(READ_JOB, [ReadJob(j.path, j.group, j.offset_ns, j.batch_bytes)
-                                   for j in assigned])
+                                   for j in assigned], reports=True)
+        worker.on_progress = lambda k, done: (
+            self._told(assigned[k].number, done) if 0 <= k < len(assigned) else None)
         self._procs.append(worker)
         thread = threading.Thread(target=self._drain, args=(worker, assigned), daemon=True)
         thread.start()
@@ -83,7 +88,12 @@ class FilePool:
 
         for job in assigned:
             self._results[job.number] = worker.result(FileRead)
+            self._told(job.number, file_size(job.path))
             self._arrived.put(job.number)
+
+    def _told(self, number: int, done: int) -> None:
+        if self.on_progress is not None:
+            self.on_progress(number, done)
 
     def results(self, cancelled: Callable[[], bool] | None = None
                 ) -> Iterator[tuple[FileJob, FileRead | Failed]]:

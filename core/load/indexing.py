@@ -16,7 +16,7 @@ from proftui.core.discover.clock import (
 )
 from proftui.core.discover.profile import DB_KIND, TimelineFile
 from proftui.core.load.file_pool import POOL_MIN_BYTES, FileJob, FilePool, worker_count
-from proftui.core.load.progress import FileProgress, Progress
+from proftui.core.load.progress import FileProgress, Progress, RanksProgress, RanksTracker
 from proftui.core.load.split import index_in_parts, parts_for
 from proftui.core.model.errors import NotATraceError
 from proftui.core.model.index import TraceIndex
@@ -38,6 +38,7 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                 cancelled: Callable[[], bool] | None = None, batch_bytes: int | None = None,
                 memory: dict[str, list[str]] | None = None, workers: int | None = None,
                 file_progress: FileProgress | None = None,
+                ranks_progress: RanksProgress | None = None,
                 cache_since_ns: int | None = None) -> TraceIndex:
     """Index the timeline files of a profile into one index: the tracks of each file
     qualified by its group when there are several groups, with the counters of each group's
@@ -53,7 +54,10 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     a trace its own sentence is raised rather than counted, and a large uncompressed one is
     split near its middle at a proven event boundary, its second half indexed by a second
     process, when `workers` (default: the cores, at most 2) allows it. Each file of several
-    is named to `file_progress` as it is begun; `batch_bytes` None is the parser's default.
+    is named to `file_progress` as it is begun, and every file's state and bytes read (those
+    the worker processes read too, and those merged from the rank cache) are said to
+    `ranks_progress` a few times a second (see :class:`RanksTracker`) and once at the end;
+    `batch_bytes` None is the parser's default.
     """
     from proftui.core.importers.chrome.read import BATCH_BYTES
 
@@ -71,6 +75,7 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
             return index
     run = _Indexing(sources, timelines, clocks, memory, batch_bytes, cancelled, lone,
                     cache_since_ns)
+    tracker = _tracker(run, ranks_progress)
     total = sum(s.size for s in sources)
     done_before = 0
     try:
@@ -78,9 +83,11 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
             for number, (source, timeline) in enumerate(zip(sources, timelines)):
 
                 def step(done: int, _total: int, events: int,
-                         base: int = done_before) -> None:
+                         base: int = done_before, number: int = number) -> None:
                     if progress is not None:
                         progress(base + done, total, events)
+                    if tracker is not None:
+                        tracker.reading(number, done)
 
                 done_before += source.size
                 run.begin(number)
@@ -88,11 +95,28 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
                     name = os.path.basename(timeline.path)
                     file_progress(number + 1, len(sources),
                                   f"{timeline.group} ({name})" if timeline.group else name)
+                cached_before = run.ranks_cached
                 importer_for(timeline.kind).read(run, number, step)
+                if tracker is not None:
+                    tracker.finished(number, cached=run.ranks_cached > cached_before)
             run.add_memory_csvs()
+            if tracker is not None:
+                tracker.flush()
     finally:
         run.close()
     return run.build()
+
+
+def _tracker(run: _Indexing, report: RanksProgress | None) -> RanksTracker | None:
+    """Each file's progress for `report`, of a profile of several files (None otherwise);
+    told by the worker pool too."""
+    if report is None or len(run.sources) < 2:
+        return None
+    names = [t.group or os.path.basename(t.path) for t in run.timelines]
+    tracker = RanksTracker(names, [s.size for s in run.sources], report)
+    if run.pool is not None:
+        run.pool.on_progress = tracker.reading
+    return tracker
 
 
 class _Indexing:

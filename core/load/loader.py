@@ -22,7 +22,7 @@ from proftui.core.discover.profile import DB_KIND, ProfileLayout, TimelineFile, 
 from proftui.core.discover.runs import SeveralRunsError, open_run
 from proftui.core.load.indexing import index_files
 from proftui.core.load.memory_csv import memory_csvs
-from proftui.core.load.progress import FileProgress, Progress
+from proftui.core.load.progress import FileProgress, Progress, RanksProgress
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.source.streams import ByteSource, FileIdentity
@@ -57,10 +57,13 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
                progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
                batch_bytes: int | None = None,
                file_progress: FileProgress | None = None,
-               keep: Callable[[str], bool] | None = None) -> TraceIndex:
+               keep: Callable[[str], bool] | None = None,
+               ranks_progress: RanksProgress | None = None) -> TraceIndex:
     """Open a trace file or a profile directory: from the cache, else by indexing it
     (`batch_bytes` at a time; None: the parser's default), saying how far it got to
-    `progress` and, of a profile of several timelines, which one it is at to `file_progress`.
+    `progress` and, of a profile of several timelines, which one it is at to `file_progress`
+    and how far each one has got (read here or by a worker, or merged from the rank cache) to
+    `ranks_progress` (see :func:`proftui.core.load.indexing.index_files`).
 
     A directory is one profile: its timelines (see :mod:`proftui.core.discover.profile`) are indexed
     together, each rank or device a group of tracks; `meta["profile"]` says what was found,
@@ -83,7 +86,7 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
             return index
     index = index_files(sources, used, clocks, progress=progress, cancelled=cancelled,
                         batch_bytes=batch_bytes, memory=opening.memory,
-                        file_progress=file_progress,
+                        file_progress=file_progress, ranks_progress=ranks_progress,
                         cache_since_ns=opening.read_start_ns if use_cache else None)
     _note_clocks(index, clocks, several_groups=len({t.group for t in used}) > 1)
     if len(sources) > 1:

@@ -50,6 +50,10 @@ KINDS: dict[str, str] = {
     "wide_csv": "CSV columns beyond the 1024th (left out)",
     "bad_csv": "the CSV cannot be read on from here (a cell over 16 MB, a NUL byte); "
                "the rows before are kept",
+    "json_bad_entry": "an entry of a JSON summary (msprof-analyze's cluster files) of an "
+                      "unexpected shape (skipped)",
+    "json_bad_value": "a figure of a JSON summary that is not a number, or is negative (left "
+                      "empty)",
     "db_missing_table": "a table the SQLite export should have is missing (what it holds "
                         "is not shown)",
     "db_missing_column": "a table of the SQLite export lacks a column proftui needs (the "

@@ -18,6 +18,8 @@ import pickle
 import struct
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, TypeVar
@@ -25,6 +27,8 @@ from typing import IO, Any, TypeVar
 from proftui.core.runtime.records import Record, StaleRecord, checked
 
 _LENGTH = struct.Struct("<Q")
+_PROGRESS = b"PROGRESS"  # the head of a progress line on a reporting worker's stderr
+REPORT_EVERY_S = 0.2  # a worker's progress lines, at most this often
 R = TypeVar("R", bound=Record)
 
 
@@ -40,16 +44,22 @@ class Worker:
     taking one job, returning one record) on each of `jobs` in order.
 
     :meth:`result` reads the next job's record (blocking); :meth:`stop` ends the worker.
+    With `reports`, `on_progress` (set it when you will) is told (job's number from 0, bytes
+    done) as the job's function says (see :func:`job_progress`), from a thread of its own.
     """
 
-    def __init__(self, function: str, jobs: Sequence[Any]) -> None:
+    def __init__(self, function: str, jobs: Sequence[Any], reports: bool = False) -> None:
         self.function = function
         self.n_jobs = len(jobs)
         self._answered = 0
+        self.on_progress: Callable[[int, int], None] | None = None
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from proftui.core.runtime.workers import serve; serve()",
-             function],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+             function, *(["report"] if reports else [])],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if reports else subprocess.DEVNULL)
+        if reports:
+            threading.Thread(target=self._read_reports, daemon=True).start()
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(pickle.dumps(list(jobs), protocol=pickle.HIGHEST_PROTOCOL))
@@ -76,6 +86,21 @@ class Worker:
         except StaleRecord as exc:
             return Failed(str(exc))
 
+    def _read_reports(self) -> None:
+        """Hand each progress line on the worker's stderr to on_progress (until it ends);
+        anything else it writes there (a warning) is passed over."""
+        assert self.proc.stderr is not None
+        try:
+            for line in self.proc.stderr:
+                parts = line.split()
+                if len(parts) == 3 and parts[0] == _PROGRESS and self.on_progress is not None:
+                    try:
+                        self.on_progress(int(parts[1]), int(parts[2]))
+                    except ValueError:
+                        pass
+        except (OSError, ValueError):  # closed by stop
+            pass
+
     def poll(self) -> int | None:
         """The worker's exit status, None while it runs."""
         return self.proc.poll()
@@ -87,6 +112,8 @@ class Worker:
         self.proc.wait()
         if self.proc.stdout is not None:
             self.proc.stdout.close()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
 
 
 def _read_record(stream: IO[bytes]) -> Any:
@@ -105,9 +132,12 @@ def serve(function: Callable[[Any], Any] | None = None) -> None:
     if function is None:
         module, name = sys.argv[1].split(":")
         function = getattr(importlib.import_module(module), name)
+    global _reporting
     jobs = pickle.loads(sys.stdin.buffer.read())
     out = sys.stdout.buffer
-    for job in jobs:
+    reports = sys.argv[2:3] == ["report"]
+    for number, job in enumerate(jobs):
+        _reporting = number if reports else None
         try:
             result = function(job)
         except Exception as exc:  # noqa: BLE001 - the parent does the job itself
@@ -118,3 +148,25 @@ def serve(function: Callable[[Any], Any] | None = None) -> None:
         out.write(data)
         out.flush()
         del data
+
+
+_reporting: int | None = None  # in a reporting worker, the number of the job it runs
+
+
+def job_progress() -> Callable[[int, int, int], None] | None:
+    """In a worker started with `reports`, a progress callback (bytes done, bytes total,
+    events) for the job being run, writing a line to stderr at most every REPORT_EVERY_S;
+    None elsewhere (nobody would read it)."""
+    number = _reporting
+    if number is None:
+        return None
+    said_at = [0.0]
+
+    def say(done: int, _total: int, _events: int) -> None:
+        now = time.monotonic()
+        if now - said_at[0] >= REPORT_EVERY_S:
+            said_at[0] = now
+            sys.stderr.buffer.write(b"%s %d %d\n" % (_PROGRESS, number, done))
+            sys.stderr.buffer.flush()
+
+    return say

@@ -47,7 +47,10 @@ def choose(files: Sequence[TableFile], name: str, group: str | None = None) -> l
     kinds = list(dict.fromkeys(f.kind for f in files))
     chosen = [f for f in files if f.kind.lower() == wanted]
     if not chosen:
-        chosen = [f for f in files if file_name(f).lower() in (wanted, wanted + ".csv")]
+        chosen = [f for f in files if file_name(f).lower() in
+                  (wanted, wanted + ".csv", wanted + ".json")]
+        # a file of several tables (msprof-analyze's cluster_communication.json): its first
+        chosen = [f for f in chosen if f.kind == chosen[0].kind]
     if not chosen:
         prefixed = [k for k in kinds if k.lower().startswith(wanted)] if wanted else []
         if len(prefixed) > 1:

@@ -144,8 +144,9 @@ def test_info_json_lists_ranks_in_natural_order(tmp_path, capsys) -> None:
 
 
 def test_indexing_a_folder_of_ranks_names_each_rank_on_the_bar(tmp_path, monkeypatch) -> None:
-    """On a terminal, `proftui index` of a folder of ranks says which rank it is at and how
-    many of how many (the bar is drawn on stderr, and only on a terminal)."""
+    """On a terminal, `proftui index` of a folder of ranks says which rank it is at, how
+    many of how many, and how many are done and came from the rank cache (the bar is drawn
+    on stderr, and only on a terminal)."""
     import io
 
     from cluster_inputs import rank_folders
@@ -160,6 +161,14 @@ def test_indexing_a_folder_of_ranks_names_each_rank_on_the_bar(tmp_path, monkeyp
     monkeypatch.setenv("COLUMNS", "160")
     assert main(["index", root]) == 0
     assert "indexing 3 of 3: rank 2 (trace_view.json)" in stderr.getvalue()
+    assert "(3/3 ranks done)" in stderr.getvalue()
+    stderr.seek(0)
+    stderr.truncate()
+    from proftui.core.cache import indexes as cache  # the profile's entry gone: the ranks'
+
+    monkeypatch.setattr(cache, "load", lambda *a, **k: (_ for _ in ()).throw(cache.CacheMiss()))
+    assert main(["index", root]) == 0
+    assert "(3/3 ranks done, 3 cached)" in stderr.getvalue()
     piped = io.StringIO()  # not a terminal: no bar
     monkeypatch.setattr(sys, "stderr", piped)
     monkeypatch.setattr(sys, "stdout", io.StringIO())

@@ -8,15 +8,17 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from textual.widgets import ProgressBar
+from textual.widgets import ProgressBar, Static
 
 from proftui.core import Cancelled, ProftuiError, TraceIndex, load_trace
 from proftui.core.analysis.overview import read_overview
 from proftui.core.discover.runs import SeveralRunsError
 from proftui.core.load.loader import check_not_empty
+from proftui.core.load.progress import FileStatus
 from proftui.core.query.rows import RowIndex, rows_for
 from proftui.tui.commands.common import index_warning_line
 from proftui.tui.text.format import fmt_count, fmt_duration, plural
+from proftui.tui.text.ranks_progress import rank_lines
 from proftui.tui.text.safe import safe
 from proftui.tui.widgets.timeline import Timeline
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 
 # How long the overview waits for the first frame before it is read anyway.
 FIRST_FRAME_WAIT_S = 1.0
+RANK_LINES = 8  # at most, under the progress bar (fewer on a short screen)
 
 
 def progress_status(path: str, file_note: str, done: int, total: int, events: int,
@@ -98,7 +101,8 @@ class Loading:
                 index = load_trace(app.path, run=app.run_number, use_cache=app.use_cache,
                                    progress=self._report_progress,
                                    cancelled=app._cancel.is_set,
-                                   file_progress=self._report_file, keep=keep)
+                                   file_progress=self._report_file, keep=keep,
+                                   ranks_progress=self._report_ranks)
                 rows = rows_for(index)
             check_not_empty(index, app.path)  # (a cached empty one is said again)
             if index.meta.get("sources"):  # (a profile of summary tables only has none)
@@ -131,6 +135,25 @@ class Loading:
         if of > 1:
             self.app.call_from_thread(setattr, self, "indexing_file", file_note(number, of, name))
 
+    def _report_ranks(self, files: tuple[FileStatus, ...]) -> None:
+        self.app.call_from_thread(self.update_ranks, files)
+
+    def update_ranks(self, files: tuple[FileStatus, ...]) -> None:
+        """A line per rank being read (every rank when they fit), and how many are done and
+        came from the cache, under the progress bar."""
+        app = self.app
+        if not app.query_one(ProgressBar).display:
+            return  # said late: the profile is open already
+        room = max(2, min(RANK_LINES, app.size.height // 3))
+        ranks = app.query_one("#ranks", Static)
+        ranks.update("\n".join(rank_lines(files, max(app.size.width - 2, 20), room)))
+        ranks.add_class("shown")
+
+    def hide_progress(self) -> None:
+        """The progress bar and the ranks' lines gone: the profile is open, or will not be."""
+        self.app.query_one(ProgressBar).display = False
+        self.app.query_one("#ranks", Static).remove_class("shown")
+
     def update_progress(self, done: int, total: int, events: int) -> None:
         app = self.app
         app.query_one(ProgressBar).update(total=max(total, 1), progress=done)
@@ -140,13 +163,13 @@ class Loading:
     # -- outcomes -------------------------------------------------------------------------------
 
     def show_stopped(self, message: str) -> None:
-        self.app.query_one(ProgressBar).display = False
+        self.hide_progress()
         self.app._status(message)
 
     def show_failure(self, message: str) -> None:
         app = self.app
         app.error = message
-        app.query_one(ProgressBar).display = False
+        self.hide_progress()
         app._error(f"Cannot open this trace: {safe(message)}")
 
     def show_timeline_first(self, index: TraceIndex, rows: RowIndex) -> None:
@@ -154,7 +177,7 @@ class Loading:
         app = self.app
         app.index, app.rows = index, rows
         app._loading = False  # nothing left to cancel: Esc is the focused widget's again
-        app.query_one(ProgressBar).display = False
+        self.hide_progress()
         app._status(overview_status(index))
         timeline = app.query_one(Timeline)
         timeline.show(index, rows, utilisation=False)  # (it needs the tables)

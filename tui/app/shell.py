@@ -101,6 +101,9 @@ class ProftuiApp(BaseApp):
     /* damaged input: its warning line first, above what the index holds */
     #status.damaged { height: auto; max-height: 4; background: $warning 30%; }
     #progress { padding: 0 1; }
+    /* while a profile of several ranks indexes: a line per rank being read, and a count */
+    #ranks { height: auto; max-height: 9; padding: 0 1; display: none; }
+    #ranks.shown { display: block; }
     /* 3:2, but the timeline keeps the ruler, a line per rank of two and 8 tracks under
        their headers (15 rows): at 80x24 the panes give way first, down to 7 rows */
     #main { height: 3fr; min-height: 15; }
@@ -181,6 +184,7 @@ class ProftuiApp(BaseApp):
     def compose(self) -> ComposeResult:
         yield StatusLine(f"Opening {safe(self.path)} ...", id="status", markup=False)
         yield ProgressBar(id="progress", show_eta=True)
+        yield Static("", id="ranks", markup=False)
         with Vertical(id="main"):
             yield Timeline(id="timeline")
         # The panes' widgets are mounted into their tabs once the first frame is painted, and
@@ -298,7 +302,7 @@ class ProftuiApp(BaseApp):
                     tables: list[Table], iterations: list[Iteration]) -> None:
         self.index, self.rows, self.summary = index, rows, summary
         self.iterations = iterations
-        self.query_one(ProgressBar).display = False
+        self.loading.hide_progress()
         self._status(overview_status(index))
         self.query_one(OverviewTree).show_summary(summary, self.path)
         diag = [line for line in info_lines(summary) if line.startswith(("diagnostics", "  "))]

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -138,10 +138,15 @@ def side_option(help: str = "device tracks (GPU/NPU streams), host tracks, or al
     return Arg("--side", choices=SIDES, default="all", help=help)
 
 
+if TYPE_CHECKING:
+    from proftui.core.load.progress import FileStatus
+
+
 @contextmanager
 def _progress(enabled: bool) -> Iterator[dict[str, Callable[..., None]]]:
     """load_trace's progress callbacks drawing a bar on stderr (which names each file of a
-    profile of several, and how many of how many), or none when stderr is not a terminal."""
+    profile of several, how many of how many, and how many ranks are done and came from the
+    cache), or none when stderr is not a terminal."""
     if not enabled or not sys.stderr.isatty():
         yield {}
         return
@@ -155,11 +160,14 @@ def _progress(enabled: bool) -> Iterator[dict[str, Callable[..., None]]]:
         TransferSpeedColumn,
     )
 
-    columns = (TextColumn("{task.fields[what]}"), BarColumn(), DownloadColumn(),
+    from proftui.tui.text.ranks_progress import ranks_tally
+
+    columns = (TextColumn("{task.fields[what]}"), TextColumn("{task.fields[ranks]}"),
+               BarColumn(), DownloadColumn(),
                TransferSpeedColumn(), TextColumn("{task.fields[events]} events"),
                TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("index", total=None, events="0", what="indexing")
+        task = bar.add_task("index", total=None, events="0", what="indexing", ranks="")
 
         def update(done: int, total: int, events: int) -> None:
             bar.update(task, completed=done, total=total, events=fmt_count(events))
@@ -169,7 +177,10 @@ def _progress(enabled: bool) -> Iterator[dict[str, Callable[..., None]]]:
                 bar.update(task, what=f"indexing {number} of {of}: "
                                       f"{shorten_middle(safe(name), 40)}")
 
-        yield {"progress": update, "file_progress": file_begun}
+        def ranks_told(files: tuple[FileStatus, ...]) -> None:
+            bar.update(task, ranks=f"({ranks_tally(files)})")
+
+        yield {"progress": update, "file_progress": file_begun, "ranks_progress": ranks_told}
 
 
 def load(args: argparse.Namespace, show_progress: bool = True):

@@ -49,9 +49,12 @@ class ReadJob:
 
 def read_job(job: ReadJob) -> FileRead:
     """A worker's reading of `job` (raises what reading raises: the worker sends it back as
-    a failure, and the parent reads the file itself)."""
+    a failure, and the parent reads the file itself); how far it got is said to the parent
+    when it asked (see :func:`proftui.core.runtime.workers.job_progress`)."""
+    from proftui.core.runtime.workers import job_progress
+
     return read_alone(ByteSource(job.path), job.group, job.offset_ns, job.batch_bytes,
-                      job.start, end=job.end)
+                      job.start, progress=job_progress(), end=job.end)
 
 
 def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_bytes: int,
