@@ -15,6 +15,7 @@ from rich.style import Style
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
@@ -343,11 +344,18 @@ class ClusterPane(TablePane):
         """Add the ranks' communication and the profiler's cluster output compared (either
         None when the profile has none)."""
         self.comm, self.profiler = comm, profiler
-        self.query_one("#cluster-comm", Static).update("\n".join(comm_lines(comm, profiler)))
+        self._comm_text("\n".join(comm_lines(comm, profiler)))
 
     def show_comm_failure(self, reason: str) -> None:
-        self.query_one("#cluster-comm", Static).update(
-            f"Communication could not be read: {safe(reason)}")
+        self._comm_text(f"Communication could not be read: {safe(reason)}")
+
+    def _comm_text(self, text: str) -> None:
+        # The analysis runs in a worker: it may answer while the app closes (its widgets
+        # already gone), with nothing left to show it on.
+        try:
+            self.query_one("#cluster-comm", Static).update(text)
+        except NoMatches:
+            pass
 
     @property
     def views(self) -> list[str]:
