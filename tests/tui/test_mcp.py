@@ -190,17 +190,21 @@ def test_a_root_that_is_no_folder_is_refused(capsys) -> None:
 
 
 @needs_sdk
-async def test_proftui_mcp_serves_over_stdio() -> None:
+async def test_proftui_mcp_serves_over_stdio(tmp_path) -> None:
     from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     # The SDK passes a server only a few variables unless told: this one imports proftui as
     # the tests do (installed, or through PYTHONPATH).
     env = dict(os.environ)
     server = StdioServerParameters(command=sys.executable,
                                    args=["-m", "proftui", "mcp", str(SAMPLES)], env=env)
-    async with Client(server) as client:
-        names = [t.name for t in (await client.list_tools()).tools]
-        result = await client.call_tool("info", {"path": KINETO})
+    # The server's stderr to a file of its own: the SDK's default is the sys.stderr of when it
+    # was imported, which under pytest may be a capture with no file descriptor.
+    with open(tmp_path / "server.err", "w") as errlog:
+        async with Client(stdio_client(server, errlog=errlog)) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            result = await client.call_tool("info", {"path": KINETO})
     assert names == [t.name for t in TOOLS]
     assert json.loads(result.content[0].text)["slices"] > 0
 
