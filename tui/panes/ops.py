@@ -3,6 +3,8 @@ one side; Enter lists an operator's instances (`proftui ops` prints the same num
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,13 +22,15 @@ from proftui.core.ops.aggregate import (
 )
 from proftui.core.ops.grouping import GROUP_BY, OpTypes, op_types
 from proftui.core.ops.iterations import Iteration
-from proftui.core.perf.efficiency import Efficiency
-from proftui.core.perf.hardware import Peaks
 from proftui.tui.panes.base import FilterBox, TablePane
 from proftui.tui.panes.ops_window import WHOLE_TRACE, Window
 from proftui.tui.text.format import fmt_duration, plural
 from proftui.tui.text.safe import safe
 from proftui.tui.widgets.table import TableView
+
+if TYPE_CHECKING:  # the op efficiency is imported when E first asks for it
+    from proftui.core.perf.efficiency import Efficiency
+    from proftui.core.perf.hardware import Peaks
 
 SIDES = ("all", "device", "host")
 GROUPINGS = tuple(GROUP_BY)
