@@ -56,25 +56,12 @@ def ai_cpu_ops(tables: Sequence[Table], group: str,
                steps: set[int] | None = None) -> TableOps | None:
     """The AI CPU ops of `group`: kernel_details' tasks (those of `steps` only, where given
     and the table has a Step Id), else op_statistic's op types; None without either table."""
-    for table in _of(tables, "kernel_details", group):
-        dur = _ns(table.find("Duration"))
-        if dur is None:
-            continue
-        keep = np.isfinite(dur)
-        step = table.find("Step Id")
-        if steps is not None and step is not None and step.kind == "number":
-            keep &= np.isin(step.values, list(steps))
-        core = np.array(_text(table.find("Accelerator Core"), table.n_rows), dtype=object)
-        mine = keep & (core == AI_CPU_CORE)
-        start = table.find("Start Time")
-        starts = (start.values.astype(np.int64) if start is not None
-                  and start.kind == "timestamp" else np.full(table.n_rows, -1, np.int64))
-        starts = np.where(starts == _MISSING_TS, -1, starts)
-        names = _text(table.find("Name"), table.n_rows)
-        rows = np.flatnonzero(mine)
-        return TableOps("kernel_details.csv", [names[r] for r in rows],
-                        np.ones(len(rows), np.int64), dur[rows], dur[rows], starts[rows],
-                        float(dur[keep].sum()))
+    tasks = kernel_rows(tables, group, steps)
+    if tasks is not None:
+        mine = np.flatnonzero(np.array(tasks.cores, dtype=object) == AI_CPU_CORE)
+        return TableOps("kernel_details.csv", [tasks.names[r] for r in mine],
+                        np.ones(len(mine), np.int64), tasks.dur_ns[mine], tasks.dur_ns[mine],
+                        tasks.start_ns[mine], tasks.all_ns)
     for table in _of(tables, "op_statistic", group):
         total, longest = _ns(table.find("Total Time")), _ns(table.find("Max Time"))
         count = table.find("Count")

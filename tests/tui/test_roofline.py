@@ -79,16 +79,22 @@ def test_ops_efficiency_refuses_a_bad_peaks_file(tmp_path, capsys) -> None:
     assert "Traceback" not in err
 
 
+async def _efficiency_view(app, pilot):
+    """The Ops pane, switched to its efficiency view (E) once the app has settled."""
+    await settle(app, pilot)
+    await pilot.press("2")
+    await settle(app, pilot)
+    pane = app.query_one("#ops")
+    app.screen.set_focus(pane.query_one("#ops-table"))
+    await pilot.press("E")
+    await wait_for(pilot, lambda: pane.efficiency is not None)
+    return pane
+
+
 async def test_ops_pane_efficiency_view_roofline_and_calls(tmp_path) -> None:
     app = ProftuiApp(str(gemm_trace(tmp_path / "t.json")))
     async with app.run_test(size=(160, 50)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        pane = app.query_one("#ops")
-        app.screen.set_focus(pane.query_one("#ops-table"))
-        await pilot.press("E")
-        await wait_for(pilot, lambda: pane.efficiency is not None)
+        pane = await _efficiency_view(app, pilot)
         title = str(pane.query_one("#ops-title").render())
         assert "Op efficiency of whole trace: 3 op shapes from trace" in title
         assert "the models cover 93% of 75 us; peaks: NVIDIA H100 SXM5 80GB" in title
@@ -117,12 +123,6 @@ async def test_the_viewer_judges_by_the_peaks_asked_for(tmp_path) -> None:
     app = ProftuiApp(str(gemm_trace(tmp_path / "t.json", device=None)),
                      peaks={"tflops": 100.0, "tbps": 1.0})
     async with app.run_test(size=(160, 50)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        pane = app.query_one("#ops")
-        app.screen.set_focus(pane.query_one("#ops-table"))
-        await pilot.press("E")
-        await wait_for(pilot, lambda: pane.efficiency is not None)
+        pane = await _efficiency_view(app, pilot)
         assert pane.efficiency.peaks.matrix["bf16"] == 100e12
         assert "--peak-tflops 100 --peak-tbps 1" in str(pane.query_one("#ops-title").render())
