@@ -131,11 +131,13 @@ def _dtype_text(dtypes: tuple[str, ...]) -> str:
 
 
 def _calls(found: OpInstances) -> dict[int, list[int]]:
-    """Instances grouped into calls: the kernels one host op launched are one call (the
-    host op's slice row is its key); a task with no host call is a call alone."""
+    """Instances grouped into calls: the Kineto kernels one host op launched are one call
+    (the host op's slice row is its key: the kernels carry its shapes, not their own); an
+    Ascend task is a call alone (its row is an op of its own, with its own shapes, whatever
+    torch op launched it beside others)."""
     calls: dict[int, list[int]] = defaultdict(list)
-    for i, host in enumerate(found.host_slices.tolist()):
-        calls[host if host >= 0 else -(i + 2)].append(i)
+    for i, (host, source) in enumerate(zip(found.host_slices.tolist(), found.sources)):
+        calls[host if host >= 0 and source == "trace" else -(i + 2)].append(i)
     return calls
 
 

@@ -153,3 +153,18 @@ def test_ascend_rows_without_counters_say_how_to_capture_them(tmp_path) -> None:
     assert found.notes == ("The profiler's rows give no pipe counters (aic_mac_ratio, "
                            "aiv_vec_ratio ...): capture with experimental_config "
                            "aic_metrics=PipeUtilization.",)
+
+
+def test_ascend_tasks_of_one_torch_op_are_ops_of_their_own(tmp_path) -> None:
+    """Two kernel_details rows launched by one torch op (aten::linear: a MatMulV2, then an
+    Add for its bias) are two ops, each with its shapes and time: not one call of either."""
+    from proftui.core import load_trace
+    from tests.core.test_perf_instances import _ascend_profile
+
+    folder = _ascend_profile(tmp_path)
+    found = op_instances(load_trace(str(folder), use_cache=False))
+    # the first and second rows: give both the first task's host op, as one launch would
+    hosts = found.host_slices.copy()
+    hosts[1] = hosts[0] = max(int(hosts[0]), 0)
+    rows = efficiency(type(found)(**{**vars(found), "host_slices": hosts}), None)
+    assert sorted(g.calls for g in rows.groups) == [1, 1, 1]
