@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -512,10 +513,13 @@ def advice_steps(index: TraceIndex, tables: Sequence[Table],
 
 
 def advise(index: TraceIndex, iterations: Iterations, tables: Sequence[Table] = (),
-           overrides: dict[str, dict[str, float]] | None = None) -> Advice:
-    """Run every rule on every group of the profile."""
+           overrides: dict[str, dict[str, float]] | None = None,
+           peaks: dict[str, Any] | None = None) -> Advice:
+    """Run every rule on every group of the profile (`peaks`: how the device's peaks were
+    asked for, see Context)."""
     all_steps = steps_by_group(breakdown(index, iterations, tables))
-    return run_rules(index, tables, advice_steps(index, tables, all_steps), RULES, overrides)
+    return run_rules(index, tables, advice_steps(index, tables, all_steps), RULES, overrides,
+                     peaks)
 
 
 def _capture(index: TraceIndex, tables: Sequence[Table], group: str) -> StepBreakdown | None:
@@ -530,10 +534,11 @@ def _capture(index: TraceIndex, tables: Sequence[Table], group: str) -> StepBrea
 
 def run_rules(index: TraceIndex, tables: Sequence[Table], steps: dict[str, list[StepBreakdown]],
               rules: Sequence[Rule] = RULES,
-              overrides: dict[str, dict[str, float]] | None = None) -> Advice:
+              overrides: dict[str, dict[str, float]] | None = None,
+              peaks: dict[str, Any] | None = None) -> Advice:
     """Run `rules` on every group of `steps` (per group, the steps considered)."""
     overrides = overrides or {}
-    ctx = Context(index, tables, steps)
+    ctx = Context(index, tables, steps, dict(peaks or {}))
     findings: list[Finding] = []
     skipped: dict[str, str] = {}
     for rule in rules:

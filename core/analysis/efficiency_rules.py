@@ -53,14 +53,15 @@ FP32_GAP = 2.0  # the bf16 matrix peak over fp32's from which fp32 is flagged
 _LAUNCH = re.compile(r"(cuda|hip)LaunchKernel|cuLaunchKernel|aclnn\w*|LaunchKernel|"
                      r"aclopCompileAndExecute", re.IGNORECASE)
 
-_memo: dict[int, tuple[Any, Any]] = {}
+_memo: dict[tuple, tuple[Any, Any]] = {}
 
 
 def _peaks(ctx: Context):
-    key = id(ctx.index)
+    """The profile's peaks as asked for (ctx.peaks), found once per index and asking."""
+    key = (id(ctx.index), tuple(sorted(ctx.peaks.items())))
     if key not in _memo or _memo[key][0] is not ctx.index:
         _memo.clear()
-        _memo[key] = (ctx.index, profile_peaks(ctx.index))
+        _memo[key] = (ctx.index, profile_peaks(ctx.index, **ctx.peaks))
     return _memo[key][1]
 
 

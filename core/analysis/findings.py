@@ -70,6 +70,9 @@ class Context:
     index: TraceIndex
     tables: Sequence[Table]
     steps: dict[str, list[StepBreakdown]]  # per group, warm-up left out
+    # How the device's peaks were asked for (profile_peaks' keywords: device, peaks_file,
+    # tflops, tbps); none: the device the profile names.
+    peaks: dict[str, Any] = field(default_factory=dict)
 
     def median_step_ns(self, group: str) -> float:
         return float(np.median([b.step_ns for b in self.steps[group]]))

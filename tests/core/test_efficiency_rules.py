@@ -85,3 +85,15 @@ def test_under_roof_says_when_there_are_too_many_kernels_to_read(tmp_path) -> No
     assert _finding(advice, "under_roof") is None
     assert _skipped(advice, "under_roof").startswith(
         "1 matrix kernel in the steps considered, more than max_kernels (0)")
+
+
+def test_under_roof_judges_by_the_peaks_asked_for(tmp_path) -> None:
+    """`proftui advise --peak-tflops X --peak-tbps Y` where the profile names no device."""
+    events = call(1, "aten::mm", 1000, [[4096, 4096], [4096, 4100]], [BF16, BF16],
+                  [("gemm_big", 1000)])
+    index = load(write_trace(tmp_path / "t.json", events))
+    advice = advise(index, find_iterations(index), (), peaks={"tflops": 989.4, "tbps": 3.35})
+    f = _finding(advice, "under_roof")
+    assert f is not None and f.numbers["device"] == "unknown device"
+    assert abs(f.numbers["ops"][0]["roof_pct"] - 100 * 2 * 4096 * 4096 * 4100 / 1e-3
+               / 989.4e12) < 1e-9

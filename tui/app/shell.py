@@ -350,7 +350,8 @@ class ProftuiApp(BaseApp):
             from proftui.core.analysis.cluster_comm import read_communication
 
             found = breakdown(index, iterations, tables)
-            advice = advise(index, iterations, tables)  # type: ignore[arg-type]
+            advice = advise(index, iterations, tables,  # type: ignore[arg-type]
+                            peaks=self.peaks_asked)
         except Exception as exc:  # noqa: BLE001 - the rest of the app stays usable
             self.call_from_thread(self._analysis_failed, f"{type(exc).__name__}: {exc}")
             return

@@ -9,6 +9,8 @@ from proftui.tui.commands.common import (
     TRACE,
     json_option,
     load,
+    peaks_asked,
+    peaks_options,
     print_json,
     print_warning,
     with_warnings,
@@ -27,7 +29,8 @@ SPEC = Command(
      Arg("--rules", action="store_true", help="print the rule table (id, what it measures, "
                                               "thresholds, fix) and its version, and exit"),
      Arg("--set", action="append", default=[], metavar="RULE.KEY=VALUE",
-         help="override a rule's threshold (repeatable)")),
+         help="override a rule's threshold (repeatable)"),
+     *peaks_options()),
     ("proftui advise run.pt.trace.json",
      "proftui advise --set exposed_comm.min_share=0.2 PROF_000001_...",
      "proftui advise --rules",
@@ -45,7 +48,7 @@ def cmd_advise(argv: list[str]) -> int:
 
     overrides = parse_overrides(args.set)
     index = load(args)
-    found = advice(index, overrides)
+    found = advice(index, overrides, peaks_asked(args))
     if args.json:
         print_json(advise_json(found, index))
         return EXIT_OK
@@ -60,21 +63,22 @@ def cmd_advise(argv: list[str]) -> int:
     return EXIT_OK
 
 
-def advice(index, overrides: dict | None = None):
-    """The advisor's answer on `index` (its rules' thresholds moved by `overrides`); its
-    `to_json()` with the warnings is what `proftui advise --json` prints."""
+def advice(index, overrides: dict | None = None, peaks: dict | None = None):
+    """The advisor's answer on `index` (its rules' thresholds moved by `overrides`, the
+    device's peaks as `peaks` asks: peaks_asked); its `to_json()` with the warnings is what
+    `proftui advise --json` prints."""
     from proftui.core.analysis.advise import advise
     from proftui.core.analysis.overview import read_overview
 
     _, tables, iterations = read_overview(index)
-    return advise(index, iterations, tables, overrides or {})
+    return advise(index, iterations, tables, overrides or {}, peaks)
 
 
 def json_answer(args, index) -> dict:
     """What `advise --json` prints of the loaded `index` (`proftui mcp` answers it too)."""
     from proftui.core.analysis.advise import parse_overrides
 
-    return advise_json(advice(index, parse_overrides(args.set)), index)
+    return advise_json(advice(index, parse_overrides(args.set), peaks_asked(args)), index)
 
 
 def advise_json(found, index) -> dict:
