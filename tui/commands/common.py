@@ -495,3 +495,21 @@ def diagnostic_lines(items: list[dict[str, Any]]) -> list[str]:
             message = d.get("message") or KINDS.get(d["kind"], d["kind"])
             lines.append(f"  {fmt_count(d['count']):>10}  {safe(message)}{where}{detail}")
     return lines
+
+
+# -- addresses ------------------------------------------------------------------------------
+
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names this machine's loopback (127.0.0.0/8, ::1, localhost): a server
+    listening there is reached from this machine only."""
+    import ipaddress  # only serve asks
+
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # another host name: it may well resolve to a network address
+        return False

@@ -5,19 +5,17 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib.util
-import ipaddress
 import os
 import shlex
 import socket
 import sys
 
-from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, TRACE
+from proftui.tui.commands.common import EXIT_FAILURE, EXIT_OK, TRACE, is_loopback
 from proftui.tui.commands.spec import Arg, Command
 from proftui.tui.text.safe import safe
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8000
 # Host names that are this machine's loopback whatever the resolver says.
-LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
 
 
 def _port(text: str) -> int:
@@ -81,17 +79,6 @@ def cmd_serve(argv: list[str]) -> int:
     serve(app_command(args), args.host, args.port, title=f"proftui {os.path.basename(args.path)}",
           public=args.public)
     return EXIT_OK
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` names this machine's loopback (127.0.0.0/8, ::1, localhost): a server
-    listening there is reached from this machine only."""
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:  # another host name: it may well resolve to a network address
-        return False
 
 
 def check_inputs(path: str, new: str | None) -> None:

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from textual_serve.server import Server
 
-from proftui.tui.commands.serve import is_loopback
+from proftui.tui.commands.common import is_loopback
 
 
 class ViewerServer(Server):
