@@ -53,7 +53,13 @@ from proftui.core.analysis.table_diff import (
     compare_tables,
     delta_tables,
 )
-from proftui.core.analysis.work_diff import WorkDelta, modelled_per_step, work_deltas
+from proftui.core.analysis.work_diff import (
+    MAX_KERNELS,
+    WorkDelta,
+    modelled_per_step,
+    too_many_kernels,
+    work_deltas,
+)
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Column, Table, text_column
@@ -254,7 +260,12 @@ def compare(base: Opened, new: Opened, *, by: str = "name", side: str = "all", s
     tables = compare_tables(base.tables, new.tables, lambda name: normalise(name, op_map))
     warnings += _capture_lengths(base, new, tables)
     work = {}
-    if by == "name":  # the models' FLOPs are per task name, as the name key is
+    many = [too_many_kernels(o.index) for o in (base, new)] if by == "name" else []
+    if any(many):
+        warnings.append(f"the ops' work and speed are not compared: {max(many):,} kernels' "
+                        f"args to read, over {MAX_KERNELS:,}; proftui ops --efficiency rates "
+                        "each side's ops")
+    elif by == "name":  # the models' FLOPs are per task name, as the name key is
         def key(name: str) -> str:
             return normalise(name, op_map)
 

@@ -18,10 +18,12 @@ from typing import Any
 import numpy as np
 
 from proftui.core.perf.efficiency import op_groups, subset_instances
-from proftui.core.perf.instances import OpInstances, op_instances
-from proftui.core.perf.models import NoModel
+from proftui.core.perf.instances import OpInstances, kernels_to_read, op_instances
+from proftui.core.perf.models import RULES, NoModel
 
 CHANGED_PCT = 5.0  # a change of the work or the rate under this is "the same"
+MAX_KERNELS = 20_000  # Kineto kernels whose args a side may need (as advise's under_roof)
+MODELLED = frozenset(RULES)  # the op names and types a perf model covers: the others unread
 
 
 @dataclass(frozen=True)
@@ -85,10 +87,17 @@ def _in_windows(found: OpInstances, windows: Sequence[Window]) -> list[np.ndarra
     return out
 
 
+def too_many_kernels(index) -> int:
+    """How many Kineto kernels of modelled ops the work needs the args of, where that is
+    over MAX_KERNELS (reading them takes seconds a hundred thousand); 0 otherwise."""
+    n = kernels_to_read(index, names=MODELLED)
+    return n if n > MAX_KERNELS else 0
+
+
 def modelled_per_step(index, windows: Sequence[Window], key: Callable[[str], str]
                       ) -> dict[str, tuple[float, float]]:
     """Per op key: (FLOPs, device ns) per window of the calls a model covers."""
-    found = op_instances(index)
+    found = op_instances(index, names=MODELLED)
     out: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for rows in _in_windows(found, windows):
         part = subset_instances(found, rows)

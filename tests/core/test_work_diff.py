@@ -49,3 +49,15 @@ def test_causes() -> None:
     assert WorkDelta("k", 100.0, 100.0, 10.0, 10.0).cause == "same"
     assert WorkDelta("k", 100.0, 150.0, 10.0, 10.0).cause == "both"  # more work, faster
     assert WorkDelta("k", 100.0, 0.0, 10.0, 0.0).cause == ""  # no modelled call on one side
+
+
+def test_too_many_kernels_to_read_is_said_not_waited_for(tmp_path, capsys, monkeypatch) -> None:
+    from proftui.core.analysis import work_diff
+
+    monkeypatch.setattr(work_diff, "MAX_KERNELS", 3)  # each side has 4 modelled kernels
+    base, new = _trace(tmp_path / "a.json", 64, 30), _trace(tmp_path / "b.json", 64, 15)
+    assert main(["diff", "--json", str(base), str(new)]) in (0, 1, 3)
+    found = json.loads(capsys.readouterr().out)
+    assert all(o["work"] is None for o in found["ops"])
+    assert any(w["message"].startswith("the ops' work and speed are not compared: 4 kernels'")
+               for w in found["warnings"])
