@@ -20,6 +20,7 @@ from proftui.core.load.progress import FileProgress, Progress, RanksProgress, Ra
 from proftui.core.load.split import index_in_parts, parts_for
 from proftui.core.model.errors import NotATraceError
 from proftui.core.model.index import TraceIndex
+from proftui.core.runtime.cores import usable_cores
 from proftui.core.runtime.malloc import indexing
 from proftui.core.runtime.records import StaleRecord
 from proftui.core.runtime.workers import Failed
@@ -63,6 +64,7 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
 
     batch_bytes = batch_bytes or BATCH_BYTES
     memory = memory or {}
+    ahead = read_ahead(workers)
     lone = (len(sources) == 1 and importer_for(timelines[0].kind).in_workers
             and set(memory) <= {timelines[0].group})
     parts = parts_for(sources[0], workers) if lone else 1
@@ -70,11 +72,11 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
         with indexing():
             index = index_in_parts(sources[0], progress, cancelled, batch_bytes,
                                     clocks[0].offset_ns, memory.get(timelines[0].group, ()),
-                                    parts=parts)
+                                    parts=parts, read_ahead=ahead)
         if index is not None:
             return index
     run = _Indexing(sources, timelines, clocks, memory, batch_bytes, cancelled, lone,
-                    cache_since_ns)
+                    cache_since_ns, ahead)
     tracker = _tracker(run, ranks_progress)
     total = sum(s.size for s in sources)
     done_before = 0
@@ -107,6 +109,13 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
     return run.build()
 
 
+def read_ahead(workers: int | None) -> bool:
+    """Whether a file read in this process reads its next batch in a thread of its own (see
+    ChromeJsonReader): when `workers` (None: the default) allows more than one core and the
+    process has more than one."""
+    return (workers is None or workers > 1) and usable_cores() > 1
+
+
 def _tracker(run: _Indexing, report: RanksProgress | None) -> RanksTracker | None:
     """Each file's progress for `report`, of a profile of several files (None otherwise);
     told by the worker pool too."""
@@ -128,7 +137,7 @@ class _Indexing:
     def __init__(self, sources: list[ByteSource], timelines: list[TimelineFile],
                  clocks: list[ClockOffset], memory: dict[str, list[str]], batch_bytes: int,
                  cancelled: Callable[[], bool] | None, lone: bool,
-                 cache_since_ns: int | None) -> None:
+                 cache_since_ns: int | None, read_ahead: bool) -> None:
         from proftui.core.build.builder import TraceBuilder
         from proftui.core.importers.chrome.events import ChromeEvents
         from proftui.core.model.diagnostics import Diagnostics
@@ -136,6 +145,7 @@ class _Indexing:
         self.sources, self.timelines, self.clocks = sources, timelines, clocks
         self.memory = memory
         self.batch_bytes = batch_bytes
+        self.read_ahead = read_ahead
         self.cancelled = cancelled
         self.lone = lone
         self.cache_since_ns = cache_since_ns
@@ -263,7 +273,7 @@ class _ChromeTimeline:
                 and result.seek_points is not None):
             source.seek_points = result.seek_points  # kept beside the index
         reader = _read_json(source, run.events, run.batch_bytes, step, run.cancelled, result,
-                            run.lone)
+                            run.lone, run.read_ahead)
         if reader is None:
             return
         from proftui.core.importers.chrome.read import index_metadata
@@ -303,15 +313,18 @@ def _pool(sources: list[ByteSource], timelines: list[TimelineFile],
 
 def _read_json(source: ByteSource, events: ChromeEvents, batch_bytes: int,
                progress: Progress, cancelled: Callable[[], bool] | None,
-               got: FileRead | Failed | None, lone: bool) -> ChromeJsonReader | None:
+               got: FileRead | Failed | None, lone: bool,
+               read_ahead: bool) -> ChromeJsonReader | None:
     """One trace file into the builder of `events`: merged from `got` (what a worker, this
     process or the cache read into a builder of its own: see chrome_read.read_alone), else read
     here (also when the worker failed: its problems are then counted here). None when it is not a
-    trace (counted as an unreadable file), unless it is `lone`: then that is raised."""
+    trace (counted as an unreadable file), unless it is `lone`: then that is raised. With
+    `read_ahead`, the next batch is read in a thread while this one is added."""
     from proftui.core.importers.chrome.read import ChromeJsonReader
 
     builder = events.builder
-    reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes)
+    reader = ChromeJsonReader(source, builder.diagnostics, batch_bytes=batch_bytes,
+                              read_ahead=read_ahead)
     if got is not None and not isinstance(got, Failed):
         try:
             builder.merge(got.state, builder.ref_base)

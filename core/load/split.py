@@ -32,9 +32,10 @@ MAX_PARTS = 8  # the parent merges the parts and builds the index alone
 def index_in_parts(source: ByteSource, progress: Progress | None,
                     cancelled: Callable[[], bool] | None, batch_bytes: int,
                     offset_ns: int = 0, memory_files: Sequence[str] = (), *,
-                    parts: int = 2) -> TraceIndex | None:
+                    parts: int = 2, read_ahead: bool = False) -> TraceIndex | None:
     """Index a plain file in `parts` parts, the first here and each other in a process of its
-    own, merged in order; None if it cannot be split (then it is indexed in one piece)."""
+    own, merged in order; None if it cannot be split (then it is indexed in one piece). With
+    `read_ahead`, each part reads its next batch in a thread while it adds the last."""
     from proftui.core.build.builder import TraceBuilder
     from proftui.core.importers.chrome.events import ChromeEvents
     from proftui.core.importers.chrome.file_read import READ_JOB, FileRead, ReadJob
@@ -48,7 +49,8 @@ def index_in_parts(source: ByteSource, progress: Progress | None,
     from proftui.core.model.diagnostics import Diagnostics
 
     diagnostics = Diagnostics()
-    reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
+    reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes,
+                              read_ahead=read_ahead)
     # Workers start a fraction of a second late (a fresh interpreter): give them a little less.
     late = min(source.size // (16 * parts), 32 << 20)
     splits: list[int] = []
@@ -58,7 +60,7 @@ def index_in_parts(source: ByteSource, progress: Progress | None,
             return None
         splits.append(split)
     workers = [Worker(READ_JOB, [ReadJob(source.path, None, offset_ns, batch_bytes, start,
-                                         None if end < 0 else end)])
+                                         None if end < 0 else end, read_ahead)])
                for start, end in zip(splits, splits[1:] + [-1])]
     try:
         builder = TraceBuilder(diagnostics)

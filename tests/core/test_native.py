@@ -231,3 +231,61 @@ def test_mutated_traces_read_by_both_readers_agree() -> None:
     tally = fuzz.run(cases=60, seed=20261202, extra=[])
     assert tally.disagreements == []
     assert tally.native_batches > 10 * tally.python_batches  # the native reader was at work
+
+
+# -- reading ahead ------------------------------------------------------------------------------
+
+def _ahead_threads() -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name.startswith("proftui-read-ahead")]
+
+
+@pytest.mark.parametrize("seed, decline", [(0, False), (5, True)])
+def test_reading_ahead_gives_the_index_a_serial_read_gives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, decline: bool) -> None:
+    """The next batch read in a thread while the last is added: the same index, byte for byte,
+    where every batch is read natively and where some are declined (read by the Python path
+    in the reader's own thread)."""
+    from proftui.core.load import indexing
+
+    events = _mixed_events(seed, 1500)
+    if decline:
+        for ev in events[2::50]:
+            ev["ts"] = f"{ev['ts']}e0" if not isinstance(ev["ts"], str) else " " + ev["ts"]
+    path = write_trace(tmp_path / "t.json", events)
+    monkeypatch.setenv("PROFTUI_NATIVE", "1")
+    got = {}
+    for ahead in (False, True):
+        monkeypatch.setattr(indexing, "read_ahead", lambda workers, ahead=ahead: ahead)
+        got[ahead] = load(path, 700)
+    same_index(got[False], got[True])
+    reader = got[True].meta["reader"]
+    assert reader["native"] > 20 and (reader["python"] > 1) == decline
+    assert _ahead_threads() == []  # the thread ends with the read
+
+
+def test_reading_ahead_ends_its_thread_when_loading_is_cancelled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from proftui.core.build.builder import TraceBuilder
+    from proftui.core.importers.chrome.events import ChromeEvents
+    from proftui.core.importers.chrome.read import ChromeJsonReader
+    from proftui.core.model.diagnostics import Diagnostics
+    from proftui.core.model.errors import Cancelled
+    from proftui.core.source.streams import ByteSource
+
+    monkeypatch.setenv("PROFTUI_NATIVE", "1")
+    path = write_trace(tmp_path / "t.json", _mixed_events(1, 1500))
+    diagnostics = Diagnostics()
+    reader = ChromeJsonReader(ByteSource(str(path)), diagnostics, batch_bytes=700,
+                              read_ahead=True)
+    batches = []
+
+    def sink(events, first: int, offset: int) -> None:
+        batches.append(first)
+        assert _ahead_threads() != []  # it reads ahead while the batch is added
+
+    add = ChromeEvents(TraceBuilder(diagnostics)).add_events
+    with pytest.raises(Cancelled):
+        reader.read(lambda *a: (sink(*a), add(*a)), cancelled=lambda: len(batches) >= 3)
+    assert len(batches) == 3 and _ahead_threads() == []

@@ -37,7 +37,7 @@ class FileRead(Record):
 class ReadJob:
     """What to read: a file, from byte `start` (its start or an event's ``{``) to `end` (just
     past an event's ``}``; None: the file's end), with its group (None: pids unqualified),
-    clock offset and batch size."""
+    clock offset and batch size; `read_ahead`: see ChromeJsonReader."""
 
     path: str
     group: str | None
@@ -45,6 +45,7 @@ class ReadJob:
     batch_bytes: int
     start: int = 0
     end: int | None = None
+    read_ahead: bool = False
 
 
 def read_job(job: ReadJob) -> FileRead:
@@ -54,13 +55,14 @@ def read_job(job: ReadJob) -> FileRead:
     from proftui.core.runtime.workers import job_progress
 
     return read_alone(ByteSource(job.path), job.group, job.offset_ns, job.batch_bytes,
-                      job.start, progress=job_progress(), end=job.end)
+                      job.start, progress=job_progress(), end=job.end,
+                      read_ahead=job.read_ahead)
 
 
 def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_bytes: int,
                start: int = 0, progress: Callable[[int, int, int], None] | None = None,
                cancelled: Callable[[], bool] | None = None, end: int | None = None,
-               ) -> FileRead:
+               read_ahead: bool = False) -> FileRead:
     """One trace file (from byte `start` to `end`) read into a builder of its own, with its
     group and clock offset. Raises what reading raises."""
     from proftui.core.build.builder import TraceBuilder
@@ -70,7 +72,8 @@ def read_alone(source: ByteSource, group: str | None, offset_ns: int, batch_byte
     from proftui.core.runtime.malloc import indexing
 
     diagnostics = Diagnostics()
-    reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes)
+    reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes,
+                              read_ahead=read_ahead)
     builder = TraceBuilder(diagnostics)
     builder.tracks.set_group(group)
     builder.time_offset_ns = offset_ns

@@ -117,14 +117,54 @@ class BatchRecord:
 EventSink = Callable[[list[Event] | native.Columns, int, int], None]
 
 
+class _Ahead:
+    """The native reading of the next batch, begun in a thread of its own while the sink
+    takes the current one (the extension releases the GIL: the two run on two cores). Only
+    the reading is done ahead; what is recorded, counted and added happens in the reader's
+    thread in file order, so that the index is the one a serial read gives."""
+
+    def __init__(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="proftui-read-ahead")
+        self.key: tuple[bytes, int, int] | None = None
+        self.future: Any = None
+
+    def begin(self, buf: bytes, start: int, batch_bytes: int) -> None:
+        """Read ahead the batch of `buf` from `start` to its first candidate end."""
+        m = BOUNDARY.search(buf, start + batch_bytes - 1)
+        if m is None:
+            self.key = None
+            return
+        self.key = (buf, start, m.start() + 1)
+        self.future = self.pool.submit(native.read_batch, buf, start, m.start() + 1)
+
+    def take(self, buf: bytes, start: int, end: int) -> native.Columns | None | bool:
+        """What was read ahead for buf[start:end], or False when that was not read ahead."""
+        key, self.key = self.key, None
+        if key is None or key[0] is not buf or key[1:] != (start, end):
+            return False
+        return self.future.result()
+
+    def close(self) -> None:
+        self.key = None
+        self.pool.shutdown(wait=True)
+
+
 class ChromeJsonReader:
-    """Streams one Chrome-trace JSON file into an event sink, batch by batch."""
+    """Streams one Chrome-trace JSON file into an event sink, batch by batch.
+
+    With `read_ahead` (and the native reader on), the next batch is read in a thread while
+    the sink takes the current one; the index is the same either way.
+    """
 
     def __init__(self, source: ByteSource, diagnostics: Diagnostics,
-                 batch_bytes: int = BATCH_BYTES) -> None:
+                 batch_bytes: int = BATCH_BYTES, read_ahead: bool = False) -> None:
         self.source = source
         self.diagnostics = diagnostics
         self.batch_bytes = max(1, batch_bytes)
+        self.read_ahead = read_ahead
+        self._ahead: _Ahead | None = None
         self.metadata: dict[str, Any] = {}
         self.batches: list[BatchRecord] = []
         self.n_events = 0
@@ -153,6 +193,29 @@ class ChromeJsonReader:
             stream = _Stream(chunks, *self._find_events(chunks))
         else:
             stream = _Stream(self.source.chunks(chunk, region[0], region[1]), b"", region[0])
+        self._ahead = _Ahead() if self.read_ahead and native.enabled() else None
+        try:
+            self._read_stream(sink, stream, progress, cancelled)
+        finally:
+            if self._ahead is not None:
+                self._ahead.close()
+                self._ahead = None
+        if self.source.error:
+            # A gzip stream that ends early ends the text mid-event too: one cut, counted
+            # once, with the stream's reason (the event cut is where the text stops).
+            if self.diagnostics.count("truncated") > cut_before:
+                self.diagnostics.explain("truncated", self.source.error)
+            else:
+                self.diagnostics.add("truncated", 1, self.source.consumed, self.source.error)
+        elif region is None or region[1] is None:
+            self.count_unclosed(self.closed, self.source.consumed, cut_before)
+        if progress is not None:
+            progress(self.source.consumed, self.source.size, self.n_events)
+
+    def _read_stream(self, sink: EventSink, stream: _Stream,
+                     progress: Callable[[int, int, int], None] | None,
+                     cancelled: Callable[[], bool] | None) -> None:
+        """The batches of `stream` into `sink`, to the end of the event array."""
         while True:
             if cancelled is not None and cancelled():
                 raise Cancelled("Loading was cancelled.")
@@ -173,26 +236,21 @@ class ChromeJsonReader:
                 # The rest is the last batch: the array's end and what follows it.
                 stream.fill(_HEADER_LIMIT)
                 self._emit(sink, stream.buf[start:], stream.base + start, final=True)
-                break
+                return
             end, nxt, events = cut
-            if events is not None:  # decoded while cutting: no need to copy the bytes again
-                self._record(sink, events, stream.base + start, end - start, final=False)
-            else:
-                self._emit(sink, stream.buf[start:end], stream.base + start, final=False)
+            offset = stream.base + start
+            piece = stream.buf[start:end] if events is None else b""
             stream.drop(nxt)
+            if self._ahead is not None:  # the next batch, read while the sink takes this one
+                stream.fill(self.batch_bytes + 1)
+                lead = _LEAD.match(stream.buf).end()  # type: ignore[union-attr]
+                self._ahead.begin(stream.buf, lead, self.batch_bytes)
+            if events is not None:  # decoded while cutting: no need to copy the bytes again
+                self._record(sink, events, offset, end - start, final=False)
+            else:
+                self._emit(sink, piece, offset, final=False)
             if progress is not None:
                 progress(self.source.consumed, self.source.size, self.n_events)
-        if self.source.error:
-            # A gzip stream that ends early ends the text mid-event too: one cut, counted
-            # once, with the stream's reason (the event cut is where the text stops).
-            if self.diagnostics.count("truncated") > cut_before:
-                self.diagnostics.explain("truncated", self.source.error)
-            else:
-                self.diagnostics.add("truncated", 1, self.source.consumed, self.source.error)
-        elif region is None or region[1] is None:
-            self.count_unclosed(self.closed, self.source.consumed, cut_before)
-        if progress is not None:
-            progress(self.source.consumed, self.source.size, self.n_events)
 
     def count_unclosed(self, closed: bool, end: int, cut_before: int = 0) -> None:
         """A file of the object form whose event array never closed (`closed` False), cut
@@ -243,7 +301,9 @@ class ChromeJsonReader:
         tries = 0
         view = memoryview(buf)
         for m in BOUNDARY.finditer(buf, start + self.batch_bytes - 1):
-            columns = native.read_batch(buf, start, m.start() + 1)
+            columns = self._ahead.take(buf, start, m.start() + 1) if self._ahead else False
+            if columns is False:
+                columns = native.read_batch(buf, start, m.start() + 1)
             if columns is not None:
                 return m.start() + 1, m.end() - 1, columns
             array = b"".join((b"[", view[start: m.start() + 1], b"]"))
