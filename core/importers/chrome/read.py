@@ -76,17 +76,24 @@ ENTRY_LIMIT = 32 << 20
 
 
 class _Stream:
-    """The unread bytes of the event array: `buf`, which starts at byte `base` of the file."""
+    """The event array being read: `buf` holds the file's bytes from byte `base` on, read up
+    to `pos`. A batch is cut without copying what follows it; only what is left unread when
+    more is read is carried into the next buffer."""
 
     def __init__(self, chunks: Iterator[bytes], buf: bytes, base: int) -> None:
         self.chunks = chunks
         self.buf = buf
         self.base = base
+        self.pos = 0
         self.eof = False
 
     def fill(self, size: int) -> None:
-        """Read on until `buf` holds at least `size` bytes or the file ends."""
-        parts, have = [self.buf], len(self.buf)
+        """Read on until `buf` holds at least `size` unread bytes or the file ends (positions
+        in `buf` taken before are then stale: `pos` is where the unread bytes begin)."""
+        have = len(self.buf) - self.pos
+        if have >= size or self.eof:
+            return
+        parts: list[Any] = [memoryview(self.buf)[self.pos:]]
         while have < size and not self.eof:
             data = next(self.chunks, None)
             if data is None:
@@ -94,13 +101,13 @@ class _Stream:
             else:
                 parts.append(data)
                 have += len(data)
-        if len(parts) > 1:
-            self.buf = b"".join(parts)
+        self.buf = b"".join(parts) if len(parts) > 1 else bytes(parts[0])
+        self.base += self.pos
+        self.pos = 0
 
-    def drop(self, n: int) -> None:
-        """Forget the first `n` bytes of `buf`."""
-        self.buf = self.buf[n:]
-        self.base += n
+    def seek(self, at: int) -> None:
+        """Mark the bytes of `buf` before `at` read."""
+        self.pos = at
 
 
 @dataclass
@@ -220,9 +227,9 @@ class ChromeJsonReader:
             if cancelled is not None and cancelled():
                 raise Cancelled("Loading was cancelled.")
             stream.fill(self.batch_bytes + 1)
-            start = _LEAD.match(stream.buf).end()  # type: ignore[union-attr]
+            start = _LEAD.match(stream.buf, stream.pos).end()  # type: ignore[union-attr]
             if start == len(stream.buf) and not stream.eof:
-                stream.drop(start)  # only blanks and commas so far (a padded file)
+                stream.seek(start)  # only blanks and commas so far (a padded file)
                 continue
             cut = self._cut(stream.buf, start)
             if cut is None and not stream.eof:
@@ -230,20 +237,24 @@ class ChromeJsonReader:
                 if len(stream.buf) - start > ENTRY_LIMIT:
                     self._skip_damage(sink, stream, start, progress, cancelled)
                 else:  # doubling keeps the rescans linear
-                    stream.fill(min(2 * len(stream.buf), start + ENTRY_LIMIT + 1))
+                    stream.seek(start)
+                    unread = len(stream.buf) - start
+                    stream.fill(min(2 * unread, ENTRY_LIMIT + 1))
                 continue
             if cut is None or cut == CLOSED:
                 # The rest is the last batch: the array's end and what follows it.
+                stream.seek(start)
                 stream.fill(_HEADER_LIMIT)
-                self._emit(sink, stream.buf[start:], stream.base + start, final=True)
+                self._emit(sink, stream.buf[stream.pos:], stream.base + stream.pos,
+                           final=True)
                 return
             end, nxt, events = cut
             offset = stream.base + start
             piece = stream.buf[start:end] if events is None else b""
-            stream.drop(nxt)
+            stream.seek(nxt)
             if self._ahead is not None:  # the next batch, read while the sink takes this one
                 stream.fill(self.batch_bytes + 1)
-                lead = _LEAD.match(stream.buf).end()  # type: ignore[union-attr]
+                lead = _LEAD.match(stream.buf, stream.pos).end()  # type: ignore[union-attr]
                 self._ahead.begin(stream.buf, lead, self.batch_bytes)
             if events is not None:  # decoded while cutting: no need to copy the bytes again
                 self._record(sink, events, offset, end - start, final=False)
@@ -275,7 +286,7 @@ class ChromeJsonReader:
         if m is not None:
             end = m.start() + 1
             self._emit(sink, stream.buf[start:end], stream.base + start, final=False)
-            stream.drop(m.end() - 1)
+            stream.seek(m.end() - 1)
             return
         sample = stream.buf[start: start + 60].decode("utf-8", "replace")
         self.diagnostics.add("oversized", 1, stream.base + start, sample)
@@ -284,13 +295,14 @@ class ChromeJsonReader:
                 raise Cancelled("Loading was cancelled.")
             if progress is not None:
                 progress(self.source.consumed, self.source.size, self.n_events)
-            stream.drop(max(0, len(stream.buf) - 256))  # a boundary may span two chunks
-            stream.fill(len(stream.buf) + 1)
-            m = BOUNDARY.search(stream.buf)
+            # a boundary may span two chunks
+            stream.seek(max(stream.pos, len(stream.buf) - 256))
+            stream.fill(len(stream.buf) - stream.pos + 1)
+            m = BOUNDARY.search(stream.buf, stream.pos)
             if m is not None:
-                stream.drop(m.end() - 1)
+                stream.seek(m.end() - 1)
                 return
-        stream.drop(len(stream.buf))
+        stream.seek(len(stream.buf))
 
     def _cut(self, buf: bytes, start: int):
         """Where the batch beginning at `start` ends: ``(end, next start, events or None)``.
