@@ -34,6 +34,15 @@ _SCOPES = {"g": SCOPE_GLOBAL, "p": SCOPE_PROCESS}
 _FLOW_PHASE = {"s": 0, "t": 1, "f": 2}  # the letters of the flow group
 
 
+def _scope_of(s: Any) -> int:
+    """An instant's scope by its `s` field: global, process, else thread."""
+    return _SCOPES.get(s, SCOPE_THREAD) if isinstance(s, str) else SCOPE_THREAD
+
+
+def _is_e(bp: Any) -> bool:
+    return bp == "e"
+
+
 class _PhaseGroups(dict):
     def __missing__(self, key: object) -> int:
         return MISSING if key is None else UNKNOWN
@@ -161,8 +170,7 @@ class ChromeEvents:
         builder = self.builder
         ts, ok = times
         n = len(view)
-        scopes = np.fromiter((_SCOPES.get(s, SCOPE_THREAD) if isinstance(s, str)
-                              else SCOPE_THREAD for s in view.field("s")), np.int8, n)
+        scopes = view.codes("s", _scope_of)
         tracks = np.empty(n, np.int32)
         pids = view.field("pid")
         on_thread = np.flatnonzero(scopes == SCOPE_THREAD).tolist()
@@ -198,11 +206,9 @@ class ChromeEvents:
                    times: tuple[np.ndarray, np.ndarray]) -> None:
         ts, ok = times
         id_num, id_str = flow_ids(view.first_of("id", "id2"), self.builder.intern)
-        letters = view.field("ph")
-        phase = np.fromiter(map(_FLOW_PHASE.__getitem__, letters), np.int8, len(letters))
+        phase = view.codes("ph", _FLOW_PHASE.__getitem__)
         # s and t bind to the enclosing slice; f too with bp "e", else to the next slice.
-        enclosing = (phase != 2) | np.fromiter(map(operator.eq, view.field("bp"),
-                                                   repeat("e")), bool, len(letters))
+        enclosing = (phase != 2) | view.codes("bp", _is_e).astype(bool)
         track, cat, name = view.label_ids(self._flow_labels, self.builder)
         self.builder.add_flow_points(ts, track, cat, name, id_num, id_str, phase, enclosing,
                                      refs, keep=ok)
@@ -363,6 +369,10 @@ class _Listed:
             return self.phs
         return list(map(operator.attrgetter(name), self.evs))
 
+    def codes(self, name: str, of: Callable[[Any], int]) -> np.ndarray:
+        """Per event `of` its field `name`, as int8."""
+        return np.fromiter(map(of, self.field(name)), np.int8, len(self.evs))
+
     def events(self, positions: list[int] | None = None) -> list[Event]:
         return self.evs if positions is None else [self.evs[i] for i in positions]
 
@@ -409,13 +419,16 @@ class _Native:
         return self.cols.n if self.idx is None else len(self.idx)
 
     def groups(self) -> np.ndarray:
-        ph = self.cols.ids("ph")
-        tokens = _present(ph, len(self.cols.values))  # the few distinct phases
-        letters = self.cols.values[tokens].tolist()  # JSON scalars: all hashable
+        return self.codes("ph", _group_of.__getitem__)  # JSON scalars: all hashable
+
+    def codes(self, name: str, of: Callable[[Any], int]) -> np.ndarray:
+        """Per event `of` its field `name`, as int8: `of` called once per distinct value."""
+        ids = self._ids(name)
+        tokens = _present(ids, len(self.cols.values))
         by_token = np.zeros(len(self.cols.values), np.int8)
-        by_token[tokens] = np.fromiter(map(_group_of.__getitem__, letters), np.int8,
-                                       len(letters))
-        return by_token[ph]
+        by_token[tokens] = np.fromiter(map(of, self.cols.values[tokens].tolist()), np.int8,
+                                       len(tokens))
+        return by_token[ids]
 
     def times(self) -> tuple[np.ndarray, np.ndarray]:
         return self.cols.ts, self.cols.ts_ok
