@@ -34,7 +34,7 @@ def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.nda
     key = _track_time_key(track, start)
     if key is None:
         return np.lexsort((-dur, start, track))
-    order = np.argsort(key, kind="stable")
+    order = stable_argsort(key)
     tied = np.flatnonzero(key[order][1:] == key[order][:-1])
     if len(tied):  # equal (track, start): the longer slice first (the parent)
         tie = np.zeros(len(order), bool)  # the tied positions, in order (no sort needed)
@@ -44,6 +44,21 @@ def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.nda
         members = order[slots]
         order[slots] = members[np.lexsort((-dur[members], key[members]))]
     return order
+
+
+def stable_argsort(key: np.ndarray) -> np.ndarray:
+    """np.argsort(key, kind="stable") of non-negative int64 keys, as one sort of values where
+    key and position fit 63 bits together: numpy sorts values with SIMD and orders (argsort)
+    without it, ~5x slower on millions of keys."""
+    n = len(key)
+    bits = max(1, (n - 1).bit_length())
+    if n < 2 or int(key.max()) >= 1 << (63 - bits) or int(key.min()) < 0:
+        return np.argsort(key, kind="stable")
+    packed = key << bits
+    packed |= np.arange(n, dtype=np.int64)
+    packed.sort()
+    packed &= (1 << bits) - 1
+    return packed
 
 
 def _track_time_key(track: np.ndarray, time: np.ndarray, lo: int | None = None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proftui.core.build.lanes import bind_points, layout_tracks, sort_slices
+from proftui.core.build.lanes import bind_points, layout_tracks, sort_slices, stable_argsort
 
 
 def _layout(intervals):
@@ -78,3 +78,14 @@ def test_bind_points() -> None:
                       np.array([15, 50, 200, 40, 60], np.int64),
                       np.array([True, True, True, False, False]))
     assert got.tolist() == [1, 0, -1, 2, -1]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 5000])
+@pytest.mark.parametrize("high", [1, 3, 1 << 20, 1 << 50, 1 << 62])
+def test_stable_argsort_is_numpys_stable_argsort(n: int, high: int) -> None:
+    """Packed into one value sort where key and position fit 63 bits (ties in position
+    order), numpy's own argsort where they do not."""
+    key = np.random.default_rng(n + high).integers(0, high, n)
+    got = stable_argsort(key)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, np.argsort(key, kind="stable"))
