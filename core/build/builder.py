@@ -63,6 +63,7 @@ class _Chunks:
 
     def concat(self) -> dict[str, np.ndarray]:
         """One array per column; the parts are released (the table is empty afterwards)."""
+        self.flush()
         out = {}
         for key, parts in self.parts.items():
             out[key] = np.concatenate(parts) if parts else np.zeros(0, self.dtypes[key])
@@ -70,15 +71,41 @@ class _Chunks:
         return out
 
 
+    def flush(self) -> None:
+        """(Rows added one at a time: see _Samples.)"""
+
+
+class _Samples(_Chunks):
+    """Counter samples: (series, ts, value, ref) rows, added as columns or one at a time
+    (kept in a list until a column is added or the table is read: the order stays the order
+    they were added in)."""
+
+    ROWS = 1 << 16
+
+    def __init__(self) -> None:
+        super().__init__(series=np.int32, ts=np.int64, value=np.float64, ref=np.int64)
+        self.rows: list[tuple[int, int, float, int]] = []
+
+    def add(self, series: int, ts: int, value: float, ref: int) -> None:
+        self.rows.append((series, ts, value, ref))
+        if len(self.rows) >= self.ROWS:
+            self.flush()
+
+    def append(self, keep: np.ndarray | None = None, **cols: Any) -> None:
+        self.flush()
+        super().append(keep, **cols)
+
+    def flush(self) -> None:
+        if self.rows:
+            rows, self.rows = self.rows, []
+            super().append(**dict(zip(("series", "ts", "value", "ref"), zip(*rows))))
+
+
 @dataclass
 class _Counters:
     series: dict[tuple, int] = field(default_factory=dict)
     series_track: list[int] = field(default_factory=list)
     series_name: list[int] = field(default_factory=list)
-    sample_series: list[int] = field(default_factory=list)
-    sample_ts: list[int] = field(default_factory=list)
-    sample_value: list[float] = field(default_factory=list)
-    sample_ref: list[int] = field(default_factory=list)
 
 
 class TraceBuilder:
@@ -126,6 +153,7 @@ class TraceBuilder:
         self._bound = _Chunks(ref=np.int64, id_num=np.int64, id_str=np.int32,
                               phase=np.int8, cat=np.int32, name=np.int32)
         self._counters = _Counters()
+        self._samples = _Samples()
         self._async_events: list[tuple] = []
         self._flow_count = 0  # flows added by add_flow_pairs (their ids)
 
@@ -235,14 +263,16 @@ class TraceBuilder:
         self._bound.append(ref=ref, id_num=id_num, id_str=id_str, phase=phase, cat=cat,
                            name=name)
 
+    def add_counter_samples(self, series: np.ndarray, ts: np.ndarray, value: np.ndarray,
+                            ref: np.ndarray) -> None:
+        """Counter samples as columns: series ids (from :meth:`series_id`), ts in ns on the
+        shared clock, values and event ordinals."""
+        self._samples.append(series=series, ts=ts, value=value, ref=ref)
+
     def add_counter_sample(self, track: int, series_name: str, ts_ns: int, value: float,
                            ref: int) -> None:
         """One sample of the counter series `series_name` of a (process-wide) track."""
-        c = self._counters
-        c.sample_series.append(self._series_id(track, series_name))
-        c.sample_ts.append(ts_ns)
-        c.sample_value.append(value)
-        c.sample_ref.append(ref)
+        self._samples.add(self.series_id(track, series_name), ts_ns, value, ref)
 
     def add_async_event(self, ts_ns: int, ref: int, phase: str, pid: Any, cat: Any, name: Any,
                         ident: Any, scope: Any, offset: int | None) -> None:
@@ -340,7 +370,7 @@ class TraceBuilder:
                                  np.full(2 * n, cat_id, np.int32),
                                  np.full(2 * n, name_id, np.int32))
 
-    def _series_id(self, track: int, series_name: str) -> int:
+    def series_id(self, track: int, series_name: str) -> int:
         """The id of a counter series (a track and a name), made at its first sample."""
         c = self._counters
         sid = c.series.get((track, series_name))
@@ -359,13 +389,8 @@ class TraceBuilder:
         if (~ok).any():
             self.diagnostics.add("bad_counter", int((~ok).sum()), None, series_name[:40])
         self.phase_counts["C"] += len(ts)
-        c = self._counters
-        sid = self._series_id(track, series_name)
-        kept = int(ok.sum())
-        c.sample_series += [sid] * kept
-        c.sample_ts += ts[ok].tolist()
-        c.sample_value += np.asarray(values, np.float64)[ok].tolist()
-        c.sample_ref += np.asarray(ref, np.int64)[ok].tolist()
+        self._samples.append(series=np.full(len(ts), self.series_id(track, series_name)),
+                             ts=ts, value=values, ref=ref, keep=ok)
 
     # -- parallel parts -----------------------------------------------------------------------
 
@@ -382,10 +407,6 @@ class TraceBuilder:
             empty_events=self.empty_events,
             chunks={name: getattr(self, name).concat() for name in CHUNK_TABLES},
             counter_series=c.series,
-            sample_series=c.sample_series,
-            sample_ts=c.sample_ts,
-            sample_value=c.sample_value,
-            sample_ref=c.sample_ref,
             async_events=self._async_events,
             diagnostics=self.diagnostics.to_list(),
             batches_read=dict(self.batches_read),
@@ -407,6 +428,9 @@ class TraceBuilder:
             fill_meta(self.threads.setdefault(key, Meta()), meta)
         self.empty_events += state.empty_events
         self.batches_read.update(state.batches_read)
+        series = np.zeros(len(state.counter_series), np.int64)
+        for (track, series_name), sid in state.counter_series.items():
+            series[sid] = self.series_id(int(tmap[track]), series_name)
         for name in CHUNK_TABLES:
             cols = dict(state.chunks[name])
             for col in cols:
@@ -414,17 +438,11 @@ class TraceBuilder:
                     cols[col] = smap[cols[col]]
                 elif col == "track":
                     cols[col] = tmap[cols[col]]
+                elif col == "series":
+                    cols[col] = series[cols[col]]
                 elif col == "ref":
                     cols[col] = cols[col] + ordinal_offset
             getattr(self, name).append(**cols)
-        c = self._counters
-        new_ids = np.zeros(len(state.counter_series), np.int64)
-        for (track, series_name), sid in state.counter_series.items():
-            new_ids[sid] = self._series_id(int(tmap[track]), series_name)
-        c.sample_series += new_ids[np.asarray(state.sample_series, np.int64)].tolist()
-        c.sample_ts += state.sample_ts
-        c.sample_value += state.sample_value
-        c.sample_ref += [r + ordinal_offset for r in state.sample_ref]
         self._async_events += [(ts, ref + ordinal_offset, ph, pid, int(smap[cat]),
                                 int(smap[name]), ident, scope, offset)
                                for ts, ref, ph, pid, cat, name, ident, scope, offset
@@ -525,29 +543,31 @@ class TraceBuilder:
             if len(a):
                 ends.append(int((a + b).max()))
         ends += [event[0] for event in self._async_events]
-        if self._counters.sample_ts:
-            ends.append(max(self._counters.sample_ts))
+        for part in self._samples.parts["ts"]:
+            if len(part):
+                ends.append(int(part.max()))
+        ends += [row[1] for row in self._samples.rows]
         return max(ends)
 
     def _counter_columns(self) -> dict[str, np.ndarray]:
         c = self._counters
-        series = np.asarray(c.sample_series, np.int32)
-        ts = np.asarray(c.sample_ts, np.int64)
-        order = np.lexsort((ts, series))
-        n_series = len(c.series_track)
+        samples = self._samples.concat()
+        order = np.lexsort((samples["ts"], samples["series"]))
+        series = samples["series"][order]
         return {
             "series_track": np.asarray(c.series_track, np.int32),
             "series_name": np.asarray(c.series_name, np.int32),
-            "series_first": np.searchsorted(series[order], np.arange(n_series)).astype(np.int64),
-            "sample_series": series[order],
-            "sample_ts": ts[order],
-            "sample_value": np.asarray(c.sample_value, np.float64)[order],
-            "sample_ref": np.asarray(c.sample_ref, np.int64)[order],
+            "series_first": np.searchsorted(series, np.arange(len(c.series_track))
+                                            ).astype(np.int64),
+            "sample_series": series,
+            "sample_ts": samples["ts"][order],
+            "sample_value": samples["value"][order],
+            "sample_ref": samples["ref"][order],
         }
 
 
 # The tables of a builder's state and their columns that hold string ids.
-CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound")
+CHUNK_TABLES = ("_slices", "_be", "_instants", "_flows", "_bound", "_samples")
 TEXT_COLUMNS = ("name", "cat", "cname", "id_str")
 # Ids of the flows importers add by pairs: far from the ids traces carry (connection ids,
 # correlation ids, device timestamps), so that no trace flow of the same category and name

@@ -18,7 +18,8 @@ class BuilderState(Record):
     to merge into another builder (see ``TraceBuilder.merge``). Bump VERSION whenever a field
     or a table's columns change."""
 
-    VERSION: ClassVar[int] = 3  # 1: the string-keyed dict this record replaced; 2: no reader
+    # 1: the string-keyed dict this record replaced; 2: no reader; 3: counter samples as lists
+    VERSION: ClassVar[int] = 4
 
     texts: list[Any]  # the string table, by id
     tracks: list[tuple]  # full track keys, by id
@@ -26,13 +27,9 @@ class BuilderState(Record):
     processes: dict[Any, Meta]
     threads: dict[tuple, Meta]
     empty_events: int
-    # table (_slices, _be, _instants, _flows, _bound) -> column -> values
+    # table (_slices, _be, _instants, _flows, _bound, _samples) -> column -> values
     chunks: dict[str, dict[str, np.ndarray]]
     counter_series: dict[tuple[int, str], int]  # (track, series name) -> series id
-    sample_series: list[int]
-    sample_ts: list[int]
-    sample_value: list[float]
-    sample_ref: list[int]
     async_events: list[tuple]  # as TraceBuilder.add_async_event keeps them
     diagnostics: list[dict[str, Any]]  # Diagnostics.to_list()
     batches_read: dict[str, int]  # batches with events, by the reader that read them

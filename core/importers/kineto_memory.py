@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+import numpy as np
+
 MEMORY_EVENT = "[memory]"
 _MB = 1024.0 * 1024.0
 # c10::DeviceType numbers -> the names Kineto's device processes and people use.
@@ -37,10 +40,93 @@ def memory_samples(args: Any) -> list[tuple[str, float]]:
     """(series name, value in MB) of one ``[memory]`` event's args; none without totals."""
     if not isinstance(args, dict):
         return []
-    device = device_name(args.get("Device Type"), args.get("Device Id"))
+    names = _series_names(args.get("Device Type"), args.get("Device Id"))
     out = []
-    for key, measure in _TOTALS:
+    for (key, _), name in zip(_TOTALS, names):
         value = args.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
-            out.append((f"{device} Total {measure}(MB)", float(value) / _MB))
+            out.append((name, float(value) / _MB))
     return out
+
+
+_NAMES: dict[tuple, tuple[str, ...]] = {}  # a profile has a device or few: named once each
+
+
+def _series_names(device_type: Any, device_id: Any) -> tuple[str, ...]:
+    """The series names of the totals (_TOTALS' order) of a device's memory events."""
+    key = (type(device_type), device_type, type(device_id), device_id)  # 1, 1.0, True apart
+    try:
+        return _NAMES[key]
+    except (KeyError, TypeError):  # new, or a value no dictionary takes
+        device = device_name(device_type, device_id)
+        names = tuple(f"{device} Total {measure}(MB)" for _, measure in _TOTALS)
+        if len(_NAMES) < 256:
+            try:
+                _NAMES[key] = names
+            except TypeError:
+                pass
+        return names
+
+
+class Totals(msgspec.Struct, gc=False):
+    """The fields of a ``[memory]`` event's args that give samples, typed: a batch whose
+    args hold anything else there (a string, a bool, a number beyond float) is refused by
+    MEMORY_TOTALS, and read event by event through :func:`memory_samples` instead."""
+
+    device_type: Any = msgspec.field(name="Device Type", default=None)
+    device_id: Any = msgspec.field(name="Device Id", default=None)
+    allocated: float | None = msgspec.field(name="Total Allocated", default=None)
+    reserved: float | None = msgspec.field(name="Total Reserved", default=None)
+
+
+class _MemoryEvent(msgspec.Struct, gc=False):
+    args: Totals | None = None
+
+
+# A JSON array of ``[memory]`` events -> their Totals (None: no args); every other field skipped.
+MEMORY_TOTALS = msgspec.json.Decoder(list[_MemoryEvent])
+
+
+def sample_columns(totals: list[Totals | None], pids: list[Any],
+                   ) -> tuple[list[tuple[Any, str]], np.ndarray, np.ndarray, np.ndarray] | None:
+    """The samples of many ``[memory]`` events (their Totals and pids) as columns, as
+    :func:`memory_samples` gives them one event at a time: the distinct (pid, series name)
+    in the order samples first use them, and per sample its event, its series' number among
+    those and its value in MB; None when a pid or device is no dictionary key (a list)."""
+    combos: dict[tuple, int] = {}
+    named: list[tuple[Any, tuple[str, ...]]] = []
+    code = np.empty(len(totals), np.int64)
+    values = np.full((2, len(totals)), np.nan)
+    for i, (t, pid) in enumerate(zip(totals, pids)):
+        if t is None:
+            code[i] = -1
+            continue
+        key = (type(pid), pid, type(t.device_type), t.device_type, type(t.device_id),
+               t.device_id)
+        try:
+            c = combos.get(key)
+        except TypeError:
+            return None
+        if c is None:
+            c = combos[key] = len(named)
+            named.append((pid, _series_names(t.device_type, t.device_id)))
+        code[i] = c
+        if t.allocated is not None:
+            values[0, i] = t.allocated
+        if t.reserved is not None:
+            values[1, i] = t.reserved
+    # Series are numbered as they are first used, event by event, allocated before reserved.
+    event, measure = np.nonzero(~np.isnan(values.T))  # samples in that order
+    pair = code[event] * 2 + measure
+    pairs, first = np.unique(pair, return_index=True)
+    series: list[tuple[Any, str]] = []
+    number: dict[tuple[Any, str], int] = {}
+    slot = np.zeros(2 * max(len(named), 1), np.int64)
+    for p in pairs[np.argsort(first)].tolist():
+        pid, names = named[p // 2]
+        key = (type(pid), pid, names[p % 2])
+        if key not in number:
+            number[key] = len(series)
+            series.append((pid, names[p % 2]))
+        slot[p] = number[key]
+    return series, event, slot[pair], values[measure, event] / _MB

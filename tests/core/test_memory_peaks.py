@@ -285,3 +285,18 @@ def test_memory_csvs_join_a_file_indexed_in_two_halves(tmp_path) -> None:
     assert parallel is not None  # the split was found and the worker answered
     assert series(parallel) == series(serial)
     assert series(serial)[("", "Memory", "PTA Total Allocated(MB)")][1] == (T + 200_500, 3.5)
+
+
+@pytest.mark.parametrize("device_type, device_id, named", [
+    (1, 0, "GPU 0"), (1.0, 0, "Device 0"), (True, 0, "Device 0"), (20, 1, "NPU 1"),
+    (0, -1, "CPU"), ([1], 0, "Device 0"), (1, [0], "GPU"), (99, 2, "Device type 99 2")])
+def test_memory_series_are_named_by_device_alike_however_often(device_type, device_id,
+                                                             named) -> None:
+    """Names are kept per device (by value and type: 1, 1.0 and True apart), and a device no
+    dictionary takes (a list) is named each time, the same."""
+    from proftui.core.importers.kineto_memory import memory_samples
+
+    args = {"Device Type": device_type, "Device Id": device_id, "Total Allocated": MB,
+            "Total Reserved": float("nan")}
+    for _ in range(2):
+        assert memory_samples(args) == [(f"{named} Total Allocated(MB)", 1.0)]

@@ -289,3 +289,38 @@ def test_reading_ahead_ends_its_thread_when_loading_is_cancelled(
     with pytest.raises(Cancelled):
         reader.read(lambda *a: (sink(*a), add(*a)), cancelled=lambda: len(batches) >= 3)
     assert len(batches) == 3 and _ahead_threads() == []
+
+
+def test_memory_events_give_the_python_paths_samples(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The native path reads Kineto's [memory] totals in one typed decode a batch and adds
+    them as columns; the samples, their series and the series' numbering are the Python
+    path's, event by event, however odd the values (a batch with any the typed decode
+    refuses is read event by event)."""
+    rng = random.Random(7)
+    devices = [(1, 0), (1, 1), (6, 0), (1.0, 0), (True, 0), (0, -1), (20, 3), (None, None),
+               ("1", 0)]
+    events = [x_ev for x_ev in _mixed_events(2, 200) if x_ev["ph"] != "i"]
+    ts = 1_700_000_000_000_000.0
+    for i in range(1200):
+        ts += 0.75
+        args: dict = {"Addr": i, "Bytes": rng.choice([512, -512])}
+        dtype, did = rng.choice(devices)
+        args.update({"Device Type": dtype, "Device Id": did})
+        for key in ("Total Allocated", "Total Reserved"):
+            value = rng.choice([1024 * i, 2.5 * i, None, "absent", 2**70, 0])
+            if value != "absent":
+                args[key] = value
+        if i % 97 == 0:  # refused by the typed decode: its batch is read event by event
+            args["Total Allocated"] = rng.choice([True, "12", [1]])
+        ev = {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]",
+              "pid": rng.choice([7, "7", 8]), "tid": 1, "ts": round(ts, 3), "args": args}
+        if i % 50 == 1:
+            ev["args"] = rng.choice([None, [1, 2], {}])
+        events.append(ev)
+    path = write_trace(tmp_path / "m.json", events)
+    monkeypatch.setenv("PROFTUI_NATIVE", "1")
+    index = load(path, 2000)
+    assert index.arrays["counters.sample_ts"].size > 1500
+    assert index.meta["reader"]["native"] > 20
+    assert_same_index(path, 2000, monkeypatch)

@@ -17,7 +17,13 @@ from proftui.core.build.flows import flow_ids
 from proftui.core.build.tracks import token
 from proftui.core.importers.chrome.decode import DECODER, Event, event_args
 from proftui.core.importers.chrome.native import Columns
-from proftui.core.importers.kineto_memory import MEMORY_EVENT, memory_samples
+from proftui.core.importers.kineto_memory import (
+    MEMORY_EVENT,
+    MEMORY_TOTALS,
+    Totals,
+    memory_samples,
+    sample_columns,
+)
 from proftui.core.model.strings import json_text
 from proftui.core.model.timeconv import MAX_SLICE_US, one_us_to_ns, us_to_ns
 
@@ -188,17 +194,35 @@ class ChromeEvents:
                              builder.intern(view.field("cat")), refs, scopes, keep=ok)
         memory = [i for i, name in enumerate(names) if name == MEMORY_EVENT and ok[i]]
         if memory:  # PyTorch's allocator events: also the memory counters they carry
-            self._add_memory_samples(view.events(memory), ts[memory], refs[memory])
+            pids = [pids[i] for i in memory]
+            totals = view.memory_totals(memory)
+            columns = sample_columns(totals, pids) if totals is not None else None
+            if columns is not None:
+                self._add_sample_columns(columns, ts[memory], refs[memory])
+            else:
+                self._add_memory_samples(pids, _all_args(view.events(memory)), ts[memory],
+                                         refs[memory])
 
-    def _add_memory_samples(self, evs: list[Event], ts: np.ndarray, refs: np.ndarray) -> None:
-        """The allocator totals of Kineto ``[memory]`` events as counter samples on their
-        process (see :mod:`proftui.core.importers.kineto_memory`)."""
+    def _add_sample_columns(self, columns: tuple, ts: np.ndarray, refs: np.ndarray) -> None:
+        """The samples of :func:`~proftui.core.importers.kineto_memory.sample_columns` (of
+        events at `ts`, `refs`)."""
         builder = self.builder
-        for ev, args, t, ref in zip(evs, _all_args(evs), ts.tolist(), refs.tolist()):
-            samples = memory_samples(args)
+        series, event, number, values = columns
+        ids = np.array([builder.series_id(builder.process_track_id(token(pid)), name)
+                        for pid, name in series], np.int64)
+        builder.add_counter_samples(ids[number], ts[event], values, refs[event])
+
+    def _add_memory_samples(self, pids: list[Any], args: list[Any], ts: np.ndarray,
+                            refs: np.ndarray) -> None:
+        """The allocator totals of Kineto ``[memory]`` events (their pids and decoded args) as
+        counter samples on their process, event by event (see
+        :mod:`proftui.core.importers.kineto_memory`)."""
+        builder = self.builder
+        for pid, event_args_, t, ref in zip(pids, args, ts.tolist(), refs.tolist()):
+            samples = memory_samples(event_args_)
             if not samples:
                 continue
-            track = builder.process_track_id(token(ev.pid))
+            track = builder.process_track_id(token(pid))
             for series_name, value in samples:
                 builder.add_counter_sample(track, series_name, t, value, ref)
 
@@ -373,6 +397,9 @@ class _Listed:
         """Per event `of` its field `name`, as int8."""
         return np.fromiter(map(of, self.field(name)), np.int8, len(self.evs))
 
+    def memory_totals(self, positions: list[int]) -> None:
+        return None  # read event by event (memory_samples), the reference
+
     def events(self, positions: list[int] | None = None) -> list[Event]:
         return self.evs if positions is None else [self.evs[i] for i in positions]
 
@@ -463,12 +490,23 @@ class _Native:
     def events(self, positions: list[int] | None = None) -> list[Event]:
         """The events themselves, decoded from their bytes by the Python path (for the few
         kinds that need more than columns: counters, metadata, async, allocator events)."""
+        return DECODER.decode(self._array_of(positions))  # one decode for them all
+
+    def memory_totals(self, positions: list[int]) -> list[Totals | None] | None:
+        """The Totals of the ``[memory]`` events at `positions`, in one typed decode of
+        their bytes; None when it refuses them (they are read event by event then)."""
+        try:
+            return [e.args for e in MEMORY_TOTALS.decode(self._array_of(positions))]
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+            return None
+
+    def _array_of(self, positions: list[int] | None) -> bytes:
+        """The events at `positions` (None: all) as the text of a JSON array."""
         rows = np.arange(self.cols.n) if self.idx is None else self.idx
         if positions is not None:
             rows = rows[positions]
         view = memoryview(self.cols.data)
-        pieces = [view[a:b] for a, b in self.cols.bounds[rows].tolist()]
-        return DECODER.decode(b"[" + b",".join(pieces) + b"]")  # one decode for them all
+        return b"[" + b",".join([view[a:b] for a, b in self.cols.bounds[rows].tolist()]) + b"]"
 
     def durations(self) -> tuple[np.ndarray, np.ndarray]:
         if self.idx is None:
