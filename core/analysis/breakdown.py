@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from proftui.core.analysis import activity as act
-from proftui.core.analysis.coverage import Coverage, merge
+from proftui.core.analysis.coverage import Coverage, merge, merge_slices
 from proftui.core.analysis.step_parts import step_parts, step_trace_device
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
@@ -370,7 +370,8 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
         return at, at + dur[rows]
 
     def merged(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return merge(*span(rows))
+        """The union of the slices in the mask `rows`, a chunk of slices at a time."""
+        return merge_slices(start, dur, rows)
 
     for gid in np.unique(track_groups).tolist():  # per track: the groups in use, cheaply
         mine = found.group == gid
@@ -389,7 +390,7 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
         sets["waiting"] = merged(mine & (found.sync | (found.host_phase == 1)))
         in_group = mine[launch_src]
         src, dst = launch_src[in_group], launch_dst[in_group]
-        sets["launch"] = merged(src)
+        sets["launch"] = merge(*span(src))
         coverage = Coverage(sets, merged=True)
         coverage.define("compute", lambda b: b["matrix"] | b["vector"] | b["ai_cpu"]
                         | b["other"])

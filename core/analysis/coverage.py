@@ -37,6 +37,29 @@ def merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s[begins], ends
 
 
+# Slices taken at a time by merge_slices: its temporaries stay a few MB however many slices
+# the trace holds (all at once, ~8 arrays of 8 bytes a slice: 120 MB at 2 M host ops).
+MERGE_CHUNK = 1 << 18
+
+
+def merge_slices(start: np.ndarray, dur: np.ndarray, mask: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`merge` of the slices in `mask` (a bool per slice; `start` and `dur` the index's
+    columns), MERGE_CHUNK slices at a time: each chunk's union, then the union of those
+    (nested slices on a track make a chunk's union much shorter than the chunk)."""
+    starts, ends = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for a in range(0, len(mask), MERGE_CHUNK):
+        rows = np.flatnonzero(mask[a: a + MERGE_CHUNK]) + a
+        if len(rows):
+            at = start[rows]
+            lo, hi = merge(at, at + dur[rows])
+            starts.append(lo)
+            ends.append(hi)
+    if len(starts) == 2:  # one chunk: its union is the union
+        return starts[1], ends[1]
+    return merge(np.concatenate(starts), np.concatenate(ends))
+
+
 def _distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values, sorted (a sort and a compare: faster than np.unique's hashing on
     millions of int64). `values` is sorted in place."""

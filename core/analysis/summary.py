@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from proftui.core.analysis.coverage import merge
+from proftui.core.analysis.coverage import merge_slices
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.naming import natural_key
 from proftui.core.model.table import Column, Table, text_column
@@ -248,12 +248,12 @@ def busy_ratios(index: TraceIndex, work: np.ndarray, device: np.ndarray) -> list
     for gid in sorted(in_use.tolist() or [0], key=lambda g: natural_key(s[g])):
         entry: dict[str, Any] = {"group": s[gid], "span_ns": span}
         for side, on_side in (("host", ~device), ("device", device)):
-            # a mask per slice at a time: no copy of every work slice's times lives at once
+            # a mask per slice, merged a chunk of slices at a time: no copy of every work
+            # slice's times lives at once
             rows = work & (on_side & (track_group == gid))[slice_track]
             busy = None
             if rows.any():
-                start = index.col("slices.start")[rows]
-                lo, hi = merge(start, start + index.col("slices.dur")[rows])
+                lo, hi = merge_slices(index.col("slices.start"), index.col("slices.dur"), rows)
                 busy = int((hi - lo).sum())
             entry[f"{side}_busy_ns"] = busy
             entry[f"{side}_ratio"] = busy / span if busy is not None and span > 0 else None

@@ -185,6 +185,24 @@ def test_merge_drops_empty_intervals_and_joins_touching_ones():
     assert s.tolist() == [0, 5] and e.tolist() == [3, 12]
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 18])
+def test_slices_merged_in_chunks_are_merged_whole(monkeypatch, chunk):
+    """merge_slices, a few slices at a time (nested, touching, empty and unsorted ones
+    crossing the chunks' edges), is merge of all the slices in the mask at once."""
+    from proftui.core.analysis import coverage
+
+    rng = np.random.default_rng(chunk)
+    monkeypatch.setattr(coverage, "MERGE_CHUNK", chunk)
+    for n in (0, 1, 5, 40, 200):
+        start = np.sort(rng.integers(0, 300, n)) if n % 2 else rng.integers(0, 300, n)
+        dur = rng.integers(0, 30, n)
+        for mask in (np.ones(n, bool), rng.random(n) < 0.5, np.zeros(n, bool)):
+            s, e = coverage.merge_slices(start, dur, mask)
+            want_s, want_e = merge(start[mask], start[mask] + dur[mask])
+            assert s.tolist() == want_s.tolist() and e.tolist() == want_e.tolist()
+            assert s.dtype == e.dtype == np.int64
+
+
 def test_a_trace_without_device_work_has_no_device_part_and_no_device_advice(tmp_path):
     from proftui.core.analysis.advise import advise
 
