@@ -179,7 +179,7 @@ def _named(index: TraceIndex, kernels: np.ndarray, wanted: frozenset) -> np.ndar
     named[ids] = True
     op = is_host_op(index)[index.arrays["slices.cat"]] & named[names]
     keep = named[names[kernels]]
-    at = launches(index)[kernels]
+    at = launches(index, kernels)
     parents = slice_parents(index)
     for _ in range(MAX_DEPTH):
         live = at >= 0
