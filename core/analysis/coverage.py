@@ -10,6 +10,7 @@ the thousand buckets of the utilisation view cost a binary search each.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -90,8 +91,12 @@ class Coverage:
 
     The bits of each name are kept packed, eight segments a byte (a profile's coverage lives
     as long as its index, with a name for every set and predicate); predicates combine them
-    packed (``&``, ``|``, ``~`` act on the bytes as on the bits).
+    packed (``&``, ``|``, ``~`` act on the bytes as on the bits). The stretches are kept for
+    the HELD names asked last only (24 bytes a stretch, up to a million of them a name): ask
+    for many windows of one name at once, not for many names one window at a time.
     """
+
+    HELD = 2
 
     def __init__(self, sets: Mapping[str, tuple[np.ndarray, np.ndarray]],
                  merged: bool = False) -> None:
@@ -105,6 +110,7 @@ class Coverage:
         self.bits = {name: np.packbits(_segments_held(self.bounds, s, e))
                      for name, (s, e) in sets.items()}
         self._held: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._lock = threading.Lock()
 
     def define(self, name: str, predicate: Predicate) -> None:
         """Name a predicate over the sets' packed bits (``lambda b: b["comm"] &
@@ -124,14 +130,21 @@ class Coverage:
 
     def _stretches(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Where `name` holds, as disjoint sorted stretches, and the total held before each."""
-        found = self._held.get(name)
+        with self._lock:
+            found = self._held.pop(name, None)
         if found is None:
             held = np.unpackbits(self.bits[name], count=self.n_segments)
             edge = np.diff(np.concatenate([[False], held, [False]]).astype(np.int8))
+            del held
             starts = self.bounds[np.flatnonzero(edge == 1)]
             ends = self.bounds[np.flatnonzero(edge == -1)]
+            del edge
             before = np.concatenate([[0], np.cumsum(ends - starts)])
-            found = self._held[name] = (starts, ends, before)
+            found = (starts, ends, before)
+        with self._lock:  # the app's workers ask at once
+            while len(self._held) >= self.HELD:  # the name asked longest ago goes
+                self._held.pop(next(iter(self._held)))
+            self._held[name] = found  # the last asked: the dict's end
         return found
 
     def _at(self, name: str, t: np.ndarray) -> np.ndarray:

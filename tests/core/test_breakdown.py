@@ -76,6 +76,24 @@ def test_every_part_of_a_kineto_step(tmp_path):
     assert shares["host_dataloader"] == pytest.approx(0.2)
 
 
+def test_steps_measured_together_are_each_measured_alone(tmp_path):
+    """The steps of a group and its total, measured together (a name's stretches made once
+    for all of them, a name or two held at a time), are each step's breakdown on its own."""
+    def shifted(k):  # step k + 1, its kernels 7k µs longer
+        return [{**e, "ts": e["ts"] + 1000 * k, "name": e["name"].replace("#1", f"#{k + 1}"),
+                 **({"id": e["id"] + 10 * k} if "id" in e else {}),
+                 **({"dur": e["dur"] + 7 * k} if e.get("cat") == "kernel" else {})}
+                for e in kineto_step()]
+
+    index = load(write_trace(tmp_path / "t.json", [e for k in range(3) for e in shifted(k)]))
+    items = find_iterations(index).items
+    together = breakdown(index, items)
+    assert len({b.device["compute_ns"] for b in together.steps}) == 3
+    for it, step in zip(items, together.steps):
+        assert breakdown(index, [it]).steps[0].to_json() == step.to_json()
+    assert breakdown(index, items[:1]).total[0].to_json() != together.total[0].to_json()
+
+
 def test_device_parts_add_up_to_the_window(tmp_path):
     _, found = _one(tmp_path, kineto_step())
     d = found.steps[0].device
