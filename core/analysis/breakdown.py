@@ -407,8 +407,7 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
     host_op = ~found.device & r.op
     launch_src, launch_dst = _launches(index, found.device_kind)
     out = {}
-    track_groups = found.group[index.col("tracks.first_slice")[
-        index.col("tracks.slice_count") > 0]] if index.n_slices else found.group
+    track_groups = found.track_group[index.col("tracks.slice_count") > 0]
 
     def span(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The starts and ends of the slices `rows` (a mask or indices)."""
@@ -420,7 +419,7 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
         return merge_slices(start, dur, rows)
 
     for gid in np.unique(track_groups).tolist():  # per track: the groups in use, cheaply
-        mine = found.group == gid
+        mine = found.in_group(gid)
         # Each set merged as it is made: the slices' copies never live all at once.
         sets: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for code, set_name in _KIND_SETS.items():
