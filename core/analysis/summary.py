@@ -176,12 +176,12 @@ def _top_ops(index: TraceIndex, side: str, by: str, tables: Any, rank_by: str
 def _wait_groups(index: TraceIndex, by: str, tables: Any) -> np.ndarray:
     """Per group (of `by`), whether its device operators are all stream waits."""
     from proftui.core.analysis.activity import WAIT, activity
-    from proftui.core.ops.grouping import slice_keys
+    from proftui.core.ops.grouping import SliceKeys
 
-    keys, labels = slice_keys(index, by, None, tables)
+    keys = SliceKeys(index, by, None, tables)
     kind = activity(index, tables).device_kind
-    work = np.bincount(keys[kind > 0], minlength=len(labels))
-    waits = np.bincount(keys[kind == WAIT], minlength=len(labels))
+    work = np.bincount(keys.of(kind > 0), minlength=len(keys.labels))
+    waits = np.bincount(keys.of(kind == WAIT), minlength=len(keys.labels))
     return (waits > 0) & (waits == work)
 
 

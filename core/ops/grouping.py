@@ -99,7 +99,9 @@ def name_groups(index: TraceIndex) -> OpTypes:
 def op_types(index: TraceIndex, tables: Sequence[Table] = ()) -> OpTypes:
     """The operator type of every slice name of `index`, from the op tables where present."""
     declared = _declared(tables, ("OP Type", "Type"))
-    used = np.flatnonzero(np.bincount(index.col("slices.name"), minlength=len(index.strings)))
+    seen = np.zeros(len(index.strings), bool)
+    seen[index.col("slices.name")] = True  # (np.bincount would copy the column to int64)
+    used = np.flatnonzero(seen)
     of_name = np.full(len(index.strings), -1, np.int64)
     numbers: dict[str, int] = {}
     for i in used.tolist():
@@ -198,18 +200,29 @@ def _device_engine(name: str, cat: str, declared: dict[str, str], collective: bo
     return cat or "other"
 
 
-def slice_keys(index: TraceIndex, by: str, types: OpTypes | None = None,
-               tables: Sequence[Table] = ()) -> tuple[np.ndarray, Sequence[str]]:
-    """Per slice its group number, and the groups' labels (by name, category, type or
-    engine)."""
-    if by not in GROUP_BY:
-        raise ProftuiError(f'Unknown grouping "{by}": use {", ".join(GROUP_BY)}.')
-    if by == "type":
-        types = types if types is not None else op_types(index, tables)
-        return types.of_name[index.col("slices.name")], types.labels
-    if by == "engine":
-        return engines(index, tables)
-    if by == "category":
-        return index.col("slices.cat"), index.strings  # type: ignore[return-value]
-    groups = name_groups(index)
-    return groups.of_name[index.col("slices.name")], groups.labels
+class SliceKeys:
+    """The slices' group numbers (by name, category, type or engine), for the slices asked
+    (a chunk at a time: by name or type, every slice's would be an int64 a slice), and the
+    groups' `labels`."""
+
+    def __init__(self, index: TraceIndex, by: str, types: OpTypes | None = None,
+                 tables: Sequence[Table] = ()) -> None:
+        if by not in GROUP_BY:
+            raise ProftuiError(f'Unknown grouping "{by}": use {", ".join(GROUP_BY)}.')
+        self.of_id: np.ndarray | None = None  # a column's value -> its group number
+        if by == "type":
+            types = types if types is not None else op_types(index, tables)
+            self.column, self.of_id, self.labels = (index.col("slices.name"), types.of_name,
+                                                    types.labels)
+        elif by == "engine":
+            self.column, self.labels = engines(index, tables)
+        elif by == "category":
+            self.column, self.labels = index.col("slices.cat"), index.strings  # type: ignore[assignment]
+        else:
+            groups = name_groups(index)
+            self.column, self.of_id, self.labels = (index.col("slices.name"), groups.of_name,
+                                                    groups.labels)
+
+    def of(self, rows: np.ndarray | slice) -> np.ndarray:
+        """The group number of each slice of `rows` (indices, a mask or a slice)."""
+        return self.column[rows] if self.of_id is None else self.of_id[self.column[rows]]
