@@ -118,13 +118,14 @@ def _device_kinds(index: TraceIndex, tables: Sequence[Table], work: np.ndarray,
                   collective: np.ndarray) -> np.ndarray:
     s = index.strings
     names = index.arrays["slices.name"]
-    engine_of, labels = engines(index, tables)
+    found = engines(index, tables)
+    labels = found.labels
     kind = np.zeros(index.n_slices, np.int8)
     rows = np.flatnonzero(work)
     if not len(rows):
         return kind
     # One decision per distinct (engine, name) in use.
-    pair = engine_of[rows].astype(np.int64) * len(s) + names[rows]
+    pair = found.of(index, rows).astype(np.int64) * len(s) + names[rows]
     uniq, inverse = np.unique(pair, return_inverse=True)
     decided = np.array([_device_kind(labels[int(p // len(s))], s[int(p % len(s))])
                         for p in uniq.tolist()], np.int8)

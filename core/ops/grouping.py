@@ -128,8 +128,22 @@ def _declared(tables: Sequence[Table], columns: tuple[str, ...]) -> dict[str, st
     return declared
 
 
-def engines(index: TraceIndex, tables: Sequence[Table] = ()) -> tuple[np.ndarray, list[str]]:
-    """Per slice, the engine that ran it, and the engines' labels.
+@dataclass(frozen=True)
+class Engines:
+    """The engine of each (name, category, side) in use: `keys` (sorted), each one's engine
+    (`codes`, into `labels`). Kept per key, not per slice (an int32 a slice)."""
+
+    keys: np.ndarray
+    codes: np.ndarray
+    labels: list[str]
+
+    def of(self, index: TraceIndex, rows: np.ndarray | slice) -> np.ndarray:
+        """The engine of each slice of `rows` (indices, a mask or a slice), int32."""
+        return self.codes[np.searchsorted(self.keys, _engine_keys(index, rows))]
+
+
+def engines(index: TraceIndex, tables: Sequence[Table] = ()) -> Engines:
+    """The engine that ran each slice (see :class:`Engines`), and the engines' labels.
 
     Device: the Task Type (op_summary) or Accelerator Core (kernel_details) of Ascend ops
     (AI_CORE, AI_VECTOR_CORE, MIX_AIC, AI_CPU ...); collectives are HCCL (Ascend) or NCCL;
@@ -149,7 +163,7 @@ def engines(index: TraceIndex, tables: Sequence[Table] = ()) -> tuple[np.ndarray
 ENGINE_CHUNK = 1 << 18
 
 
-def _engines(index: TraceIndex, tables: Sequence[Table]) -> tuple[np.ndarray, list[str]]:
+def _engines(index: TraceIndex, tables: Sequence[Table]) -> Engines:
     s = index.strings
     r = roles(index)
     declared = _declared(tables, ("Task Type", "Accelerator Core"))
@@ -171,13 +185,10 @@ def _engines(index: TraceIndex, tables: Sequence[Table]) -> tuple[np.ndarray, li
         else:
             label = cat or (name.split("@", 1)[0] if "@" in name else "host")
         codes[k] = labels.setdefault(label, len(labels))
-    out = np.empty(index.n_slices, np.int32)  # kept as long as the index
-    for rows in chunks:
-        out[rows] = codes[np.searchsorted(uniq, _engine_keys(index, rows))]
-    return out, list(labels)
+    return Engines(uniq, codes, list(labels))
 
 
-def _engine_keys(index: TraceIndex, rows: slice) -> np.ndarray:
+def _engine_keys(index: TraceIndex, rows: np.ndarray | slice) -> np.ndarray:
     """The (name, category, side) key of each slice of `rows` (int64)."""
     a = index.arrays
     device = roles(index).device[a["slices.track"][rows]]
@@ -210,12 +221,14 @@ class SliceKeys:
         if by not in GROUP_BY:
             raise ProftuiError(f'Unknown grouping "{by}": use {", ".join(GROUP_BY)}.')
         self.of_id: np.ndarray | None = None  # a column's value -> its group number
+        self.engines: Engines | None = None  # by engine: from each slice's key
         if by == "type":
             types = types if types is not None else op_types(index, tables)
             self.column, self.of_id, self.labels = (index.col("slices.name"), types.of_name,
                                                     types.labels)
         elif by == "engine":
-            self.column, self.labels = engines(index, tables)
+            self.engines, self.index = engines(index, tables), index
+            self.labels = self.engines.labels
         elif by == "category":
             self.column, self.labels = index.col("slices.cat"), index.strings  # type: ignore[assignment]
         else:
@@ -225,4 +238,6 @@ class SliceKeys:
 
     def of(self, rows: np.ndarray | slice) -> np.ndarray:
         """The group number of each slice of `rows` (indices, a mask or a slice)."""
+        if self.engines is not None:
+            return self.engines.of(self.index, rows)
         return self.column[rows] if self.of_id is None else self.of_id[self.column[rows]]
