@@ -24,7 +24,7 @@ import numpy as np
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.ops.grouping import engines
-from proftui.core.ops.roles import roles, slice_groups
+from proftui.core.ops.roles import roles, track_groups
 
 # Device kinds, in the order of DEVICE_KINDS (0: not a device operator).
 DEVICE_KINDS = ("none", "matrix", "vector", "ai_cpu", "other", "comm", "memory", "wait")
@@ -75,15 +75,25 @@ _memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 @dataclass(frozen=True)
 class Activity:
     """Per slice: `device_kind` (index into DEVICE_KINDS), `host_phase` (index into
-    HOST_PHASES), `sync` and `gc` (bool); `device` and `group` (string id of the rank or
-    device) per slice, for convenience."""
+    HOST_PHASES), `sync` and `gc` (bool); `device` per slice, for convenience. Each slice's
+    group (string id of the rank or device) is its track's (`track_group`, by `track`, the
+    index's column: not kept per slice)."""
 
     device_kind: np.ndarray
     host_phase: np.ndarray
     sync: np.ndarray
     gc: np.ndarray
     device: np.ndarray
-    group: np.ndarray
+    track_group: np.ndarray
+    track: np.ndarray
+
+    def in_group(self, gid: int) -> np.ndarray:
+        """Per slice, whether it is of the group `gid`."""
+        return (self.track_group == gid)[self.track]
+
+    def groups_of(self, rows: np.ndarray) -> np.ndarray:
+        """The group of each slice of `rows`."""
+        return self.track_group[self.track[rows]]
 
 
 def activity(index: TraceIndex, tables: Sequence[Table] = ()) -> Activity:
@@ -100,20 +110,22 @@ def _classify(index: TraceIndex, tables: Sequence[Table]) -> Activity:
     device = r.device[index.arrays["slices.track"]]
     return Activity(_device_kinds(index, tables, device & r.op, r.collective),
                     _host_phases(index, ~device), _sync(index, ~device & r.op),
-                    _gc(index), device, slice_groups(index))
+                    _gc(index), device, track_groups(index, max(index.strings.find(""), 0)),
+                    index.arrays["slices.track"])
 
 
 def _device_kinds(index: TraceIndex, tables: Sequence[Table], work: np.ndarray,
                   collective: np.ndarray) -> np.ndarray:
     s = index.strings
     names = index.arrays["slices.name"]
-    engine_of, labels = engines(index, tables)
+    found = engines(index, tables)
+    labels = found.labels
     kind = np.zeros(index.n_slices, np.int8)
     rows = np.flatnonzero(work)
     if not len(rows):
         return kind
     # One decision per distinct (engine, name) in use.
-    pair = engine_of[rows].astype(np.int64) * len(s) + names[rows]
+    pair = found.of(index, rows).astype(np.int64) * len(s) + names[rows]
     uniq, inverse = np.unique(pair, return_inverse=True)
     decided = np.array([_device_kind(labels[int(p // len(s))], s[int(p % len(s))])
                         for p in uniq.tolist()], np.int8)

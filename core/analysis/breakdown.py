@@ -39,14 +39,14 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from proftui.core.analysis import activity as act
-from proftui.core.analysis.coverage import Coverage, merge
+from proftui.core.analysis.coverage import Coverage, merge, merge_slices
 from proftui.core.analysis.step_parts import step_parts, step_trace_device
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
@@ -179,14 +179,15 @@ def breakdown(index: TraceIndex, iterations: Iterations | Sequence[Iteration],
     items = iterations.items if isinstance(iterations, Iterations) else list(iterations)
     if number is not None:
         items = [it for it in items if it.number == number]
-    steps = step_breakdowns(index, items, tables)
-    total = []
     groups = _groups(index, tables)
-    for name in sorted(groups):
-        mine = [b for b in steps if b.group == name]
-        lo, hi = ((mine[0].start_ns, max(b.end_ns for b in mine)) if mine
+    asks = _step_asks(items, groups)
+    for name in sorted(groups):  # each group's total, measured with its steps
+        mine = [a for a in asks if isinstance(a, tuple) and a[0] == name]
+        lo, hi = ((mine[0][2], max(a[3] for a in mine)) if mine
                   else (index.start_ns, index.end_ns))
-        total.append(_window(groups[name], name, None, lo, hi, bool(mine)))
+        asks.append((name, None, lo, hi, bool(mine)))
+    found = _breakdowns(groups, asks)
+    steps, total = found[:len(found) - len(groups)], found[len(found) - len(groups):]
     untimed = [b for b in steps if not b.timed]
     total += [_table_total([b for b in untimed if b.group == name])
               for name in sorted(dict.fromkeys(b.group for b in untimed))]
@@ -199,15 +200,37 @@ def step_breakdowns(index: TraceIndex, iterations: Iterations | Sequence[Iterati
     timeline that its step table breaks down, in the order given."""
     items = iterations.items if isinstance(iterations, Iterations) else list(iterations)
     groups = _groups(index, tables)
-    out = []
+    return _breakdowns(groups, _step_asks(items, groups))
+
+
+# A window to break down: (group, iteration number or None, start, end, whether the device
+# window follows the launches), or a step known by its step table alone, already made.
+_Ask: TypeAlias = "tuple[str, int | None, int, int, bool] | StepBreakdown"
+
+
+def _step_asks(items: Sequence[Iteration], groups: dict[str, _Group]) -> list[_Ask]:
+    """The windows of the iterations that have one, and the steps of those of a group
+    without a timeline that its step table breaks down, in the order given."""
+    out: list[_Ask] = []
     for it in items:
         if it.start_ns < 0 or it.end_ns < it.start_ns:
             if it.group not in groups and (step := table_step(it)) is not None:
                 out.append(step)
             continue
-        group = groups.get(it.group)
-        out.append(_window(group, it.group, it.number, it.start_ns, it.end_ns, True))
+        out.append((it.group, it.number, it.start_ns, it.end_ns, True))
     return out
+
+
+def _breakdowns(groups: dict[str, _Group], asks: Sequence[_Ask]) -> list[StepBreakdown]:
+    """The breakdowns asked for, in order; each group's windows measured together (its
+    coverage holds the stretches of a name or two at a time: see :class:`Coverage`)."""
+    out: list[StepBreakdown | None] = [a if isinstance(a, StepBreakdown) else None for a in asks]
+    for name in dict.fromkeys(a[0] for a in asks if isinstance(a, tuple)):
+        at = [k for k, a in enumerate(asks) if isinstance(a, tuple) and a[0] == name]
+        mine = [asks[k] for k in at]
+        for k, b in zip(at, _windows(groups.get(name), name, mine)):  # type: ignore[arg-type]
+            out[k] = b
+    return out  # type: ignore[return-value]
 
 
 def table_step(it: Iteration) -> StepBreakdown | None:
@@ -237,19 +260,49 @@ def window_breakdowns(index: TraceIndex, start_ns: int, end_ns: int,
                       tables: Sequence[Table] = ()) -> list[StepBreakdown]:
     """The breakdown of the window [start_ns, end_ns) for each group, device time counted
     inside the window itself."""
-    return [_window(g, name, None, start_ns, end_ns, False)
-            for name, g in sorted(_groups(index, tables).items())]
+    groups = _groups(index, tables)
+    return _breakdowns(groups, [(name, None, start_ns, end_ns, False) for name in sorted(groups)])
 
 
-def _window(g: _Group | None, name: str, number: int | None, lo: int, hi: int,
-            follow_launches: bool) -> StepBreakdown:
+def _windows(g: _Group | None, name: str,
+             asks: Sequence[tuple[str, int | None, int, int, bool]]) -> list[StepBreakdown]:
+    """The breakdowns of windows of one group: (group, number, lo, hi, follow_launches)."""
     if g is None:
-        return StepBreakdown(name, number, lo, hi, None, _empty_host())
+        return [StepBreakdown(name, number, lo, hi, None, _empty_host())
+                for _, number, lo, hi, _ in asks]
+    host = _Measures(g.coverage, [(lo, hi) for _, _, lo, hi, _ in asks])
     if not g.has_device:
-        return StepBreakdown(name, number, lo, hi, None, _host(g, lo, hi))
-    window = _device_window(g, lo, hi) if follow_launches else (lo, hi)
-    device = _device(g, window, lo) if window is not None else None
-    return StepBreakdown(name, number, lo, hi, device, _host(g, lo, hi))
+        return [StepBreakdown(name, number, lo, hi, None, _host(g, lo, hi, host.at(k)))
+                for k, (_, number, lo, hi, _) in enumerate(asks)]
+    windows = [_device_window(g, lo, hi) if follow else (lo, hi)
+               for _, _, lo, hi, follow in asks]
+    device = _Measures(g.coverage, [w for w in windows if w is not None])
+    out, j = [], 0
+    for k, ((_, number, lo, hi, _), window) in enumerate(zip(asks, windows)):
+        part = None
+        if window is not None:
+            part, j = _device(g, window, lo, device.at(j)), j + 1
+        out.append(StepBreakdown(name, number, lo, hi, part, _host(g, lo, hi, host.at(k))))
+    return out
+
+
+class _Measures:
+    """How long each name of a coverage holds in each of some windows, a name measured in
+    all of them at once when first asked."""
+
+    def __init__(self, coverage: Coverage, windows: Sequence[tuple[int, int]]) -> None:
+        self.coverage = coverage
+        self.lo = np.array([w[0] for w in windows], np.int64)
+        self.hi = np.array([w[1] for w in windows], np.int64)
+        self.found: dict[str, np.ndarray] = {}
+
+    def at(self, k: int) -> Callable[[str], int]:
+        """The measure of a name in window `k`."""
+        def m(name: str) -> int:
+            if name not in self.found:
+                self.found[name] = self.coverage.measure(name, self.lo, self.hi)
+            return int(self.found[name][k])
+        return m
 
 
 def _device_window(g: _Group, lo: int, hi: int) -> tuple[int, int] | None:
@@ -272,13 +325,10 @@ def _device_window(g: _Group, lo: int, hi: int) -> tuple[int, int] | None:
     return d_lo, d_hi
 
 
-def _device(g: _Group, window: tuple[int, int], step_start: int) -> dict[str, int]:
+def _device(g: _Group, window: tuple[int, int], step_start: int,
+            m: Callable[[str], int]) -> dict[str, int]:
+    """The device parts of a window, `m` measuring a name in it."""
     lo, hi = window
-    c = g.coverage
-
-    def m(name: str) -> int:
-        return int(c.measure(name, lo, hi))
-
     span = hi - lo
     busy, compute, comm_exposed = m("busy"), m("compute"), m("comm_exposed")
     idle = span - busy
@@ -299,12 +349,8 @@ def _device(g: _Group, window: tuple[int, int], step_start: int) -> dict[str, in
         "ops": int(compute_ops.sum()), "small_ops": int((durations < SMALL_KERNEL_NS).sum())}
 
 
-def _host(g: _Group, lo: int, hi: int) -> dict[str, Any]:
-    c = g.coverage
-
-    def m(name: str) -> int:
-        return int(c.measure(name, lo, hi))
-
+def _host(g: _Group, lo: int, hi: int, m: Callable[[str], int]) -> dict[str, Any]:
+    """The host parts of the window [lo, hi), `m` measuring a name in it."""
     a, b = np.searchsorted(g.launch_src_start, [lo, hi])
     latency = g.latency[a:b]
     p50, p95 = (np.percentile(latency, [50, 95]).round().astype(np.int64).tolist()
@@ -361,8 +407,7 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
     host_op = ~found.device & r.op
     launch_src, launch_dst = _launches(index, found.device_kind)
     out = {}
-    track_groups = found.group[index.col("tracks.first_slice")[
-        index.col("tracks.slice_count") > 0]] if index.n_slices else found.group
+    track_groups = found.track_group[index.col("tracks.slice_count") > 0]
 
     def span(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The starts and ends of the slices `rows` (a mask or indices)."""
@@ -370,10 +415,11 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
         return at, at + dur[rows]
 
     def merged(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return merge(*span(rows))
+        """The union of the slices in the mask `rows`, a chunk of slices at a time."""
+        return merge_slices(start, dur, rows)
 
     for gid in np.unique(track_groups).tolist():  # per track: the groups in use, cheaply
-        mine = found.group == gid
+        mine = found.in_group(gid)
         # Each set merged as it is made: the slices' copies never live all at once.
         sets: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for code, set_name in _KIND_SETS.items():
@@ -389,7 +435,7 @@ def _build_groups(index: TraceIndex, tables: Sequence[Table]) -> dict[str, _Grou
         sets["waiting"] = merged(mine & (found.sync | (found.host_phase == 1)))
         in_group = mine[launch_src]
         src, dst = launch_src[in_group], launch_dst[in_group]
-        sets["launch"] = merged(src)
+        sets["launch"] = merge(*span(src))
         coverage = Coverage(sets, merged=True)
         coverage.define("compute", lambda b: b["matrix"] | b["vector"] | b["ai_cpu"]
                         | b["other"])

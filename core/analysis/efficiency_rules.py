@@ -154,11 +154,15 @@ def under_roof(ctx: Context, group: str, p: dict[str, float]) -> Finding | None:
                      for (s, ns, label), step in zip(chosen, steps)])
 
 
-def _launch_ns(ctx: Context, group: str, rows_host: np.ndarray) -> float | None:
-    """The median duration of the host's kernel launch calls of `group`, or None."""
-    names = ctx.index.col("slices.name")[rows_host]
-    ids = [k for k in np.unique(names).tolist() if _LAUNCH.search(ctx.index.strings[k])]
-    picked = rows_host[np.isin(names, ids)]
+def _launch_ns(ctx: Context, group: str, host: np.ndarray) -> float | None:
+    """The median duration of the kernel launch calls of `group` in its steps (`host`: a
+    bool per slice, the host's), or None. The launches are picked by name before the steps
+    are: a few hundred thousand of millions of host slices."""
+    names = ctx.index.col("slices.name")
+    named = np.zeros(len(ctx.index.strings), bool)
+    named[names[host]] = True
+    ids = [k for k in np.flatnonzero(named).tolist() if _LAUNCH.search(ctx.index.strings[k])]
+    picked = slices_in_steps(ctx, group, host & np.isin(names, ids))
     if not len(picked):
         return None
     return float(np.median(ctx.index.col("slices.dur")[picked]))
@@ -188,7 +192,7 @@ def tiny_kernels(ctx: Context, group: str, p: dict[str, float]) -> Finding | Non
                       "avg_ns": int(mine.mean()), "time_ns_per_step": int(mine.sum() / n_steps)})
     kinds.sort(key=lambda k: -k["time_ns_per_step"])
     lost = float(durations.sum()) / n_steps
-    launch = _launch_ns(ctx, group, slices_in_steps(ctx, group, ~found.device))
+    launch = _launch_ns(ctx, group, ~found.device)
     per_step = len(chosen) / n_steps
     numbers = {"kernels_per_step": per_step, "time_in_them_ns_per_step": int(lost),
                "kinds": kinds[:5],

@@ -161,7 +161,7 @@ def slices_in_steps(ctx: Context, group: str, mask: np.ndarray) -> np.ndarray:
     step's window widened to its device window)."""
     found = act.activity(ctx.index, ctx.tables)
     gid = ctx.index.strings.find(group)
-    rows = np.flatnonzero(mask & (found.group == gid))
+    rows = np.flatnonzero(mask & found.in_group(gid))
     start = ctx.index.col("slices.start")[rows]
     keep = np.zeros(len(rows), bool)
     for b in ctx.steps[group]:

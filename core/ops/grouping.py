@@ -99,7 +99,9 @@ def name_groups(index: TraceIndex) -> OpTypes:
 def op_types(index: TraceIndex, tables: Sequence[Table] = ()) -> OpTypes:
     """The operator type of every slice name of `index`, from the op tables where present."""
     declared = _declared(tables, ("OP Type", "Type"))
-    used = np.flatnonzero(np.bincount(index.col("slices.name"), minlength=len(index.strings)))
+    seen = np.zeros(len(index.strings), bool)
+    seen[index.col("slices.name")] = True  # (np.bincount would copy the column to int64)
+    used = np.flatnonzero(seen)
     of_name = np.full(len(index.strings), -1, np.int64)
     numbers: dict[str, int] = {}
     for i in used.tolist():
@@ -126,8 +128,22 @@ def _declared(tables: Sequence[Table], columns: tuple[str, ...]) -> dict[str, st
     return declared
 
 
-def engines(index: TraceIndex, tables: Sequence[Table] = ()) -> tuple[np.ndarray, list[str]]:
-    """Per slice, the engine that ran it, and the engines' labels.
+@dataclass(frozen=True)
+class Engines:
+    """The engine of each (name, category, side) in use: `keys` (sorted), each one's engine
+    (`codes`, into `labels`). Kept per key, not per slice (an int32 a slice)."""
+
+    keys: np.ndarray
+    codes: np.ndarray
+    labels: list[str]
+
+    def of(self, index: TraceIndex, rows: np.ndarray | slice) -> np.ndarray:
+        """The engine of each slice of `rows` (indices, a mask or a slice), int32."""
+        return self.codes[np.searchsorted(self.keys, _engine_keys(index, rows))]
+
+
+def engines(index: TraceIndex, tables: Sequence[Table] = ()) -> Engines:
+    """The engine that ran each slice (see :class:`Engines`), and the engines' labels.
 
     Device: the Task Type (op_summary) or Accelerator Core (kernel_details) of Ascend ops
     (AI_CORE, AI_VECTOR_CORE, MIX_AIC, AI_CPU ...); collectives are HCCL (Ascend) or NCCL;
@@ -142,20 +158,25 @@ def engines(index: TraceIndex, tables: Sequence[Table] = ()) -> tuple[np.ndarray
     return memo[key]
 
 
-def _engines(index: TraceIndex, tables: Sequence[Table]) -> tuple[np.ndarray, list[str]]:
+# Slices taken at a time by _engines: its temporaries stay a few MB (np.unique of all the
+# (name, category, side) keys at once: ~7 arrays of 8 bytes a slice, 130 MB at 2.4 M slices).
+ENGINE_CHUNK = 1 << 18
+
+
+def _engines(index: TraceIndex, tables: Sequence[Table]) -> Engines:
     s = index.strings
-    a = index.arrays
-    names, cats = a["slices.name"], a["slices.cat"]
     r = roles(index)
-    device = r.device[a["slices.track"]]
     declared = _declared(tables, ("Task Type", "Accelerator Core"))
     labels: dict[str, int] = {}
-    # One label per distinct (name, category, side) in use.
-    pair = (names.astype(np.int64) * len(s) + cats) * 2 + device
-    uniq, inverse = np.unique(pair, return_inverse=True)
-    codes = np.empty(len(uniq), np.int32)  # per slice below: kept as long as the index
+    # One label per distinct (name, category, side) in use, numbered in the keys' order.
+    chunks = [slice(a, a + ENGINE_CHUNK) for a in range(0, index.n_slices, ENGINE_CHUNK)]
+    uniq = np.unique(np.concatenate([np.zeros(0, np.int64)]
+                                    + [np.unique(_engine_keys(index, rows)) for rows in chunks]))
     collective_pairs = np.zeros(len(uniq), bool)
-    collective_pairs[np.unique(inverse[r.collective])] = True
+    for rows in chunks:
+        at = np.searchsorted(uniq, _engine_keys(index, rows)[r.collective[rows]])
+        collective_pairs[at] = True
+    codes = np.empty(len(uniq), np.int32)
     for k, key in enumerate(uniq.tolist()):
         on_device, rest = key & 1, key >> 1
         name, cat = s[rest // len(s)], s[rest % len(s)]
@@ -164,7 +185,15 @@ def _engines(index: TraceIndex, tables: Sequence[Table]) -> tuple[np.ndarray, li
         else:
             label = cat or (name.split("@", 1)[0] if "@" in name else "host")
         codes[k] = labels.setdefault(label, len(labels))
-    return codes[inverse.reshape(-1)], list(labels)
+    return Engines(uniq, codes, list(labels))
+
+
+def _engine_keys(index: TraceIndex, rows: np.ndarray | slice) -> np.ndarray:
+    """The (name, category, side) key of each slice of `rows` (int64)."""
+    a = index.arrays
+    device = roles(index).device[a["slices.track"][rows]]
+    return (a["slices.name"][rows].astype(np.int64) * len(index.strings)
+            + a["slices.cat"][rows]) * 2 + device
 
 
 def _device_engine(name: str, cat: str, declared: dict[str, str], collective: bool) -> str:
@@ -182,18 +211,33 @@ def _device_engine(name: str, cat: str, declared: dict[str, str], collective: bo
     return cat or "other"
 
 
-def slice_keys(index: TraceIndex, by: str, types: OpTypes | None = None,
-               tables: Sequence[Table] = ()) -> tuple[np.ndarray, Sequence[str]]:
-    """Per slice its group number, and the groups' labels (by name, category, type or
-    engine)."""
-    if by not in GROUP_BY:
-        raise ProftuiError(f'Unknown grouping "{by}": use {", ".join(GROUP_BY)}.')
-    if by == "type":
-        types = types if types is not None else op_types(index, tables)
-        return types.of_name[index.col("slices.name")], types.labels
-    if by == "engine":
-        return engines(index, tables)
-    if by == "category":
-        return index.col("slices.cat"), index.strings  # type: ignore[return-value]
-    groups = name_groups(index)
-    return groups.of_name[index.col("slices.name")], groups.labels
+class SliceKeys:
+    """The slices' group numbers (by name, category, type or engine), for the slices asked
+    (a chunk at a time: by name or type, every slice's would be an int64 a slice), and the
+    groups' `labels`."""
+
+    def __init__(self, index: TraceIndex, by: str, types: OpTypes | None = None,
+                 tables: Sequence[Table] = ()) -> None:
+        if by not in GROUP_BY:
+            raise ProftuiError(f'Unknown grouping "{by}": use {", ".join(GROUP_BY)}.')
+        self.of_id: np.ndarray | None = None  # a column's value -> its group number
+        self.engines: Engines | None = None  # by engine: from each slice's key
+        if by == "type":
+            types = types if types is not None else op_types(index, tables)
+            self.column, self.of_id, self.labels = (index.col("slices.name"), types.of_name,
+                                                    types.labels)
+        elif by == "engine":
+            self.engines, self.index = engines(index, tables), index
+            self.labels = self.engines.labels
+        elif by == "category":
+            self.column, self.labels = index.col("slices.cat"), index.strings  # type: ignore[assignment]
+        else:
+            groups = name_groups(index)
+            self.column, self.of_id, self.labels = (index.col("slices.name"), groups.of_name,
+                                                    groups.labels)
+
+    def of(self, rows: np.ndarray | slice) -> np.ndarray:
+        """The group number of each slice of `rows` (indices, a mask or a slice)."""
+        if self.engines is not None:
+            return self.engines.of(self.index, rows)
+        return self.column[rows] if self.of_id is None else self.of_id[self.column[rows]]

@@ -177,16 +177,17 @@ def _named(index: TraceIndex, kernels: np.ndarray, wanted: frozenset) -> np.ndar
     ids = [i for i in (s.find(name) for name in wanted) if i >= 0]
     named = np.zeros(len(s), bool)
     named[ids] = True
-    op = is_host_op(index)[index.arrays["slices.cat"]] & named[names]
+    op_cat, cats = is_host_op(index), index.arrays["slices.cat"]
     keep = named[names[kernels]]
-    at = launches(index)[kernels]
+    at = launches(index, kernels)
     parents = slice_parents(index)
     for _ in range(MAX_DEPTH):
         live = at >= 0
         if not live.any():
             break
-        keep[live] |= op[at[live]]
-        at[live] = parents[at[live]]
+        up = at[live]  # a host op named in `wanted`: of the slices reached only
+        keep[live] |= op_cat[cats[up]] & named[names[up]]
+        at[live] = parents[up]
     return keep
 
 

@@ -102,7 +102,7 @@ def kineto_rows(index: TraceIndex, kernels: np.ndarray) -> tuple[Rows, np.ndarra
     """The rows of `kernels` (slice numbers) and, per kernel, its host op's slice (-1)."""
     a, s = index.arrays, index.strings
     kernels = np.asarray(kernels, np.int64)
-    launch = launches(index)[kernels]
+    launch = launches(index, kernels)
     chains = {int(x): op_chain(index, int(x)) for x in np.unique(launch).tolist() if x >= 0}
     ops = sorted({op for chain in chains.values() for op in chain})
     wanted = np.unique(np.concatenate([kernels, launch[launch >= 0],

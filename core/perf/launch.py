@@ -32,9 +32,21 @@ def is_host_op(index: TraceIndex) -> np.ndarray:
     return mask
 
 
-def launches(index: TraceIndex) -> np.ndarray:
-    """Per slice, the host slice whose flow leads to it when it is on a device track (-1:
-    none); a source that is a host op wins over another (torch_npu's CANN `Node@launch`)."""
+def launches(index: TraceIndex, slices: np.ndarray) -> np.ndarray:
+    """Per slice of `slices`, the host slice whose flow leads to it when it is on a device
+    track (-1: none); a source that is a host op wins over another (torch_npu's CANN
+    `Node@launch`)."""
+    dst, src = launch_pairs(index)
+    slices = np.asarray(slices, np.int64)
+    at = np.minimum(np.searchsorted(dst, slices), max(len(dst) - 1, 0))
+    if not len(dst):
+        return np.full(len(slices), -1, np.int64)
+    return np.where(dst[at] == slices, src[at], -1)
+
+
+def launch_pairs(index: TraceIndex) -> tuple[np.ndarray, np.ndarray]:
+    """The device slices a flow from the host leads to, sorted, and each one's launching host
+    slice (int64; see :func:`launches`): kept as pairs, not as an array of every slice."""
     found = _memo.get(index)
     if found is not None:
         return found
@@ -47,11 +59,14 @@ def launches(index: TraceIndex) -> np.ndarray:
     ok = device[track[dst]] & ~device[track[src]]
     src, dst = src[ok], dst[ok]
     op = is_host_op(index)[a["slices.cat"][src]]
-    # Sources that are ops are written last, so that they win.
+    # Of several flows into one slice, the last of (sources that are not ops, then ops, each
+    # in the flows' order) wins: an op's.
     order = np.argsort(op, kind="stable")
-    found = np.full(index.n_slices, -1, np.int64)
-    found[dst[order]] = src[order]
-    _memo[index] = found
+    src, dst = src[order], dst[order]
+    order = np.argsort(dst, kind="stable")
+    src, dst = src[order], dst[order]
+    last = np.concatenate([dst[1:] != dst[:-1], [True]]) if len(dst) else np.zeros(0, bool)
+    found = _memo[index] = (dst[last], src[last])
     return found
 
 
@@ -75,7 +90,7 @@ def op_chain(index: TraceIndex, launch: int) -> list[int]:
 
 def host_ops(index: TraceIndex, tasks: np.ndarray) -> np.ndarray:
     """Per device slice of `tasks`, the innermost host op that launched it (-1: none)."""
-    src = launches(index)[np.asarray(tasks, np.int64)]
+    src = launches(index, tasks)
     out = np.full(len(src), -1, np.int64)
     memo: dict[int, int] = {}
     for k, s in enumerate(src.tolist()):
@@ -91,11 +106,9 @@ def launched_by(index: TraceIndex, host: int) -> list[int]:
     """The device slices launched by host slice `host` or by the slices nested in it on its
     track, by start."""
     a = index.arrays
-    src_of = launches(index)
-    tasks = np.flatnonzero(src_of >= 0)
+    tasks, src = launch_pairs(index)
     if not len(tasks):
         return []
-    src = src_of[tasks]
     start, end = int(a["slices.start"][host]), int(a["slices.start"][host] + a["slices.dur"][host])
     inside = ((a["slices.track"][src] == a["slices.track"][host])
               & (a["slices.start"][src] >= start)

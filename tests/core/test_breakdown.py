@@ -76,6 +76,24 @@ def test_every_part_of_a_kineto_step(tmp_path):
     assert shares["host_dataloader"] == pytest.approx(0.2)
 
 
+def test_steps_measured_together_are_each_measured_alone(tmp_path):
+    """The steps of a group and its total, measured together (a name's stretches made once
+    for all of them, a name or two held at a time), are each step's breakdown on its own."""
+    def shifted(k):  # step k + 1, its kernels 7k µs longer
+        return [{**e, "ts": e["ts"] + 1000 * k, "name": e["name"].replace("#1", f"#{k + 1}"),
+                 **({"id": e["id"] + 10 * k} if "id" in e else {}),
+                 **({"dur": e["dur"] + 7 * k} if e.get("cat") == "kernel" else {})}
+                for e in kineto_step()]
+
+    index = load(write_trace(tmp_path / "t.json", [e for k in range(3) for e in shifted(k)]))
+    items = find_iterations(index).items
+    together = breakdown(index, items)
+    assert len({b.device["compute_ns"] for b in together.steps}) == 3
+    for it, step in zip(items, together.steps):
+        assert breakdown(index, [it]).steps[0].to_json() == step.to_json()
+    assert breakdown(index, items[:1]).total[0].to_json() != together.total[0].to_json()
+
+
 def test_device_parts_add_up_to_the_window(tmp_path):
     _, found = _one(tmp_path, kineto_step())
     d = found.steps[0].device
@@ -183,6 +201,24 @@ def test_coverage_equals_counting_instant_by_instant():
 def test_merge_drops_empty_intervals_and_joins_touching_ones():
     s, e = merge(np.array([5, 0, 10, 20]), np.array([10, 3, 12, 20]))
     assert s.tolist() == [0, 5] and e.tolist() == [3, 12]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 18])
+def test_slices_merged_in_chunks_are_merged_whole(monkeypatch, chunk):
+    """merge_slices, a few slices at a time (nested, touching, empty and unsorted ones
+    crossing the chunks' edges), is merge of all the slices in the mask at once."""
+    from proftui.core.analysis import coverage
+
+    rng = np.random.default_rng(chunk)
+    monkeypatch.setattr(coverage, "MERGE_CHUNK", chunk)
+    for n in (0, 1, 5, 40, 200):
+        start = np.sort(rng.integers(0, 300, n)) if n % 2 else rng.integers(0, 300, n)
+        dur = rng.integers(0, 30, n)
+        for mask in (np.ones(n, bool), rng.random(n) < 0.5, np.zeros(n, bool)):
+            s, e = coverage.merge_slices(start, dur, mask)
+            want_s, want_e = merge(start[mask], start[mask] + dur[mask])
+            assert s.tolist() == want_s.tolist() and e.tolist() == want_e.tolist()
+            assert s.dtype == e.dtype == np.int64
 
 
 def test_a_trace_without_device_work_has_no_device_part_and_no_device_advice(tmp_path):

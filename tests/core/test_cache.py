@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from proftui.core import load_trace
@@ -583,3 +584,26 @@ def test_a_map_outlives_the_replacement_of_its_file(tmp_path, cache_dir) -> None
     fresh = _fresh(trace)
     assert columns_equal(mapped, fresh)
     assert [slice_args(mapped, i) for i in range(5)] == [slice_args(fresh, i) for i in range(5)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads Linux's /proc")
+def test_the_check_lets_go_of_the_pages_it_read(tmp_path):
+    """Verifying every array reads all of the file; its pages are not left counted in the
+    process's memory (only what is touched afterwards is), and the arrays read the same."""
+    path = tmp_path / "big.idx"
+    values = np.arange(4 << 20, dtype=np.int64)  # 32 MB
+    cache_file.write(path, {}, {"a": values, "b": values[:1000]})
+    _, arrays = cache_file.read(path)
+
+    def resident_kb() -> int:
+        total, mine = 0, False
+        for line in Path("/proc/self/smaps").read_text().splitlines():
+            if "-" in line.split(" ", 1)[0] and not line.endswith(":"):
+                mine = line.endswith(str(path))
+            elif mine and line.startswith("Rss:"):
+                total += int(line.split()[1])
+        return total
+
+    assert resident_kb() < 1024
+    assert np.array_equal(arrays["a"], values) and np.array_equal(arrays["b"], values[:1000])
+    assert resident_kb() >= 32 << 10  # touched again: read back from the page cache

@@ -242,6 +242,31 @@ def test_engines_from_kernel_details_and_kineto_kinds(tmp_path) -> None:
         "kernel": (1, 2 * US), "memcpy": (1, 1 * US)}
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 5])
+def test_engines_in_chunks_are_the_engines_whole(tmp_path, monkeypatch, chunk) -> None:
+    """Each slice's engine and the labels' order, the (name, category, side) keys taken a
+    few slices at a time (a collective's key among them), are those of all slices at once."""
+    from proftui.core.ops import grouping
+
+    events = [*_meta(0, "python", "GPU 0", [(7, "stream 7")]),
+              *[_x(name, cat, pid, 7 if pid == 0 else 1, ts, 2) for ts, (name, cat, pid) in
+                enumerate([("ncclDevKernel_AllGather_RING_LL", "kernel", 0),
+                           ("aten::mm", "cpu_op", 1), ("void gemm<float>", "kernel", 0),
+                           ("Memcpy DtoH", "gpu_memcpy", 0), ("aten::mm", "cpu_op", 1),
+                           ("triton_poi_fused_add_0", "kernel", 0),
+                           ("cudaLaunchKernel", "cuda_runtime", 1),
+                           ("void gemm<float>", "kernel", 0)] * 3)]]
+    index = load(write_trace(tmp_path / "t.json", events))
+    whole = grouping._engines(index, ())
+    monkeypatch.setattr(grouping, "ENGINE_CHUNK", chunk)
+    found = grouping._engines(index, ())
+    assert found.labels == whole.labels
+    codes = found.of(index, slice(None))
+    assert codes.dtype == np.int32 and codes.tolist() == whole.of(index, slice(None)).tolist()
+    assert {found.labels[c] for c in codes.tolist()} >= {
+        "NCCL", "Triton", "kernel", "memcpy", "cpu_op", "cuda_runtime"}
+
+
 # -- item 12: Paddle names ----------------------------------------------------------------------
 
 
