@@ -41,35 +41,15 @@ from proftui.core.source.streams import ByteSource
 
 BATCH_BYTES = 1 << 20
 
-
 _MAX_EXTENSIONS = 4
-
-
-
-
-
 
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 
-
 _HEADER_LIMIT = 16 << 20  # what precedes or follows the event array
-
-
-
 
 _LEAD = re.compile(rb"[ \t\r\n,]*")  # always matches (possibly empty)
 
-
-
-
-
-
-
-
 BOM = b"\xef\xbb\xbf"
-
-
-
 
 # An entry larger than this is damage: it is skipped so that memory stays bounded.
 ENTRY_LIMIT = 32 << 20
