@@ -3,8 +3,9 @@
 Fresh interpreters, not multiprocessing: nothing depends on the caller's main module or
 threads (the app indexes from a worker thread). The parent writes the pickled jobs to the
 worker's stdin and closes it; the worker calls the function on each job in turn and writes
-each result as a length-prefixed pickle to its stdout, flushed at once so that the parent
-can merge one while the next is read. A job whose function raises comes back as a
+each result as a length-prefixed pickle to its stdout, its large arrays beside it (pickle
+protocol 5's out-of-band buffers: neither side holds a second copy of them), flushed at once
+so that the parent can merge one while the next is read. A job whose function raises comes back as a
 :class:`Failed`, and the worker goes on with the next. On the parent's side, a worker that
 stopped, wrote something that does not unpickle, or answered with a record of another type
 or version gives a :class:`Failed` too: callers then do the work themselves. Stopping a
@@ -117,12 +118,42 @@ class Worker:
 
 
 def _read_record(stream: IO[bytes]) -> Any:
-    head = stream.read(_LENGTH.size)
-    (size,) = _LENGTH.unpack(head)
-    data = stream.read(size)
-    if len(data) != size:
-        raise EOFError("the worker's answer ends early")
-    return pickle.loads(data)
+    """One record as :func:`_write_record` wrote it: its large arrays are read straight into
+    the buffers they are made on (no second copy of them)."""
+    (size,) = _LENGTH.unpack(stream.read(_LENGTH.size))
+    data = _read_exactly(stream, bytearray(size))
+    (count,) = _LENGTH.unpack(stream.read(_LENGTH.size))
+    buffers = []
+    for _ in range(count):
+        (nbytes,) = _LENGTH.unpack(stream.read(_LENGTH.size))
+        buffers.append(_read_exactly(stream, bytearray(nbytes)))
+    return pickle.loads(data, buffers=buffers)
+
+
+def _read_exactly(stream: IO[bytes], buffer: bytearray) -> bytearray:
+    view, got = memoryview(buffer), 0
+    while got < len(buffer):
+        n = stream.readinto(view[got:])  # type: ignore[attr-defined]
+        if not n:
+            raise EOFError("the worker's answer ends early")
+        got += n
+    return buffer
+
+
+def _write_record(out: IO[bytes], record: Any) -> None:
+    """A length-prefixed pickle of `record`, then its large arrays' bytes (pickle protocol
+    5's out-of-band buffers), each length-prefixed: written from where they are, not
+    copied into the pickle first."""
+    buffers: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(record, protocol=5, buffer_callback=buffers.append)
+    out.write(_LENGTH.pack(len(data)))
+    out.write(data)
+    del data
+    out.write(_LENGTH.pack(len(buffers)))
+    for buffer in buffers:
+        raw = buffer.raw()
+        out.write(_LENGTH.pack(raw.nbytes))
+        out.write(raw)
 
 
 def serve(function: Callable[[Any], Any] | None = None) -> None:
@@ -142,12 +173,9 @@ def serve(function: Callable[[Any], Any] | None = None) -> None:
             result = function(job)
         except Exception as exc:  # noqa: BLE001 - the parent does the job itself
             result = Failed(repr(exc))
-        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-        del result  # one copy in memory while it is written, not two
-        out.write(_LENGTH.pack(len(data)))
-        out.write(data)
+        _write_record(out, result)
         out.flush()
-        del data
+        del result
 
 
 _reporting: int | None = None  # in a reporting worker, the number of the job it runs

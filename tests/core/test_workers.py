@@ -84,3 +84,22 @@ def test_stop_kills_a_worker_mid_job() -> None:
     assert worker.poll() is not None and worker.poll() != 0
     assert time.monotonic() - began < 10
     assert isinstance(worker.result(Answer), Failed)  # its pipe is closed: no answer
+
+
+def test_arrays_come_back_whole_and_writable() -> None:
+    """Large arrays travel beside the pickle (protocol 5's out-of-band buffers) and are made
+    on the buffers read: the same values and dtypes, writable."""
+    import numpy as np
+
+    worker = _worker("arrays", [300_000, 5])
+    try:
+        got = [worker.result(Answer) for _ in range(2)]
+    finally:
+        worker.stop()
+    for answer, n in zip(got, (300_000, 5)):
+        ints, floats = answer.value["ints"], answer.value["floats"]
+        assert np.array_equal(ints, np.arange(n)) and ints.dtype == np.int64
+        assert np.array_equal(floats, np.linspace(0, 1, n))
+        assert np.array_equal(answer.value["step"], np.arange(0, 3 * n, 3))
+        assert answer.value["step"].dtype == np.int32 and answer.value["empty"].size == 0
+        ints[0] = 7  # writable: made on a bytearray, not a read-only bytes

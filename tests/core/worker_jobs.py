@@ -44,3 +44,11 @@ def wrong_type(n: int) -> dict:
 def slow(seconds: float) -> Answer:
     time.sleep(seconds)
     return Answer(0, os.getpid())
+
+
+def arrays(n: int) -> Answer:
+    import numpy as np
+
+    step = np.arange(3 * n, dtype=np.int32)[::3]  # not contiguous: pickled in band
+    return Answer({"ints": np.arange(n, dtype=np.int64), "floats": np.linspace(0, 1, n),
+                   "step": step, "empty": np.zeros(0, np.int8)}, os.getpid())
