@@ -70,7 +70,6 @@ class _Chunks:
             parts.clear()
         return out
 
-
     def flush(self) -> None:
         """(Rows added one at a time: see _Samples.)"""
 
@@ -534,7 +533,9 @@ class TraceBuilder:
         for part in self._slices.parts["start"]:
             if len(part):
                 ends.append(int(part.max()))
-        for chunks, key in ((self._be, "ts"), (self._instants, "ts"), (self._flows, "ts")):
+        self._samples.flush()
+        for chunks, key in ((self._be, "ts"), (self._instants, "ts"), (self._flows, "ts"),
+                            (self._samples, "ts")):
             for part in chunks.parts[key]:
                 if len(part):
                     ends.append(int(part.max()))
@@ -543,10 +544,6 @@ class TraceBuilder:
             if len(a):
                 ends.append(int((a + b).max()))
         ends += [event[0] for event in self._async_events]
-        for part in self._samples.parts["ts"]:
-            if len(part):
-                ends.append(int(part.max()))
-        ends += [row[1] for row in self._samples.rows]
         return max(ends)
 
     def _counter_columns(self) -> dict[str, np.ndarray]:

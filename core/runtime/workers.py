@@ -5,8 +5,8 @@ threads (the app indexes from a worker thread). The parent writes the pickled jo
 worker's stdin and closes it; the worker calls the function on each job in turn and writes
 each result as a length-prefixed pickle to its stdout, its large arrays beside it (pickle
 protocol 5's out-of-band buffers: neither side holds a second copy of them), flushed at once
-so that the parent can merge one while the next is read. A job whose function raises comes back as a
-:class:`Failed`, and the worker goes on with the next. On the parent's side, a worker that
+so that the parent can merge one while the next is read. A job whose function raises comes
+back as a :class:`Failed`, and the worker goes on with the next. On the parent's side, a worker that
 stopped, wrote something that does not unpickle, or answered with a record of another type
 or version gives a :class:`Failed` too: callers then do the work themselves. Stopping a
 worker (on cancel, or once it is no longer needed) kills it.
