@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from proftui.core.build import lanes as layout
+from proftui.core.build.chunks import Chunks, Samples
 from proftui.core.build.flows import flow_edges
 from proftui.core.build.pairing import pair_async, pair_begin_end
 from proftui.core.build.state import BuilderState
@@ -44,60 +45,6 @@ from proftui.core.runtime.records import checked
 
 # Scopes of instant events.
 SCOPE_THREAD, SCOPE_PROCESS, SCOPE_GLOBAL = 0, 1, 2
-
-
-class _Chunks:
-    """Per-batch numpy arrays of one table, concatenated once at the end."""
-
-    def __init__(self, **dtypes: Any) -> None:
-        self.dtypes = dtypes
-        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in dtypes}
-
-    def append(self, keep: np.ndarray | None = None, **cols: Any) -> None:
-        """Add one batch of rows; with `keep`, only the rows where it is True."""
-        if keep is not None and keep.all():
-            keep = None
-        for key, dtype in self.dtypes.items():
-            col = np.asarray(cols[key], dtype=dtype)
-            self.parts[key].append(col if keep is None else col[keep])
-
-    def concat(self) -> dict[str, np.ndarray]:
-        """One array per column; the parts are released (the table is empty afterwards)."""
-        self.flush()
-        out = {}
-        for key, parts in self.parts.items():
-            out[key] = np.concatenate(parts) if parts else np.zeros(0, self.dtypes[key])
-            parts.clear()
-        return out
-
-    def flush(self) -> None:
-        """(Rows added one at a time: see _Samples.)"""
-
-
-class _Samples(_Chunks):
-    """Counter samples: (series, ts, value, ref) rows, added as columns or one at a time
-    (kept in a list until a column is added or the table is read: the order stays the order
-    they were added in)."""
-
-    ROWS = 1 << 16
-
-    def __init__(self) -> None:
-        super().__init__(series=np.int32, ts=np.int64, value=np.float64, ref=np.int64)
-        self.rows: list[tuple[int, int, float, int]] = []
-
-    def add(self, series: int, ts: int, value: float, ref: int) -> None:
-        self.rows.append((series, ts, value, ref))
-        if len(self.rows) >= self.ROWS:
-            self.flush()
-
-    def append(self, keep: np.ndarray | None = None, **cols: Any) -> None:
-        self.flush()
-        super().append(keep, **cols)
-
-    def flush(self) -> None:
-        if self.rows:
-            rows, self.rows = self.rows, []
-            super().append(**dict(zip(("series", "ts", "value", "ref"), zip(*rows))))
 
 
 @dataclass
@@ -137,22 +84,22 @@ class TraceBuilder:
         # Batches with events, by the reader that read them ("native", "python"): said by
         # `proftui info`, so that a user knows which reader built the index.
         self.batches_read: Counter[str] = Counter()
-        self._slices = _Chunks(start=np.int64, dur=np.int64, track=np.int32, name=np.int32,
+        self._slices = Chunks(start=np.int64, dur=np.int64, track=np.int32, name=np.int32,
                                cat=np.int32, ref=np.int64, cname=np.int32)
-        self._be = _Chunks(ts=np.int64, track=np.int32, name=np.int32, cat=np.int32,
+        self._be = Chunks(ts=np.int64, track=np.int32, name=np.int32, cat=np.int32,
                            ref=np.int64, begin=np.bool_)
-        self._instants = _Chunks(ts=np.int64, track=np.int32, name=np.int32, cat=np.int32,
+        self._instants = Chunks(ts=np.int64, track=np.int32, name=np.int32, cat=np.int32,
                                  ref=np.int64, scope=np.int8)
         # Flow points; a flow is keyed by (cat, name, id), the id numeric or an interned string.
-        self._flows = _Chunks(ts=np.int64, track=np.int32, cat=np.int32, name=np.int32,
+        self._flows = Chunks(ts=np.int64, track=np.int32, cat=np.int32, name=np.int32,
                               id_num=np.int64, id_str=np.int32, phase=np.int8,
                               enclosing=np.bool_, ref=np.int64)
         # Flow ends bound to a slice by its ordinal: flow v2 (X events with bind_id; no
         # category or name) and importers that know both ends (SQLite exports).
-        self._bound = _Chunks(ref=np.int64, id_num=np.int64, id_str=np.int32,
+        self._bound = Chunks(ref=np.int64, id_num=np.int64, id_str=np.int32,
                               phase=np.int8, cat=np.int32, name=np.int32)
         self._counters = _Counters()
-        self._samples = _Samples()
+        self._samples = Samples()
         self._async_events: list[tuple] = []
         self._flow_count = 0  # flows added by add_flow_pairs (their ids)
 
