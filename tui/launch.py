@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import threading
@@ -95,23 +94,14 @@ def _open_app(args, theme: str) -> int:  # noqa: ANN001 (the parsed arguments)
 
         check_folder(args.path)
         follow = FollowOptions(args.interval, args.poll)
-    # Until the first frame the cyclic collector is off (the app turns it on again then, see
-    # ProftuiApp._panes_ready): importing Textual and building the screen make some hundred
-    # thousand objects, and its passes over them took 0.1-0.2 s of the way to that frame.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        # Begun before the app's modules are imported: reading the cache goes on beside that.
-        cached = (None if args.no_cache or follow is not None
-                  else read_cached(args.path, args.run))
-        from proftui.tui.app import ProftuiApp
+    # Begun before the app's modules are imported: reading the cache goes on beside that.
+    cached = (None if args.no_cache or follow is not None
+              else read_cached(args.path, args.run))
+    from proftui.tui.app import ProftuiApp
 
-        app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run,
-                         cached=cached, peaks=peaks_asked(args), follow=follow)
-        app.run()
-    finally:
-        if collecting:
-            gc.enable()
+    app = ProftuiApp(args.path, use_cache=not args.no_cache, theme=theme, run=args.run,
+                     cached=cached, peaks=peaks_asked(args), follow=follow)
+    app.run()
     return exit_status(app)
 
 

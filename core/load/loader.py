@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from proftui.core.cache import discovery as discovery_cache
 from proftui.core.cache import indexes as cache
@@ -20,17 +20,14 @@ from proftui.core.discover.clock import (
 )
 from proftui.core.discover.profile import DB_KIND, ProfileLayout, TimelineFile, discover
 from proftui.core.discover.runs import SeveralRunsError, open_run
-from proftui.core.load.indexing import index_files
 from proftui.core.load.memory_csv import memory_csvs
 from proftui.core.load.progress import FileProgress, Progress, RanksProgress
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.source.streams import ByteSource, FileIdentity
 
-# What indexing needs (the parser, msgspec, the builder, SQLite) is imported when a trace is
-# indexed, not to reopen one from the cache (see bench/bench_reopen.py).
-if TYPE_CHECKING:
-    pass
+# What indexing needs (the parser, msgspec, the builder, SQLite, the worker processes) is imported
+# when a trace is indexed, not to reopen one from the cache (see bench/bench_reopen.py).
 
 
 def check_openable(path: str) -> None:
@@ -47,10 +44,10 @@ def check_openable(path: str) -> None:
         return  # so it holds something to open
     discover(path)
     if not os.path.isdir(path):
-        from proftui.core.importers.chrome.read import ChromeJsonReader
-        from proftui.core.model.diagnostics import Diagnostics
+        from proftui.core.importers.chrome.head import find_events
 
-        ChromeJsonReader(ByteSource(path), Diagnostics()).check_head()
+        source = ByteSource(path)
+        find_events(source.chunks(1 << 16), source)
 
 
 def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
@@ -84,6 +81,8 @@ def load_trace(path: str, *, run: int | None = None, use_cache: bool = True,
         index = _from_cache(opening)
         if index is not None:
             return index
+    from proftui.core.load.indexing import index_files
+
     index = index_files(sources, used, clocks, progress=progress, cancelled=cancelled,
                         batch_bytes=batch_bytes, memory=opening.memory,
                         file_progress=file_progress, ranks_progress=ranks_progress,

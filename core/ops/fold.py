@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from proftui.core.model.naming import natural_key
 from proftui.core.model.stats import median_ns
-from proftui.core.ops.aggregate import iterations_table
 from proftui.core.ops.iterations import Iteration
 
 MAX_BANDS = 16
@@ -66,6 +65,8 @@ def fold_steps(items: Sequence[Iteration], group: str | None = None,
     """The steps of `group` (every step of it), or with `number` every group's step `number`,
     as bands; at most `limit` of them (see the module docstring). Steps without a time window
     are left out; an empty fold has no bands."""
+    from proftui.core.ops.aggregate import iterations_table  # (not needed to draw a first frame)
+
     timed = [it for it in items if it.start_ns >= 0 <= it.end_ns and it.end_ns > it.start_ns]
     table = iterations_table(timed, 0)
     vs, marks = table.find("vs median").values, table.find("Mark").values  # type: ignore[union-attr]

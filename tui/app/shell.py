@@ -23,7 +23,6 @@ from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, T
 from proftui.core import ProftuiError, TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.ops.iterations import Iteration, Iterations, capture_start_ns
-from proftui.core.perf.instances import Behind, row_behind
 from proftui.core.query.args import slice_args
 from proftui.core.query.rows import RowIndex
 from proftui.core.query.search import find_slices
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
 
     from proftui.core.analysis.advise import Advice
     from proftui.core.analysis.breakdown import Breakdown
+    from proftui.core.perf.instances import Behind
     from proftui.tui.app.as_command import ViewCommand
     from proftui.tui.app.following import Following, FollowOptions
     from proftui.tui.app.key_commands import KeyCommand
@@ -228,7 +228,7 @@ class ProftuiApp(BaseApp):
         mounts = self._pane_mounts
         first = mounts is None
         if mounts is None:
-            gc.enable()  # off until now when `proftui PATH` started the app (see cmd_open)
+            gc.enable()  # off until now when `proftui PATH` started the app (see cli.main)
             mounts = self._pane_mounts = [
                 self.query_one(f"#pane-{name}", TabPane).mount(pane(id=name))
                 for name, pane in table_panes().items()]
@@ -440,6 +440,8 @@ class ProftuiApp(BaseApp):
             text = "(none)" if args is None else orjson.dumps(args).decode()
         except (OSError, ProftuiError, ValueError) as exc:
             text = f"(could not be read: {exc})"
+        from proftui.core.perf.instances import row_behind  # (off the first frame's path)
+
         try:
             behind = row_behind(self.index, info.slice)
         except (OSError, ProftuiError, ValueError):

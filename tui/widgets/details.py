@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from proftui.core.discover.clock import file_offsets
 from proftui.core.model.index import TraceIndex
 from proftui.core.ops.iterations import FROM_CAPTURE_START, capture_start_ns
-from proftui.core.perf.instances import Behind
 from proftui.core.query.slice_info import SliceInfo
 from proftui.tui.text.format import fmt_duration
 from proftui.tui.text.safe import safe
+
+if TYPE_CHECKING:
+    from proftui.core.perf.instances import Behind
 
 MAX_ARGS_CHARS = 2000
 MAX_NAME_CHARS = 2000  # a name can be megabytes long: the pane shows its start

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.binding import Binding
@@ -11,7 +12,6 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from proftui.core.analysis.utilisation import Utilisation, utilisation
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
 from proftui.core.ops.rank_offsets import RankOffsets
@@ -31,6 +31,9 @@ from proftui.tui.widgets.timeline_state import (
 )
 from proftui.tui.widgets.util_band import HEAD_SERIES, UTIL_SHARE, UtilLine
 from proftui.tui.widgets.viewport import PAN_FRACTION, ZOOM_STEP
+
+if TYPE_CHECKING:
+    from proftui.core.analysis.utilisation import Utilisation
 
 ZOOM = Binding.Group("Zoom")  # w and s as "w s Zoom" in the footer
 
@@ -260,6 +263,8 @@ class Timeline(Widget, can_focus=True):
         """Build the index's coverage off the UI thread (up to a second on a huge trace) and
         find which series hold anything over the whole capture; later windows then cost a
         binary search per cell."""
+        from proftui.core.analysis.utilisation import utilisation  # (see timeline_painter)
+
         try:
             whole = utilisation(index, index.start_ns, max(index.end_ns, index.start_ns + 1), 1,
                                 tables)

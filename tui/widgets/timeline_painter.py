@@ -1,4 +1,7 @@
-"""The timeline's painter: a state's rows turned into strips, with the frame caches it keeps."""
+"""The timeline's painter: a state's rows turned into strips, with the frame caches it keeps.
+
+The analysis behind the utilisation band and the memory peaks is imported when they are first
+drawn: the first frame of a cached trace has neither, and its modules took ~10 ms to load."""
 
 from __future__ import annotations
 
@@ -9,8 +12,6 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from proftui.core.analysis.memory import memory_series, series_peak
-from proftui.core.analysis.utilisation import SERIES, utilisation
 from proftui.core.model.arrays import distinct
 from proftui.core.model.index import TraceIndex
 from proftui.core.ops.rank_offsets import RankOffsets
@@ -335,6 +336,8 @@ class TimelinePainter:
         screen or the series is not an allocator's."""
         index = self._same_index()
         if self._peaks is None:
+            from proftui.core.analysis.memory import memory_series, series_peak
+
             self._peaks = {m.series: found[0] for m in memory_series(index)
                            if (found := series_peak(index, m.series)) is not None}
         at = self._peaks.get(series)
@@ -362,6 +365,8 @@ class TimelinePainter:
             return self.util.fractions
         fractions: dict[tuple[str, str], np.ndarray] = {}
         self.util = UtilFrame(key, fractions)
+        from proftui.core.analysis.utilisation import utilisation
+
         by_shift: dict[int, set[str]] = {}  # each rank's lines over its own window
         for group in groups:
             by_shift.setdefault(state.shift_of_group(group), set()).add(group)
@@ -564,6 +569,8 @@ class TimelinePainter:
         if frame.fractions is fractions_of and frame.lines is state.band.shown \
                 and frame.styles is self.styles and frame.look == look:
             return frame.strips
+        from proftui.core.analysis.utilisation import SERIES
+
         cells = state.cells
         blank = np.zeros(cells)  # cannot happen for a group of the same index
 

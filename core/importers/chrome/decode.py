@@ -14,7 +14,8 @@ import msgspec
 import numpy as np
 import orjson
 
-WS = b" \t\r\n"
+from proftui.core.importers.chrome.head import WS
+
 TRAILING = re.compile(rb"trailing characters")
 SKIP = re.compile(r"[ \t\r\n,]*")
 AFTER_VALUE = re.compile(r"[ \t\r\n]*(?:[,\]]|$)")

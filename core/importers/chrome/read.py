@@ -26,7 +26,6 @@ from proftui.core.importers.chrome.decode import (
     LENIENT,
     SLOW_PART,
     TRAILING,
-    WS,
     Event,
     Piece,
     decode_fast,
@@ -34,22 +33,17 @@ from proftui.core.importers.chrome.decode import (
     decode_slow,
     decode_whole,
 )
+from proftui.core.importers.chrome.head import HEADER_LIMIT, WS, find_events
 from proftui.core.importers.chrome.scan import BOUNDARY, CLOSED, entry_boundary
 from proftui.core.model.diagnostics import Diagnostics
-from proftui.core.model.errors import Cancelled, NotATraceError
+from proftui.core.model.errors import Cancelled
 from proftui.core.source.streams import ByteSource
 
 BATCH_BYTES = 1 << 20
 
 _MAX_EXTENSIONS = 4
 
-_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-
-_HEADER_LIMIT = 16 << 20  # what precedes or follows the event array
-
 _LEAD = re.compile(rb"[ \t\r\n,]*")  # always matches (possibly empty)
-
-BOM = b"\xef\xbb\xbf"
 
 # An entry larger than this is damage: it is skipped so that memory stays bounded.
 ENTRY_LIMIT = 32 << 20
@@ -157,12 +151,6 @@ class ChromeJsonReader:
         self.n_events = 0
         self.closed = False  # the event array's closing bracket was seen
 
-    def check_head(self) -> None:
-        """Raise :class:`NotATraceError` with the sentence :meth:`read` would give when the
-        file's head shows it is no Chrome trace (empty or unreadable, not JSON, no
-        traceEvents array), reading no further than the start of its events."""
-        self._find_events(self.source.chunks(1 << 16))
-
     def read(self, sink: EventSink,
              progress: Callable[[int, int, int], None] | None = None,
              cancelled: Callable[[], bool] | None = None,
@@ -224,7 +212,7 @@ class ChromeJsonReader:
             if cut is None or cut == CLOSED:
                 # The rest is the last batch: the array's end and what follows it.
                 stream.seek(start)
-                stream.fill(_HEADER_LIMIT)
+                stream.fill(HEADER_LIMIT)
                 self._emit(sink, stream.buf[stream.pos:], stream.base + stream.pos,
                            final=True)
                 return
@@ -370,44 +358,13 @@ class ChromeJsonReader:
                 return near + at
         return None
 
-    def _find_events(self, chunks) -> tuple[bytes, int]:
+    def _find_events(self, chunks: Iterator[bytes]) -> tuple[bytes, int]:
         """Skip to the first byte inside the event array; read the object form's header."""
-        buf, blanks = b"", 0
-        for data in chunks:
-            buf += data
-            if not buf.strip(WS):  # leading blanks: dropped as they come (bounded memory)
-                blanks += len(buf)
-                buf = b""
-            elif len(buf) > 3:
-                break
-        skipped = len(buf) - len(buf.lstrip(WS))
-        if buf.startswith(BOM, skipped):
-            skipped += len(BOM)
-            skipped += len(buf[skipped:]) - len(buf[skipped:].lstrip(WS))
-        head = buf[skipped:]
-        name = self.source.path
-        if not head:
-            if self.source.error:
-                raise NotATraceError(f"{name} cannot be read: {self.source.error}.")
-            raise NotATraceError(f"{name} is empty.")
-        if head[:1] == b"[":
-            self.metadata["format"] = "array"
-            return buf[skipped + 1:], blanks + skipped + 1
-        if head[:1] != b"{":
-            raise NotATraceError(f"{name} is not a JSON trace (it does not start with [ or {{).")
-        self.metadata["format"] = "object"
-        searched = 0
-        while True:
-            m = _EVENTS_KEY.search(buf, max(0, searched - 64))
-            if m:
-                self._read_header(buf[skipped: m.start()])
-                return buf[m.end():], blanks + m.end()
-            searched = len(buf)
-            data = next(chunks, None)
-            if data is None or len(buf) > _HEADER_LIMIT:
-                break
-            buf += data
-        raise NotATraceError(f"{name} is JSON but not a Chrome trace (no traceEvents array).")
+        head = find_events(chunks, self.source)
+        self.metadata["format"] = head.form
+        if head.form == "object":
+            self._read_header(head.header)
+        return head.rest, head.offset
 
     def _read_header(self, header: bytes) -> None:
         text = header.rstrip(WS).rstrip(b",")
