@@ -159,19 +159,20 @@ def test_cached_trace_reads_the_cache_and_never_indexes(tmp_path, cache_dir) -> 
 
 
 def test_reopening_from_the_cache_imports_no_indexing_code(tmp_path) -> None:
-    """The cached path reads the cache: the parser, the builder and the SQLite importer
-    are imported to index, not to reopen."""
+    """The cached path reads the cache: the parser, the builder, the worker processes and the
+    SQLite importer are imported to index, not to check that a file opens nor to reopen it."""
     trace = write_trace(tmp_path / "t.json", EVENTS)
     env = dict(os.environ, PROFTUI_CACHE_DIR=str(tmp_path / "cache"))
     code = (
         "import sys\n"
-        "from proftui.core.load.loader import load_trace\n"
+        "from proftui.core.load.loader import check_openable, load_trace\n"
         "from proftui.core.query.rows import rows_for\n"
+        f"check_openable({str(trace)!r})\n"
         f"index = load_trace({str(trace)!r})\n"
         "rows_for(index)\n"
         "heavy = ('proftui.core.build.builder', 'proftui.core.importers.chrome.read',\n"
         "         'proftui.core.importers.ascend_db.timeline', 'proftui.core.source.dbfile',\n"
-        "         'sqlite3')\n"
+        "         'sqlite3', 'proftui.core.load.indexing', 'proftui.core.runtime.workers')\n"
         "print(bool(index.meta.get('from_cache')), [m for m in heavy if m in sys.modules])\n"
     )
     outputs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

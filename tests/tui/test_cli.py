@@ -74,6 +74,26 @@ def test_not_a_trace_is_one_sentence_and_status_2(tmp_path, capsys, content, mes
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.parametrize("content,message", [
+    (b"", "is empty"),
+    (b"a,b,c\n1,2,3\n", "is not a JSON trace"),
+    (b'{"spans": []}', "not a Chrome trace"),
+])
+def test_the_viewer_says_what_is_no_trace_before_it_opens(tmp_path, capsys, content,
+                                                           message) -> None:
+    """`proftui PATH` reads the file's head before the app (see check_openable); the collector,
+    off until the app's first frame, is on again after a refusal."""
+    import gc
+
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    assert gc.isenabled()
+    assert main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert gc.isenabled()
+
+
 def test_missing_file_and_bad_usage(tmp_path, capsys) -> None:
     assert main(["info", str(tmp_path / "nope.json")]) == 2
     assert "no such file" in capsys.readouterr().err
