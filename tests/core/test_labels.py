@@ -1,4 +1,4 @@
-"""Labels of events by their distinct combinations (chrome_events._Labels) give the same index, ids
+"""Labels of events by their distinct combinations (chrome_views.Labels) give the same index, ids
 and all, as reading the fields one at a time."""
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ import pytest
 
 from proftui.core.build import builder as build
 from proftui.core.importers.chrome import events as chrome_events
+from proftui.core.importers.chrome import views as chrome_views
 from proftui.core.model.index import TraceIndex
 
 from helpers import load, problems, write_trace
 
 
 def _one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(chrome_events._Labels, "of", lambda self, builder, evs: None)
+    monkeypatch.setattr(chrome_views.Labels, "of", lambda self, builder, evs: None)
 
 
 def _same(a: TraceIndex, b: TraceIndex) -> None:
