@@ -35,7 +35,9 @@ def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.nda
     if key is None:
         return np.lexsort((-dur, start, track))
     order = stable_argsort(key)
-    tied = np.flatnonzero(key[order][1:] == key[order][:-1])
+    ordered = key[order]
+    tied = np.flatnonzero(ordered[1:] == ordered[:-1])
+    del ordered
     if len(tied):  # equal (track, start): the longer slice first (the parent)
         tie = np.zeros(len(order), bool)  # the tied positions, in order (no sort needed)
         tie[tied] = True
@@ -192,7 +194,7 @@ def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: 
     ends = _track_time_key(track, e2, lo, hi)
     starts = _track_time_key(track, s2, lo, hi)
     if ends is not None and starts is not None:  # one sort of composite keys, no per-track work
-        ends.sort()
+        ends.sort(kind="stable")  # (timsort: in start order, ends come in ascending runs)
         closed = np.searchsorted(ends, starts, side="right")
     else:
         e_order = np.lexsort((e2, track))
@@ -304,8 +306,10 @@ def bind_points(track: np.ndarray, start: np.ndarray, dur: np.ndarray, parent: n
         active &= p >= 0
     out[enclosing] = p[enclosing]
     del p, active  # (this is a peak of indexing a file)
-    nxt = _grouped_searchsorted(track, start, q_track, q_ts, "left")
-    ok = (nxt < n) & (track[np.minimum(nxt, n - 1)] == q_track)
-    following = ~enclosing
-    out[following] = np.where(ok[following], nxt[following], -1)
+    following = np.flatnonzero(~enclosing)  # (often none: Kineto's flows all enclose)
+    if len(following):
+        q_track = q_track[following]
+        nxt = _grouped_searchsorted(track, start, q_track, q_ts[following], "left")
+        ok = (nxt < n) & (track[np.minimum(nxt, n - 1)] == q_track)
+        out[following] = np.where(ok, nxt, -1)
     return out
