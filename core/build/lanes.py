@@ -131,7 +131,7 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
         nested[bad] = False
         changed, levels = _shallower(track, s2, e2, bad, nested)
         depth[changed] -= levels
-        parent[changed] = _parents(track, np.where(nested, depth, -1), changed)
+        parent[changed] = _parents_of(np.where(nested, depth, -1), changed)
         bad = changed[_overflows(e2, e2[changed], parent[changed])]
     if len(bad):  # still overflowing after 8 rounds: give up nesting, pack those tracks whole
         for t in np.unique(track[bad]).tolist():
@@ -205,7 +205,7 @@ def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, n_tracks: 
     depth = np.arange(n, dtype=np.int64)
     depth -= closed
     del closed
-    return depth, _parents(track, depth)
+    return depth, _parents(depth)
 
 
 def _shallower(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, removed: np.ndarray,
@@ -232,28 +232,49 @@ def _shallower(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, removed: np.nd
     return near[moved], levels[moved]
 
 
-def _parents(track: np.ndarray, depth: np.ndarray, which: np.ndarray | None = None,
-             ) -> np.ndarray:
-    """For each slice (or those at sorted positions `which`), the last earlier slice of its
-    track one level up, or -1; slices at depth -1 are left out (taken off the rows)."""
-    key = depth + 1  # 0: left out
+def _parents(depth: np.ndarray) -> np.ndarray:
+    """For each slice (sorted, none taken off the rows), the last earlier slice of its track
+    one level up, or -1."""
+    # A track starts at depth 0 and rises by at most one level from a slice to the next. So
+    # the last slice one level up is the one just before the last slice that rose to the
+    # child's level (nothing between them is shallower than the child): per level, in
+    # order, the last riser carried forward. A level's first slice rose to it, so the
+    # carrying never crosses levels.
+    parent = np.empty(len(depth), np.int64)
+    if not len(depth):
+        return parent
+    small = depth.max() <= np.iinfo(np.int16).max
+    by_depth = np.argsort(depth.astype(np.int16) if small else depth, kind="stable")  # radix
+    rose = np.zeros(len(depth), bool)
+    rose[1:] = depth[1:] == depth[:-1] + 1
+    riser = np.where(rose[by_depth], np.arange(len(depth)), 0)
+    del rose
+    np.maximum.accumulate(riser, out=riser)
+    up = by_depth[riser]  # in by_depth's order: in order within each level
+    del riser
+    up -= 1  # the slice before the riser (in its track: a riser is not a track's first)
+    up[:np.count_nonzero(depth == 0)] = -1  # the top level comes first
+    parent[by_depth] = up
+    return parent
+
+
+def _parents_of(depth: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """The parents (as :func:`_parents`) of the slices at sorted positions `which`, when some
+    slices are taken off the rows (at depth -1): the last earlier slice one level up."""
+    key = depth + 1  # 0: taken off
     small = key.max(initial=0) <= np.iinfo(np.int16).max
     # Slices grouped by depth, in order within each group (a radix sort for small depths);
-    # a child's parent is its predecessor among the slices one level up. That one is in
-    # the child's track: a track starts at depth 0, and rises by at most one level from a
-    # slice to the next. Those at depth d are by_depth[bounds[d]: bounds[d + 1]].
+    # those at depth d are by_depth[bounds[d]: bounds[d + 1]]. A child's parent is its
+    # predecessor among the slices one level up (in its track: see _parents).
     by_depth = np.argsort(key.astype(np.int16) if small else key, kind="stable")
-    bounds = np.cumsum(np.bincount(key))  # (the left-out ones come first)
-    asked, asked_bounds = by_depth, bounds
-    if which is not None:  # the same grouping of the slices asked about
-        asked = which[np.argsort(key[which], kind="stable")]
-        asked_bounds = np.cumsum(np.bincount(key[which], minlength=len(bounds)))
-    parent = np.full(len(track), -1, np.int64)
-    for level in range(len(bounds) - 2):
-        above = by_depth[bounds[level]: bounds[level + 1]]
-        below = asked[asked_bounds[level + 1]: asked_bounds[level + 2]]
-        parent[below] = above[np.searchsorted(above, below) - 1]
-    return parent if which is None else parent[which]
+    bounds = np.cumsum(np.bincount(key))  # (the ones taken off come first)
+    asked = depth[which]
+    parent = np.full(len(which), -1, np.int64)
+    for level in np.unique(asked[asked > 0]).tolist():
+        above = by_depth[bounds[level - 1]: bounds[level]]
+        below = asked == level
+        parent[below] = above[np.searchsorted(above, which[below]) - 1]
+    return parent
 
 
 def _pack_lanes(s2: np.ndarray, e2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
