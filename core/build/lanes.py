@@ -77,7 +77,11 @@ def _track_time_key(track: np.ndarray, time: np.ndarray, lo: int | None = None,
     track_bits = max(1, int(track.max()).bit_length())
     if span_bits + track_bits > 62:
         return None
-    return (track.astype(np.int64) << span_bits) | (time - lo)
+    key = track.astype(np.int64)  # (in place from here: one array, not four)
+    key <<= span_bits
+    key += time  # (time - lo fits span_bits: adding is or-ing; a wrap in between cancels)
+    key -= lo
+    return key
 
 
 def _grouped_searchsorted(group: np.ndarray, value: np.ndarray, q_group: np.ndarray,
@@ -146,8 +150,12 @@ def _doubled(start: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, np.ndarray
     replaced by their ranks among all starts and ends, which keeps every comparison."""
     lo = int(start.min())
     if int(start.max()) - lo + int(dur.max()) < 1 << 61:
-        rel = start - lo
-        return rel * 2, (rel + dur) * 2 + (dur == 0)
+        s2 = start - lo
+        e2 = s2 + dur
+        s2 <<= 1
+        e2 <<= 1
+        e2 += dur == 0
+        return s2, e2
     _, ranks = np.unique(np.concatenate([start, start + dur]), return_inverse=True)
     s_rank, e_rank = ranks[:len(start)].astype(np.int64), ranks[len(start):].astype(np.int64)
     return s_rank * 2, e_rank * 2 + (dur == 0)
