@@ -103,7 +103,14 @@ def _grouped_searchsorted(group: np.ndarray, value: np.ndarray, q_group: np.ndar
     if span_bits + group_bits <= 62:
         key = (group.astype(np.int64) << span_bits) | (value - lo)
         qkey = (q_group.astype(np.int64) << span_bits) | (q_value - lo)
-        return np.searchsorted(key, qkey, side=side)
+        if len(qkey) < 1 << 16:
+            return np.searchsorted(key, qkey, side=side)
+        # Many queries: searched in order, the searches share their first steps (flow
+        # points of 1 GB msprof-like: 115 -> 90 ms with the sort)
+        order = stable_argsort(qkey)
+        out = np.empty(len(qkey), np.int64)
+        out[order] = np.searchsorted(key, qkey[order], side=side)
+        return out
     out = np.empty(len(q_group), np.int64)
     bounds = np.searchsorted(group, np.arange(int(group.max()) + 2))
     for g in np.unique(q_group).tolist():
