@@ -40,7 +40,7 @@ from proftui.core.model.diagnostics import Diagnostics
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.strings import StringInterner, json_text
 from proftui.core.model.timeconv import MAX_SLICE_NS
-from proftui.core.runtime.malloc import release_free_memory
+from proftui.core.runtime.malloc import release_free_memory, reused_arrays
 from proftui.core.runtime.records import checked
 
 # Scopes of instant events.
@@ -401,6 +401,11 @@ class TraceBuilder:
 
     def build(self, metadata: dict[str, Any], batches: np.ndarray) -> TraceIndex:
         """Pair, sort and lay out everything added; return the finished index."""
+        with reused_arrays():
+            return self._build(metadata, batches)
+
+    def _build(self, metadata: dict[str, Any], batches: np.ndarray) -> TraceIndex:
+        """(build, its arrays reused)"""
         latest_ts = self._latest_ts()
         slices = self._slices.concat()
         release_free_memory()  # the per-batch parts just freed

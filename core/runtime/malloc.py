@@ -10,6 +10,8 @@ from contextlib import contextmanager
 
 _libc: ctypes.CDLL | None = None
 _tuned = False
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters
+MMAP_THRESHOLD, TRIM_THRESHOLD = 4 << 20, 32 << 20  # while indexing (see tune_malloc)
 
 
 def _glibc() -> ctypes.CDLL | None:
@@ -34,10 +36,31 @@ def tune_malloc() -> None:
         return
     _tuned = True
     try:
-        libc.mallopt(-3, 4 << 20)  # M_MMAP_THRESHOLD
-        libc.mallopt(-1, 32 << 20)  # M_TRIM_THRESHOLD
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+        libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
     except AttributeError:
         pass
+
+
+@contextmanager
+def reused_arrays() -> Iterator[None]:
+    """While building an index from tuned malloc (see tune_malloc): arrays up to 32 MB
+    (glibc's most) come from the heap and, freed, stay there for the next one, instead of
+    being mapped afresh, a page fault per 4 kB, each time (1 GB Kineto-like trace, 2.4 M
+    slices of 19 MB columns: a third of the build's time). They go back to the system at
+    the end."""
+    libc = _glibc()
+    if not _tuned or libc is None or not hasattr(libc, "mallopt"):
+        yield
+        return
+    try:
+        libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)
+        libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+        yield
+    finally:
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+        libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+        release_free_memory()
 
 
 def release_free_memory() -> None:

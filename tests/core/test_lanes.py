@@ -83,8 +83,8 @@ def test_bind_points() -> None:
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 5000])
 @pytest.mark.parametrize("high", [1, 3, 1 << 20, 1 << 50, 1 << 62])
 def test_stable_argsort_is_numpys_stable_argsort(n: int, high: int) -> None:
-    """Packed into one value sort where key and position fit 63 bits (ties in position
-    order), numpy's own argsort where they do not."""
+    """Packed into one value sort where key and position fit 64 bits (ties in position
+    order), into one per digit of the keys, least significant first, where they do not."""
     key = np.random.default_rng(n + high).integers(0, high, n)
     got = stable_argsort(key)
     assert got.dtype == np.int64
