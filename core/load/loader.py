@@ -1,4 +1,8 @@
-"""Opening a trace or a profile: from the cache when it is current, else by indexing it."""
+"""Opening a trace or a profile: from the cache when it is current, else by indexing it.
+
+What indexing needs (the parser, msgspec, the builder, SQLite, the worker processes) is imported
+when a trace is indexed, not to check that a file opens nor to reopen one from the cache (see
+bench/bench_reopen.py)."""
 
 from __future__ import annotations
 
@@ -25,9 +29,6 @@ from proftui.core.load.progress import FileProgress, Progress, RanksProgress
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.source.streams import ByteSource, FileIdentity
-
-# What indexing needs (the parser, msgspec, the builder, SQLite, the worker processes) is imported
-# when a trace is indexed, not to reopen one from the cache (see bench/bench_reopen.py).
 
 
 def check_openable(path: str) -> None:
