@@ -5,10 +5,16 @@ Each version is a folder holding a `proftui` package (`git archive REV --prefix=
 (the order swapped every round, so that machine drift hits both):
 
 - cold: `index_file(ByteSource(path), workers=1)` in a fresh process (imports excluded, the
-  first touch of the code included), median of the rounds;
+  first touch of the code included), median of the rounds, with the process's peak RSS (and
+  its workers', with `--workers`) against the file's size;
 - warm: the best of 3 in a process after one run, median of the rounds (CPU time).
 
+`--workers default` indexes as `proftui index` does (a large file in parts, one process a
+core); `--cold` leaves the warm runs out (for gigabyte traces).
+
     python bench/ab_index.py --before /tmp/base --after .. --repeat 7 k100.json m100.json
+    python bench/ab_index.py --before /tmp/base --after .. --repeat 3 --workers default --cold \
+        kineto_1000mb.json msprof_1000mb.json
 """
 
 from __future__ import annotations
@@ -21,23 +27,26 @@ import sys
 import tempfile
 
 CODE = """
-import gc, sys, time
+import gc, resource, sys, time
 try:
     from proftui.core.load.indexing import index_file
     from proftui.core.source.streams import ByteSource
 except ImportError:  # before the sub-packages
     from proftui.core.load import index_file
     from proftui.core.sources import ByteSource
+workers = None if sys.argv[2] == "default" else int(sys.argv[2])
 t = time.perf_counter()
-index_file(ByteSource(sys.argv[1]), workers=1)
+index_file(ByteSource(sys.argv[1]), workers=workers)
 cold = time.perf_counter() - t
+peaks = [resource.getrusage(who).ru_maxrss * 1024
+         for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
 warm = []
-for _ in range(3):
+for _ in range(3 if sys.argv[3] == "warm" else 0):
     gc.collect()
     t = time.process_time()
-    index_file(ByteSource(sys.argv[1]), workers=1)
+    index_file(ByteSource(sys.argv[1]), workers=workers)
     warm.append(time.process_time() - t)
-print(cold, min(warm))
+print(cold, min(warm, default=0.0), *peaks)
 """
 
 
@@ -46,24 +55,31 @@ def main() -> None:
     parser.add_argument("--before", required=True, help="folder holding the baseline proftui")
     parser.add_argument("--after", required=True, help="folder holding the proftui measured")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--workers", default="1", help="1 (the default), N or default")
+    parser.add_argument("--cold", action="store_true", help="the cold runs only")
     parser.add_argument("traces", nargs="+")
     args = parser.parse_args()
     sides = {"before": os.path.abspath(args.before), "after": os.path.abspath(args.after)}
     with tempfile.TemporaryDirectory() as cache:
         for trace in args.traces:
-            got: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
+            got: dict[str, list[list[float]]] = {k: [] for k in sides}
             for i in range(args.repeat):
                 order = list(sides.items())
                 for side, path in order if i % 2 == 0 else order[::-1]:
                     env = dict(os.environ, PYTHONPATH=path, PROFTUI_CACHE_DIR=cache)
-                    out = subprocess.run([sys.executable, "-c", CODE, trace], env=env,
+                    out = subprocess.run([sys.executable, "-c", CODE, trace, args.workers,
+                                          "cold" if args.cold else "warm"], env=env,
                                          capture_output=True, text=True, check=True).stdout
-                    cold, warm = map(float, out.split())
-                    got[side].append((cold, warm))
-            (cb, wb), (ca, wa) = ((statistics.median(x[0] for x in got[s]),
-                                   statistics.median(x[1] for x in got[s])) for s in sides)
-            print(f"{os.path.basename(trace)}: cold {cb:.3f} -> {ca:.3f} s ({ca / cb:.3f}x), "
-                  f"warm {wb:.3f} -> {wa:.3f} s ({wa / wb:.3f}x)", flush=True)
+                    got[side].append([float(x) for x in out.split()])
+            size = os.path.getsize(trace)
+            (cb, wb, pb, kb), (ca, wa, pa, ka) = (
+                [statistics.median(x[0] for x in got[s]), statistics.median(x[1] for x in got[s]),
+                 max(x[2] for x in got[s]) / size, max(x[3] for x in got[s]) / size]
+                for s in sides)
+            warm = "" if args.cold else f", warm {wb:.3f} -> {wa:.3f} s ({wa / wb:.3f}x)"
+            workers = f" (+ workers {kb:.2f}x -> {ka:.2f}x)" if args.workers != "1" else ""
+            print(f"{os.path.basename(trace)}: cold {cb:.3f} -> {ca:.3f} s ({ca / cb:.3f}x){warm}; "
+                  f"peak {pb:.2f}x -> {pa:.2f}x the file{workers}", flush=True)
 
 
 if __name__ == "__main__":
