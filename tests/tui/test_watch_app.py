@@ -3,6 +3,7 @@ and `proftui summary DIR --watch` prints the new rank's line, then exits on Ctrl
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -61,6 +62,19 @@ async def test_the_app_grows_from_one_rank_to_two_keeping_the_selection(tmp_path
         assert window[1] - window[0] < (app.index.end_ns - app.index.start_ns) / 2
         assert app.query_one(TabbedContent).active == "pane-iterations"
         assert "new rank 1" in app._status_text
+
+
+async def test_following_an_empty_folder_turns_the_collector_on(tmp_path) -> None:
+    """`proftui DIR --watch` starts with the collector off (see cli.main) and may wait long for
+    a complete file: the app turns it on as it starts following, not at a first frame."""
+    gc.disable()
+    try:
+        app = ProftuiApp(str(tmp_path), follow=FollowOptions(interval_s=0.05, polling=True))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _until(pilot, lambda: "waiting for a complete file" in app._status_text)
+            assert app.index is None and gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_summary_watch_prints_the_new_ranks_line_and_stops_on_ctrl_c(tmp_path) -> None:

@@ -207,7 +207,8 @@ class ProftuiApp(BaseApp):
         self.sub_title = safe(self.path)
         self.query_one(Footer).compact = self.size.width < 120
         self.watch_theme(self.theme)
-        if self.following is not None:
+        if self.following is not None:  # (a job may write nothing for minutes: no first
+            gc.enable()  # frame to hurry, and the collector is not left off meanwhile)
             self.follow()
         else:
             self.load_index()
