@@ -114,8 +114,10 @@ class ChromeEvents:
         elif group == FLOW:
             self._add_flows(view, refs, times)
         elif group == COUNTER:
-            for ev, ref, ts in zip(view.events(), refs.tolist(), view.each_time(builder, times)):
-                self._add_counter(ev, ref, offset, ts)
+            evs = view.events()
+            for ev, args, ref, ts in zip(evs, _all_args(evs), refs.tolist(),
+                                         view.each_time(builder, times)):
+                self._add_counter(ev, args, ref, offset, ts)
         elif group == META:
             for ev in view.events():
                 self._add_metadata(ev, offset)
@@ -227,10 +229,11 @@ class ChromeEvents:
         self.builder.add_flow_points(ts, track, cat, name, id_num, id_str, phase, enclosing,
                                      refs, keep=ok)
 
-    def _add_counter(self, ev: Event, ref: int, offset: int, ts: int | None) -> None:
-        """One counter event; `ts` its time on the shared clock (None: unusable)."""
+    def _add_counter(self, ev: Event, args: Any, ref: int, offset: int, ts: int | None,
+                     ) -> None:
+        """One counter event, its decoded `args`; `ts` its time on the shared clock (None:
+        unusable)."""
         builder = self.builder
-        args = event_args(ev)
         if ts is None:
             builder.diagnostics.add("bad_timestamp", 1, offset)
             return
