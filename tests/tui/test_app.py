@@ -390,6 +390,22 @@ async def test_at_80x24_the_status_line_leaves_out_the_ops_window_and_help_scrol
         assert status.endswith("(? keys)   [ops: whole trace]")
 
 
+async def test_a_status_said_under_another_screen_or_late_is_no_traceback() -> None:
+    """A status said while another screen is on top (an export ending while the help is open)
+    goes to the app's own status line; one said as the app closes (a message handled late,
+    its screen emptied) goes nowhere: neither is a traceback."""
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        app._error("Export failed: disk full")
+        await pilot.press("escape")
+        status = app.query_one("#status", Static)
+        assert "Export failed: disk full" in str(status.render()) and status.has_class("error")
+    app._status("said as the app is gone")
+
+
 def test_settling_the_heap_collects_what_was_left_before_freezing() -> None:
     import gc
     import weakref

@@ -17,6 +17,7 @@ from textual import events, on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
 
@@ -260,20 +261,24 @@ class ProftuiApp(BaseApp):
         await self._panes_ready()
         show(*args)
 
-    def _status(self, text: str, shorter: tuple[str, ...] = ()) -> None:
+    def _status(self, text: str, shorter: tuple[str, ...] = (), error: bool = False) -> None:
         """The status line: a message, then which window the ops numbers describe. Where
         the line is too narrow, the window goes first, then the message gives way to the
-        first of its `shorter` forms that fits (the last one, cut, if none does)."""
+        first of its `shorter` forms that fits (the last one, cut, if none does). An `error`
+        is wrapped to be read whole (see _error)."""
         self._status_text = text
         self._status_shorter = shorter
         suffix = f"   [ops: {safe(self.ops_window)}]" if self.index is not None else ""
         # first, so that a narrow screen does not cut it off
         prefix = f"[{self.hidden_tracks} hidden: H shows] " if self.hidden_tracks else ""
-        alignment = self.query_one(Timeline).alignment
+        try:
+            alignment = self._own(Timeline).alignment
+            status = self._own("#status", Static)
+        except (IndexError, NoMatches):  # a message handled as the app closes
+            return
         if alignment is not None:
             prefix += f"[aligned at iteration {alignment.number}: A undoes] "
-        status = self.query_one("#status", Static)
-        status.remove_class("error")
+        status.set_class(error, "error")
         status.set_class(text.startswith("warning:"), "damaged")
         room = status.size.width - 2  # its padding; 0 before the first layout
         if 0 < room < len(prefix + text + suffix):
@@ -282,23 +287,33 @@ class ProftuiApp(BaseApp):
                 text = first_fitting([text, *shorter], max(room - len(prefix), 1))
         status.update(prefix + text + suffix)
 
+    def _own(self, selector: Any, kind: Any = None) -> Any:
+        """A widget of the app's own screen (the timeline, the status line ...), whichever
+        screen is on top: the help, a dialog. Raises IndexError or NoMatches as the app
+        closes, its screens gone or emptied."""
+        return self.screen_stack[0].query_one(selector, kind)
+
     def refresh_status(self) -> None:
         """Say the status line again (at a new width, what fits changes); an error stays."""
-        if not self.query_one("#status", Static).has_class("error"):
+        if not self._own("#status", Static).has_class("error"):
             self._status(self._status_text, self._status_shorter)
 
     def _error(self, text: str) -> None:
         """An error on the status line, wrapped to be read whole at any width, and kept in
         the diagnostics panel (D) with the others of this session."""
-        self._status(text)
-        self.query_one("#status", Static).add_class("error")
+        self._status(text, error=True)
         self.errors.append(text)
         self._show_diagnostics()
 
     def _show_diagnostics(self) -> None:
         lines = [f"error: {e}" for e in self.errors]
-        self.query_one("#diagnostics", Static).update(
-            "\n".join(lines + ([self._diagnostics_text] if self._diagnostics_text else [])))
+        try:
+            panel = self._own("#diagnostics", Static)
+        except (IndexError, NoMatches):  # as the app closes
+            return
+        panel.update("\n".join(lines + ([self._diagnostics_text] if self._diagnostics_text
+                                         else [])))
+
     def _show_index(self, index: TraceIndex, rows: RowIndex, summary: dict[str, Any],
                     tables: list[Table], iterations: list[Iteration]) -> None:
         self.index, self.rows, self.summary = index, rows, summary
