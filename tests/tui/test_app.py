@@ -391,9 +391,9 @@ async def test_at_80x24_the_status_line_leaves_out_the_ops_window_and_help_scrol
 
 
 async def test_a_status_said_under_another_screen_or_late_is_no_traceback() -> None:
-    """A status said while another screen is on top (an export ending while the help is open)
-    goes to the app's own status line; one said as the app closes (a message handled late,
-    its screen emptied) goes nowhere: neither is a traceback."""
+    """A status and an error said while another screen is on top (an export ending while the
+    help is open) go to the app's status line; one said as the app closes (a message handled
+    late, its screen emptied) goes nowhere: neither is a traceback."""
     app = ProftuiApp(str(SAMPLE))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)

@@ -272,9 +272,9 @@ class ProftuiApp(BaseApp):
         # first, so that a narrow screen does not cut it off
         prefix = f"[{self.hidden_tracks} hidden: H shows] " if self.hidden_tracks else ""
         try:
-            alignment = self._own(Timeline).alignment
-            status = self._own("#status", Static)
-        except (IndexError, NoMatches):  # a message handled as the app closes
+            alignment = self.query_one(Timeline).alignment
+            status = self.query_one("#status", Static)
+        except NoMatches:  # a message handled late, as the app closes: its screen is emptied
             return
         if alignment is not None:
             prefix += f"[aligned at iteration {alignment.number}: A undoes] "
@@ -287,15 +287,9 @@ class ProftuiApp(BaseApp):
                 text = first_fitting([text, *shorter], max(room - len(prefix), 1))
         status.update(prefix + text + suffix)
 
-    def _own(self, selector: Any, kind: Any = None) -> Any:
-        """A widget of the app's own screen (the timeline, the status line ...), whichever
-        screen is on top: the help, a dialog. Raises IndexError or NoMatches as the app
-        closes, its screens gone or emptied."""
-        return self.screen_stack[0].query_one(selector, kind)
-
     def refresh_status(self) -> None:
         """Say the status line again (at a new width, what fits changes); an error stays."""
-        if not self._own("#status", Static).has_class("error"):
+        if not self.query_one("#status", Static).has_class("error"):
             self._status(self._status_text, self._status_shorter)
 
     def _error(self, text: str) -> None:
@@ -308,8 +302,8 @@ class ProftuiApp(BaseApp):
     def _show_diagnostics(self) -> None:
         lines = [f"error: {e}" for e in self.errors]
         try:
-            panel = self._own("#diagnostics", Static)
-        except (IndexError, NoMatches):  # as the app closes
+            panel = self.query_one("#diagnostics", Static)
+        except NoMatches:  # as the app closes (see _status)
             return
         panel.update("\n".join(lines + ([self._diagnostics_text] if self._diagnostics_text
                                          else [])))
