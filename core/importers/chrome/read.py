@@ -161,7 +161,9 @@ class ChromeJsonReader:
         `start` is the ``{`` of an event (or the file's start) and `end` just past an event's
         ``}`` (or None for the end of the file).
         """
-        chunk = max(self.batch_bytes, 1 << 16)
+        # Two batches a read: a refill copies what is left of the last read (under a batch)
+        # and the new bytes, which stay under malloc's mmap threshold (see tune_malloc).
+        chunk = max(2 * self.batch_bytes, 1 << 16)
         cut_before = self.diagnostics.count("truncated")
         if region is None or region[0] == 0:
             chunks = self.source.chunks(chunk, 0, None if region is None else region[1])
