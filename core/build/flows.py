@@ -25,6 +25,10 @@ def flow_ids(ids: list[Any], intern: Callable[[list[Any]], np.ndarray],
         try:  # the usual string ids ("141733920768"): digits only, parsed in one go
             joined = "".join(ids)
             if joined.isascii() and joined.isdigit():
+                lengths = list(map(len, ids))
+                if min(lengths) and max(lengths) < 19:  # none empty, all inside int64
+                    return (np.fromstring(" ".join(ids), np.int64, sep=" "),  # 1/3 the time
+                            np.zeros(n, np.int32))
                 return np.array(ids, dtype=np.int64), np.zeros(n, np.int32)
         except (TypeError, ValueError, OverflowError):
             pass

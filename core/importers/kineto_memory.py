@@ -13,6 +13,7 @@ counter track, named and scaled as the Ascend memory series are (see
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import msgspec
@@ -93,28 +94,21 @@ def sample_columns(totals: list[Totals | None], pids: list[Any],
     :func:`memory_samples` gives them one event at a time: the distinct (pid, series name)
     in the order samples first use them, and per sample its event, its series' number among
     those and its value in MB; None when a pid or device is no dictionary key (a list)."""
-    combos: dict[tuple, int] = {}
-    named: list[tuple[Any, tuple[str, ...]]] = []
-    code = np.empty(len(totals), np.int64)
-    values = np.full((2, len(totals)), np.nan)
-    for i, (t, pid) in enumerate(zip(totals, pids)):
-        if t is None:
-            code[i] = -1
-            continue
-        key = (type(pid), pid, type(t.device_type), t.device_type, type(t.device_id),
-               t.device_id)
-        try:
-            c = combos.get(key)
-        except TypeError:
-            return None
-        if c is None:
-            c = combos[key] = len(named)
-            named.append((pid, _series_names(t.device_type, t.device_id)))
-        code[i] = c
-        if t.allocated is not None:
-            values[0, i] = t.allocated
-        if t.reserved is not None:
-            values[1, i] = t.reserved
+    keys = [None if t is None else (type(pid), pid, type(t.device_type), t.device_type,
+                                    type(t.device_id), t.device_id)
+            for t, pid in zip(totals, pids)]
+    combos: dict[tuple, int] = {}  # numbered as first met
+    try:
+        code = np.fromiter([-1 if k is None else combos.setdefault(k, len(combos))
+                            for k in keys], np.int64, len(keys))
+    except TypeError:
+        return None
+    named = [(k[1], _series_names(k[3], k[5])) for k in combos]
+    nan = math.nan
+    values = np.array([[nan if t is None or t.allocated is None else t.allocated
+                        for t in totals],
+                       [nan if t is None or t.reserved is None else t.reserved
+                        for t in totals]], np.float64).reshape(2, len(totals))
     # Series are numbered as they are first used, event by event, allocated before reserved.
     event, measure = np.nonzero(~np.isnan(values.T))  # samples in that order
     pair = code[event] * 2 + measure

@@ -67,6 +67,19 @@ def test_labels_equal_the_fields_one_at_a_time(tmp_path: Path, monkeypatch: pyte
     _same(fast, load(path, batch))
 
 
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("limit", [0, 3, 12])
+def test_labels_that_forget_past_their_limit_equal_the_fields_one_at_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, limit: int) -> None:
+    """Labels forget their combinations past LIMIT, also while a batch is read (the native
+    reader's combinations looked up once a batch are looked up again then)."""
+    path = write_trace(tmp_path / "t.json", _events(seed))
+    monkeypatch.setattr(chrome_views.Labels, "LIMIT", limit)
+    fast = load(path, 1 << 12)
+    _one_at_a_time(monkeypatch)
+    _same(fast, load(path, 1 << 12))
+
+
 def test_new_strings_are_numbered_by_column_then_event(tmp_path: Path) -> None:
     """Every new name before any new category, as the columns one by one number them."""
     events = [{"ph": "X", "name": n, "cat": c, "pid": 1, "tid": 1, "ts": i, "dur": 1}

@@ -46,6 +46,10 @@ def _is_e(bp: Any) -> bool:
     return bp == "e"
 
 
+def _is_memory(name: Any) -> bool:
+    return name == MEMORY_EVENT
+
+
 
 class ChromeEvents:
     """The event sink of :class:`~proftui.core.importers.chrome.read.ChromeJsonReader` for one
@@ -169,23 +173,23 @@ class ChromeEvents:
         ts, ok = times
         n = len(view)
         scopes = view.codes("s", _scope_of)
-        tracks = np.empty(n, np.int32)
-        pids = view.field("pid")
         on_thread = np.flatnonzero(scopes == SCOPE_THREAD).tolist()
-        if len(on_thread) == n:
-            tracks[:] = builder.thread_tracks(pids, view.field("tid"))
+        if len(on_thread) == n:  # the usual case: labelled as B/E events are
+            tracks, names, cats = view.label_ids(self._be_labels, builder)
         else:
-            tids = view.field("tid")
+            pids, tids = view.field("pid"), view.field("tid")
+            tracks = np.empty(n, np.int32)
             tracks[on_thread] = builder.thread_tracks([pids[i] for i in on_thread],
                                                       [tids[i] for i in on_thread])
-        for i in np.flatnonzero(scopes != SCOPE_THREAD).tolist():
-            tracks[i] = (builder.global_track_id() if scopes[i] == SCOPE_GLOBAL
-                         else builder.process_track_id(token(pids[i])))
-        names = view.field("name")
-        builder.add_instants(ts, tracks, builder.intern(names),
-                             builder.intern(view.field("cat")), refs, scopes, keep=ok)
-        memory = [i for i, name in enumerate(names) if name == MEMORY_EVENT and ok[i]]
+            for i in np.flatnonzero(scopes != SCOPE_THREAD).tolist():
+                tracks[i] = (builder.global_track_id() if scopes[i] == SCOPE_GLOBAL
+                             else builder.process_track_id(token(pids[i])))
+            names = builder.intern(view.field("name"))
+            cats = builder.intern(view.field("cat"))
+        builder.add_instants(ts, tracks, names, cats, refs, scopes, keep=ok)
+        memory = np.flatnonzero(view.codes("name", _is_memory).view(bool) & ok).tolist()
         if memory:  # PyTorch's allocator events: also the memory counters they carry
+            pids = view.field("pid")
             pids = [pids[i] for i in memory]
             totals = view.memory_totals(memory)
             columns = sample_columns(totals, pids) if totals is not None else None

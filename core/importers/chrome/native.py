@@ -60,7 +60,7 @@ class Columns:
     and its byte range in `data`."""
 
     __slots__ = ("data", "n", "values", "fields", "ts", "ts_ok", "dur", "dur_ok", "bounds",
-                 "combo", "combos")
+                 "combo", "combos", "known", "_combo_values")
 
     def __init__(self, data: Any, result: tuple) -> None:
         (n, tokens, fields, ts, ts_ok, dur, dur_ok, bounds, combo, combos) = result
@@ -79,9 +79,19 @@ class Columns:
         self.bounds = np.frombuffer(bounds, np.int64).reshape(n, 2)
         self.combo = np.frombuffer(combo, np.int32)
         self.combos = np.frombuffer(combos, np.int32).reshape(-1, len(COMBO))
+        self.known: dict[Any, Any] = {}  # per Labels, what it knows of the combinations
+        self._combo_values: list[tuple] | None = None
 
     def __len__(self) -> int:
         return self.n
+
+    def combo_values(self) -> list[tuple]:
+        """Per combination (`combos`), the values of its parts (native.COMBO)."""
+        if self._combo_values is None:
+            values = self.values.tolist()
+            self._combo_values = [tuple(map(values.__getitem__, parts))
+                                  for parts in self.combos.tolist()]
+        return self._combo_values
 
     def ids(self, name: str) -> np.ndarray:
         """The value ids of field `name`, per event (-1: absent)."""
