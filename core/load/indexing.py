@@ -72,7 +72,8 @@ def index_files(sources: list[ByteSource], timelines: list[TimelineFile],
         with indexing():
             index = index_in_parts(sources[0], progress, cancelled, batch_bytes,
                                     clocks[0].offset_ns, memory.get(timelines[0].group, ()),
-                                    parts=parts, read_ahead=ahead and usable_cores() >= 2 * parts)
+                                    parts=parts, read_ahead=ahead and usable_cores() >= 2 * parts,
+                                    build_threads=2 if ahead else 1)
         if index is not None:
             return index
     run = _Indexing(sources, timelines, clocks, memory, batch_bytes, cancelled, lone,
@@ -221,7 +222,7 @@ class _Indexing:
         table = batch_table(self.batches)
         table["file"] = np.array(self.batch_files, np.int32)
         with indexing():
-            return self.builder.build(metadata, table)
+            return self.builder.build(metadata, table, threads=2 if self.read_ahead else 1)
 
 
 class _SqliteTimeline:

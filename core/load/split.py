@@ -32,10 +32,12 @@ MAX_PARTS = 8  # the parent merges the parts and builds the index alone
 def index_in_parts(source: ByteSource, progress: Progress | None,
                     cancelled: Callable[[], bool] | None, batch_bytes: int,
                     offset_ns: int = 0, memory_files: Sequence[str] = (), *,
-                    parts: int = 2, read_ahead: bool = False) -> TraceIndex | None:
+                    parts: int = 2, read_ahead: bool = False, build_threads: int = 1,
+                    ) -> TraceIndex | None:
     """Index a plain file in `parts` parts, the first here and each other in a process of its
     own, merged in order; None if it cannot be split (then it is indexed in one piece). With
-    `read_ahead`, each part reads its next batch in a thread while it adds the last."""
+    `read_ahead`, each part reads its next batch in a thread while it adds the last; the
+    index is built in `build_threads` threads (see TraceBuilder.build)."""
     from proftui.core.build.builder import TraceBuilder
     from proftui.core.importers.chrome.events import ChromeEvents
     from proftui.core.importers.chrome.file_read import READ_JOB, FileRead, ReadJob
@@ -92,7 +94,8 @@ def index_in_parts(source: ByteSource, progress: Progress | None,
         add_memory_csvs(builder, memory_files, diagnostics)
         if progress is not None:
             progress(source.size, source.size, reader.n_events)
-        return builder.build(index_metadata(reader, source), batch_table(batches))
+        return builder.build(index_metadata(reader, source), batch_table(batches),
+                             threads=build_threads)
     finally:
         for worker in workers:
             worker.stop()

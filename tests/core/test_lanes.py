@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from proftui.core.build import lanes
 from proftui.core.build.lanes import bind_points, layout_tracks, sort_slices, stable_argsort
 
 
@@ -70,6 +71,25 @@ def test_random_intervals_never_share_a_row(seed) -> None:
     # a slice's parent contains it and sits one row up in the same lane block
     assert np.all(start[parent[has]] <= start[has])
     assert np.all(start[parent[has]] + dur[parent[has]] >= start[has] + dur[has])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tracks_laid_out_in_two_halves_at_once_are_laid_out_the_same(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A track's layout depends on its own slices only: the halves of the tracks laid out
+    in two threads give the layout of the whole, times far apart in one half, overflows
+    in both, and the extra lanes included."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    intervals = list(zip(rng.integers(0, 1 + seed, n).tolist(),
+                         rng.integers(0, 5000, n).tolist(), rng.integers(0, 300, n).tolist()))
+    if seed % 2:
+        intervals.append((seed, 5 * 10**18, 10))  # the last track's times too far apart
+    track, start, dur, depth, parent, rows = _layout(intervals)
+    monkeypatch.setattr(lanes, "SPLIT_SLICES", 1)
+    two = layout_tracks(track, start, dur, len(rows), threads=2)
+    for whole, halves in zip((depth, parent, rows), two):
+        assert whole.dtype == halves.dtype and np.array_equal(whole, halves)
 
 
 def test_bind_points() -> None:
