@@ -89,23 +89,6 @@ static inline cptr skip_ws(cptr p, cptr end) {
     return p;
 }
 
-/* Past the decimal digits at p, 16 bytes at a time where 16 are left (no loop exit to
- * mispredict for each number of a different length). */
-static inline cptr skip_digits(cptr p, cptr end) {
-#if defined(__SSE2__)
-    while (end - p >= 16) {
-        __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)p), _mm_set1_epi8('0'));
-        /* a digit is a byte whose distance above '0' is at most 9, unsigned */
-        __m128i digit = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(9)), v);
-        unsigned other = ~(unsigned)_mm_movemask_epi8(digit) & 0xFFFFu;
-        if (other) return p + __builtin_ctz(other);
-        p += 16;
-    }
-#endif
-    while (p < end && *p >= '0' && *p <= '9') p++;
-    return p;
-}
-
 static inline int hexval(unsigned char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -227,7 +210,7 @@ static cptr scan_number(cptr p, cptr end, Number *num) {
     if (*p == '0') {
         p++;
     } else if (*p >= '1' && *p <= '9') {
-        p = skip_digits(p + 1, end);
+        while (p < end && *p >= '0' && *p <= '9') p++;
     } else {
         return NULL;
     }
@@ -237,7 +220,7 @@ static cptr scan_number(cptr p, cptr end, Number *num) {
         p++;
         num->frac = p;
         if (p >= end || *p < '0' || *p > '9') return NULL;
-        p = skip_digits(p + 1, end);
+        while (p < end && *p >= '0' && *p <= '9') p++;
         num->frac_end = p;
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
@@ -348,14 +331,14 @@ static cptr read_ts(cptr p, cptr end, int64_t *ns, uint8_t *ok) {
     if (*p == 'n') return scan_literal(p, end, "null", 4);
     if (*p == '"') {
         cptr s = p + 1, t = s;
-        t = skip_digits(t, end);
+        while (t < end && *t >= '0' && *t <= '9') t++;
         if (t == s || (*s == '0' && t - s > 1)) return NULL;
         num.whole = s;
         num.whole_end = t;
         num.frac = num.frac_end = t;
         if (t < end && *t == '.') {
             num.frac = ++t;
-            t = skip_digits(t, end);
+            while (t < end && *t >= '0' && *t <= '9') t++;
             if (t == num.frac) return NULL;
             num.frac_end = t;
         }
