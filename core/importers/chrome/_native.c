@@ -89,6 +89,23 @@ static inline cptr skip_ws(cptr p, cptr end) {
     return p;
 }
 
+/* Past the decimal digits at p, 16 bytes at a time where 16 are left (no loop exit to
+ * mispredict for each number of a different length). */
+static inline cptr skip_digits(cptr p, cptr end) {
+#if defined(__SSE2__)
+    while (end - p >= 16) {
+        __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)p), _mm_set1_epi8('0'));
+        /* a digit is a byte whose distance above '0' is at most 9, unsigned */
+        __m128i digit = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(9)), v);
+        unsigned other = ~(unsigned)_mm_movemask_epi8(digit) & 0xFFFFu;
+        if (other) return p + __builtin_ctz(other);
+        p += 16;
+    }
+#endif
+    while (p < end && *p >= '0' && *p <= '9') p++;
+    return p;
+}
+
 static inline int hexval(unsigned char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -116,24 +133,27 @@ static cptr utf8_end(cptr p, cptr end) {
     return p + need + 1;
 }
 
-/* A JSON string at p (p[0] == '"'): the byte after its closing quote, or NULL. `escaped` is
- * set when it holds a backslash. Surrogate escapes are refused (the Python path refuses a
- * lone one; a pair is left to it too). */
-static cptr scan_string(cptr p, cptr end, int *escaped) {
-    p++;
+#if defined(__SSE2__)
+/* Which of the 16 bytes at p are special in a string: a quote, a backslash, a control byte or
+ * >= 0x80 (signed, those compare below 0x20 too); one bit each. */
+static inline unsigned string_specials(cptr p) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                   _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+    return (unsigned)_mm_movemask_epi8(special);
+}
+#endif
+
+/* scan_string past its first check: the string's bytes from p on. */
+static cptr scan_string_rest(cptr p, cptr end, int *escaped) {
     while (p < end) {
 #if defined(__SSE2__)
-        /* 16 plain bytes at a time: none a quote, a backslash, a control byte or >= 0x80
-         * (signed, those compare below 0x20 too) */
+        /* 16 plain bytes at a time */
         while (end - p >= 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)p);
-            __m128i special = _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                             _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-            int mask = _mm_movemask_epi8(special);
+            unsigned mask = string_specials(p);
             if (mask) {
-                p += __builtin_ctz((unsigned)mask);
+                p += __builtin_ctz(mask);
                 break;
             }
             p += 16;
@@ -174,6 +194,24 @@ static cptr scan_string(cptr p, cptr end, int *escaped) {
     return NULL;
 }
 
+/* A JSON string at p (p[0] == '"'): the byte after its closing quote, or NULL. `escaped` is
+ * set when it holds a backslash. Surrogate escapes are refused (the Python path refuses a
+ * lone one; a pair is left to it too). Most strings (keys, names) are short and plain: their
+ * closing quote is the first special byte of the 16 after the opening one, found inline; any
+ * other string is left to scan_string_rest. */
+static inline cptr scan_string(cptr p, cptr end, int *escaped) {
+    p++;
+#if defined(__SSE2__)
+    if (end - p >= 16) {
+        unsigned mask = string_specials(p);
+        if (!mask) return scan_string_rest(p + 16, end, escaped); /* 16 plain bytes */
+        cptr q = p + __builtin_ctz(mask);
+        if (*q == '"') return q + 1;
+    }
+#endif
+    return scan_string_rest(p, end, escaped);
+}
+
 /* A JSON number at p: its end, or NULL. Sets the shape of its text. */
 typedef struct {
     int negative, has_exp;
@@ -189,7 +227,7 @@ static cptr scan_number(cptr p, cptr end, Number *num) {
     if (*p == '0') {
         p++;
     } else if (*p >= '1' && *p <= '9') {
-        while (p < end && *p >= '0' && *p <= '9') p++;
+        p = skip_digits(p + 1, end);
     } else {
         return NULL;
     }
@@ -199,7 +237,7 @@ static cptr scan_number(cptr p, cptr end, Number *num) {
         p++;
         num->frac = p;
         if (p >= end || *p < '0' || *p > '9') return NULL;
-        while (p < end && *p >= '0' && *p <= '9') p++;
+        p = skip_digits(p + 1, end);
         num->frac_end = p;
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
@@ -215,6 +253,30 @@ static cptr scan_number(cptr p, cptr end, Number *num) {
 static inline cptr scan_literal(cptr p, cptr end, const char *word, Py_ssize_t len) {
     if (end - p < len || memcmp(p, word, (size_t)len) != 0) return NULL;
     return p + len;
+}
+
+/* The end of the JSON number at p (p < end), or NULL: scan_number's grammar without the
+ * shape, for the numbers skip_value only steps over (most of them, in `args`). */
+static inline cptr skip_number(cptr p, cptr end) {
+    if (*p == '-' && ++p >= end) return NULL;
+    if (*p == '0') {
+        p++;
+    } else if (*p >= '1' && *p <= '9') {
+        p = skip_digits(p + 1, end);
+    } else {
+        return NULL;
+    }
+    if (p < end && *p == '.') {
+        if (++p >= end || *p < '0' || *p > '9') return NULL;
+        p = skip_digits(p + 1, end);
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || *p < '0' || *p > '9') return NULL;
+        p = skip_digits(p + 1, end);
+    }
+    return p;
 }
 
 static cptr skip_value(cptr p, cptr end, int depth);
@@ -246,7 +308,6 @@ static cptr skip_container(cptr p, cptr end, int depth) {
 
 /* Any JSON value at p (already past whitespace): its end, or NULL. */
 static cptr skip_value(cptr p, cptr end, int depth) {
-    Number num;
     if (p >= end) return NULL;
     switch (*p) {
     case '"': return scan_string(p, end, NULL);
@@ -255,7 +316,7 @@ static cptr skip_value(cptr p, cptr end, int depth) {
     case 't': return scan_literal(p, end, "true", 4);
     case 'f': return scan_literal(p, end, "false", 5);
     case 'n': return scan_literal(p, end, "null", 4);
-    default: return scan_number(p, end, &num);
+    default: return skip_number(p, end);
     }
 }
 
@@ -310,14 +371,14 @@ static cptr read_ts(cptr p, cptr end, int64_t *ns, uint8_t *ok) {
     if (*p == 'n') return scan_literal(p, end, "null", 4);
     if (*p == '"') {
         cptr s = p + 1, t = s;
-        while (t < end && *t >= '0' && *t <= '9') t++;
+        t = skip_digits(t, end);
         if (t == s || (*s == '0' && t - s > 1)) return NULL;
         num.whole = s;
         num.whole_end = t;
         num.frac = num.frac_end = t;
         if (t < end && *t == '.') {
             num.frac = ++t;
-            while (t < end && *t >= '0' && *t <= '9') t++;
+            t = skip_digits(t, end);
             if (t == num.frac) return NULL;
             num.frac_end = t;
         }
@@ -352,17 +413,47 @@ static cptr read_dur(cptr p, cptr end, int64_t *ns, uint8_t *ok) {
 
 /* -- tokens and combos ---------------------------------------------------------------------- */
 
+/* Loads of 8 and 4 bytes that may be unaligned. */
+static inline uint64_t load64(cptr p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static inline uint32_t load32(cptr p) {
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
+/* The bytes [p, p + n) as at most two 64-bit words, for the last steps of hash_bytes and
+ * same_bytes: the tail of 1-8 bytes is read by fixed-size loads that overlap inside the
+ * n bytes (a copy of variable size is a library call), never outside them. */
+static inline uint64_t tail_word(cptr p, Py_ssize_t n) {
+    if (n >= 8) return load64(p + n - 8);
+    if (n >= 4) return ((uint64_t)load32(p) << 32) | load32(p + n - 4);
+    if (n > 0) return ((uint64_t)p[0] << 16) | ((uint64_t)p[n / 2] << 8) | p[n - 1];
+    return 0;
+}
+
+/* A hash of the n bytes at p (only slots depend on it: ids count in order of appearance). */
 static inline uint64_t hash_bytes(cptr p, Py_ssize_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
-    for (; n >= 8; p += 8, n -= 8) {
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    Py_ssize_t i = 0;
+    for (; n - i > 8; i += 8) {
+        h = (h ^ load64(p + i)) * 0xff51afd7ed558ccdULL;
         h ^= h >> 32;
     }
-    w = 0;
-    memcpy(&w, p, (size_t)n);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    h = (h ^ tail_word(p + i, n - i)) * 0xc4ceb9fe1a85ec53ULL;
     return h ^ (h >> 29);
+}
+
+/* Whether the n bytes at p and q are the same (the short texts of tokens, inline). */
+static inline int same_bytes(cptr p, cptr q, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    for (; n - i > 8; i += 8)
+        if (load64(p + i) != load64(q + i)) return 0;
+    return tail_word(p + i, n - i) == tail_word(q + i, n - i);
 }
 
 /* The slots of an open-addressing table grown for `n` items and more (kept at most a quarter
@@ -391,7 +482,7 @@ static int grow_slots(int32_t **slots, Py_ssize_t *mask, Py_ssize_t n, const voi
 static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
     /* the previous event's value of the field, the usual case for ph, pid, tid, cat */
     if (hint >= 0 && b->tokens[hint].len == len &&
-        memcmp(b->base + b->tokens[hint].start, p, (size_t)len) == 0)
+        same_bytes(b->base + b->tokens[hint].start, p, len))
         return hint;
     if (2 * (b->n_tokens + 1) > b->token_mask &&
         grow_slots(&b->token_slots, &b->token_mask, b->n_tokens, b->tokens, sizeof(Token),
@@ -404,7 +495,7 @@ static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
         int32_t t = b->token_slots[j];
         if (t < 0) break;
         Token *k = &b->tokens[t];
-        if (k->hash == h && k->len == len && memcmp(b->base + k->start, p, (size_t)len) == 0)
+        if (k->hash == h && k->len == len && same_bytes(b->base + k->start, p, len))
             return t;
         j = (j + 1) & b->token_mask;
     }
