@@ -50,7 +50,6 @@ def _is_memory(name: Any) -> bool:
     return name == MEMORY_EVENT
 
 
-
 class ChromeEvents:
     """The event sink of :class:`~proftui.core.importers.chrome.read.ChromeJsonReader` for one
     builder: each batch is split by phase group, its fields turned into columns (times in
