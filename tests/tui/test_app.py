@@ -406,6 +406,17 @@ async def test_a_status_said_under_another_screen_or_late_is_no_traceback() -> N
     app._status("said as the app is gone")
 
 
+async def test_an_analysis_ending_as_the_app_closes_is_no_traceback() -> None:
+    """A worker's results (the steps, the advice, the ranks, the communication) that reach the
+    app after its panes are gone go nowhere (a cluster's ranks did, and failed the worker)."""
+    app = ProftuiApp(str(SAMPLE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app._to_pane("cluster", "show_failure", "said while open")
+    app._to_pane("cluster", "show_cluster", None)  # the pane is gone: not even called
+    app._analysis_failed("said as the app is gone")
+
+
 def test_settling_the_heap_collects_what_was_left_before_freezing() -> None:
     import gc
     import weakref

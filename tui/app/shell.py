@@ -370,28 +370,38 @@ class ProftuiApp(BaseApp):
         try:  # the collectives are matched after the insights are shown
             ranks = cluster(index, Iterations(source or "", iterations), tables, steps=found)
         except Exception as exc:  # noqa: BLE001
-            self.call_from_thread(self._pane("cluster").show_failure,
+            self.call_from_thread(self._to_pane, "cluster", "show_failure",
                                   f"{type(exc).__name__}: {exc}")
             return
-        self.call_from_thread(self._pane("cluster").show_cluster, ranks)
+        self.call_from_thread(self._to_pane, "cluster", "show_cluster", ranks)
         try:  # the ranks' communication, and msprof-analyze's cluster output compared
             comm, profiler = read_communication(
                 (index.meta.get("profile") or {}).get("comm", []), tables, ranks)
         except Exception as exc:  # noqa: BLE001
-            self.call_from_thread(self._pane("cluster").show_comm_failure,
+            self.call_from_thread(self._to_pane, "cluster", "show_comm_failure",
                                   f"{type(exc).__name__}: {exc}")
             return
-        self.call_from_thread(self._pane("cluster").show_comm, comm, profiler)
+        self.call_from_thread(self._to_pane, "cluster", "show_comm", comm, profiler)
+
+    def _to_pane(self, name: str, method: str, *args: Any, **kwargs: Any) -> None:
+        """Call a pane's `method`, from a worker thread's call_from_thread: nothing once the
+        app closes and its panes are gone (a worker may end then; see tests/tui/
+        test_watch_app.py, where that failed the worker)."""
+        try:
+            pane = self._pane(name)
+        except NoMatches:
+            return
+        getattr(pane, method)(*args, **kwargs)
 
     def _analysis_done(self, found: Breakdown, advice: Advice) -> None:
-        self._pane("iterations").show_breakdown(found.steps)
+        self._to_pane("iterations", "show_breakdown", found.steps)
         groups = {b.group for b in found.total} | {f.group for f in advice.findings}
-        self._pane("insights").show_advice(advice, several_groups=len(groups) > 1)
+        self._to_pane("insights", "show_advice", advice, several_groups=len(groups) > 1)
 
     def _analysis_failed(self, reason: str) -> None:
-        self._pane("iterations").show_breakdown([])
-        self._pane("insights").show_failure(reason)
-        self._pane("cluster").show_failure(reason)
+        self._to_pane("iterations", "show_breakdown", [])
+        self._to_pane("insights", "show_failure", reason)
+        self._to_pane("cluster", "show_failure", reason)
 
     @work(thread=True, exclusive=True, group="comm")
     def read_comm(self, entries: list[dict]) -> None:
@@ -402,10 +412,10 @@ class ProftuiApp(BaseApp):
         try:
             report = communication(*read_sources(entries))
         except Exception as exc:  # noqa: BLE001 - the rest of the app stays usable
-            self.call_from_thread(self._pane("comm").show_failure,
+            self.call_from_thread(self._to_pane, "comm", "show_failure",
                                   f"{type(exc).__name__}: {exc}")
             return
-        self.call_from_thread(self._pane("comm").show_report, report)
+        self.call_from_thread(self._to_pane, "comm", "show_report", report)
 
     def _painted(self) -> None:
         self.first_paint_s = time.monotonic() - self._started
