@@ -142,8 +142,8 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
     1 GB: the build 0.9x the time, its peak the same).
     """
     n = len(track)
-    cut = int(np.searchsorted(track, track[n // 2])) if n else 0  # where a track begins
-    if threads < 2 or n < SPLIT_SLICES or cut == 0:
+    if (threads < 2 or n < SPLIT_SLICES
+            or (cut := int(np.searchsorted(track, track[n // 2]))) == 0):  # a track's start
         return _layout(track, start, dur, n_tracks)
     with ThreadPoolExecutor(1, thread_name_prefix="proftui-layout") as pool:
         second = pool.submit(_layout, track[cut:], start[cut:], dur[cut:], n_tracks)
