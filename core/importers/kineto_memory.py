@@ -108,7 +108,7 @@ def sample_columns(totals: list[Totals | None], pids: list[Any],
     values = np.array([[nan if t is None or t.allocated is None else t.allocated
                         for t in totals],
                        [nan if t is None or t.reserved is None else t.reserved
-                        for t in totals]], np.float64).reshape(2, len(totals))
+                        for t in totals]], np.float64)
     # Series are numbered as they are first used, event by event, allocated before reserved.
     event, measure = np.nonzero(~np.isnan(values.T))  # samples in that order
     pair = code[event] * 2 + measure
