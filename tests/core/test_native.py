@@ -291,6 +291,36 @@ def test_reading_ahead_ends_its_thread_when_loading_is_cancelled(
     assert len(batches) == 3 and _ahead_threads() == []
 
 
+def test_a_compressed_file_is_not_read_ahead(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its inflating thread has the second core already: a plain file reads ahead, a .gz
+    with read_ahead asked for does not, and both give the same index."""
+    import gzip
+
+    from proftui.core.build.builder import TraceBuilder
+    from proftui.core.importers.chrome.events import ChromeEvents
+    from proftui.core.importers.chrome.read import ChromeJsonReader
+    from proftui.core.model.diagnostics import Diagnostics
+    from proftui.core.source.streams import ByteSource
+
+    monkeypatch.setenv("PROFTUI_NATIVE", "1")
+    plain = write_trace(tmp_path / "t.json", _mixed_events(1, 1500))
+    packed = tmp_path / "t.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    seen = {}
+    for path in (plain, packed):
+        diagnostics = Diagnostics()
+        reader = ChromeJsonReader(ByteSource(str(path)), diagnostics, batch_bytes=700,
+                                  read_ahead=True)
+        add = ChromeEvents(TraceBuilder(diagnostics)).add_events
+        threads: list[bool] = []
+        reader.read(lambda *a, threads=threads, add=add: (
+            threads.append(_ahead_threads() != []), add(*a)))
+        seen[path.suffix] = any(threads)
+    assert seen == {".json": True, ".gz": False}
+    same_index(load(plain, 700), load(packed, 700), drop_meta=("sources", "profile"))
+
+
 def test_memory_events_give_the_python_paths_samples(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The native path reads Kineto's [memory] totals in one typed decode a batch and adds
