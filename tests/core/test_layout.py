@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from proftui.core import TraceIndex
+from proftui.core.build import lanes
 from proftui.core.build.lanes import (
     _nested_depths,
     _rows_and_lanes,
@@ -203,7 +204,7 @@ def _reference_layout(track, start, dur, n_tracks):
 
 
 def _reference_nested_depths(track, s2, e2, n_tracks):
-    depth, _ = _nested_depths(track, s2, e2, n_tracks)  # (counting the depths did not change)
+    depth, _ = _nested_depths(track, s2, e2)  # (counting the depths did not change)
     return depth, _reference_parents(track, depth, len(track))
 
 
@@ -273,6 +274,40 @@ def test_layout_matches_the_algorithm_it_replaced() -> None:
     # the inputs reach every path: nested at once, a few rounds, giving up after 8
     assert {1, 2, 3, 8} <= set(rounds_seen)
     assert sum(r == 8 for r in rounds_seen) >= 20
+
+
+def test_two_threads_cut_a_busy_track_where_nothing_is_open(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Laid out in two threads, the slices are cut where every slice before has ended, inside
+    one busy track too (training steps one after another): the same depths, parents and rows
+    as in one, overflowing, given-up and far-apart slices included."""
+    monkeypatch.setattr(lanes, "SPLIT_SLICES", 1)
+    cuts_inside = 0
+    for seed in range(120):
+        rng = random.Random(seed)
+        events = []
+        for step in range(rng.randrange(1, 9)):  # crowded steps of track 0, 1000 apart
+            track, start, dur, _ = _random_slices(seed * 31 + step)
+            events += [(0, 1000 * step + s, d) for t, s, d in
+                       zip(track.tolist(), start.tolist(), dur.tolist()) if t == 0]
+            if rng.random() < 0.2:  # a slice across the next step's start: no cut there
+                events.append((0, 1000 * step + 900, 300))
+        events += [(1, rng.randrange(5000), rng.randrange(50)) for _ in range(rng.randrange(3))]
+        if seed % 10 == 0:
+            events.append((0, 1 << 60, 5))  # times too far apart for one composite key
+        track, start, dur = (np.array(c, np.int64) for c in zip(*events))
+        order = sort_slices(track.astype(np.int32), start, dur)
+        track, start, dur = track.astype(np.int32)[order], start[order], dur[order]
+        one = layout_tracks(track, start, dur, 2)
+        two = layout_tracks(track, start, dur, 2, threads=2)
+        for a, b in zip(one, two):
+            assert a.dtype == b.dtype and a.tolist() == b.tolist(), seed
+        s2, e2 = lanes._doubled(start, dur)
+        cut = lanes._clean_cut(track, s2, e2)
+        if 0 < cut and track[cut - 1] == track[cut]:
+            cuts_inside += 1
+            assert e2[:cut][track[:cut] == track[cut]].max() <= s2[cut]
+    assert cuts_inside >= 60  # (the inputs reach the path)
 
 
 def test_negative_durations_are_refused() -> None:
