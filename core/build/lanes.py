@@ -27,6 +27,8 @@ from typing import Literal
 
 import numpy as np
 
+from proftui.core.model.arrays import distinct
+
 MAX_DEPTH = np.iinfo(np.int16).max
 
 
@@ -114,7 +116,7 @@ def _grouped_searchsorted(group: np.ndarray, value: np.ndarray, q_group: np.ndar
         return out
     out = np.empty(len(q_group), np.int64)
     bounds = np.searchsorted(group, np.arange(int(group.max()) + 2))
-    for g in np.unique(q_group).tolist():
+    for g in distinct(q_group).tolist():
         mask = q_group == g
         if g > group.max():
             out[mask] = len(group)
@@ -213,7 +215,7 @@ def _nest(track: np.ndarray, s2: np.ndarray, e2: np.ndarray,
         depth[changed] -= levels
         parent[changed] = _parents_of(np.where(nested, depth, -1), changed)
         bad = changed[_overflows(e2, e2[changed], parent[changed])]
-    return depth, parent, nested, set(np.unique(track[bad]).tolist())
+    return depth, parent, nested, set(distinct(track[bad]).tolist())
 
 
 def _doubled(start: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -247,7 +249,7 @@ def _rows_and_lanes(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, depth: np
     extra = np.flatnonzero(~nested)
     if len(extra):
         bounds = np.searchsorted(track[extra], np.arange(len(rows) + 1))
-        for t in np.unique(track[extra]).tolist():
+        for t in distinct(track[extra]).tolist():
             idx = extra[bounds[t]: bounds[t + 1]]
             d, p = _pack_lanes(s2[idx], e2[idx])
             depth[idx] = rows[t] + d
@@ -351,7 +353,7 @@ def _parents_of(depth: np.ndarray, which: np.ndarray) -> np.ndarray:
     bounds = np.cumsum(np.bincount(key))  # (the ones taken off come first)
     asked = depth[which]
     parent = np.full(len(which), -1, np.int64)
-    for level in np.unique(asked[asked > 0]).tolist():
+    for level in distinct(asked[asked > 0]).tolist():
         above = by_depth[bounds[level - 1]: bounds[level]]
         below = asked == level
         parent[below] = above[np.searchsorted(above, which[below]) - 1]
