@@ -37,6 +37,8 @@
 #define MAX_DEPTH 64
 #define NF 10 /* token fields */
 #define NCOMBO 5
+#define RECENT_BITS 10
+#define RECENT (1 << RECENT_BITS)
 
 enum { F_PH, F_PID, F_TID, F_NAME, F_CAT, F_CNAME, F_ID, F_ID2, F_BP, F_S };
 /* Known keys beyond the token fields: each may appear once. */
@@ -78,6 +80,7 @@ typedef struct {
     int32_t *combo_slots;
     Py_ssize_t combo_mask;
     int32_t last[NF]; /* the last token of each field */
+    int32_t recent[RECENT]; /* a token seen lately for each fingerprint (-1: none) */
     int32_t last_combo;
     int nomem;
 } Batch;
@@ -479,11 +482,13 @@ static int grow_slots(int32_t **slots, Py_ssize_t *mask, Py_ssize_t n, const voi
     return 0;
 }
 
-static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
-    /* the previous event's value of the field, the usual case for ph, pid, tid, cat */
-    if (hint >= 0 && b->tokens[hint].len == len &&
-        same_bytes(b->base + b->tokens[hint].start, p, len))
-        return hint;
+/* Whether token t (>= 0) is the n bytes at p. */
+static inline int is_token(const Batch *b, int32_t t, cptr p, Py_ssize_t n) {
+    return b->tokens[t].len == n && same_bytes(b->base + b->tokens[t].start, p, n);
+}
+
+/* The id of the token [p, p + len) from the table of every token, added if new. */
+static int32_t lookup_token(Batch *b, cptr p, Py_ssize_t len) {
     if (2 * (b->n_tokens + 1) > b->token_mask &&
         grow_slots(&b->token_slots, &b->token_mask, b->n_tokens, b->tokens, sizeof(Token),
                    offsetof(Token, hash)))
@@ -494,9 +499,7 @@ static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
     for (;;) {
         int32_t t = b->token_slots[j];
         if (t < 0) break;
-        Token *k = &b->tokens[t];
-        if (k->hash == h && k->len == len && same_bytes(b->base + k->start, p, len))
-            return t;
+        if (b->tokens[t].hash == h && is_token(b, t, p, len)) return t;
         j = (j + 1) & b->token_mask;
     }
     if (b->n_tokens == b->tokens_cap) {
@@ -512,6 +515,20 @@ static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
 nomem:
     b->nomem = 1;
     return -2;
+}
+
+static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
+    /* the previous event's value of the field, the usual case for ph, pid, tid, cat */
+    if (hint >= 0 && is_token(b, hint, p, len)) return hint;
+    /* a token seen lately with the same length, first and last 8 bytes (most names): found
+     * without hashing all its bytes */
+    uint64_t f = ((len >= 8 ? load64(p) : 0) ^ (uint64_t)len) * 0x9E3779B97F4A7C15ULL;
+    f = (f ^ tail_word(p, len)) * 0xff51afd7ed558ccdULL;
+    int32_t *recent = &b->recent[f >> (64 - RECENT_BITS)];
+    if (*recent >= 0 && is_token(b, *recent, p, len)) return *recent;
+    int32_t t = lookup_token(b, p, len);
+    if (t >= 0) *recent = t;
+    return t;
 }
 
 static int32_t combo_id(Batch *b, const int32_t *parts) {
@@ -786,6 +803,7 @@ static PyObject *read_batch(PyObject *self, PyObject *args) {
         Batch b;
         memset(&b, 0, sizeof b);
         memset(b.last, 0xff, sizeof b.last);
+        memset(b.recent, 0xff, sizeof b.recent);
         b.last_combo = -1;
         b.base = (cptr)view.buf;
         b.end = b.base + stop;
