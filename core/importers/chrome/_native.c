@@ -43,6 +43,15 @@
 enum { F_PH, F_PID, F_TID, F_NAME, F_CAT, F_CNAME, F_ID, F_ID2, F_BP, F_S };
 /* Known keys beyond the token fields: each may appear once. */
 enum { K_TS = NF, K_DUR, K_ARGS, K_SCOPE, K_COUNT };
+/* Their texts, in the order above. */
+static const char *const KEYS[K_COUNT] = {"ph", "pid", "tid", "name", "cat", "cname", "id",
+                                          "id2", "bp", "s", "ts", "dur", "args", "scope"};
+/* The bytes of a known key quoted and followed by its colon, as one word (zeros past them),
+ * the mask of these bytes and their number: set up when the module is loaded. */
+static uint64_t key_word[K_COUNT], key_mask[K_COUNT];
+static uint8_t key_size[K_COUNT];
+#define K_FIRST K_COUNT /* before an event's first key */
+#define K_OTHER (K_COUNT + 1) /* after a key not known */
 
 /* The whole microsecond part must stay below these (the Python path's limits lie above). */
 #define TS_WHOLE_LIMIT 9000000000000000LL /* 9e15 us */
@@ -81,6 +90,7 @@ typedef struct {
     Py_ssize_t combo_mask;
     int32_t last[NF]; /* the last token of each field */
     int32_t recent[RECENT]; /* a token seen lately for each fingerprint (-1: none) */
+    int8_t next_key[K_COUNT + 2][2]; /* the known keys seen after each (-1: none yet) */
     int32_t last_combo;
     int nomem;
 } Batch;
@@ -646,21 +656,40 @@ static cptr read_event(Batch *b, cptr p, cptr end) {
         p++;
         goto done;
     }
-    for (;;) {
+    for (int last = K_FIRST;;) {
         if (p >= end || *p != '"') return NULL;
-        int escaped = 0;
-        cptr key = p + 1, after = scan_string(p, end, &escaped);
-        if (!after || escaped) return NULL;
-        int k = known_key(key, after - 1 - key);
-        p = skip_ws(after, end);
-        if (p >= end || *p != ':') return NULL;
-        p = skip_ws(p + 1, end);
+        /* a key that followed the last one before (the keys of events come in a few orders),
+         * quoted and with its colon right after it, is matched by one load: where the next
+         * byte is depends on no byte read; any other key is scanned and told by known_key */
+        int8_t *next = b->next_key[last];
+        int k = -1;
+        if (end - p >= 8) {
+            uint64_t w = load64(p);
+            if (next[0] >= 0 && ((w ^ key_word[next[0]]) & key_mask[next[0]]) == 0)
+                k = next[0];
+            else if (next[1] >= 0 && ((w ^ key_word[next[1]]) & key_mask[next[1]]) == 0)
+                k = next[1];
+        }
+        if (k >= 0) {
+            p += key_size[k];
+        } else {
+            int escaped = 0;
+            cptr key = p + 1, after = scan_string(p, end, &escaped);
+            if (!after || escaped) return NULL;
+            k = known_key(key, after - 1 - key);
+            if (k == -2) return NULL;
+            if (k >= 0) next[next[0] >= 0] = (int8_t)k;
+            p = skip_ws(after, end);
+            if (p >= end || *p != ':') return NULL;
+            p++;
+        }
+        p = skip_ws(p, end);
         if (p >= end) return NULL;
-        if (k == -2) return NULL;
         if (k >= 0) {
             if (seen & (1u << k)) return NULL;
             seen |= 1u << k;
         }
+        last = k >= 0 ? k : K_OTHER;
         cptr v = p;
         if (k >= 0 && k < NF) {
             if (*p == '{' || *p == '[') return NULL;
@@ -804,6 +833,7 @@ static PyObject *read_batch(PyObject *self, PyObject *args) {
         memset(&b, 0, sizeof b);
         memset(b.last, 0xff, sizeof b.last);
         memset(b.recent, 0xff, sizeof b.recent);
+        memset(b.next_key, 0xff, sizeof b.next_key);
         b.last_combo = -1;
         b.base = (cptr)view.buf;
         b.end = b.base + stop;
@@ -836,6 +866,18 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
+    for (int k = 0; k < K_COUNT; k++) {
+        unsigned char text[8] = {0}, mask[8] = {0};
+        size_t len = strlen(KEYS[k]);
+        text[0] = '"';
+        memcpy(text + 1, KEYS[k], len);
+        text[len + 1] = '"';
+        text[len + 2] = ':';
+        memset(mask, 0xff, len + 3);
+        memcpy(&key_word[k], text, 8);
+        memcpy(&key_mask[k], mask, 8);
+        key_size[k] = (uint8_t)(len + 3);
+    }
     PyObject *m = PyModule_Create(&module);
     if (m && (PyModule_AddIntConstant(m, "FIELDS", NF) ||
               PyModule_AddIntConstant(m, "MAX_DEPTH", MAX_DEPTH))) {
