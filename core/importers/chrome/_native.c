@@ -527,9 +527,7 @@ nomem:
     return -2;
 }
 
-static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
-    /* the previous event's value of the field, the usual case for ph, pid, tid, cat */
-    if (hint >= 0 && is_token(b, hint, p, len)) return hint;
+static int32_t token_id(Batch *b, cptr p, Py_ssize_t len) {
     /* a token seen lately with the same length, first and last 8 bytes (most names): found
      * without hashing all its bytes */
     uint64_t f = ((len >= 8 ? load64(p) : 0) ^ (uint64_t)len) * 0x9E3779B97F4A7C15ULL;
@@ -641,6 +639,36 @@ static int known_key(cptr p, Py_ssize_t len) {
 #undef IS
 }
 
+/* Whether c may continue a number (a byte of its grammar). */
+static inline int continues_number(unsigned char c) {
+    return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+}
+
+#if defined(__SSE2__)
+/* Whether the n <= 16 bytes at p and q, both 16 bytes or more before the end, are the same. */
+static inline int same_short(cptr p, cptr q, Py_ssize_t n) {
+    __m128i eq = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p),
+                                _mm_loadu_si128((const __m128i *)q));
+    return (~(unsigned)_mm_movemask_epi8(eq) & ((1u << n) - 1)) == 0;
+}
+#endif
+
+/* Whether the value at p is token t (>= 0): the same bytes, and not a number that the next
+ * byte continues (a token is a whole value: the scan of a string or a literal would end at
+ * the same byte, but a number's could go on). */
+static inline int is_value(const Batch *b, int32_t t, cptr p, cptr end) {
+    Py_ssize_t n = b->tokens[t].len;
+    cptr text = b->base + b->tokens[t].start;
+    int same;
+#if defined(__SSE2__)
+    if (n <= 16 && end - p > 16 && end - text >= 16)
+        same = same_short(text, p, n);
+    else
+#endif
+        same = end - p > n && same_bytes(text, p, n);
+    return same && !continues_number(p[n]);
+}
+
 /* One event object at p: its end, or NULL to decline the batch. */
 static cptr read_event(Batch *b, cptr p, cptr end) {
     if (b->n == b->cap && grow_events(b)) return NULL;
@@ -692,13 +720,21 @@ static cptr read_event(Batch *b, cptr p, cptr end) {
         last = k >= 0 ? k : K_OTHER;
         cptr v = p;
         if (k >= 0 && k < NF) {
-            if (*p == '{' || *p == '[') return NULL;
-            p = skip_value(p, end, 0);
-            if (!p) return NULL;
-            if (!(*v == 'n')) { /* null is absent: the Python path's default */
-                int32_t t = token_id(b, v, p - v, b->last[k]);
-                if (t < 0) return NULL;
-                b->fields[(size_t)k * cap + i] = b->last[k] = t;
+            /* the previous event's value of the field (the usual case for ph, pid, tid, cat)
+             * is matched by its bytes: where it ends depends on no byte read */
+            int32_t t = b->last[k];
+            if (t >= 0 && is_value(b, t, p, end)) {
+                p += b->tokens[t].len;
+                b->fields[(size_t)k * cap + i] = t;
+            } else {
+                if (*p == '{' || *p == '[') return NULL;
+                p = skip_value(p, end, 0);
+                if (!p) return NULL;
+                if (!(*v == 'n')) { /* null is absent: the Python path's default */
+                    t = token_id(b, v, p - v);
+                    if (t < 0) return NULL;
+                    b->fields[(size_t)k * cap + i] = b->last[k] = t;
+                }
             }
         } else if (k == K_TS) {
             p = read_ts(p, end, &b->ts[i], &b->ts_ok[i]);
