@@ -93,6 +93,22 @@ def test_fields_are_ids_of_distinct_values_and_absent_is_none() -> None:
     assert c.bounds.tolist()[0][0] == 0
 
 
+def test_keys_and_values_like_the_last_events_are_read_as_any_others() -> None:
+    # the previous event's keys and values are matched by their bytes: a number they begin,
+    # blanks, another order, a duplicate, a cut are all told apart as a scan tells them
+    c = columns('{"ph":"X","pid":12,"tid":"a","ts":1},{"ph":"X","pid":123,"tid":"a","ts":1},'
+                '{"ph" :"X","pid":12.5,"tid":"a" ,"ts":1},{"tid":"a","ph":"X","pid":12,"ts":1},'
+                '{"ph":"X","pid":true,"tid":"a"},{"ph":"X","pid":true ,"tid":"ab"}')
+    values = c.values
+    assert [values[i] for i in c.ids("pid")] == [12, 123, "12.5", 12, True, True]
+    assert [values[i] for i in c.ids("tid")] == ["a", "a", "a", "a", "a", "ab"]
+    assert [values[i] for i in c.ids("ph")] == ["X"] * 6
+    for text in ['{"ph":"X","pid":12},{"ph":"X","pid":12x}', '{"ph":"X","pid":0},{"pid":05}',
+                 '{"ph":"X"},{"ph":"X","ph":"X"}', '{"ph":"X","pid":1},{"ph":"X","pid":1',
+                 '{"ph":"X","pid":1},{"ph":"X","pid":1e}', '{"ph":"X"},{"ph":"X"']:
+        assert read(text) is None, text
+
+
 def test_events_have_their_byte_ranges() -> None:
     text = ' {"ph":"C","ts":1,"args":{"v":[1,{"a":"}"}]}} ,\n{"ph":"M"} '
     c = columns(text)

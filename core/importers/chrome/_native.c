@@ -37,10 +37,21 @@
 #define MAX_DEPTH 64
 #define NF 10 /* token fields */
 #define NCOMBO 5
+#define RECENT_BITS 10
+#define RECENT (1 << RECENT_BITS)
 
 enum { F_PH, F_PID, F_TID, F_NAME, F_CAT, F_CNAME, F_ID, F_ID2, F_BP, F_S };
 /* Known keys beyond the token fields: each may appear once. */
 enum { K_TS = NF, K_DUR, K_ARGS, K_SCOPE, K_COUNT };
+/* Their texts, in the order above. */
+static const char *const KEYS[K_COUNT] = {"ph", "pid", "tid", "name", "cat", "cname", "id",
+                                          "id2", "bp", "s", "ts", "dur", "args", "scope"};
+/* The bytes of a known key quoted and followed by its colon, as one word (zeros past them),
+ * the mask of these bytes and their number: set up when the module is loaded. */
+static uint64_t key_word[K_COUNT], key_mask[K_COUNT];
+static uint8_t key_size[K_COUNT];
+#define K_FIRST K_COUNT /* before an event's first key */
+#define K_OTHER (K_COUNT + 1) /* after a key not known */
 
 /* The whole microsecond part must stay below these (the Python path's limits lie above). */
 #define TS_WHOLE_LIMIT 9000000000000000LL /* 9e15 us */
@@ -78,6 +89,8 @@ typedef struct {
     int32_t *combo_slots;
     Py_ssize_t combo_mask;
     int32_t last[NF]; /* the last token of each field */
+    int32_t recent[RECENT]; /* a token seen lately for each fingerprint (-1: none) */
+    int8_t next_key[K_COUNT + 2][2]; /* the known keys seen after each (-1: none yet) */
     int32_t last_combo;
     int nomem;
 } Batch;
@@ -479,11 +492,13 @@ static int grow_slots(int32_t **slots, Py_ssize_t *mask, Py_ssize_t n, const voi
     return 0;
 }
 
-static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
-    /* the previous event's value of the field, the usual case for ph, pid, tid, cat */
-    if (hint >= 0 && b->tokens[hint].len == len &&
-        same_bytes(b->base + b->tokens[hint].start, p, len))
-        return hint;
+/* Whether token t (>= 0) is the n bytes at p. */
+static inline int is_token(const Batch *b, int32_t t, cptr p, Py_ssize_t n) {
+    return b->tokens[t].len == n && same_bytes(b->base + b->tokens[t].start, p, n);
+}
+
+/* The id of the token [p, p + len) from the table of every token, added if new. */
+static int32_t lookup_token(Batch *b, cptr p, Py_ssize_t len) {
     if (2 * (b->n_tokens + 1) > b->token_mask &&
         grow_slots(&b->token_slots, &b->token_mask, b->n_tokens, b->tokens, sizeof(Token),
                    offsetof(Token, hash)))
@@ -494,9 +509,7 @@ static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
     for (;;) {
         int32_t t = b->token_slots[j];
         if (t < 0) break;
-        Token *k = &b->tokens[t];
-        if (k->hash == h && k->len == len && same_bytes(b->base + k->start, p, len))
-            return t;
+        if (b->tokens[t].hash == h && is_token(b, t, p, len)) return t;
         j = (j + 1) & b->token_mask;
     }
     if (b->n_tokens == b->tokens_cap) {
@@ -512,6 +525,18 @@ static int32_t token_id(Batch *b, cptr p, Py_ssize_t len, int32_t hint) {
 nomem:
     b->nomem = 1;
     return -2;
+}
+
+static int32_t token_id(Batch *b, cptr p, Py_ssize_t len) {
+    /* a token seen lately with the same length, first and last 8 bytes (most names): found
+     * without hashing all its bytes */
+    uint64_t f = ((len >= 8 ? load64(p) : 0) ^ (uint64_t)len) * 0x9E3779B97F4A7C15ULL;
+    f = (f ^ tail_word(p, len)) * 0xff51afd7ed558ccdULL;
+    int32_t *recent = &b->recent[f >> (64 - RECENT_BITS)];
+    if (*recent >= 0 && is_token(b, *recent, p, len)) return *recent;
+    int32_t t = lookup_token(b, p, len);
+    if (t >= 0) *recent = t;
+    return t;
 }
 
 static int32_t combo_id(Batch *b, const int32_t *parts) {
@@ -614,6 +639,36 @@ static int known_key(cptr p, Py_ssize_t len) {
 #undef IS
 }
 
+/* Whether c may continue a number (a byte of its grammar). */
+static inline int continues_number(unsigned char c) {
+    return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+}
+
+#if defined(__SSE2__)
+/* Whether the n <= 16 bytes at p and q, both 16 bytes or more before the end, are the same. */
+static inline int same_short(cptr p, cptr q, Py_ssize_t n) {
+    __m128i eq = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p),
+                                _mm_loadu_si128((const __m128i *)q));
+    return (~(unsigned)_mm_movemask_epi8(eq) & ((1u << n) - 1)) == 0;
+}
+#endif
+
+/* Whether the value at p is token t (>= 0): the same bytes, and not a number that the next
+ * byte continues (a token is a whole value: the scan of a string or a literal would end at
+ * the same byte, but a number's could go on). */
+static inline int is_value(const Batch *b, int32_t t, cptr p, cptr end) {
+    Py_ssize_t n = b->tokens[t].len;
+    cptr text = b->base + b->tokens[t].start;
+    int same;
+#if defined(__SSE2__)
+    if (n <= 16 && end - p > 16 && end - text >= 16)
+        same = same_short(text, p, n);
+    else
+#endif
+        same = end - p > n && same_bytes(text, p, n);
+    return same && !continues_number(p[n]);
+}
+
 /* One event object at p: its end, or NULL to decline the batch. */
 static cptr read_event(Batch *b, cptr p, cptr end) {
     if (b->n == b->cap && grow_events(b)) return NULL;
@@ -629,30 +684,57 @@ static cptr read_event(Batch *b, cptr p, cptr end) {
         p++;
         goto done;
     }
-    for (;;) {
+    for (int last = K_FIRST;;) {
         if (p >= end || *p != '"') return NULL;
-        int escaped = 0;
-        cptr key = p + 1, after = scan_string(p, end, &escaped);
-        if (!after || escaped) return NULL;
-        int k = known_key(key, after - 1 - key);
-        p = skip_ws(after, end);
-        if (p >= end || *p != ':') return NULL;
-        p = skip_ws(p + 1, end);
+        /* a key that followed the last one before (the keys of events come in a few orders),
+         * quoted and with its colon right after it, is matched by one load: where the next
+         * byte is depends on no byte read; any other key is scanned and told by known_key */
+        int8_t *next = b->next_key[last];
+        int k = -1;
+        if (end - p >= 8) {
+            uint64_t w = load64(p);
+            if (next[0] >= 0 && ((w ^ key_word[next[0]]) & key_mask[next[0]]) == 0)
+                k = next[0];
+            else if (next[1] >= 0 && ((w ^ key_word[next[1]]) & key_mask[next[1]]) == 0)
+                k = next[1];
+        }
+        if (k >= 0) {
+            p += key_size[k];
+        } else {
+            int escaped = 0;
+            cptr key = p + 1, after = scan_string(p, end, &escaped);
+            if (!after || escaped) return NULL;
+            k = known_key(key, after - 1 - key);
+            if (k == -2) return NULL;
+            if (k >= 0) next[next[0] >= 0] = (int8_t)k;
+            p = skip_ws(after, end);
+            if (p >= end || *p != ':') return NULL;
+            p++;
+        }
+        p = skip_ws(p, end);
         if (p >= end) return NULL;
-        if (k == -2) return NULL;
         if (k >= 0) {
             if (seen & (1u << k)) return NULL;
             seen |= 1u << k;
         }
+        last = k >= 0 ? k : K_OTHER;
         cptr v = p;
         if (k >= 0 && k < NF) {
-            if (*p == '{' || *p == '[') return NULL;
-            p = skip_value(p, end, 0);
-            if (!p) return NULL;
-            if (!(*v == 'n')) { /* null is absent: the Python path's default */
-                int32_t t = token_id(b, v, p - v, b->last[k]);
-                if (t < 0) return NULL;
-                b->fields[(size_t)k * cap + i] = b->last[k] = t;
+            /* the previous event's value of the field (the usual case for ph, pid, tid, cat)
+             * is matched by its bytes: where it ends depends on no byte read */
+            int32_t t = b->last[k];
+            if (t >= 0 && is_value(b, t, p, end)) {
+                p += b->tokens[t].len;
+                b->fields[(size_t)k * cap + i] = t;
+            } else {
+                if (*p == '{' || *p == '[') return NULL;
+                p = skip_value(p, end, 0);
+                if (!p) return NULL;
+                if (!(*v == 'n')) { /* null is absent: the Python path's default */
+                    t = token_id(b, v, p - v);
+                    if (t < 0) return NULL;
+                    b->fields[(size_t)k * cap + i] = b->last[k] = t;
+                }
             }
         } else if (k == K_TS) {
             p = read_ts(p, end, &b->ts[i], &b->ts_ok[i]);
@@ -786,6 +868,8 @@ static PyObject *read_batch(PyObject *self, PyObject *args) {
         Batch b;
         memset(&b, 0, sizeof b);
         memset(b.last, 0xff, sizeof b.last);
+        memset(b.recent, 0xff, sizeof b.recent);
+        memset(b.next_key, 0xff, sizeof b.next_key);
         b.last_combo = -1;
         b.base = (cptr)view.buf;
         b.end = b.base + stop;
@@ -818,6 +902,18 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
+    for (int k = 0; k < K_COUNT; k++) {
+        unsigned char text[8] = {0}, mask[8] = {0};
+        size_t len = strlen(KEYS[k]);
+        text[0] = '"';
+        memcpy(text + 1, KEYS[k], len);
+        text[len + 1] = '"';
+        text[len + 2] = ':';
+        memset(mask, 0xff, len + 3);
+        memcpy(&key_word[k], text, 8);
+        memcpy(&key_mask[k], mask, 8);
+        key_size[k] = (uint8_t)(len + 3);
+    }
     PyObject *m = PyModule_Create(&module);
     if (m && (PyModule_AddIntConstant(m, "FIELDS", NF) ||
               PyModule_AddIntConstant(m, "MAX_DEPTH", MAX_DEPTH))) {
