@@ -149,31 +149,44 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
         return np.zeros(0, np.int16), np.zeros(0, np.int64), rows
     if dur.min() < 0:
         raise ValueError("slice durations must not be negative")
-    s2, e2 = _doubled(start, dur)
-    cut = _clean_cut(track, s2, e2) if threads >= 2 and n >= SPLIT_SLICES else 0
+    lo = int(start.min())
+    # Each half doubles its own times (from the same earliest start, so that they compare):
+    # the whole's doubled times were not held meanwhile (0.02x the file at the build's peak,
+    # msprof-like 1 GB). Times too far apart to double are laid out in one piece.
+    fits = int(start.max()) - lo + int(dur.max()) < 1 << 61
+    cut = (_clean_cut(track, start, dur, lo) if threads >= 2 and n >= SPLIT_SLICES and fits
+           else 0)
     if cut:
+        def nest(part: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, set[int]]:
+            return _nest(track[part], *_doubled_at(start[part], dur[part], lo))
+
         with ThreadPoolExecutor(1, thread_name_prefix="proftui-layout") as pool:
-            second = pool.submit(_nest, track[cut:], s2[cut:], e2[cut:])
-            depth, parent, nested, packed = _nest(track[:cut], s2[:cut], e2[:cut])
+            second = pool.submit(nest, slice(cut, n))
+            depth, parent, nested, packed = nest(slice(0, cut))
             depth2, parent2, nested2, packed2 = second.result()
         parent2[parent2 >= 0] += cut
-        depth, parent = np.concatenate([depth, depth2]), np.concatenate([parent, parent2])
+        depth = np.concatenate([depth, depth2])
+        del depth2
+        parent = np.concatenate([parent, parent2])
+        del parent2
         nested, packed = np.concatenate([nested, nested2]), packed | packed2
     else:
+        s2, e2 = _doubled(start, dur)
         depth, parent, nested, packed = _nest(track, s2, e2)
+        del s2, e2
     if packed:  # still overflowing after 8 rounds: give up nesting, pack those tracks whole
         first = np.searchsorted(track, np.arange(n_tracks + 1))
         for t in sorted(packed):
             nested[first[t]: first[t + 1]] = False
-    return _rows_and_lanes(track, s2, e2, depth, parent, nested, rows)
+    return _rows_and_lanes(track, start, dur, depth, parent, nested, rows)
 
 
-def _clean_cut(track: np.ndarray, s2: np.ndarray, e2: np.ndarray) -> int:
+def _clean_cut(track: np.ndarray, start: np.ndarray, dur: np.ndarray, lo: int) -> int:
     """A position near the middle before which every slice of its track has ended (doubled
-    times) by the start of the slice there: slices on either side of it nest (and overflow)
-    independently. Between two tracks is always one; within a track, between two top-level
-    slices that do not overlap (a training step and the next). 0 if there is none but the
-    first."""
+    times from `lo`) by the start of the slice there: slices on either side of it nest (and
+    overflow) independently. Between two tracks is always one; within a track, between two
+    top-level slices that do not overlap (a training step and the next). 0 if there is none
+    but the first."""
     n = len(track)
     middle = n // 2
     t = track[middle]
@@ -183,16 +196,19 @@ def _clean_cut(track: np.ndarray, s2: np.ndarray, e2: np.ndarray) -> int:
     # latest end so far (from the track's first slice on) no later than the next start.
     half = 1 << 12
     while True:
-        lo, hi = max(first + 1, middle - half), min(last, middle + half)
-        if lo < hi:
-            ended = np.maximum.accumulate(e2[lo - 1: hi - 1])
-            if lo - 1 > first:
-                np.maximum(ended, e2[first: lo - 1].max(), out=ended)
-            cuts = np.flatnonzero(ended <= s2[lo: hi]) + lo
+        a, b = max(first + 1, middle - half), min(last, middle + half)
+        if a < b:
+            ended = np.maximum.accumulate(_doubled_at(start[a - 1: b - 1], dur[a - 1: b - 1],
+                                                      lo)[1])
+            if a - 1 > first:
+                before = _doubled_at(start[first: a - 1], dur[first: a - 1], lo)[1].max()
+                np.maximum(ended, before, out=ended)
+            s2 = _doubled_at(start[a: b], dur[a: b], lo)[0]
+            cuts = np.flatnonzero(ended <= s2) + a
             if len(cuts):
                 ends.append(int(cuts[np.argmin(np.abs(cuts - middle))]))
                 break
-        if lo == first + 1 and hi == last:
+        if a == first + 1 and b == last:
             break
         half *= 4
     return min(ends, key=lambda c: (abs(c - middle), c), default=0)
@@ -225,33 +241,38 @@ def _doubled(start: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, np.ndarray
     replaced by their ranks among all starts and ends, which keeps every comparison."""
     lo = int(start.min())
     if int(start.max()) - lo + int(dur.max()) < 1 << 61:
-        s2 = start - lo
-        e2 = s2 + dur
-        s2 <<= 1
-        e2 <<= 1
-        e2 += dur == 0
-        return s2, e2
+        return _doubled_at(start, dur, lo)
     _, ranks = np.unique(np.concatenate([start, start + dur]), return_inverse=True)
     s_rank, e_rank = ranks[:len(start)].astype(np.int64), ranks[len(start):].astype(np.int64)
     return s_rank * 2, e_rank * 2 + (dur == 0)
 
 
-def _rows_and_lanes(track: np.ndarray, s2: np.ndarray, e2: np.ndarray, depth: np.ndarray,
-                  parent: np.ndarray, nested: np.ndarray, rows: np.ndarray,
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _doubled_at(start: np.ndarray, dur: np.ndarray, lo: int) -> tuple[np.ndarray, np.ndarray]:
+    """(_doubled from `lo`, the times known to fit)"""
+    s2 = start - lo
+    e2 = s2 + dur
+    s2 <<= 1
+    e2 <<= 1
+    e2 += dur == 0
+    return s2, e2
+
+
+def _rows_and_lanes(track: np.ndarray, start: np.ndarray, dur: np.ndarray, depth: np.ndarray,
+                    parent: np.ndarray, nested: np.ndarray, rows: np.ndarray,
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Given the `nested` slices' depths and parents: each track's rows of those, then the
     other slices packed on lanes below them; (depth, parent, rows) as layout_tracks returns."""
     if nested.any():
         kept_track = track[nested]
         bounds = np.flatnonzero(np.diff(kept_track)) + 1
         starts = np.concatenate([[0], bounds])
-        rows[kept_track[starts]] = np.maximum.reduceat(depth[nested] + 1, starts)
+        rows[kept_track[starts]] = np.maximum.reduceat(depth[nested], starts) + 1
     extra = np.flatnonzero(~nested)
     if len(extra):
         bounds = np.searchsorted(track[extra], np.arange(len(rows) + 1))
         for t in distinct(track[extra]).tolist():
             idx = extra[bounds[t]: bounds[t + 1]]
-            d, p = _pack_lanes(s2[idx], e2[idx])
+            d, p = _pack_lanes(*_doubled(start[idx], dur[idx]))
             depth[idx] = rows[t] + d
             parent[idx] = np.where(p >= 0, idx[np.maximum(p, 0)], -1)
             rows[t] += int(d.max()) + 1

@@ -200,7 +200,7 @@ def _reference_layout(track, start, dur, n_tracks):
     else:
         nested[todo] = False
     # (packing what is not nested did not change: the same code)
-    return (*_rows_and_lanes(track, s2, e2, depth, parent, nested, rows), rounds)
+    return (*_rows_and_lanes(track, start, dur, depth, parent, nested, rows), rounds)
 
 
 def _reference_nested_depths(track, s2, e2, n_tracks):
@@ -302,8 +302,10 @@ def test_two_threads_cut_a_busy_track_where_nothing_is_open(
         two = layout_tracks(track, start, dur, 2, threads=2)
         for a, b in zip(one, two):
             assert a.dtype == b.dtype and a.tolist() == b.tolist(), seed
+        if seed % 10 == 0:
+            continue  # (too far apart to double: laid out in one piece)
         s2, e2 = lanes._doubled(start, dur)
-        cut = lanes._clean_cut(track, s2, e2)
+        cut = lanes._clean_cut(track, start, dur, int(start.min()))
         if 0 < cut and track[cut - 1] == track[cut]:
             cuts_inside += 1
             assert e2[:cut][track[:cut] == track[cut]].max() <= s2[cut]
