@@ -198,13 +198,12 @@ def _clean_cut(track: np.ndarray, start: np.ndarray, dur: np.ndarray, lo: int) -
     while True:
         a, b = max(first + 1, middle - half), min(last, middle + half)
         if a < b:
-            ended = np.maximum.accumulate(_doubled_at(start[a - 1: b - 1], dur[a - 1: b - 1],
-                                                      lo)[1])
+            s2, e2 = _doubled_at(start[a - 1: b], dur[a - 1: b], lo)
+            ended = np.maximum.accumulate(e2[:-1])
             if a - 1 > first:
                 before = _doubled_at(start[first: a - 1], dur[first: a - 1], lo)[1].max()
                 np.maximum(ended, before, out=ended)
-            s2 = _doubled_at(start[a: b], dur[a: b], lo)[0]
-            cuts = np.flatnonzero(ended <= s2) + a
+            cuts = np.flatnonzero(ended <= s2[1:]) + a
             if len(cuts):
                 ends.append(int(cuts[np.argmin(np.abs(cuts - middle))]))
                 break
