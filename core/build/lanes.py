@@ -153,9 +153,8 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
     # Each half doubles its own times (from the same earliest start, so that they compare):
     # the whole's doubled times were not held meanwhile (0.02x the file at the build's peak,
     # msprof-like 1 GB). Times too far apart to double are laid out in one piece.
-    fits = int(start.max()) - lo + int(dur.max()) < 1 << 61
-    cut = (_clean_cut(track, start, dur, lo) if threads >= 2 and n >= SPLIT_SLICES and fits
-           else 0)
+    cut = (_clean_cut(track, start, dur, lo)
+           if threads >= 2 and n >= SPLIT_SLICES and _doubling_fits(start, dur, lo) else 0)
     if cut:
         def nest(part: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, set[int]]:
             return _nest(track[part], *_doubled_at(start[part], dur[part], lo))
@@ -165,10 +164,7 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
             depth, parent, nested, packed = nest(slice(0, cut))
             depth2, parent2, nested2, packed2 = second.result()
         parent2[parent2 >= 0] += cut
-        depth = np.concatenate([depth, depth2])
-        del depth2
-        parent = np.concatenate([parent, parent2])
-        del parent2
+        depth, parent = np.concatenate([depth, depth2]), np.concatenate([parent, parent2])
         nested, packed = np.concatenate([nested, nested2]), packed | packed2
     else:
         s2, e2 = _doubled(start, dur)
@@ -191,7 +187,7 @@ def _clean_cut(track: np.ndarray, start: np.ndarray, dur: np.ndarray, lo: int) -
     middle = n // 2
     t = track[middle]
     first, last = (int(x) for x in np.searchsorted(track, [t, t + 1]))
-    ends = [c for c in (first, last) if 0 < c < n]  # the track's, where another one starts
+    candidates = [c for c in (first, last) if 0 < c < n]  # where another track starts
     # Inside the track, in a window about the middle widened until a cut is found: the
     # latest end so far (from the track's first slice on) no later than the next start.
     half = 1 << 12
@@ -205,12 +201,12 @@ def _clean_cut(track: np.ndarray, start: np.ndarray, dur: np.ndarray, lo: int) -
                 np.maximum(ended, before, out=ended)
             cuts = np.flatnonzero(ended <= s2[1:]) + a
             if len(cuts):
-                ends.append(int(cuts[np.argmin(np.abs(cuts - middle))]))
+                candidates.append(int(cuts[np.argmin(np.abs(cuts - middle))]))
                 break
         if a == first + 1 and b == last:
             break
         half *= 4
-    return min(ends, key=lambda c: (abs(c - middle), c), default=0)
+    return min(candidates, key=lambda c: (abs(c - middle), c), default=0)
 
 
 def _nest(track: np.ndarray, s2: np.ndarray, e2: np.ndarray,
@@ -239,11 +235,16 @@ def _doubled(start: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, np.ndarray
     earliest start. Times too far apart to double in 63 bits (a hostile file: ~73 years) are
     replaced by their ranks among all starts and ends, which keeps every comparison."""
     lo = int(start.min())
-    if int(start.max()) - lo + int(dur.max()) < 1 << 61:
+    if _doubling_fits(start, dur, lo):
         return _doubled_at(start, dur, lo)
     _, ranks = np.unique(np.concatenate([start, start + dur]), return_inverse=True)
     s_rank, e_rank = ranks[:len(start)].astype(np.int64), ranks[len(start):].astype(np.int64)
     return s_rank * 2, e_rank * 2 + (dur == 0)
+
+
+def _doubling_fits(start: np.ndarray, dur: np.ndarray, lo: int) -> bool:
+    """Whether the times, doubled from `lo`, fit in 63 bits."""
+    return int(start.max()) - lo + int(dur.max()) < 1 << 61
 
 
 def _doubled_at(start: np.ndarray, dur: np.ndarray, lo: int) -> tuple[np.ndarray, np.ndarray]:
