@@ -89,7 +89,7 @@ def test_random_bytes_stay_under_the_ceiling(tmp_path) -> None:
 
 def test_a_bomb_reports_progress_and_can_be_cancelled(tmp_path) -> None:
     """Inside one endless entry, progress still moves (in file bytes) and cancel is heard."""
-    path = bomb(tmp_path / "bomb.json.gz", b'[{"name":"', b"A" * MB, b'"}]', 3 * ENTRY_LIMIT)
+    path = bomb(tmp_path / "bomb.json.gz", b'[{"name":"', b"A" * MB, b'"}]', 8 * ENTRY_LIMIT)
     seen: list[int] = []
 
     def progress(done: int, total: int, events: int) -> None:
