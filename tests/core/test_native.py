@@ -109,6 +109,56 @@ def test_keys_and_values_like_the_last_events_are_read_as_any_others() -> None:
         assert read(text) is None, text
 
 
+# args like the last ones of the same name and pid: its keys matched by their bytes, its
+# values guessed of the last ones' length (a number of 15 digits, a string ending at the 16th
+# byte after its quote, a key longer than 16 bytes)
+_ARGS = ('{"n": 12, "long key of more than 16 bytes": 123456789012345, "s": "abcdefghijklmno",'
+         ' "f": 1.5, "a": [1, [2, {"b": null}]], "t": true, "e": "\\u00e9"}')
+
+
+def _look_alikes() -> list[str]:
+    """_ARGS with each byte replaced by, and with each of, bytes that change its meaning."""
+    out = []
+    for at in range(len(_ARGS) + 1):
+        for c in '0.e-"\\\x01\xc3\xff ,}]1a':
+            out.append(_ARGS[:at] + c + _ARGS[at + 1:])
+            out.append(_ARGS[:at] + c + _ARGS[at:])
+    return out
+
+
+@pytest.mark.parametrize("trail", ["", ',{"ph":"M"}' * 3])  # the last event or not
+def test_args_like_the_last_ones_are_read_as_any_others(trail: str) -> None:
+    import msgspec
+
+    first = '{"name":"a","pid":1,"args":' + _ARGS + '}'
+    assert read(first + "," + first + trail) is not None
+    for args in _look_alikes():
+        event = '{"name":"a","pid":1,"args":' + args + '}'
+        data = (first + "," + event + trail).encode("utf-8", "surrogateescape")
+        alone = (event + trail).encode("utf-8", "surrogateescape")
+        got = read(data)
+        # the same as where no args came before (read member by member) ...
+        assert (got is None) == (read(alone) is None), args
+        if got is not None:  # ... and never what is not JSON (args kept raw, as decode.py)
+            msgspec.json.decode(b"[" + data + b"]", type=list[dict[str, msgspec.Raw]])
+            at = len(first) + 1
+            assert native.Columns(data, got).bounds.tolist()[1] == [at, len(data) - len(trail)]
+
+
+@pytest.mark.parametrize("arrays, inner, ok", [
+    (63, "", True), (63, "1", True), (64, "", False), (63, "{}", False), (62, '{"b":[]}', False)])
+def test_args_nested_up_to_max_depth(arrays: int, inner: str, ok: bool) -> None:
+    # the args object and what is nested in it: MAX_DEPTH containers at most, also where
+    # the args is matched against the last ones of the same name and pid
+    assert native.MODULE.MAX_DEPTH == 64
+    event = ('{"name":"a","pid":1,"args":{"x":1,"d":' + "[" * arrays + inner + "]" * arrays
+             + "}}")
+    before = '{"name":"a","pid":1,"args":{"x":1,"d":[]}}'
+    assert (read(event) is not None) == ok
+    assert (read(before + "," + event) is not None) == ok
+    assert (read(before + "," + event + "," + event) is not None) == ok
+
+
 def test_events_have_their_byte_ranges() -> None:
     text = ' {"ph":"C","ts":1,"args":{"v":[1,{"a":"}"}]}} ,\n{"ph":"M"} '
     c = columns(text)

@@ -92,6 +92,7 @@ typedef struct {
     int32_t recent[RECENT]; /* a token seen lately for each fingerprint (-1: none) */
     int8_t next_key[K_COUNT + 2][2]; /* the known keys seen after each (-1: none yet) */
     int32_t last_combo;
+    struct Shape *shapes; /* [SHAPES], made at the first `args` */
     int nomem;
 } Batch;
 
@@ -669,6 +670,144 @@ static inline int is_value(const Batch *b, int32_t t, cptr p, cptr end) {
     return same && !continues_number(p[n]);
 }
 
+/* -- args ---------------------------------------------------------------------------------- */
+
+/* The shape of the `args` object last read for an event name and pid: the bytes between its
+ * values (the opening brace, the blanks, each key and its colon, the commas, the closing
+ * brace) as ranges of the data, read and found valid then. The args of events of one name
+ * and pid mostly have the same keys in the same order, so the next such args is matched
+ * against these bytes first and only its values are scanned: where each value starts then
+ * depends on no byte read, and its key is not scanned. */
+#define SHAPE_PARTS 24 /* members at most (an args with more keeps no shape) */
+#define SHAPE_BITS 7
+#define SHAPES (1 << SHAPE_BITS)
+
+typedef struct Shape {
+    int32_t name, pid; /* whose args (tokens; -1: absent) */
+    int n;             /* members, -1: no shape; then n + 1 parts */
+    cptr text[SHAPE_PARTS + 1];
+    Py_ssize_t len[SHAPE_PARTS + 1];
+    /* each member's value before, where short: n > 0 an unsigned integer of n digits, n < 0
+     * a string of -n bytes quotes included; 0 any other value */
+    int8_t value[SHAPE_PARTS];
+} Shape;
+
+/* Whether the n >= 1 bytes at text, earlier in the data, are the n at p (p < end). */
+static inline int same_text(cptr text, cptr p, Py_ssize_t n, cptr end) {
+    if (end - p < n) return 0;
+#if defined(__SSE2__)
+    /* text < p: where 16 bytes from p are inside the data, 16 from text are too */
+    if (n <= 16) return end - p >= 16 ? same_short(text, p, n) : same_bytes(text, p, n);
+    for (Py_ssize_t i = 0; n - i > 16; i += 16)
+        if (!same_short(text + i, p + i, 16)) return 0;
+    return same_short(text + n - 16, p + n - 16, 16); /* the last 16, overlapping */
+#else
+    return same_bytes(text, p, n);
+#endif
+}
+
+/* The value [v, p) as Shape.value says it. */
+static inline int8_t value_length(cptr v, cptr p) {
+    Py_ssize_t n = p - v;
+    if (*v >= '0' && *v <= '9' && n <= 15 && skip_digits(v, p) == p) return (int8_t)n;
+    if (*v == '"' && n <= 17) return (int8_t)-n;
+    return 0;
+}
+
+/* Whether the value at q (16 bytes or more before the end) is as long as one of Shape.value
+ * n (not 0) and of its kind: a guess from the bytes of a fixed length, told by predicted
+ * branches, so that where the next part starts depends on no byte read. */
+static inline int same_length(cptr q, Py_ssize_t n) {
+#if defined(__SSE2__)
+    if (n > 0) {
+        /* n digits, no leading zero, and a byte that ends the number after them (the next
+         * part, compared next, starts with a blank, a comma or a brace) */
+        __m128i v = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)q), _mm_set1_epi8('0'));
+        unsigned digit = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(9)), v));
+        return (digit & ((2u << n) - 1)) == (1u << n) - 1 && (n == 1 || *q != '0');
+    }
+    /* a quote, -n - 2 plain bytes, a quote */
+    unsigned special = string_specials(q + 1) & ((2u << (-n - 2)) - 1);
+    return *q == '"' && special == 1u << (-n - 2) && q[-n - 1] == '"';
+#else
+    (void)q;
+    (void)n;
+    return 0;
+#endif
+}
+
+/* `args` at p (p[0] == '{') of an event of tokens name and pid: its end, or NULL. */
+static cptr skip_args(Batch *b, cptr p, cptr end, int32_t name, int32_t pid) {
+    if (!b->shapes) {
+        b->shapes = malloc(SHAPES * sizeof(Shape));
+        if (!b->shapes) {
+            b->nomem = 1;
+            return NULL;
+        }
+        for (int i = 0; i < SHAPES; i++) b->shapes[i].n = -1;
+    }
+    uint32_t h = (uint32_t)name * 0x9E3779B1u ^ (uint32_t)pid * 0x85EBCA77u;
+    Shape *s = &b->shapes[h >> (32 - SHAPE_BITS)];
+    if (s->n >= 0 && s->name == name && s->pid == pid) {
+        /* each part the same bytes as before is valid JSON here as it was there; a part that
+         * differs, or a value that does not scan (blanks before it, say), is left to the
+         * member by member reading below, from the start */
+        cptr q = p;
+        for (int k = 0; same_text(s->text[k], q, s->len[k], end); k++) {
+            q += s->len[k];
+            if (k == s->n) return q;
+            Py_ssize_t n = s->value[k];
+            if (n && end - q > 16 && same_length(q, n)) {
+                q += n > 0 ? n : -n;
+            } else {
+                q = skip_value(q, end, 1);
+                if (!q) break;
+            }
+        }
+    }
+    s->name = name;
+    s->pid = pid;
+    s->n = -1;
+    cptr part = p;
+    int k = 0;
+    p = skip_ws(p + 1, end);
+    if (p >= end) return NULL;
+    if (*p != '}') {
+        for (;;) {
+            if (*p != '"') return NULL;
+            p = scan_string(p, end, NULL);
+            if (!p) return NULL;
+            p = skip_ws(p, end);
+            if (p >= end || *p != ':') return NULL;
+            p = skip_ws(p + 1, end);
+            if (k < SHAPE_PARTS) {
+                s->text[k] = part;
+                s->len[k] = p - part;
+            }
+            cptr v = p;
+            p = skip_value(p, end, 1);
+            if (!p) return NULL;
+            if (k < SHAPE_PARTS) s->value[k] = value_length(v, p);
+            k++;
+            part = p;
+            p = skip_ws(p, end);
+            if (p >= end) return NULL;
+            if (*p == '}') break;
+            if (*p != ',') return NULL;
+            p = skip_ws(p + 1, end);
+            if (p >= end) return NULL;
+        }
+    }
+    p++;
+    if (k <= SHAPE_PARTS) {
+        s->text[k] = part;
+        s->len[k] = p - part;
+        s->n = k;
+    }
+    return p;
+}
+
 /* One event object at p: its end, or NULL to decline the batch. */
 static cptr read_event(Batch *b, cptr p, cptr end) {
     if (b->n == b->cap && grow_events(b)) return NULL;
@@ -740,6 +879,9 @@ static cptr read_event(Batch *b, cptr p, cptr end) {
             p = read_ts(p, end, &b->ts[i], &b->ts_ok[i]);
         } else if (k == K_DUR) {
             p = read_dur(p, end, &b->dur[i], &b->dur_ok[i]);
+        } else if (k == K_ARGS && *p == '{') {
+            p = skip_args(b, p, end, b->fields[(size_t)F_NAME * cap + i],
+                          b->fields[(size_t)F_PID * cap + i]);
         } else {
             p = skip_value(p, end, 0);
         }
@@ -797,6 +939,7 @@ static void free_batch(Batch *b) {
     free(b->token_slots);
     free(b->combos);
     free(b->combo_slots);
+    free(b->shapes);
 }
 
 static PyObject *column(const void *data, Py_ssize_t size) {
