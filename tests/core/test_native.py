@@ -387,6 +387,52 @@ def test_a_compressed_file_is_not_read_ahead(tmp_path: Path,
     same_index(load(plain, 700), load(packed, 700), drop_meta=("sources", "profile"))
 
 
+@pytest.mark.parametrize("ahead", [False, True])
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_batch_kept_keeps_its_bytes_while_the_reading_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ahead: bool, keep: bool) -> None:
+    """The reader's two buffers take turns (a refill reads into the one not in use): a batch
+    still held when its buffer's turn comes (here by a sink that keeps them all) keeps its
+    bytes, as a new buffer is read into instead; let go, the two are read over in turn."""
+    from proftui.core.importers.chrome import read as read_module
+    from proftui.core.importers.chrome.read import ChromeJsonReader
+    from proftui.core.model.diagnostics import Diagnostics
+    from proftui.core.source.streams import ByteSource
+
+    made: list[int] = []
+
+    def new_buffer(size: int) -> bytearray:
+        made.append(size)
+        return bytearray(size)
+
+    monkeypatch.setattr(read_module, "bytearray", new_buffer, raising=False)
+    monkeypatch.setenv("PROFTUI_NATIVE", "1")
+    path = write_trace(tmp_path / "t.json", _mixed_events(3, 10000))
+    text = path.read_bytes()
+    reader = ChromeJsonReader(ByteSource(str(path)), Diagnostics(), batch_bytes=4000,
+                              read_ahead=ahead)
+    kept: list = []
+
+    def sink(events, first: int, offset: int) -> None:
+        if keep and isinstance(events, native.Columns):
+            data = memoryview(events.data)
+            seen = bytes(data[int(events.bounds[0, 0]):int(events.bounds[-1, 1])])
+            kept.append((offset, seen, events))
+
+    reader.read(sink)
+    refills = len(text) // (1 << 16)  # reads of 64 kB (two batches, at least 64 kB)
+    assert len(reader.batches) > 200 and refills > 20
+    if keep:
+        assert len(kept) > 200
+        for offset, seen, events in kept:
+            data = memoryview(events.data)
+            start, end = int(events.bounds[0, 0]), int(events.bounds[-1, 1])
+            assert bytes(data[start:end]) == seen == text[offset:offset + len(seen)]
+        assert len(made) >= refills  # each refill read into a new buffer
+    else:
+        assert len(made) <= 4  # the two in turn (another where the reading ahead held one)
+
+
 def test_memory_events_give_the_python_paths_samples(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The native path reads Kineto's [memory] totals in one typed decode a batch and adds

@@ -12,6 +12,7 @@ recorded so that the ``args`` of one event can be read again later (see :func:`d
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -56,14 +57,21 @@ ENTRY_LIMIT = 32 << 20
 class _Stream:
     """The event array being read: `buf` holds the file's bytes from byte `base` on, read up
     to `pos`. A batch is cut without copying what follows it; only what is left unread when
-    more is read is carried into the next buffer."""
+    more is read is carried into the next buffer.
 
-    def __init__(self, chunks: Iterator[bytes], buf: bytes, base: int) -> None:
-        self.chunks = chunks
-        self.buf = buf
+    Two buffers take turns: a refill reads into the one not in use, unless anything still
+    holds it (a batch's columns, a view, the reading ahead): then into a new one. (numpy's
+    `ndarray.resize` checks its references the same way before it reuses an array.)"""
+
+    def __init__(self, reader: Any, buf: bytes, base: int, chunk: int) -> None:
+        self.reader = reader  # readinto(view) -> bytes read, 0 at the end; close()
+        self.buf: bytes | memoryview = buf
         self.base = base
         self.pos = 0
         self.eof = False
+        self.chunk = chunk
+        self._current: bytearray | None = None  # what `buf` views, once refilled
+        self._spare: bytearray | None = None
 
     def fill(self, size: int) -> None:
         """Read on until `buf` holds at least `size` unread bytes or the file ends (positions
@@ -71,21 +79,62 @@ class _Stream:
         have = len(self.buf) - self.pos
         if have >= size or self.eof:
             return
-        parts: list[Any] = [memoryview(self.buf)[self.pos:]]
-        while have < size and not self.eof:
-            data = next(self.chunks, None)
-            if data is None:
+        want = max(size, have + self.chunk)
+        spare, self._spare = self._spare, None
+        # Reused when large enough and held by no one else: only `spare` and getrefcount's
+        # argument refer to it.
+        if spare is None or len(spare) < want or sys.getrefcount(spare) > 2:
+            spare = None  # (let go before a new one is made: the peak holds one less)
+            # of the size any refill of a batch asks (what is left of one, and a chunk)
+            spare = bytearray(max(want, self.chunk * 3 // 2 + 1))
+        view = memoryview(spare)
+        view[:have] = memoryview(self.buf)[self.pos:]
+        got = have
+        while got < size or (got < want and not self.eof):
+            n = self.reader.readinto(view[got:want])
+            if not n:
                 self.eof = True
-            else:
-                parts.append(data)
-                have += len(data)
-        self.buf = b"".join(parts) if len(parts) > 1 else bytes(parts[0])
+                break
+            got += n
+        view.release()
+        # The one read before is kept to be read into next, unless grown for a large entry.
+        old = self._current
+        self._spare = old if old is not None and len(old) <= 2 * self.chunk else None
+        self._current = spare
+        self.buf = memoryview(spare)[:got]
         self.base += self.pos
         self.pos = 0
 
     def seek(self, at: int) -> None:
         """Mark the bytes of `buf` before `at` read."""
         self.pos = at
+
+    def close(self) -> None:
+        self.reader.close()
+
+
+class _Chunks:
+    """`readinto` over chunks of bytes (a compressed file's, inflated in a thread)."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self.chunks = chunks
+        self.left = memoryview(b"")
+
+    def readinto(self, view: memoryview) -> int:
+        while not self.left:
+            data = next(self.chunks, None)
+            if data is None:
+                return 0
+            self.left = memoryview(data)
+        n = min(len(view), len(self.left))
+        view[:n] = self.left[:n]
+        self.left = self.left[n:]
+        return n
+
+    def close(self) -> None:
+        close = getattr(self.chunks, "close", None)
+        if close is not None:
+            close()
 
 
 @dataclass
@@ -171,9 +220,17 @@ class ChromeJsonReader:
         cut_before = self.diagnostics.count("truncated")
         if region is None or region[0] == 0:
             chunks = self.source.chunks(chunk, 0, None if region is None else region[1])
-            stream = _Stream(chunks, *self._find_events(chunks))
+            rest, offset = self._find_events(chunks)
+            if self.source.compressed:
+                reader: Any = _Chunks(chunks)
+            else:  # on from where finding the events stopped, into the stream's buffers
+                chunks.close()
+                reader = self.source.reader(offset + len(rest),
+                                            None if region is None else region[1])
+            stream = _Stream(reader, rest, offset, chunk)
         else:
-            stream = _Stream(self.source.chunks(chunk, region[0], region[1]), b"", region[0])
+            self.source.consumed = 0
+            stream = _Stream(self.source.reader(region[0], region[1]), b"", region[0], chunk)
         # A compressed file is inflated in a thread already (see ByteSource.chunks): a third
         # busy thread on two cores made it slower (1 GB Kineto-like .gz: 3.14 s, 2.90 without).
         self._ahead = (_Ahead() if self.read_ahead and native.enabled()
@@ -181,6 +238,7 @@ class ChromeJsonReader:
         try:
             self._read_stream(sink, stream, progress, cancelled)
         finally:
+            stream.close()
             if self._ahead is not None:
                 self._ahead.close()
                 self._ahead = None
@@ -222,12 +280,12 @@ class ChromeJsonReader:
                 # The rest is the last batch: the array's end and what follows it.
                 stream.seek(start)
                 stream.fill(HEADER_LIMIT)
-                self._emit(sink, stream.buf[stream.pos:], stream.base + stream.pos,
+                self._emit(sink, bytes(stream.buf[stream.pos:]), stream.base + stream.pos,
                            final=True)
                 return
             end, nxt, events = cut
             offset = stream.base + start
-            piece = stream.buf[start:end] if events is None else b""
+            piece = bytes(stream.buf[start:end]) if events is None else b""
             stream.seek(nxt)
             if self._ahead is not None:  # the next batch, read while the sink takes this one
                 stream.fill(self.batch_bytes + 1)
@@ -262,10 +320,10 @@ class ChromeJsonReader:
         m = BOUNDARY.search(stream.buf, start + 1)
         if m is not None:
             end = m.start() + 1
-            self._emit(sink, stream.buf[start:end], stream.base + start, final=False)
+            self._emit(sink, bytes(stream.buf[start:end]), stream.base + start, final=False)
             stream.seek(m.end() - 1)
             return
-        sample = stream.buf[start: start + 60].decode("utf-8", "replace")
+        sample = bytes(stream.buf[start: start + 60]).decode("utf-8", "replace")
         self.diagnostics.add("oversized", 1, stream.base + start, sample)
         while not stream.eof:
             if cancelled is not None and cancelled():
