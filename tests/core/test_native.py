@@ -387,6 +387,29 @@ def test_a_compressed_file_is_not_read_ahead(tmp_path: Path,
     same_index(load(plain, 700), load(packed, 700), drop_meta=("sources", "profile"))
 
 
+@pytest.mark.parametrize("tail", ["", ', "deviceProperties": [{"id": 0}, {"id": 1}]}',
+                                  ', "note": "},{"}', ']\n[{"ph": "X"}, {"ph": "X"}]'])
+def test_the_last_batch_is_read_natively_but_its_last_event(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: str) -> None:
+    """A file under a batch is all last batch: its events but the last are read as a batch of
+    their own (natively), its last event and what follows the array by the Python path, and
+    the Python path cuts the same batches. Boundaries past the array's end (in a trailer, in
+    garbage after it) cut nothing."""
+    events = _mixed_events(4, 300)
+    if tail:
+        text = '{"traceEvents": ' + json.dumps(events) + tail
+        if not tail.startswith(","):
+            text = json.dumps(events) + tail  # the array form, garbage after it
+        path = tmp_path / "t.json"
+        path.write_text(text)
+    else:
+        path = write_trace(tmp_path / "t.json", events)
+    reader = assert_same_index(path, 1 << 20, monkeypatch)
+    assert reader == {"native": 1, "python": 1}
+    index = index_of(path, "python", 1 << 20, monkeypatch)
+    assert index.col("batches.first_ordinal").tolist() == [0, len(events) - 1]
+
+
 @pytest.mark.parametrize("ahead", [False, True])
 @pytest.mark.parametrize("keep", [False, True])
 def test_a_batch_kept_keeps_its_bytes_while_the_reading_goes_on(

@@ -48,10 +48,11 @@ def test_the_overview_line_says_what_the_index_holds(tmp_path) -> None:
                                     "dur": 5}, {"ph": "X", "pid": 1}]))
     index, _ = opened(str(damaged))
     assert index.diagnostics.damage == 1
-    # the damage said first, in the words every command prints it with
+    # the damage said first, in the words every command prints it with (at the byte where
+    # its batch begins: the last event is a batch of its own, read by the lenient path)
     assert overview_status(index) == (
         "warning: damaged input, the numbers below lack what was lost: event without a usable "
-        "timestamp (dropped) at byte 1\n"
+        "timestamp (dropped) at byte 66\n"
         "1 slice over 5 us, 1 process; 1 import problem (D)  (? keys)")
 
 

@@ -52,6 +52,9 @@ _LEAD = re.compile(rb"[ \t\r\n,]*")  # always matches (possibly empty)
 
 # An entry larger than this is damage: it is skipped so that memory stays bounded.
 ENTRY_LIMIT = 32 << 20
+# Where the last batch's last event is looked for: its last bytes (a larger last event, or
+# more after the array, leave the whole last batch to the Python path, as before).
+LAST_EVENT_WINDOW = 1 << 20
 
 
 class _Stream:
@@ -280,8 +283,8 @@ class ChromeJsonReader:
                 # The rest is the last batch: the array's end and what follows it.
                 stream.seek(start)
                 stream.fill(HEADER_LIMIT)
-                self._emit(sink, bytes(stream.buf[stream.pos:]), stream.base + stream.pos,
-                           final=True)
+                start = self._all_but_last(sink, stream.buf, stream.pos, stream.base)
+                self._emit(sink, bytes(stream.buf[start:]), stream.base + start, final=True)
                 return
             end, nxt, events = cut
             offset = stream.base + start
@@ -297,6 +300,27 @@ class ChromeJsonReader:
                 self._emit(sink, piece, offset, final=False)
             if progress is not None:
                 progress(self.source.consumed, self.source.size, self.n_events)
+
+    def _all_but_last(self, sink: EventSink, buf: bytes | memoryview, start: int,
+                      base: int) -> int:
+        """The last batch's events but its last, read as a batch of their own where they
+        decode as one (natively where the native reader takes them); where the rest begins
+        (`start` if they were not). The array's end and what follows are left to the Python
+        path's lenient reading, which would otherwise read the whole last batch: up to a batch
+        of events, and all of a file under a batch. The last few boundaries are tried, last
+        first: one may lie past the array's end (in what follows it) or inside a string."""
+        found = list(BOUNDARY.finditer(buf, max(start, len(buf) - LAST_EVENT_WINDOW)))
+        for last in found[::-1][:_MAX_EXTENSIONS]:
+            end = last.start() + 1
+            if end <= start:
+                break
+            events: Any = native.read_batch(buf, start, end)
+            if events is None:  # the Python path's decision: both readers cut the same batches
+                events = decode_fast(b"".join((b"[", memoryview(buf)[start:end], b"]")))
+            if events is not None:
+                self._record(sink, events, base + start, end - start, final=False)
+                return last.end() - 1
+        return start
 
     def count_unclosed(self, closed: bool, end: int, cut_before: int = 0) -> None:
         """A file of the object form whose event array never closed (`closed` False), cut
