@@ -73,6 +73,27 @@ def test_times_are_the_python_paths_to_the_ns(text: str) -> None:
         assert int(c.dur[0]) == dur_ns and c.dur_ok[0]
 
 
+@pytest.mark.parametrize("digits", range(1, 17))
+def test_whole_parts_of_every_length_are_read_to_the_ns(digits: int) -> None:
+    # 8 to 16 digits are read 8 at a time: every digit of each place, and the limits
+    rng = random.Random(digits)
+    texts = ["9" * digits, "1" + "0" * (digits - 1), "8999999999999999"[:digits]]
+    texts += ["".join(rng.choice("123456789" if i == 0 else "0123456789")
+                      for i in range(digits)) + rng.choice(["", ".5", ".125"]) for _ in range(20)]
+    for text in texts:
+        ts, dur = '{"ph":"X","ts":' + text + "}", '{"ph":"X","dur":' + text + "}"
+        if Decimal(text) < 9 * 10**15:
+            ns, ok = us_to_ns([text])
+            c = columns(ts)
+            assert (int(c.ts[0]), bool(c.ts_ok[0])) == (int(ns[0]), bool(ok[0])), text
+        else:
+            assert read(ts) is None, text
+        if Decimal(text) < 10**12:
+            assert columns(dur).dur[0] == int(Decimal(text) * 1000), text
+        else:
+            assert read(dur) is None, text
+
+
 def test_negative_durations_round_away_from_zero() -> None:
     c = columns('{"ph":"X","ts":1,"dur":-0.0005},{"ph":"X","ts":1,"dur":-2.5}')
     assert c.dur.tolist() == [-1, -2500]

@@ -96,6 +96,19 @@ typedef struct {
     int nomem;
 } Batch;
 
+/* Loads of 8 and 4 bytes that may be unaligned. */
+static inline uint64_t load64(cptr p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static inline uint32_t load32(cptr p) {
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
 /* -- whitespace, strings, numbers, values ------------------------------------------------ */
 
 static inline cptr skip_ws(cptr p, cptr end) {
@@ -336,8 +349,32 @@ static cptr skip_value(cptr p, cptr end, int depth) {
 
 /* -- exact times ---------------------------------------------------------------------------- */
 
-/* The digits [p, q) as an integer, or -1 past `limit`. */
+/* The 8 digits of w (ASCII, the first in the lowest byte) as an integer: pairs, then
+ * fours, then the eight, each step one multiply for all lanes. */
+static inline uint64_t eight_digits(uint64_t w) {
+    w -= 0x3030303030303030ULL;
+    w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFULL;
+    w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFULL;
+    return (w * 10000 + (w >> 32)) & 0xFFFFFFFFULL;
+}
+
+/* The digits [p, q) as an integer, or -1 past `limit` (below 10**16). 8 to 16 digits (the
+ * whole part of a time since the epoch or since boot) are read by two loads inside them, not
+ * digit by digit: the last 8, and the first 8 shifted so that only those before the last 8
+ * are left, zeros before them. */
 static int64_t digits_value(cptr p, cptr q, int64_t limit) {
+    Py_ssize_t n = q - p;
+    if (n >= 8 && n <= 16) {
+        uint64_t v = eight_digits(load64(q - 8));
+        Py_ssize_t m = n - 8;
+        if (m == 8) {
+            v += eight_digits(load64(p)) * 100000000ULL;
+        } else if (m > 0) {
+            uint64_t head = load64(p) << (8 * (8 - m)) | 0x3030303030303030ULL >> (8 * m);
+            v += eight_digits(head) * 100000000ULL;
+        }
+        return v < (uint64_t)limit ? (int64_t)v : -1;
+    }
     int64_t v = 0;
     for (; p < q; p++) {
         v = v * 10 + (*p - '0');
@@ -426,19 +463,6 @@ static cptr read_dur(cptr p, cptr end, int64_t *ns, uint8_t *ok) {
 }
 
 /* -- tokens and combos ---------------------------------------------------------------------- */
-
-/* Loads of 8 and 4 bytes that may be unaligned. */
-static inline uint64_t load64(cptr p) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    return w;
-}
-
-static inline uint32_t load32(cptr p) {
-    uint32_t w;
-    memcpy(&w, p, 4);
-    return w;
-}
 
 /* The bytes [p, p + n) as at most two 64-bit words, for the last steps of hash_bytes and
  * same_bytes: the tail of 1-8 bytes is read by fixed-size loads that overlap inside the
