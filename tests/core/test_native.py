@@ -114,6 +114,25 @@ def test_fields_are_ids_of_distinct_values_and_absent_is_none() -> None:
     assert c.bounds.tolist()[0][0] == 0
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_combos_are_the_distinct_field_values_in_order_of_first_appearance(seed: int) -> None:
+    # a combo is found from the last event's and from the last one of the same name: one
+    # that differs in any part of them is another, also past 1024 names (their table's size)
+    rng = random.Random(seed)
+    names = [f"n{i}" for i in range(1500)] if seed == 2 else ["a", "b", "c"]
+    events, expected = [], []
+    for _ in range(3000):
+        parts = {"cname": rng.choice([None, "good"]), "pid": rng.choice([1, 2]),
+                 "tid": rng.choice([1, 2, 3]), "name": rng.choice(names),
+                 "cat": rng.choice([None, "x"])}
+        events.append(json.dumps({"ph": "X", **{k: v for k, v in parts.items() if v}}))
+        expected.append(tuple(parts[k] for k in native.COMBO))
+    c = columns(",".join(events))
+    order = list(dict.fromkeys(expected))
+    assert c.combo_values() == order
+    assert c.combo.tolist() == [order.index(e) for e in expected]
+
+
 def test_keys_and_values_like_the_last_events_are_read_as_any_others() -> None:
     # the previous event's keys and values are matched by their bytes: a number they begin,
     # blanks, another order, a duplicate, a cut are all told apart as a scan tells them

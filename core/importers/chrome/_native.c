@@ -92,6 +92,7 @@ typedef struct {
     int32_t recent[RECENT]; /* a token seen lately for each fingerprint (-1: none) */
     int8_t next_key[K_COUNT + 2][2]; /* the known keys seen after each (-1: none yet) */
     int32_t last_combo;
+    int32_t combo_of_name[RECENT]; /* the last combo of a name token's fingerprint (-1: none) */
     struct Shape *shapes; /* [SHAPES], made at the first `args` */
     int nomem;
 } Batch;
@@ -926,9 +927,18 @@ done:;
     parts[2] = b->fields[(size_t)F_TID * cap + i];
     parts[3] = b->fields[(size_t)F_NAME * cap + i];
     parts[4] = b->fields[(size_t)F_CAT * cap + i];
+    /* the last event's combo, else the last one of the event's name (the name changes from
+     * event to event, the rest of the combo of one name mostly not): found without hashing */
     int32_t c = b->last_combo;
-    if (c < 0 || memcmp(b->combos[c].parts, parts, sizeof parts) != 0) c = combo_id(b, parts);
-    if (c < 0) return NULL;
+    if (c < 0 || memcmp(b->combos[c].parts, parts, sizeof parts) != 0) {
+        int32_t *of_name = &b->combo_of_name[(uint32_t)parts[3] & (RECENT - 1)];
+        c = *of_name;
+        if (c < 0 || memcmp(b->combos[c].parts, parts, sizeof parts) != 0) {
+            c = combo_id(b, parts);
+            if (c < 0) return NULL;
+            *of_name = c;
+        }
+    }
     b->combo[i] = b->last_combo = c;
     b->bounds[2 * i] = first - b->base;
     b->bounds[2 * i + 1] = p - b->base;
@@ -1036,6 +1046,7 @@ static PyObject *read_batch(PyObject *self, PyObject *args) {
         memset(&b, 0, sizeof b);
         memset(b.last, 0xff, sizeof b.last);
         memset(b.recent, 0xff, sizeof b.recent);
+        memset(b.combo_of_name, 0xff, sizeof b.combo_of_name);
         memset(b.next_key, 0xff, sizeof b.next_key);
         b.last_combo = -1;
         b.base = (cptr)view.buf;
