@@ -74,7 +74,7 @@ typedef struct {
     cptr end;
     /* per event columns */
     Py_ssize_t n, cap;
-    int32_t *fields; /* [NF][cap] */
+    int32_t *fields; /* [cap][NF]: an event's in one place (build_result turns them) */
     int64_t *ts, *dur, *bounds;
     uint8_t *ts_ok, *dur_ok;
     int32_t *combo;
@@ -600,7 +600,8 @@ nomem:
 
 static int grow_events(Batch *b) {
     Py_ssize_t cap = b->cap ? 2 * b->cap : 4096;
-    int32_t *fields = malloc((size_t)cap * NF * sizeof(int32_t));
+    int32_t *fields = realloc(b->fields, (size_t)cap * NF * sizeof(int32_t));
+    if (fields) b->fields = fields;
     int64_t *ts = realloc(b->ts, (size_t)cap * sizeof(int64_t));
     if (ts) b->ts = ts;
     int64_t *dur = realloc(b->dur, (size_t)cap * sizeof(int64_t));
@@ -614,15 +615,9 @@ static int grow_events(Batch *b) {
     int32_t *combo = realloc(b->combo, (size_t)cap * sizeof(int32_t));
     if (combo) b->combo = combo;
     if (!fields || !ts || !dur || !bounds || !ts_ok || !dur_ok || !combo) {
-        free(fields);
         b->nomem = 1;
         return -1;
     }
-    for (int f = 0; f < NF; f++)
-        if (b->n) memcpy(fields + (size_t)f * cap, b->fields + (size_t)f * b->cap,
-                         (size_t)b->n * sizeof(int32_t));
-    free(b->fields);
-    b->fields = fields;
     b->cap = cap;
     return 0;
 }
@@ -836,9 +831,10 @@ static cptr skip_args(Batch *b, cptr p, cptr end, int32_t name, int32_t pid) {
 /* One event object at p: its end, or NULL to decline the batch. */
 static cptr read_event(Batch *b, cptr p, cptr end) {
     if (b->n == b->cap && grow_events(b)) return NULL;
-    Py_ssize_t i = b->n, cap = b->cap;
+    Py_ssize_t i = b->n;
     cptr first = p;
-    for (int f = 0; f < NF; f++) b->fields[(size_t)f * cap + i] = -1;
+    int32_t *fields = b->fields + (size_t)i * NF;
+    for (int f = 0; f < NF; f++) fields[f] = -1;
     b->ts[i] = b->dur[i] = 0;
     b->ts_ok[i] = b->dur_ok[i] = 0;
     unsigned seen = 0;
@@ -889,7 +885,7 @@ static cptr read_event(Batch *b, cptr p, cptr end) {
             int32_t t = b->last[k];
             if (t >= 0 && is_value(b, t, p, end)) {
                 p += b->tokens[t].len;
-                b->fields[(size_t)k * cap + i] = t;
+                fields[k] = t;
             } else {
                 if (*p == '{' || *p == '[') return NULL;
                 p = skip_value(p, end, 0);
@@ -897,7 +893,7 @@ static cptr read_event(Batch *b, cptr p, cptr end) {
                 if (!(*v == 'n')) { /* null is absent: the Python path's default */
                     t = token_id(b, v, p - v);
                     if (t < 0) return NULL;
-                    b->fields[(size_t)k * cap + i] = b->last[k] = t;
+                    fields[k] = b->last[k] = t;
                 }
             }
         } else if (k == K_TS) {
@@ -905,8 +901,7 @@ static cptr read_event(Batch *b, cptr p, cptr end) {
         } else if (k == K_DUR) {
             p = read_dur(p, end, &b->dur[i], &b->dur_ok[i]);
         } else if (k == K_ARGS && *p == '{') {
-            p = skip_args(b, p, end, b->fields[(size_t)F_NAME * cap + i],
-                          b->fields[(size_t)F_PID * cap + i]);
+            p = skip_args(b, p, end, fields[F_NAME], fields[F_PID]);
         } else {
             p = skip_value(p, end, 0);
         }
@@ -922,11 +917,11 @@ static cptr read_event(Batch *b, cptr p, cptr end) {
     }
 done:;
     int32_t parts[NCOMBO];
-    parts[0] = b->fields[(size_t)F_CNAME * cap + i];
-    parts[1] = b->fields[(size_t)F_PID * cap + i];
-    parts[2] = b->fields[(size_t)F_TID * cap + i];
-    parts[3] = b->fields[(size_t)F_NAME * cap + i];
-    parts[4] = b->fields[(size_t)F_CAT * cap + i];
+    parts[0] = fields[F_CNAME];
+    parts[1] = fields[F_PID];
+    parts[2] = fields[F_TID];
+    parts[3] = fields[F_NAME];
+    parts[4] = fields[F_CAT];
     /* the last event's combo, else the last one of the event's name (the name changes from
      * event to event, the rest of the combo of one name mostly not): found without hashing */
     int32_t c = b->last_combo;
@@ -1006,10 +1001,10 @@ static PyObject *build_result(Batch *b) {
         Py_DECREF(tokens);
         return NULL;
     }
-    char *out = PyByteArray_AS_STRING(fields);
+    int32_t *out = (int32_t *)PyByteArray_AS_STRING(fields); /* [NF][n] */
     for (int f = 0; f < NF; f++)
-        if (n) memcpy(out + (size_t)f * n * sizeof(int32_t), b->fields + (size_t)f * b->cap,
-                      (size_t)n * sizeof(int32_t));
+        for (Py_ssize_t i = 0; i < n; i++)
+            out[(size_t)f * n + i] = b->fields[(size_t)i * NF + f];
     PyObject *combos = PyByteArray_FromStringAndSize(NULL, b->n_combos * NCOMBO *
                                                            (Py_ssize_t)sizeof(int32_t));
     if (!combos) {
