@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import pickle
+import queue
 import struct
 import subprocess
 import sys
@@ -49,11 +50,16 @@ class Worker:
     done) as the job's function says (see :func:`job_progress`), from a thread of its own.
     """
 
-    def __init__(self, function: str, jobs: Sequence[Any], reports: bool = False) -> None:
+    def __init__(self, function: str, jobs: Sequence[Any], reports: bool = False,
+                 receive_early: bool = False) -> None:
         self.function = function
         self.n_jobs = len(jobs)
         self._answered = 0
         self.on_progress: Callable[[int, int], None] | None = None
+        # With `receive_early`, a thread reads each answer's bytes as soon as the worker writes
+        # them, while the caller still works: a worker that finishes first is not kept
+        # waiting on a full pipe, and its answer is not copied after the caller's own work.
+        self._early: queue.Queue | None = queue.Queue() if receive_early else None
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from proftui.core.runtime.workers import serve; serve()",
              function, *(["report"] if reports else [])],
@@ -61,6 +67,8 @@ class Worker:
             stderr=subprocess.PIPE if reports else subprocess.DEVNULL)
         if reports:
             threading.Thread(target=self._read_reports, daemon=True).start()
+        if self._early is not None:
+            threading.Thread(target=self._receive, daemon=True).start()
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(pickle.dumps(list(jobs), protocol=pickle.HIGHEST_PROTOCOL))
@@ -76,9 +84,12 @@ class Worker:
         self._answered += 1
         assert self.proc.stdout is not None
         try:
-            got = _read_record(self.proc.stdout)
-        except (struct.error, pickle.UnpicklingError, EOFError, ValueError, OSError,
-                MemoryError, AttributeError, ImportError, IndexError, TypeError) as exc:
+            raw = _read_raw(self.proc.stdout) if self._early is None else self._early.get()
+            if isinstance(raw, BaseException):
+                raise raw
+            got = pickle.loads(raw[0], buffers=raw[1])
+        except (*_READ_ERRORS, pickle.UnpicklingError, AttributeError, ImportError,
+                IndexError, TypeError) as exc:
             return Failed(f"the worker stopped ({type(exc).__name__})")
         if isinstance(got, Failed):
             return got
@@ -86,6 +97,18 @@ class Worker:
             return checked(got, expected)
         except StaleRecord as exc:
             return Failed(str(exc))
+
+    def _receive(self) -> None:
+        """Read every answer's bytes as they come (see `receive_early`); a reading that
+        fails ends it, handed on to :meth:`result` as its exception."""
+        assert self.proc.stdout is not None and self._early is not None
+        for k in range(self.n_jobs):
+            try:
+                self._early.put(_read_raw(self.proc.stdout))
+            except _READ_ERRORS as exc:
+                for _ in range(k, self.n_jobs):  # no answer comes after it
+                    self._early.put(exc)
+                return
 
     def _read_reports(self) -> None:
         """Hand each progress line on the worker's stderr to on_progress (until it ends);
@@ -117,9 +140,12 @@ class Worker:
             self.proc.stderr.close()
 
 
-def _read_record(stream: IO[bytes]) -> Any:
-    """One record as :func:`_write_record` wrote it: its large arrays are read straight into
-    the buffers they are made on (no second copy of them)."""
+_READ_ERRORS = (struct.error, EOFError, ValueError, OSError, MemoryError)
+
+
+def _read_raw(stream: IO[bytes]) -> tuple[bytearray, list[bytearray]]:
+    """One record's bytes as :func:`_write_record` wrote them (the pickle, its large arrays):
+    the arrays are read straight into the buffers they are made on (no second copy)."""
     (size,) = _LENGTH.unpack(stream.read(_LENGTH.size))
     data = _read_exactly(stream, bytearray(size))
     (count,) = _LENGTH.unpack(stream.read(_LENGTH.size))
@@ -127,7 +153,7 @@ def _read_record(stream: IO[bytes]) -> Any:
     for _ in range(count):
         (nbytes,) = _LENGTH.unpack(stream.read(_LENGTH.size))
         buffers.append(_read_exactly(stream, bytearray(nbytes)))
-    return pickle.loads(data, buffers=buffers)
+    return data, buffers
 
 
 def _read_exactly(stream: IO[bytes], buffer: bytearray) -> bytearray:

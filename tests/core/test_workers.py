@@ -22,8 +22,35 @@ def _importable(monkeypatch: pytest.MonkeyPatch) -> None:
         p for p in (here, os.environ.get("PYTHONPATH")) if p))
 
 
+EARLY = [False]  # whether _worker's workers receive early (every test runs both ways)
+
+
+@pytest.fixture(autouse=True, params=[False, True], ids=["when-asked", "received-early"])
+def _receiving(request: pytest.FixtureRequest) -> None:
+    EARLY[0] = request.param
+
+
 def _worker(function: str, jobs: list) -> Worker:
-    return Worker(f"worker_jobs:{function}", jobs)
+    return Worker(f"worker_jobs:{function}", jobs, receive_early=EARLY[0])
+
+
+def test_an_answer_received_early_lets_the_worker_end_before_it_is_asked_for() -> None:
+    """Its bytes are read as they come, beside the caller's own work: a worker whose answer
+    is larger than a pipe holds (64 kB) writes it all and ends before result() is called; a
+    worker read only when asked is kept waiting on its full pipe."""
+    ended = {}
+    for early, wait_s in ((True, 30.0), (False, 1.5)):  # (a blocked worker never ends)
+        worker = Worker("worker_jobs:arrays", [1_000_000], receive_early=early)
+        try:
+            began = time.monotonic()
+            while worker.poll() is None and time.monotonic() - began < wait_s:
+                time.sleep(0.05)
+            ended[early] = worker.poll() is not None
+            answer = worker.result(Answer)
+        finally:
+            worker.stop()
+        assert not isinstance(answer, Failed) and len(answer.value["ints"]) == 1_000_000
+    assert ended == {False: False, True: True}
 
 
 def test_each_job_answers_in_order_from_another_process() -> None:
