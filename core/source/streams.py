@@ -89,7 +89,7 @@ class ByteSource:
         self.seek_points: SeekPoints | None = None
 
     def chunks(self, chunk: int = CHUNK, start: int = 0,
-               end: int | None = None) -> Iterator[bytes]:
+               end: int | None = None) -> Generator[bytes, None, None]:
         """Yield the file's (decompressed) bytes in chunks of at most about `chunk` bytes.
 
         `start` and `end` restrict a plain file to a byte range (used to index parts of a

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,7 +119,7 @@ class _Stream:
 class _Chunks:
     """`readinto` over chunks of bytes (a compressed file's, inflated in a thread)."""
 
-    def __init__(self, chunks: Iterator[bytes]) -> None:
+    def __init__(self, chunks: Generator[bytes, None, None]) -> None:
         self.chunks = chunks
         self.left = memoryview(b"")
 
@@ -135,9 +135,7 @@ class _Chunks:
         return n
 
     def close(self) -> None:
-        close = getattr(self.chunks, "close", None)
-        if close is not None:
-            close()
+        self.chunks.close()
 
 
 @dataclass
