@@ -89,7 +89,7 @@ def _id_number(value: Any) -> int | None:
 def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],
                slices: dict[str, np.ndarray], parent: np.ndarray,
                diagnostics: Diagnostics, track_group: np.ndarray | None = None,
-               ) -> dict[str, np.ndarray]:
+               threads: int = 1) -> dict[str, np.ndarray]:
     """Bind flow points to slices and chain the points of each flow into edges.
 
     `f` holds the s/t/f points (tracks in display order), `bound` the flow ends bound to a
@@ -98,9 +98,10 @@ def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],
     `track_group` (per track, its group's string id) keeps each flow within one rank or
     device: their profilers count ids per process (torch_npu's connection and correlation
     ids), so two ranks reuse the same (cat, name, id) for flows that have nothing in common.
+    With `threads` 2, the points are bound in two halves at once.
     """
     slice_of = layout.bind_points(slices["track"], slices["start"], slices["dur"], parent,
-                                  f["track"], f["ts"], f["enclosing"])
+                                  f["track"], f["ts"], f["enclosing"], threads)
     if track_group is None:
         track_group = np.zeros(max(int(slices["track"].max(initial=-1)),
                                    int(f["track"].max(initial=-1))) + 1, np.int64)

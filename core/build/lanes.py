@@ -28,16 +28,19 @@ from typing import Literal
 import numpy as np
 
 from proftui.core.model.arrays import distinct
+from proftui.core.runtime.halves import in_halves
 
 MAX_DEPTH = np.iinfo(np.int16).max
 
 
-def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
-    """Order of slices by (track, start ascending, duration descending)."""
+def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray, threads: int = 1,
+                ) -> np.ndarray:
+    """Order of slices by (track, start ascending, duration descending); with `threads` 2,
+    sorted in two halves at once, then merged."""
     key = _track_time_key(track, start)
     if key is None:
         return np.lexsort((-dur, start, track))
-    order = stable_argsort(key)
+    order = stable_argsort(key, threads)
     ordered = key[order]
     tied = np.flatnonzero(ordered[1:] == ordered[:-1])
     del ordered
@@ -51,18 +54,36 @@ def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.nda
     return order
 
 
-def stable_argsort(key: np.ndarray) -> np.ndarray:
+def stable_argsort(key: np.ndarray, threads: int = 1) -> np.ndarray:
     """np.argsort(key, kind="stable") of non-negative int64 keys, as sorts of values: numpy
     sorts values with SIMD and orders (argsort) without it, ~5x slower on millions of keys.
     Each sort is of a digit of the keys and their position packed in 64 bits, the least
-    significant digit first (one sort where keys and positions fit together)."""
+    significant digit first (one sort where keys and positions fit together). With `threads`
+    2, such a one sort is of two halves at once, then of the two sorted runs (a merge)."""
     n = len(key)
     if n < 2 or int(key.min()) < 0:
         return np.argsort(key, kind="stable")
     bits = (n - 1).bit_length()
+    key_bits = max(1, int(key.max()).bit_length())
+    if key_bits + bits <= 64 and threads >= 2:
+        packed = np.empty(n, np.uint64)
+
+        def sort(a: int, b: int) -> None:
+            part = packed[a:b]
+            np.left_shift(key[a:b].view(np.uint64), np.uint64(bits), out=part)
+            part |= np.arange(a, b, dtype=np.uint64)
+            part.sort()
+
+        def unpack(a: int, b: int) -> None:
+            packed[a:b] &= np.uint64((1 << bits) - 1)
+
+        in_halves(sort, n, threads)
+        packed.sort(kind="stable")  # (timsort: the two runs merged)
+        in_halves(unpack, n, threads)
+        return packed.view(np.int64)
     positions = np.arange(n, dtype=np.uint64)
     order = None
-    for shift in range(0, max(1, int(key.max()).bit_length()), 64 - bits):
+    for shift in range(0, key_bits, 64 - bits):
         packed = (key if order is None else key[order]).view(np.uint64) >> shift
         packed <<= bits  # (the digit's higher bits fall off)
         packed |= positions
@@ -94,27 +115,37 @@ def _track_time_key(track: np.ndarray, time: np.ndarray, lo: int | None = None,
     return key
 
 
+# From this many queries, a search is of the queries in order.
+_MANY_QUERIES = 1 << 16
+
+
 def _grouped_searchsorted(group: np.ndarray, value: np.ndarray, q_group: np.ndarray,
-                          q_value: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
-    """searchsorted over arrays sorted by (group, value); positions are global."""
+                          q_value: np.ndarray, side: Literal["left", "right"],
+                          threads: int = 1) -> np.ndarray:
+    """searchsorted over arrays sorted by (group, value); positions are global. With
+    `threads` 2, the queries are searched in two halves at once."""
     if len(group) == 0:
         return np.zeros(len(q_group), np.int64)
     lo = min(int(value.min()), int(q_value.min()) if len(q_value) else 0)
     hi = max(int(value.max()), int(q_value.max()) if len(q_value) else 0)
     span_bits = max(1, (hi - lo).bit_length())
     group_bits = max(1, int(max(group.max(), q_group.max() if len(q_group) else 0)).bit_length())
+    out = np.empty(len(q_group), np.int64)
     if span_bits + group_bits <= 62:
         key = (group.astype(np.int64) << span_bits) | (value - lo)
-        qkey = (q_group.astype(np.int64) << span_bits) | (q_value - lo)
-        if len(qkey) < 1 << 16:
-            return np.searchsorted(key, qkey, side=side)
-        # Many queries: searched in order, the searches share their first steps (flow
-        # points of 1 GB msprof-like: 115 -> 90 ms with the sort)
-        order = stable_argsort(qkey)
-        out = np.empty(len(qkey), np.int64)
-        out[order] = np.searchsorted(key, qkey[order], side=side)
+
+        def search(a: int, b: int) -> None:
+            qkey = (q_group[a:b].astype(np.int64) << span_bits) | (q_value[a:b] - lo)
+            if len(qkey) < _MANY_QUERIES:
+                out[a:b] = np.searchsorted(key, qkey, side=side)
+                return
+            # Many queries: searched in order, the searches share their first steps (flow
+            # points of 1 GB msprof-like: 115 -> 90 ms with the sort)
+            order = stable_argsort(qkey)
+            out[a:b][order] = np.searchsorted(key, qkey[order], side=side)
+
+        in_halves(search, len(q_group), threads)
         return out
-    out = np.empty(len(q_group), np.int64)
     bounds = np.searchsorted(group, np.arange(int(group.max()) + 2))
     for g in distinct(q_group).tolist():
         mask = q_group == g
@@ -409,32 +440,38 @@ def _pack_lanes(s2: np.ndarray, e2: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def bind_points(track: np.ndarray, start: np.ndarray, dur: np.ndarray, parent: np.ndarray,
-                q_track: np.ndarray, q_ts: np.ndarray, enclosing: np.ndarray) -> np.ndarray:
+                q_track: np.ndarray, q_ts: np.ndarray, enclosing: np.ndarray,
+                threads: int = 1) -> np.ndarray:
     """The slice each flow point binds to, or -1.
 
     An enclosing point binds to the deepest slice of its track that contains it; another
     (a flow end without ``bp: "e"``) to the first slice of its track that begins at or after it.
+    With `threads` 2, the points are bound in two halves at once.
     """
     n = len(track)
-    out = np.full(len(q_ts), -1, np.int64)
     if n == 0 or len(q_ts) == 0:
-        return out
-    p = _grouped_searchsorted(track, start, q_track, q_ts, "right") - 1  # the last started
-    p[(p >= 0) & (track[np.maximum(p, 0)] != q_track)] = -1
-    active = p >= 0
-    while active.any():
-        idx = np.flatnonzero(active)
-        cur = p[idx]
-        contains = start[cur] + dur[cur] >= q_ts[idx]
-        p[idx[~contains]] = parent[cur[~contains]]
-        active[idx[contains]] = False
-        active &= p >= 0
-    out[enclosing] = p[enclosing]
-    del p, active  # (this is a peak of indexing a file)
+        return np.full(len(q_ts), -1, np.int64)
+    p = _grouped_searchsorted(track, start, q_track, q_ts, "right", threads)
+    p -= 1
+
+    def deepest(a: int, b: int) -> None:  # the last started, up its parents to one open
+        pp, qt, qts = p[a:b], q_track[a:b], q_ts[a:b]
+        pp[(pp >= 0) & (track[np.maximum(pp, 0)] != qt)] = -1
+        active = pp >= 0
+        while active.any():
+            idx = np.flatnonzero(active)
+            cur = pp[idx]
+            contains = start[cur] + dur[cur] >= qts[idx]
+            pp[idx[~contains]] = parent[cur[~contains]]
+            active[idx[contains]] = False
+            active &= pp >= 0
+
+    in_halves(deepest, len(q_ts), threads)
+    out = p  # (in place: this is a peak of indexing a file)
     following = np.flatnonzero(~enclosing)  # (often none: Kineto's flows all enclose)
     if len(following):
         q_track = q_track[following]
-        nxt = _grouped_searchsorted(track, start, q_track, q_ts[following], "left")
+        nxt = _grouped_searchsorted(track, start, q_track, q_ts[following], "left", threads)
         ok = (nxt < n) & (track[np.minimum(nxt, n - 1)] == q_track)
         out[following] = np.where(ok, nxt, -1)
     return out

@@ -7,6 +7,7 @@ import pytest
 
 from proftui.core.build import lanes
 from proftui.core.build.lanes import bind_points, layout_tracks, sort_slices, stable_argsort
+from proftui.core.runtime import halves
 
 
 def _layout(intervals):
@@ -88,8 +89,8 @@ def test_tracks_laid_out_in_two_halves_at_once_are_laid_out_the_same(
     track, start, dur, depth, parent, rows = _layout(intervals)
     monkeypatch.setattr(lanes, "SPLIT_SLICES", 1)
     two = layout_tracks(track, start, dur, len(rows), threads=2)
-    for whole, halves in zip((depth, parent, rows), two):
-        assert whole.dtype == halves.dtype and np.array_equal(whole, halves)
+    for whole, in_two in zip((depth, parent, rows), two):
+        assert whole.dtype == in_two.dtype and np.array_equal(whole, in_two)
 
 
 def test_bind_points() -> None:
@@ -100,12 +101,52 @@ def test_bind_points() -> None:
     assert got.tolist() == [1, 0, -1, 2, -1]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_points_bound_in_two_halves_at_once_bind_the_same(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Points bound in two threads (their searches, and the walks up the parents) bind to
+    the slices they bind to in one: enclosing points and following ones, on every track,
+    before, inside and after the slices."""
+    rng = np.random.default_rng(seed)
+    n = 2000
+    track, start, dur, depth, parent, rows = _layout(list(zip(
+        rng.integers(0, 3, n).tolist(), rng.integers(0, 10**6, n).tolist(),
+        rng.integers(0, 10**5, n).tolist())))
+    q = 5000 + seed  # an odd number of points too
+    q_track = rng.integers(0, 4, q).astype(np.int32)  # (track 3 has no slice)
+    q_ts = rng.integers(-10**4, 12 * 10**5, q)
+    enclosing = rng.random(q) < 0.7
+    one = bind_points(track, start, dur, parent, q_track, q_ts, enclosing)
+    monkeypatch.setattr(halves, "LEAST", 1)
+    monkeypatch.setattr(lanes, "_MANY_QUERIES", 1)
+    two = bind_points(track, start, dur, parent, q_track, q_ts, enclosing, threads=2)
+    assert (one >= 0).any() and (one < 0).any()
+    assert np.array_equal(one, two)
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 5000])
 @pytest.mark.parametrize("high", [1, 3, 1 << 20, 1 << 50, 1 << 62])
-def test_stable_argsort_is_numpys_stable_argsort(n: int, high: int) -> None:
+@pytest.mark.parametrize("threads", [1, 2])
+def test_stable_argsort_is_numpys_stable_argsort(n: int, high: int, threads: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Packed into one value sort where key and position fit 64 bits (ties in position
-    order), into one per digit of the keys, least significant first, where they do not."""
+    order), into one per digit of the keys, least significant first, where they do not;
+    with two threads, the one sort of two halves at once, then their merge."""
+    monkeypatch.setattr(halves, "LEAST", 1)
     key = np.random.default_rng(n + high).integers(0, high, n)
-    got = stable_argsort(key)
+    got = stable_argsort(key, threads)
     assert got.dtype == np.int64
     assert np.array_equal(got, np.argsort(key, kind="stable"))
+
+
+def test_slices_sorted_in_two_halves_at_once_sort_the_same(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """(track, start, longer first): ties of track and start across the halves included."""
+    rng = np.random.default_rng(7)
+    n = 4001
+    track = rng.integers(0, 3, n).astype(np.int32)
+    start = rng.integers(0, 500, n)
+    dur = rng.integers(0, 50, n)
+    one = sort_slices(track, start, dur)
+    monkeypatch.setattr(halves, "LEAST", 1)
+    assert np.array_equal(sort_slices(track, start, dur, threads=2), one)

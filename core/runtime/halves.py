@@ -1,0 +1,35 @@
+"""Work over n items done in two halves at once, one in a thread: numpy lets go of the GIL in
+its sorts, searches, gathers and ufuncs over large arrays, so two halves take two cores."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+# Below this many items a half takes a few ms at most: not worth a thread.
+LEAST = 1 << 18
+
+
+def in_halves(work: Callable[[int, int], None], n: int, threads: int = 2) -> None:
+    """work(0, n), or with `threads` >= 2 and at least LEAST items, work(0, n // 2) here and
+    work(n // 2, n) in a thread at the same time. `work` writes its part's results in place
+    (its own slice of arrays made beforehand); an exception in either half is raised here."""
+    if threads < 2 or n < LEAST:
+        work(0, n)
+        return
+    half = n // 2
+    with ThreadPoolExecutor(1, thread_name_prefix="proftui-half") as pool:
+        second = pool.submit(work, half, n)
+        work(0, half)  # (raising, the pool is still waited for on leaving)
+        second.result()
+
+
+def taken(values: np.ndarray, order: np.ndarray, threads: int = 2) -> np.ndarray:
+    """values[order] (positions in range), its two halves gathered at once (see in_halves).
+    (take's "clip" writes into `out` directly; "raise" would gather into a buffer first.)"""
+    out = np.empty(len(order), values.dtype)
+    in_halves(lambda a, b: np.take(values, order[a:b], out=out[a:b], mode="clip"), len(order),
+              threads)
+    return out

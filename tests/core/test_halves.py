@@ -1,0 +1,55 @@
+"""Work done in two halves at once: the same as in one, and an error in a half raised."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from proftui.core.runtime import halves
+from proftui.core.runtime.halves import in_halves, taken
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 1000])
+def test_halves_cover_every_item_once(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(halves, "LEAST", 1)
+    seen = np.zeros(n, np.int64)
+    parts: list[tuple[int, int]] = []
+
+    def work(a: int, b: int) -> None:
+        parts.append((a, b))
+        seen[a:b] += 1
+
+    in_halves(work, n)
+    assert np.all(seen == 1)
+    assert len(parts) == (2 if n >= 1 else 1)
+
+
+def test_one_thread_or_few_items_is_one_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    parts: list[tuple[int, int]] = []
+    in_halves(lambda a, b: parts.append((a, b)), 100, threads=2)  # below LEAST
+    monkeypatch.setattr(halves, "LEAST", 1)
+    in_halves(lambda a, b: parts.append((a, b)), 100, threads=1)
+    assert parts == [(0, 100), (0, 100)]
+
+
+@pytest.mark.parametrize("failing", [0, 50])
+def test_an_error_in_either_half_is_raised(failing: int,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(halves, "LEAST", 1)
+
+    def work(a: int, b: int) -> None:
+        if a == failing:
+            raise ValueError(f"half from {a}")
+
+    with pytest.raises(ValueError, match=f"half from {failing}"):
+        in_halves(work, 100)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.float64, bool])
+def test_taken_is_fancy_indexing(dtype, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(halves, "LEAST", 1)
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 100, 999).astype(dtype)
+    order = rng.permutation(999)
+    got = taken(values, order)
+    assert got.dtype == values.dtype and np.array_equal(got, values[order])
