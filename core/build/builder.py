@@ -411,7 +411,7 @@ class TraceBuilder:
                ) -> TraceIndex:
         """(build, its arrays reused)"""
         latest_ts = self._latest_ts()
-        slices = self._slices.concat()
+        slices = self._slices.concat(threads)
         release_free_memory()  # the per-batch parts just freed
         async_spans, async_instants = pair_async(self._async_events, latest_ts, self.tracks,
                                                  self.diagnostics)

@@ -37,7 +37,7 @@ def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray, threads: 
                 ) -> np.ndarray:
     """Order of slices by (track, start ascending, duration descending); with `threads` 2,
     sorted in two halves at once, then merged."""
-    key = _track_time_key(track, start)
+    key = _track_time_key(track, start, threads=threads)
     if key is None:
         return np.lexsort((-dur, start, track))
     order = stable_argsort(key, threads)
@@ -95,10 +95,11 @@ def stable_argsort(key: np.ndarray, threads: int = 1) -> np.ndarray:
 
 
 def _track_time_key(track: np.ndarray, time: np.ndarray, lo: int | None = None,
-                    hi: int | None = None) -> np.ndarray | None:
+                    hi: int | None = None, threads: int = 1) -> np.ndarray | None:
     """One int64 key ordering by (track, time), or None if the two do not fit in 63 bits.
 
     Keys built with the same `lo` and `hi` (bounds of all times involved) compare together.
+    With `threads` 2, made in two halves at once.
     """
     if len(track) == 0:
         return np.zeros(0, np.int64)
@@ -108,10 +109,15 @@ def _track_time_key(track: np.ndarray, time: np.ndarray, lo: int | None = None,
     track_bits = max(1, int(track.max()).bit_length())
     if span_bits + track_bits > 62:
         return None
-    key = track.astype(np.int64)  # (in place from here: one array, not four)
-    key <<= span_bits
-    key += time  # (time - lo fits span_bits: adding is or-ing; a wrap in between cancels)
-    key -= lo
+    key = np.empty(len(track), np.int64)
+
+    def make(a: int, b: int) -> None:  # (in place: one array, not four)
+        part = key[a:b]
+        np.left_shift(track[a:b], span_bits, out=part, dtype=np.int64)
+        part += time[a:b]  # (time - lo fits span_bits: adding is or-ing; a wrap cancels)
+        part -= lo
+
+    in_halves(make, len(track), threads)
     return key
 
 

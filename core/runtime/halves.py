@@ -12,18 +12,28 @@ import numpy as np
 LEAST = 1 << 18
 
 
+def at_once(first: Callable[[], None], second: Callable[[], None], threads: int = 2) -> None:
+    """first() here and second() in a thread at the same time, with `threads` >= 2; else one
+    after the other. An exception in either is raised here."""
+    if threads < 2:
+        first()
+        second()
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="proftui-half") as pool:
+        done = pool.submit(second)
+        first()  # (raising, the pool is still waited for on leaving)
+        done.result()
+
+
 def in_halves(work: Callable[[int, int], None], n: int, threads: int = 2) -> None:
-    """work(0, n), or with `threads` >= 2 and at least LEAST items, work(0, n // 2) here and
-    work(n // 2, n) in a thread at the same time. `work` writes its part's results in place
-    (its own slice of arrays made beforehand); an exception in either half is raised here."""
+    """work(0, n), or with `threads` >= 2 and at least LEAST items, work(0, n // 2) and
+    work(n // 2, n) at once (see at_once). `work` writes its part's results in place (its
+    own slice of arrays made beforehand)."""
     if threads < 2 or n < LEAST:
         work(0, n)
         return
     half = n // 2
-    with ThreadPoolExecutor(1, thread_name_prefix="proftui-half") as pool:
-        second = pool.submit(work, half, n)
-        work(0, half)  # (raising, the pool is still waited for on leaving)
-        second.result()
+    at_once(lambda: work(0, half), lambda: work(half, n))
 
 
 def taken(values: np.ndarray, order: np.ndarray, threads: int = 2) -> np.ndarray:

@@ -53,3 +53,21 @@ def test_taken_is_fancy_indexing(dtype, monkeypatch: pytest.MonkeyPatch) -> None
     order = rng.permutation(999)
     got = taken(values, order)
     assert got.dtype == values.dtype and np.array_equal(got, values[order])
+
+
+@pytest.mark.parametrize("sizes", [[5], [3, 4], [1, 1000], [1000, 1], [0, 7, 0, 9, 2], [4] * 9])
+def test_chunks_joined_in_two_halves_are_joined_the_same(
+        sizes: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    from proftui.core.build import chunks
+    from proftui.core.build.chunks import Chunks
+
+    monkeypatch.setattr(chunks, "LEAST", 1)
+    rng = np.random.default_rng(len(sizes))
+    parts = [rng.integers(0, 1 << 40, n) for n in sizes]
+    table = [Chunks(x=np.int64), Chunks(x=np.int64)]
+    for t in table:
+        for p in parts:
+            t.append(x=p)
+    one, two = table[0].concat()["x"], table[1].concat(threads=2)["x"]
+    assert np.array_equal(one, np.concatenate(parts)) and np.array_equal(two, one)
+    assert two.dtype == one.dtype
