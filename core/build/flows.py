@@ -86,6 +86,28 @@ def _id_number(value: Any) -> int | None:
     return None
 
 
+def _chain_order(by_key: np.ndarray, flow_no: np.ndarray, new_key: np.ndarray,
+                 group: np.ndarray, primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
+    """np.lexsort((secondary, primary, group)), from `by_key` (the points of a flow together,
+    in the file's order; `flow_no` and `new_key` per position of it): most flows' points are
+    in their chain's order there already (an s before its f), and only the flows with a point
+    out of order are sorted (1 GB msprof-like: 37 ms for the whole lexsort). `by_key` is
+    reordered in place."""
+    if len(by_key) < 2:
+        return by_key
+    p, s = primary[by_key], secondary[by_key]
+    out_of_order = ~new_key[1:] & ((p[:-1] > p[1:]) | ((p[:-1] == p[1:]) & (s[:-1] > s[1:])))
+    del p, s
+    if not out_of_order.any():
+        return by_key
+    unsorted = np.zeros(int(flow_no[-1]) + 1, bool)
+    unsorted[flow_no[1:][out_of_order]] = True
+    slots = np.flatnonzero(unsorted[flow_no])
+    members = by_key[slots]  # by flow, each in the file's order: lexsort keeps it among ties
+    by_key[slots] = members[np.lexsort((secondary[members], primary[members], group[members]))]
+    return by_key
+
+
 def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],
                slices: dict[str, np.ndarray], parent: np.ndarray,
                diagnostics: Diagnostics, track_group: np.ndarray | None = None,
@@ -136,22 +158,18 @@ def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],
         new_key[1:] |= ordered[1:] != ordered[:-1]
     del ordered
     new_key[:1] = True
+    flow_no = np.cumsum(new_key) - 1  # each point's flow, in key order
     group = np.empty(len(by_key), np.int64)
-    group[by_key] = np.cumsum(new_key) - 1
-    del by_key, new_key
+    group[by_key] = flow_no
     starts_per_group = np.bincount(group[f["phase"] == 0], minlength=int(group.max(initial=0)) + 1)
     time_first = starts_per_group[group] > 1
     del starts_per_group
     primary = np.where(time_first, f["ts"], f["phase"])
     secondary = np.where(time_first, f["phase"], f["ts"])
     del time_first
-    order = np.lexsort((secondary, primary, group))
-    del primary, secondary
-    group = group[order]
-    new_flow = np.ones(len(order), bool)
-    new_flow[1:] = group[1:] != group[:-1]
-    del group
-    flow_no = np.cumsum(new_flow) - 1
+    order = _chain_order(by_key, flow_no, new_key, group, primary, secondary)
+    del primary, secondary, group
+    new_flow = new_key  # (the order moves points within their flow only)
     phase, ts, slice_of = f["phase"][order], f["ts"][order], slice_of[order]
     # A new `s` with an already-open id starts a new chain rather than linking back.
     src = np.flatnonzero(~new_flow[1:] & (phase[1:] != 0))

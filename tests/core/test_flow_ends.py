@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from proftui.core.build.flows import _chain_order
 from proftui.core.query.flows import FlowEnds
 from tests.core.helpers import launches, load, write_trace
 
@@ -60,3 +62,28 @@ def test_a_trace_without_flows_has_no_ends(tmp_path: Path) -> None:
                                                      "pid": 1, "tid": 1}]))
     ends = FlowEnds(index)
     assert len(ends) == 0 and ends.in_window(0, 10**12, 0, 64).total == 0
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 500])
+@pytest.mark.parametrize("kept_share", [1.0, 0.9, 0.0])
+def test_chain_order_is_the_lexsort_of_the_flows_points(n: int, kept_share: float) -> None:
+    """Points put in chain order from their key order (by flow, each flow's points in file
+    order), only the flows out of order sorted: numpy's lexsort of (flow, primary,
+    secondary), ties in file order, whether no flow, some or all are out of order."""
+    rng = np.random.default_rng(n)
+    flows = max(1, n // 3)
+    group = rng.integers(0, flows, n)
+    primary, secondary = rng.integers(0, 3, n), rng.integers(0, 5, n)
+    # The file: the kept flows' points in their chain order, the others' shuffled.
+    keep = rng.random(flows) < kept_share
+    place = np.empty(n)
+    place[np.lexsort((secondary, primary, group))] = np.arange(n)
+    in_file = np.argsort(np.where(keep[group], place, rng.permutation(n)), kind="stable")
+    group, primary, secondary = group[in_file], primary[in_file], secondary[in_file]
+    by_key = np.argsort(group, kind="stable")
+    new_key = np.ones(n, bool)
+    new_key[1:] = group[by_key][1:] != group[by_key][:-1]
+    flow_no = np.cumsum(new_key) - 1
+    expected = np.lexsort((secondary, primary, group))
+    got = _chain_order(by_key, flow_no, new_key, group, primary, secondary)
+    assert np.array_equal(got, expected)
