@@ -95,11 +95,12 @@ def stable_argsort(key: np.ndarray, threads: int = 1) -> np.ndarray:
 
 
 def _track_time_key(track: np.ndarray, time: np.ndarray, lo: int | None = None,
-                    hi: int | None = None, threads: int = 1) -> np.ndarray | None:
-    """One int64 key ordering by (track, time), or None if the two do not fit in 63 bits.
+                    hi: int | None = None, threads: int = 1, out: np.ndarray | None = None,
+                    ) -> np.ndarray | None:
+    """One int64 key ordering by (track, time), or None if the two do not fit in 62 bits.
 
     Keys built with the same `lo` and `hi` (bounds of all times involved) compare together.
-    With `threads` 2, made in two halves at once.
+    With `threads` 2, made in two halves at once; into `out` if given.
     """
     if len(track) == 0:
         return np.zeros(0, np.int64)
@@ -109,7 +110,7 @@ def _track_time_key(track: np.ndarray, time: np.ndarray, lo: int | None = None,
     track_bits = max(1, int(track.max()).bit_length())
     if span_bits + track_bits > 62:
         return None
-    key = np.empty(len(track), np.int64)
+    key = np.empty(len(track), np.int64) if out is None else out
 
     def make(a: int, b: int) -> None:  # (in place: one array, not four)
         part = key[a:b]
@@ -332,15 +333,23 @@ def _nested_depths(track: np.ndarray, s2: np.ndarray, e2: np.ndarray,
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     lo = min(int(s2.min()), int(e2.min()))
     hi = max(int(s2.max()), int(e2.max()))
-    ends = _track_time_key(track, e2, lo, hi)
-    starts = _track_time_key(track, s2, lo, hi)
-    if ends is not None and starts is not None:  # one sort of composite keys, no per-track work
-        ends.sort(kind="stable")  # (timsort: in start order, ends come in ascending runs)
-        closed = np.searchsorted(ends, starts, side="right")
+    keys = np.empty(2 * n, np.int64)  # the ends' keys, then the starts'
+    if _track_time_key(track, e2, lo, hi, out=keys[:n]) is not None:
+        # One sort of composite keys, no per-track work: the slices closed before a start
+        # are the ends before it among ends and starts in order, a start after the ends at
+        # its time (timsort: in start order, ends come in ascending runs, the starts in one)
+        _track_time_key(track, s2, lo, hi, out=keys[n:])
+        keys <<= 1  # (keys fit 62 bits)
+        keys[n:] |= 1
+        keys.sort(kind="stable")
+        np.bitwise_and(keys, 1, out=keys)
+        closed = np.flatnonzero(keys)  # each start's place among ends and starts
+        del keys
+        closed -= np.arange(n)
     else:
+        del keys
         e_order = np.lexsort((e2, track))
         closed = _grouped_searchsorted(track[e_order], e2[e_order], track, s2, "right")
-    del ends, starts
     # depth = (started before, in the track) - (ended before, in the track); both counts
     # are positions in whole-trace order, so the track's first position cancels out.
     depth = np.arange(n, dtype=np.int64)
