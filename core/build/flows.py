@@ -169,19 +169,18 @@ def flow_edges(f: dict[str, np.ndarray], bound: dict[str, np.ndarray],
     del time_first
     order = _chain_order(by_key, flow_no, new_key, group, primary, secondary)
     del primary, secondary, group
-    new_flow = new_key  # (the order moves points within their flow only)
     phase, ts, slice_of = f["phase"][order], f["ts"][order], slice_of[order]
     # A new `s` with an already-open id starts a new chain rather than linking back.
-    src = np.flatnonzero(~new_flow[1:] & (phase[1:] != 0))
+    src = np.flatnonzero(~new_key[1:] & (phase[1:] != 0))  # (order moved points within flows)
     del phase
     dst = src + 1
     edge_flow = flow_no[src]  # non-decreasing: count its distinct values linearly
     del flow_no
     n_with_edges = int(np.count_nonzero(np.diff(edge_flow))) + 1 if len(src) else 0
-    singles = int(new_flow.sum()) - n_with_edges
+    singles = int(new_key.sum()) - n_with_edges
     if singles > 0:
         diagnostics.add("flow_orphan", singles)
-    first = order[new_flow]
+    first = order[new_key]
     return {
         "flow": edge_flow.astype(np.int32),
         "src_slice": slice_of[src].astype(np.int32),

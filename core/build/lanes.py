@@ -466,23 +466,22 @@ def bind_points(track: np.ndarray, start: np.ndarray, dur: np.ndarray, parent: n
     n = len(track)
     if n == 0 or len(q_ts) == 0:
         return np.full(len(q_ts), -1, np.int64)
-    p = _grouped_searchsorted(track, start, q_track, q_ts, "right", threads)
-    p -= 1
+    out = _grouped_searchsorted(track, start, q_track, q_ts, "right", threads)
+    out -= 1  # (in place, as the walks: this is a peak of indexing a file)
 
     def deepest(a: int, b: int) -> None:  # the last started, up its parents to one open
-        pp, qt, qts = p[a:b], q_track[a:b], q_ts[a:b]
-        pp[(pp >= 0) & (track[np.maximum(pp, 0)] != qt)] = -1
-        active = pp >= 0
+        p, qt, qts = out[a:b], q_track[a:b], q_ts[a:b]
+        p[(p >= 0) & (track[np.maximum(p, 0)] != qt)] = -1
+        active = p >= 0
         while active.any():
             idx = np.flatnonzero(active)
-            cur = pp[idx]
+            cur = p[idx]
             contains = start[cur] + dur[cur] >= qts[idx]
-            pp[idx[~contains]] = parent[cur[~contains]]
+            p[idx[~contains]] = parent[cur[~contains]]
             active[idx[contains]] = False
-            active &= pp >= 0
+            active &= p >= 0
 
     in_halves(deepest, len(q_ts), threads)
-    out = p  # (in place: this is a peak of indexing a file)
     following = np.flatnonzero(~enclosing)  # (often none: Kineto's flows all enclose)
     if len(following):
         q_track = q_track[following]
