@@ -45,9 +45,10 @@ def _joined(parts: list[np.ndarray], dtype: Any, threads: int) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype)
     ends = np.cumsum([len(p) for p in parts])
-    if threads < 2 or len(parts) < 2 or ends[-1] < LEAST:
+    if (threads < 2 or len(parts) < 2 or ends[-1] < LEAST
+            or any(p.dtype != parts[0].dtype for p in parts)):  # (as concatenate would cast)
         return np.concatenate(parts)
-    out = np.empty(int(ends[-1]), np.result_type(*parts))
+    out = np.empty(int(ends[-1]), parts[0].dtype)
     cut = int(np.searchsorted(ends, ends[-1] // 2)) + 1  # parts[:cut], then the rest
     middle = int(ends[cut - 1])
 

@@ -71,3 +71,17 @@ def test_chunks_joined_in_two_halves_are_joined_the_same(
     one, two = table[0].concat()["x"], table[1].concat(threads=2)["x"]
     assert np.array_equal(one, np.concatenate(parts)) and np.array_equal(two, one)
     assert two.dtype == one.dtype
+
+
+def test_chunks_of_mixed_types_are_joined_as_concatenate_joins_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from proftui.core.build import chunks
+    from proftui.core.build.chunks import _joined
+
+    monkeypatch.setattr(chunks, "LEAST", 1)
+    parts = [np.arange(5, dtype=np.int32), np.arange(7, dtype=np.int64)] * 40  # > 32 parts
+    got = _joined(parts, np.int64, threads=2)
+    assert got.dtype == np.int64 and np.array_equal(got, np.concatenate(parts))
+    same = [np.arange(3, dtype=np.int32)] * 40
+    joined = _joined(same, np.int32, threads=2)
+    assert joined.dtype == np.int32 and np.array_equal(joined, np.concatenate(same))
