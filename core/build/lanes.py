@@ -22,13 +22,12 @@ can overflow anew. Durations must not be negative.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
 
 from proftui.core.model.arrays import distinct
-from proftui.core.runtime.halves import in_halves
+from proftui.core.runtime.halves import at_once, in_halves
 
 MAX_DEPTH = np.iinfo(np.int16).max
 
@@ -197,10 +196,8 @@ def layout_tracks(track: np.ndarray, start: np.ndarray, dur: np.ndarray, n_track
         def nest(part: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, set[int]]:
             return _nest(track[part], *_doubled_at(start[part], dur[part], lo))
 
-        with ThreadPoolExecutor(1, thread_name_prefix="proftui-layout") as pool:
-            second = pool.submit(nest, slice(cut, n))
-            depth, parent, nested, packed = nest(slice(0, cut))
-            depth2, parent2, nested2, packed2 = second.result()
+        (depth, parent, nested, packed), (depth2, parent2, nested2, packed2) = at_once(
+            lambda: nest(slice(0, cut)), lambda: nest(slice(cut, n)))
         parent2[parent2 >= 0] += cut
         depth, parent = np.concatenate([depth, depth2]), np.concatenate([parent, parent2])
         nested, packed = np.concatenate([nested, nested2]), packed | packed2

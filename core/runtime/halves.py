@@ -3,26 +3,42 @@ its sorts, searches, gathers and ufuncs over large arrays, so two halves take tw
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import numpy as np
+
+A = TypeVar("A")
+B = TypeVar("B")
 
 # Below this many items a half takes a few ms at most: not worth a thread.
 LEAST = 1 << 18
 
 
-def at_once(first: Callable[[], None], second: Callable[[], None], threads: int = 2) -> None:
-    """first() here and second() in a thread at the same time, with `threads` >= 2; else one
-    after the other. An exception in either is raised here."""
+def at_once(first: Callable[[], A], second: Callable[[], B], threads: int = 2) -> tuple[A, B]:
+    """(first(), second()): first() here and second() in a thread at the same time, with
+    `threads` >= 2; else one after the other. An exception in either is raised here (the
+    thread ended first)."""
     if threads < 2:
-        first()
-        second()
-        return
-    with ThreadPoolExecutor(1, thread_name_prefix="proftui-half") as pool:
-        done = pool.submit(second)
-        first()  # (raising, the pool is still waited for on leaving)
-        done.result()
+        return first(), second()
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = second()
+        except BaseException as exc:  # raised where it is waited for
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="proftui-half", daemon=True)
+    thread.start()
+    try:
+        value = first()
+    finally:
+        thread.join()
+    if "error" in box:
+        raise box["error"]
+    return value, box["value"]
 
 
 def in_halves(work: Callable[[int, int], None], n: int, threads: int = 2) -> None:

@@ -32,6 +32,13 @@ def test_one_thread_or_few_items_is_one_piece(monkeypatch: pytest.MonkeyPatch) -
     assert parts == [(0, 100), (0, 100)]
 
 
+def test_at_once_gives_both_results_in_order() -> None:
+    from proftui.core.runtime.halves import at_once
+
+    for threads in (1, 2):
+        assert at_once(lambda: "here", lambda: ["there"], threads) == ("here", ["there"])
+
+
 @pytest.mark.parametrize("failing", [0, 50])
 def test_an_error_in_either_half_is_raised(failing: int,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
