@@ -64,7 +64,7 @@ def stable_argsort(key: np.ndarray, threads: int = 1) -> np.ndarray:
         return np.argsort(key, kind="stable")
     bits = (n - 1).bit_length()
     key_bits = max(1, int(key.max()).bit_length())
-    if key_bits + bits <= 64 and threads >= 2:
+    if key_bits + bits <= 64:  # one sort: each key and its position packed together
         packed = np.empty(n, np.uint64)
 
         def sort(a: int, b: int) -> None:
@@ -77,12 +77,13 @@ def stable_argsort(key: np.ndarray, threads: int = 1) -> np.ndarray:
             packed[a:b] &= np.uint64((1 << bits) - 1)
 
         in_halves(sort, n, threads)
-        packed.sort(kind="stable")  # (timsort: the two runs merged)
+        if threads >= 2:
+            packed.sort(kind="stable")  # (timsort: the two sorted halves merged)
         in_halves(unpack, n, threads)
         return packed.view(np.int64)
     positions = np.arange(n, dtype=np.uint64)
     order = None
-    for shift in range(0, key_bits, 64 - bits):
+    for shift in range(0, key_bits, 64 - bits):  # a digit at a time, the least first
         packed = (key if order is None else key[order]).view(np.uint64) >> shift
         packed <<= bits  # (the digit's higher bits fall off)
         packed |= positions
