@@ -9,6 +9,10 @@ Each version is a folder holding a `proftui` package (`git archive REV --prefix=
   its workers', with `--workers`) against the file's size;
 - warm: the best of 3 in a process after one run, median of the rounds (CPU time).
 
+Both versions are byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (it is on this
+machine), a tree without `__pycache__` compiles every module it imports lazily on each run,
+~50 ms that would be counted against it.
+
 `--workers default` indexes as `proftui index` does (a large file in parts, one process a
 core); `--cold` leaves the warm runs out (for gigabyte traces).
 
@@ -48,6 +52,8 @@ for _ in range(3 if sys.argv[3] == "warm" else 0):
     warm.append(time.process_time() - t)
 print(cold, min(warm, default=0.0), *peaks)
 """
+COMPILE = ("import compileall, os, proftui\n"
+           "compileall.compile_dir(os.path.dirname(proftui.__file__), quiet=1)")
 
 
 def main() -> None:
@@ -60,6 +66,9 @@ def main() -> None:
     parser.add_argument("traces", nargs="+")
     args = parser.parse_args()
     sides = {"before": os.path.abspath(args.before), "after": os.path.abspath(args.after)}
+    for path in sides.values():
+        subprocess.run([sys.executable, "-c", COMPILE], env=dict(os.environ, PYTHONPATH=path),
+                       check=True)
     with tempfile.TemporaryDirectory() as cache:
         for trace in args.traces:
             got: dict[str, list[list[float]]] = {k: [] for k in sides}

@@ -1,7 +1,7 @@
 """Indexing the trace files of a profile (a folder of ranks) in worker processes.
 
-Each worker (:class:`proftui.core.runtime.workers.Worker`, a fresh interpreter) stays up for
-many files, so a folder of 64 small ranks pays for two interpreter starts, not 64. A worker
+Each worker (:class:`proftui.core.runtime.workers.Worker`, a fork or a fresh interpreter)
+stays up for many files, so a folder of 64 small ranks pays for two worker starts, not 64. A worker
 reads one file into a builder of its own, with the file's group and clock offset, and sends
 back a :class:`~proftui.core.importers.chrome.file_read.FileRead`; the parent merges the builders'
 states in file order, so that the index is the one a single process builds, ordinals and all.
@@ -66,21 +66,21 @@ class FilePool:
             w = load.index(min(load))
             mine[w].append(job)
             load[w] += max(file_size(job.path), 1)
-        for assigned in mine:
-            if assigned:
-                self._start(assigned)
-
-    def _start(self, assigned: list[FileJob]) -> None:
         from proftui.core.importers.chrome.file_read import READ_JOB, ReadJob
 
-        worker = Worker(READ_JOB, [ReadJob(j.path, j.group, j.offset_ns, j.batch_bytes)
-                                   for j in assigned], reports=True)
-        worker.on_progress = lambda k, done: (
-            self._told(assigned[k].number, done) if 0 <= k < len(assigned) else None)
-        self._procs.append(worker)
-        thread = threading.Thread(target=self._drain, args=(worker, assigned), daemon=True)
-        thread.start()
-        self._threads.append(thread)
+        mine = [assigned for assigned in mine if assigned]
+        self._procs = Worker.each(READ_JOB, [[ReadJob(j.path, j.group, j.offset_ns,
+                                                       j.batch_bytes) for j in assigned]
+                                             for assigned in mine],
+                                  on_progress=lambda w, k, done: self._told_of(mine[w], k, done))
+        for worker, assigned in zip(self._procs, mine):
+            thread = threading.Thread(target=self._drain, args=(worker, assigned), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _told_of(self, assigned: list[FileJob], k: int, done: int) -> None:
+        if 0 <= k < len(assigned):
+            self._told(assigned[k].number, done)
 
     def _drain(self, worker: Worker, assigned: list[FileJob]) -> None:
         """Read a worker's results as they come (so that it never blocks on a full pipe)."""

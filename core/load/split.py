@@ -9,7 +9,7 @@ from proftui.core.load.file_pool import worker_count
 from proftui.core.load.progress import Progress
 from proftui.core.model.index import TraceIndex
 from proftui.core.runtime.records import StaleRecord
-from proftui.core.runtime.workers import Failed, Worker
+from proftui.core.runtime.workers import Failed, Worker, forks
 from proftui.core.source.streams import ByteSource
 
 
@@ -29,11 +29,14 @@ PARALLEL_MIN_BYTES = 192 << 20  # below this, starting a second interpreter cost
 MAX_PARTS = 8  # the parent merges the parts and builds the index alone
 
 
-# Workers start a fraction of a second late (a fresh interpreter, its imports), and the
-# first part is read where the file is opened: the other parts are this much shorter (at
-# most a quarter of a part). 1 GB, two parts, side by side: 64-70 MB took 0.91-0.96x the time
-# of 30 MB, and more than 100 MB was slower again.
+# The first part is read where the file is opened; the others start late and send their
+# part back through a pipe (1 GB Kineto-like, two parts: 55-70 ms): they are this much
+# shorter (at most a quarter of a part). A fresh interpreter starts a fifth of a second late
+# (its imports): 1 GB, two parts, side by side, 64-70 MB took 0.91-0.96x the time of 30 MB,
+# and more than 100 MB was slower again. A fork starts at once: 32 MB read in 0.90-0.95x the
+# time of 64 MB, 16 and 48 MB within the drift.
 LATE_BYTES = 64 << 20
+FORKED_LATE_BYTES = 32 << 20
 
 
 def index_in_parts(source: ByteSource, progress: Progress | None,
@@ -60,17 +63,18 @@ def index_in_parts(source: ByteSource, progress: Progress | None,
     diagnostics = Diagnostics()
     reader = ChromeJsonReader(source, diagnostics, batch_bytes=batch_bytes,
                               read_ahead=read_ahead)
-    late = min(source.size // (4 * parts), LATE_BYTES)
+    fork = forks()
+    late = min(source.size // (4 * parts), FORKED_LATE_BYTES if fork else LATE_BYTES)
     splits: list[int] = []
     for k in range(1, parts):
         split = reader.find_split(source.size * k // parts + late, 0)
         if split is None or (splits and split <= splits[-1]):
             return None
         splits.append(split)
-    workers = [Worker(READ_JOB, [ReadJob(source.path, None, offset_ns, batch_bytes, start,
-                                         None if end < 0 else end, read_ahead)],
-                      receive_early=True)
-               for start, end in zip(splits, splits[1:] + [-1])]
+    workers = Worker.each(READ_JOB, [[ReadJob(source.path, None, offset_ns, batch_bytes, start,
+                                              None if end < 0 else end, read_ahead)]
+                                     for start, end in zip(splits, splits[1:] + [-1])],
+                          receive_early=True, fork=fork)
     try:
         builder = TraceBuilder(diagnostics)
         builder.time_offset_ns = offset_ns

@@ -1,8 +1,12 @@
-"""Worker processes: a fresh interpreter runs a function on jobs and sends back typed records.
+"""Worker processes: another process runs a function on jobs and sends back typed records.
 
-Fresh interpreters, not multiprocessing: nothing depends on the caller's main module or
-threads (the app indexes from a worker thread). The parent writes the pickled jobs to the
-worker's stdin and closes it; the worker calls the function on each job in turn and writes
+Not multiprocessing: nothing depends on the caller's main module. Where the caller runs
+alone in its process (one thread, on Linux: `proftui index`, a script) the worker is a fork
+of it, with every module already imported and the jobs already in memory; it starts in a few
+milliseconds, not the fifth of a second a fresh interpreter takes to import numpy. Anywhere
+else (the app indexes from a thread of its own, and forking beside other threads could copy a
+lock another thread holds) it is a fresh interpreter, and the parent writes the pickled jobs
+to its stdin. Either way the worker calls the function on each job in turn and writes
 each result as a length-prefixed pickle to its stdout, its large arrays beside it (pickle
 protocol 5's out-of-band buffers: neither side holds a second copy of them), flushed at once
 so that the parent can merge one while the next is read. A job whose function raises comes
@@ -14,9 +18,13 @@ worker (on cancel, or once it is no longer needed) kills it.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
+import os
 import pickle
 import queue
+import signal
 import struct
 import subprocess
 import sys
@@ -29,7 +37,7 @@ from typing import IO, Any, TypeVar
 from proftui.core.runtime.records import Record, StaleRecord, checked
 
 _LENGTH = struct.Struct("<Q")
-_PROGRESS = b"PROGRESS"  # the head of a progress line on a reporting worker's stderr
+_PROGRESS = b"PROGRESS"  # the head of a progress line from a reporting worker
 REPORT_EVERY_S = 0.2  # a worker's progress lines, at most this often
 R = TypeVar("R", bound=Record)
 
@@ -42,39 +50,74 @@ class Failed:
 
 
 class Worker:
-    """A fresh interpreter running the module-level function `function` ("package.module:name",
-    taking one job, returning one record) on each of `jobs` in order.
+    """A worker process (a fork of this one or a fresh interpreter, see the module) running
+    the module-level function `function` ("package.module:name", taking one job, returning
+    one record) on each of `jobs` in order.
 
     :meth:`result` reads the next job's record (blocking); :meth:`stop` ends the worker.
-    With `reports`, `on_progress` (set it when you will) is told (job's number from 0, bytes
-    done) as the job's function says (see :func:`job_progress`), from a thread of its own.
+    `on_progress`, if given, is told (job's number from 0, bytes done) as the job's function
+    says (see :func:`job_progress`), from a thread of its own.
+    `fork`: whether the worker is a fork of this process (None: where :func:`forks` says).
     """
 
-    def __init__(self, function: str, jobs: Sequence[Any], reports: bool = False,
-                 receive_early: bool = False) -> None:
+    def __init__(self, function: str, jobs: Sequence[Any],
+                 on_progress: Callable[[int, int], None] | None = None,
+                 receive_early: bool = False, fork: bool | None = None, *,
+                 _listen: bool = True) -> None:
         self.function = function
         self.n_jobs = len(jobs)
         self._answered = 0
-        self.on_progress: Callable[[int, int], None] | None = None
+        self.on_progress = on_progress
+        reports = on_progress is not None
         # With `receive_early`, a thread reads each answer's bytes as soon as the worker writes
         # them, while the caller still works: a worker that finishes first is not kept
         # waiting on a full pipe, and its answer is not copied after the caller's own work.
         self._early: queue.Queue | None = queue.Queue() if receive_early else None
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from proftui.core.runtime.workers import serve; serve()",
-             function, *(["report"] if reports else [])],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE if reports else subprocess.DEVNULL)
-        if reports:
+        self.proc: subprocess.Popen | _Forked
+        if forks() if fork is None else fork:
+            self.proc = _Forked(function, jobs, reports)
+        else:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", "from proftui.core.runtime.workers import serve; serve()",
+                 function, *(["report"] if reports else [])],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE if reports else subprocess.DEVNULL)
+            assert self.proc.stdin is not None
+            try:
+                self.proc.stdin.write(pickle.dumps(list(jobs), protocol=pickle.HIGHEST_PROTOCOL))
+                self.proc.stdin.close()
+            except OSError:  # it died at once: its results read as Failed
+                pass
+        if _listen:
+            self._listen()
+
+    @classmethod
+    def each(cls, function: str, job_lists: Sequence[Sequence[Any]],
+             on_progress: Callable[[int, int, int], None] | None = None,
+             receive_early: bool = False, fork: bool | None = None) -> list[Worker]:
+        """One worker per list of jobs, all forked (where `fork`, or :func:`forks`, says)
+        before any of them starts the threads that listen to it; `on_progress` is told
+        (worker's number, job's number, bytes done)."""
+        fork = forks() if fork is None else fork
+        workers: list[Worker] = []
+        try:
+            for number, jobs in enumerate(job_lists):
+                told = None if on_progress is None else functools.partial(on_progress, number)
+                workers.append(cls(function, jobs, told, receive_early, fork, _listen=False))
+        except BaseException:
+            for worker in workers:
+                worker.stop()
+            raise
+        for worker in workers:
+            worker._listen()
+        return workers
+
+    def _listen(self) -> None:
+        """Start the threads that read the worker's reports and (receive_early) answers."""
+        if self.on_progress is not None:
             threading.Thread(target=self._read_reports, daemon=True).start()
         if self._early is not None:
             threading.Thread(target=self._receive, daemon=True).start()
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(pickle.dumps(list(jobs), protocol=pickle.HIGHEST_PROTOCOL))
-            self.proc.stdin.close()
-        except OSError:  # it died at once: its results read as Failed
-            pass
 
     def result(self, expected: type[R]) -> R | Failed:
         """The next job's result: an `expected` record of this version, or Failed (the job
@@ -111,7 +154,7 @@ class Worker:
                 return
 
     def _read_reports(self) -> None:
-        """Hand each progress line on the worker's stderr to on_progress (until it ends);
+        """Hand each progress line from the worker to on_progress (until it ends);
         anything else it writes there (a warning) is passed over."""
         assert self.proc.stderr is not None
         try:
@@ -182,19 +225,85 @@ def _write_record(out: IO[bytes], record: Any) -> None:
         out.write(raw)
 
 
+def forks() -> bool:
+    """Whether a worker started now is a fork of this process: on Linux, where this is the
+    process's only thread (see the module's docstring)."""
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
+class _Forked:
+    """A fork of this process serving `jobs` (see :func:`serve`): what Worker uses of a Popen.
+    The child never returns into the caller's code: it leaves through os._exit."""
+
+    stdin = None
+
+    def __init__(self, function: str, jobs: Sequence[Any], reports: bool) -> None:
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe() if reports else (-1, -1)
+        self.returncode: int | None = None
+        try:
+            self.pid = os.fork()
+        except OSError:
+            for fd in (out_r, out_w, err_r, err_w):
+                if fd >= 0:
+                    os.close(fd)
+            raise
+        if self.pid == 0:  # the child
+            status = 1
+            try:
+                os.close(out_r)
+                if reports:
+                    os.close(err_r)
+                with open(out_w, "wb") as out, \
+                        (open(err_w, "wb") if reports else contextlib.nullcontext()) as err:
+                    _answer(_function(function), jobs, out, err)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(out_w)
+        self.stdout: IO[bytes] = open(out_r, "rb")
+        self.stderr: IO[bytes] | None = None
+        if reports:
+            os.close(err_w)
+            self.stderr = open(err_r, "rb")
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+
+def _function(named: str) -> Callable[[Any], Any]:
+    module, name = named.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def serve(function: Callable[[Any], Any] | None = None) -> None:
     """Worker process: run the function named by the first argument (or `function`) on each
     job pickled on stdin, writing one length-prefixed pickled record (or Failed) per job to
     stdout."""
-    if function is None:
-        module, name = sys.argv[1].split(":")
-        function = getattr(importlib.import_module(module), name)
+    _answer(function or _function(sys.argv[1]), pickle.loads(sys.stdin.buffer.read()),
+            sys.stdout.buffer, sys.stderr.buffer if sys.argv[2:3] == ["report"] else None)
+
+
+def _answer(function: Callable[[Any], Any], jobs: Sequence[Any], out: IO[bytes],
+            reports: IO[bytes] | None) -> None:
+    """Run `function` on each job, writing one length-prefixed pickled record (or Failed)
+    per job to `out`; progress lines go to `reports`, if given (see job_progress)."""
     global _reporting
-    jobs = pickle.loads(sys.stdin.buffer.read())
-    out = sys.stdout.buffer
-    reports = sys.argv[2:3] == ["report"]
     for number, job in enumerate(jobs):
-        _reporting = number if reports else None
+        _reporting = None if reports is None else (number, reports)
         try:
             result = function(job)
         except Exception as exc:  # noqa: BLE001 - the parent does the job itself
@@ -204,23 +313,24 @@ def serve(function: Callable[[Any], Any] | None = None) -> None:
         del result
 
 
-_reporting: int | None = None  # in a reporting worker, the number of the job it runs
+# In a reporting worker: the number of the job it runs, and where its progress lines go.
+_reporting: tuple[int, IO[bytes]] | None = None
 
 
 def job_progress() -> Callable[[int, int, int], None] | None:
-    """In a worker started with `reports`, a progress callback (bytes done, bytes total,
-    events) for the job being run, writing a line to stderr at most every REPORT_EVERY_S;
-    None elsewhere (nobody would read it)."""
-    number = _reporting
-    if number is None:
+    """In a worker told to report (given an `on_progress`), a progress callback (bytes done,
+    bytes total, events) for the job being run, writing a line to the parent at most every
+    REPORT_EVERY_S; None elsewhere (nobody would read it)."""
+    if _reporting is None:
         return None
+    number, reports = _reporting
     said_at = [0.0]
 
     def say(done: int, _total: int, _events: int) -> None:
         now = time.monotonic()
         if now - said_at[0] >= REPORT_EVERY_S:
             said_at[0] = now
-            sys.stderr.buffer.write(b"%s %d %d\n" % (_PROGRESS, number, done))
-            sys.stderr.buffer.flush()
+            reports.write(b"%s %d %d\n" % (_PROGRESS, number, done))
+            reports.flush()
 
     return say

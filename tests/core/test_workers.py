@@ -1,17 +1,20 @@
-"""The worker module: typed records back from a fresh interpreter, each failure a clean Failed
-(a job that raised, a worker that died, a record of another type or version), and stop()
-killing a worker mid-job (cancel)."""
+"""The worker module: typed records back from another process (a fork, or a fresh interpreter),
+each failure a clean Failed (a job that raised, a worker that died, a record of another type or
+version), and stop() killing a worker mid-job (cancel). Every case runs with both kinds of
+worker."""
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
 import pytest
+import worker_jobs
 from worker_jobs import Answer
 
-from proftui.core.runtime.workers import Failed, Worker
+from proftui.core.runtime.workers import Failed, Worker, forks
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +26,7 @@ def _importable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 EARLY = [False]  # whether _worker's workers receive early (every test runs both ways)
+FORK = [False]  # whether they are forks (every test runs both ways)
 
 
 @pytest.fixture(autouse=True, params=[False, True], ids=["when-asked", "received-early"])
@@ -30,8 +34,69 @@ def _receiving(request: pytest.FixtureRequest) -> None:
     EARLY[0] = request.param
 
 
+@pytest.fixture(autouse=True, params=[False, True], ids=["fresh", "forked"])
+def _forking(request: pytest.FixtureRequest) -> None:
+    if request.param and not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    FORK[0] = request.param
+
+
 def _worker(function: str, jobs: list) -> Worker:
-    return Worker(f"worker_jobs:{function}", jobs, receive_early=EARLY[0])
+    return Worker(f"worker_jobs:{function}", jobs, receive_early=EARLY[0], fork=FORK[0])
+
+
+def test_a_fork_sees_the_parent_as_it_is_and_a_fresh_interpreter_as_imported(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worker_jobs, "SET_IN_PARENT", "set in the parent")
+    worker = _worker("set_in_parent", [0])
+    try:
+        got = worker.result(Answer)
+    finally:
+        worker.stop()
+    assert got.value == ("set in the parent" if FORK[0] else "as imported")
+    assert got.pid != os.getpid()
+
+
+def test_each_starts_its_workers_before_it_listens_to_any() -> None:
+    """Worker.each forks every worker while this is the only thread (then starts the
+    threads reading them); a worker started beside another thread is a fresh interpreter."""
+    if not forks():
+        pytest.skip("this test process runs other threads")
+    workers = Worker.each("worker_jobs:double", [[1], [2], [3]], receive_early=EARLY[0])
+    try:
+        assert all(isinstance(w.proc, type(workers[0].proc)) for w in workers)
+        assert [w.result(Answer).value for w in workers] == [2, 4, 6]
+    finally:
+        for w in workers:
+            w.stop()
+    assert workers[0].proc.stdin is None  # forked: the jobs were not written to it
+    held = threading.Event()
+    beside = threading.Thread(target=held.wait)
+    beside.start()
+    try:
+        assert not forks()
+        worker = Worker("worker_jobs:double", [5])
+        try:
+            assert worker.result(Answer).value == 10 and worker.proc.stdin is not None
+        finally:
+            worker.stop()
+    finally:
+        held.set()
+        beside.join()
+
+
+def test_a_reporting_worker_says_how_far_it_got() -> None:
+    heard: list[tuple[int, int]] = []
+    worker = Worker("worker_jobs:progress", [123], lambda k, done: heard.append((k, done)),
+                    fork=FORK[0])
+    try:
+        assert worker.result(Answer).value == 123
+        deadline = time.monotonic() + 5
+        while not heard and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        worker.stop()
+    assert heard == [(0, 123)]
 
 
 def test_an_answer_received_early_lets_the_worker_end_before_it_is_asked_for() -> None:

@@ -52,3 +52,22 @@ def arrays(n: int) -> Answer:
     step = np.arange(3 * n, dtype=np.int32)[::3]  # not contiguous: pickled in band
     return Answer({"ints": np.arange(n, dtype=np.int64), "floats": np.linspace(0, 1, n),
                    "step": step, "empty": np.zeros(0, np.int8)}, os.getpid())
+
+
+SET_IN_PARENT = "as imported"  # a test changes it before it starts a worker
+
+
+def set_in_parent(n: int) -> Answer:
+    """What the worker sees of SET_IN_PARENT: a fork, the parent's value."""
+    return Answer(SET_IN_PARENT, os.getpid())  # type: ignore[arg-type]
+
+
+def progress(n: int) -> Answer:
+    """Says it has read n bytes, and answers once the parent has had time to hear it."""
+    from proftui.core.runtime.workers import job_progress
+
+    say = job_progress()
+    if say is not None:
+        say(n, n, 0)
+    time.sleep(0.2)
+    return Answer(n, os.getpid())
