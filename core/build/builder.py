@@ -41,7 +41,7 @@ from proftui.core.model.index import TraceIndex
 from proftui.core.model.strings import StringInterner, json_text
 from proftui.core.model.timeconv import MAX_SLICE_NS
 from proftui.core.runtime.halves import taken
-from proftui.core.runtime.malloc import release_free_memory, reused_arrays
+from proftui.core.runtime.malloc import release_before, reused_arrays
 from proftui.core.runtime.records import checked
 
 # Scopes of instant events.
@@ -412,7 +412,7 @@ class TraceBuilder:
         """(build, its arrays reused)"""
         latest_ts = self._latest_ts()
         slices = self._slices.concat(threads)
-        release_free_memory()  # the per-batch parts just freed
+        release_before(slices["start"].nbytes)  # the per-batch parts just freed
         async_spans, async_instants = pair_async(self._async_events, latest_ts, self.tracks,
                                                  self.diagnostics)
         for ts, track, name, cat, ref in async_instants:
@@ -460,7 +460,7 @@ class TraceBuilder:
         # What the layout and the tables' concatenations freed, handed back: kept for reuse
         # (see reused_arrays), the flows' peak would sit on it (msprof-like 1 GB in two
         # parts: 0.52x -> 0.48x the file).
-        release_free_memory()
+        release_before(slices["start"].nbytes)
         flows = flow_edges(points, self._bound.concat(), slices, parent, self.diagnostics,
                            track_group, threads)
         cname_rows = np.flatnonzero(slices["cname"])

@@ -79,6 +79,15 @@ def release_free_memory() -> None:
             pass
 
 
+def release_before(array_bytes: int) -> None:
+    """release_free_memory, when the arrays to be made next (of `array_bytes` each) are mapped
+    apart from the heap (MMAP_THRESHOLD and up): the heap's free pages would sit idle beside
+    them. Smaller arrays are made on those pages, and handing them back first would only have
+    the system zero them again (100 MB Kineto-like: 0.9x the time, the same peak)."""
+    if array_bytes >= MMAP_THRESHOLD:
+        release_free_memory()
+
+
 @contextmanager
 def indexing() -> Iterator[None]:
     """Settings for the length of an indexing run: tuned malloc, no cyclic garbage collector.
