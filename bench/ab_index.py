@@ -75,7 +75,8 @@ def main() -> None:
             for i in range(args.repeat):
                 order = list(sides.items())
                 for side, path in order if i % 2 == 0 else order[::-1]:
-                    env = dict(os.environ, PYTHONPATH=path, PROFTUI_CACHE_DIR=cache)
+                    env = dict(os.environ, PYTHONPATH=path, PROFTUI_CACHE_DIR=cache,
+                               OPENBLAS_NUM_THREADS="1")  # as the command line has it
                     out = subprocess.run([sys.executable, "-c", CODE, trace, args.workers,
                                           "cold" if args.cold else "warm"], env=env,
                                          capture_output=True, text=True, check=True).stdout

@@ -236,6 +236,9 @@ def log(message: str) -> None:
 
 
 def run_child(code: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    # numpy's BLAS in one thread, as the command line has it: then the index's workers are
+    # forks of the process, as they are for `proftui index` (see core/runtime/workers.py)
+    env = {**(os.environ if env is None else env), "OPENBLAS_NUM_THREADS": "1"}
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           env=env)
     if proc.returncode != 0:

@@ -1,7 +1,7 @@
 """Worker processes: another process runs a function on jobs and sends back typed records.
 
 Not multiprocessing: nothing depends on the caller's main module. Where the caller runs
-alone in its process (one thread, on Linux: `proftui index`, a script) the worker is a fork
+alone in its process (one thread, on Linux: `proftui index`) the worker is a fork
 of it, with every module already imported and the jobs already in memory; it starts in a few
 milliseconds, not the fifth of a second a fresh interpreter takes to import numpy. Anywhere
 else (the app indexes from a thread of its own, and forking beside other threads could copy a
@@ -227,8 +227,14 @@ def _write_record(out: IO[bytes], record: Any) -> None:
 
 def forks() -> bool:
     """Whether a worker started now is a fork of this process: on Linux, where this is the
-    process's only thread (see the module's docstring)."""
-    return sys.platform == "linux" and threading.active_count() == 1
+    process's only thread, its own or a library's (numpy's BLAS starts one per core unless
+    OPENBLAS_NUM_THREADS is 1, as the command line sets it); see the module's docstring."""
+    if sys.platform != "linux":
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
 
 class _Forked:

@@ -6,7 +6,8 @@ worker."""
 from __future__ import annotations
 
 import os
-import threading
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 import worker_jobs
 from worker_jobs import Answer
 
-from proftui.core.runtime.workers import Failed, Worker, forks
+from proftui.core.runtime.workers import Failed, Worker
 
 
 @pytest.fixture(autouse=True)
@@ -57,32 +58,31 @@ def test_a_fork_sees_the_parent_as_it_is_and_a_fresh_interpreter_as_imported(
     assert got.pid != os.getpid()
 
 
-def test_each_starts_its_workers_before_it_listens_to_any() -> None:
-    """Worker.each forks every worker while this is the only thread (then starts the
-    threads reading them); a worker started beside another thread is a fresh interpreter."""
-    if not forks():
-        pytest.skip("this test process runs other threads")
-    workers = Worker.each("worker_jobs:double", [[1], [2], [3]], receive_early=EARLY[0])
+def test_each_starts_every_worker_of_one_kind_in_order() -> None:
+    workers = Worker.each("worker_jobs:double", [[1], [2, 3], [4]], receive_early=EARLY[0],
+                          fork=FORK[0])
     try:
-        assert all(isinstance(w.proc, type(workers[0].proc)) for w in workers)
-        assert [w.result(Answer).value for w in workers] == [2, 4, 6]
+        assert [[w.result(Answer).value for _ in range(w.n_jobs)] for w in workers] == \
+            [[2], [4, 6], [8]]
+        assert {w.proc.stdin is None for w in workers} == {FORK[0]}  # a fork is not written to
     finally:
         for w in workers:
             w.stop()
-    assert workers[0].proc.stdin is None  # forked: the jobs were not written to it
-    held = threading.Event()
-    beside = threading.Thread(target=held.wait)
-    beside.start()
-    try:
-        assert not forks()
-        worker = Worker("worker_jobs:double", [5])
-        try:
-            assert worker.result(Answer).value == 10 and worker.proc.stdin is not None
-        finally:
-            worker.stop()
-    finally:
-        held.set()
-        beside.join()
+
+
+FORKS = "import threading, time; from proftui.core.runtime.workers import forks; {}print(forks())"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forks on Linux only")
+def test_a_worker_is_a_fork_only_where_the_process_runs_one_thread() -> None:
+    """Alone, a fork; beside another thread (the app's, a library's), a fresh interpreter."""
+    def forks_in_child(setup: str) -> str:
+        return subprocess.run([sys.executable, "-c", FORKS.format(setup)], capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    assert forks_in_child("") == "True"
+    assert forks_in_child("threading.Thread(target=time.sleep, args=(5,), daemon=True)"
+                          ".start(); ") == "False"
 
 
 def test_a_reporting_worker_says_how_far_it_got() -> None:
