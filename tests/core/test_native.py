@@ -18,7 +18,7 @@ from proftui.core.importers.chrome import native
 from proftui.core.model.timeconv import us_to_ns
 
 from helpers import assert_same_index as same_index
-from helpers import load, write_trace
+from helpers import columns_equal, load, write_trace
 
 # CI builds the module (.ci/run sets PROFTUI_REQUIRE_NATIVE): there a missing module fails.
 pytestmark = pytest.mark.skipif(
@@ -494,6 +494,58 @@ def test_a_batch_kept_keeps_its_bytes_while_the_reading_goes_on(
         assert len(made) >= refills  # each refill read into a new buffer
     else:
         assert len(made) <= 4  # the two in turn (another where the reading ahead held one)
+
+
+@pytest.mark.parametrize("ahead", [False, True])
+@pytest.mark.parametrize("reader", ["native", "python"])
+@pytest.mark.parametrize("trap", [False, True], ids=["plain", "boundaries-in-strings"])
+def test_a_refill_carries_part_of_one_event_not_most_of_a_batch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ahead: bool, reader: str,
+        trap: bool) -> None:
+    """A buffer's last batch ends at its last proven boundary, at least half a batch on: a
+    refill carries over part of one event (it carried most of a batch, half of what was
+    read). Where that boundary lies in a string (`trap`: every event holds one), the batch is
+    not proven, more is read and the batch is cut as any other; the index is the one a read
+    in one batch gives, either way, and the same for both readers and with reading ahead."""
+    from proftui.core.importers.chrome import read as read_module
+
+    carried: list[int] = []
+    fill = read_module._Stream.fill
+
+    def counting_fill(stream, size: int) -> None:
+        if len(stream.buf) - stream.pos < size and not stream.eof and stream.base + stream.pos:
+            carried.append(len(stream.buf) - stream.pos)
+        fill(stream, size)
+
+    rng = random.Random(5)
+    events = [{"ph": "X", "name": rng.choice(["gemm", "aten::mm", "caf\u00e9"]), "pid": 1,
+               "tid": rng.choice([1, 2]), "ts": k, "dur": rng.choice([0.5, 1, 2.125]),
+               "args": {"text": ("}, {" if trap else "ab") * rng.randrange(1, 40), "n": k}}
+              for k in range(12000)]
+    path = write_trace(tmp_path / "t.json", events)
+    longest = max(len(json.dumps(ev)) for ev in events)
+    monkeypatch.setenv("PROFTUI_NATIVE", "1" if reader == "native" else "0")
+    whole = load(path)
+    monkeypatch.setattr(read_module._Stream, "fill", counting_fill)
+    monkeypatch.setattr(read_module.ChromeJsonReader, "__init__", _with_ahead(ahead))
+    cut = load(path, batch_bytes=32 << 10)  # (read 64 kB at a time: two batches, as 4 MB)
+    assert len(cut.col("batches.start")) > 40 and len(carried) > 15
+    if trap:  # some buffers end in a boundary inside a string: read on, as before
+        assert max(carried) > 4 * longest
+    else:  # (where a buffer ends between two events, the last whole one is carried too)
+        assert max(carried) <= 2 * longest
+    assert columns_equal(whole, cut)
+
+
+def _with_ahead(ahead: bool):
+    from proftui.core.importers.chrome.read import ChromeJsonReader
+
+    init = ChromeJsonReader.__init__
+
+    def __init__(self, *args, **kwargs) -> None:
+        init(self, *args, **{**kwargs, "read_ahead": ahead})
+
+    return __init__
 
 
 def test_memory_events_give_the_python_paths_samples(tmp_path: Path,

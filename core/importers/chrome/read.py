@@ -35,7 +35,7 @@ from proftui.core.importers.chrome.decode import (
     decode_whole,
 )
 from proftui.core.importers.chrome.head import HEADER_LIMIT, WS, find_events
-from proftui.core.importers.chrome.scan import BOUNDARY, CLOSED, entry_boundary
+from proftui.core.importers.chrome.scan import BOUNDARY, CLOSED, entry_boundary, last_boundary
 from proftui.core.model.diagnostics import Diagnostics
 from proftui.core.model.errors import Cancelled
 from proftui.core.source.streams import ByteSource
@@ -165,9 +165,12 @@ class _Ahead:
         self.key: tuple[bytes, int, int] | None = None
         self.future: Any = None
 
-    def begin(self, buf: bytes, start: int, batch_bytes: int) -> None:
-        """Read ahead the batch of `buf` from `start` to its first candidate end."""
+    def begin(self, buf: bytes, start: int, batch_bytes: int, eof: bool) -> None:
+        """Read ahead the batch of `buf` from `start` to its first candidate end (see
+        ChromeJsonReader._cut; `eof`: the file's end is in `buf`)."""
         m = BOUNDARY.search(buf, start + batch_bytes - 1)
+        if m is None and not eof:
+            m = last_boundary(buf, start + batch_bytes // 2, len(buf))
         if m is None:
             self.key = None
             return
@@ -262,12 +265,12 @@ class ChromeJsonReader:
         while True:
             if cancelled is not None and cancelled():
                 raise Cancelled("Loading was cancelled.")
-            stream.fill(self.batch_bytes + 1)
+            stream.fill(self.batch_bytes // 2 + 1)
             start = _LEAD.match(stream.buf, stream.pos).end()  # type: ignore[union-attr]
             if start == len(stream.buf) and not stream.eof:
                 stream.seek(start)  # only blanks and commas so far (a padded file)
                 continue
-            cut = self._cut(stream.buf, start)
+            cut = self._cut(stream.buf, start, stream.eof)
             if cut is None and not stream.eof:
                 # No provable boundary yet: one event larger than a batch, or damage.
                 if len(stream.buf) - start > ENTRY_LIMIT:
@@ -289,9 +292,9 @@ class ChromeJsonReader:
             piece = bytes(stream.buf[start:end]) if events is None else b""
             stream.seek(nxt)
             if self._ahead is not None:  # the next batch, read while the sink takes this one
-                stream.fill(self.batch_bytes + 1)
+                stream.fill(self.batch_bytes // 2 + 1)
                 lead = _LEAD.match(stream.buf, stream.pos).end()  # type: ignore[union-attr]
-                self._ahead.begin(stream.buf, lead, self.batch_bytes)
+                self._ahead.begin(stream.buf, lead, self.batch_bytes, stream.eof)
             if events is not None:  # decoded while cutting: no need to copy the bytes again
                 self._record(sink, events, offset, end - start, final=False)
             else:
@@ -361,12 +364,16 @@ class ChromeJsonReader:
                 return
         stream.seek(len(stream.buf))
 
-    def _cut(self, buf: bytes, start: int):
+    def _cut(self, buf: bytes, start: int, eof: bool):
         """Where the batch beginning at `start` ends: ``(end, next start, events or None)``.
 
-        None when `buf` holds no boundary past the batch size yet; `CLOSED` when the event
-        array ends inside the batch.
+        At the first ``},{`` past the batch size that proves to be between two events. When
+        `buf` holds none and the file goes on (`eof` false), at the last one of `buf` at least
+        half a batch on, if proven (see _cut_short). None when `buf` holds no boundary yet;
+        `CLOSED` when the event array ends inside the batch.
         """
+        if not eof and BOUNDARY.search(buf, start + self.batch_bytes - 1) is None:
+            return self._cut_short(buf, start)
         tries = 0
         view = memoryview(buf)
         for m in BOUNDARY.finditer(buf, start + self.batch_bytes - 1):
@@ -394,6 +401,25 @@ class ChromeJsonReader:
                 # one between two entries by following strings and brackets instead.
                 return entry_boundary(buf, start, start + self.batch_bytes - 1)
         return None
+
+    def _cut_short(self, buf: bytes, start: int) -> tuple[int, int, Any] | None:
+        """The batch from `start` to the last ``},{`` of `buf` at least half a batch on,
+        proven as _cut proves its first (the native reader, or the Python one, takes it
+        whole); None when there is none or it is not proven: then more is read and the batch
+        is cut as any other. Most buffers end in such a batch: what is carried into the next
+        buffer is then part of one event, where it was most of a batch (a refill copied half
+        of what the file read)."""
+        m = last_boundary(buf, start + self.batch_bytes // 2, len(buf))
+        if m is None:
+            return None
+        end = m.start() + 1
+        columns = self._ahead.take(buf, start, end) if self._ahead else False
+        if columns is False:
+            columns = native.read_batch(buf, start, end)
+        if columns is not None:
+            return end, m.end() - 1, columns
+        events = decode_fast(b"".join((b"[", memoryview(buf)[start:end], b"]")))
+        return None if events is None else (end, m.end() - 1, events)
 
     def _emit(self, sink: EventSink, piece: bytes, offset: int, final: bool) -> None:
         columns = None if final else native.read_batch(piece, 0, len(piece))

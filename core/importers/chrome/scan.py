@@ -23,6 +23,20 @@ _DEPTH_STEP[list(b"}]")] = -1
 _QUOTE, _BACKSLASH, _OBJECT_END = (ord(c) for c in '"\\}')
 
 
+def last_boundary(buf: bytes, lo: int, hi: int) -> re.Match | None:
+    """The last ``}`` ``,`` ``{`` wholly within buf[lo:hi], or None: looked for in the last
+    4 kB first, then in windows 16 times larger (an event is rarely more than a few kB)."""
+    window = 1 << 12
+    while True:
+        at = max(lo, hi - window)
+        last = None
+        for last in BOUNDARY.finditer(buf, at, hi):
+            pass
+        if last is not None or at == lo:
+            return last
+        window *= 16
+
+
 def entry_boundary(buf: bytes, start: int, after: int,
                     block: int = 1 << 20) -> tuple[int, int, None] | str | None:
     """The first ``}`` ``,`` ``{`` between two entries of the event array at or after `after`,
