@@ -377,17 +377,11 @@ class ChromeJsonReader:
         tries = 0
         view = memoryview(buf)
         for m in BOUNDARY.finditer(buf, start + self.batch_bytes - 1):
-            columns = self._ahead.take(buf, start, m.start() + 1) if self._ahead else False
-            if columns is False:
-                columns = native.read_batch(buf, start, m.start() + 1)
-            if columns is not None:
-                return m.start() + 1, m.end() - 1, columns
-            array = b"".join((b"[", view[start: m.start() + 1], b"]"))
-            events = decode_fast(array)
+            events = self._proven(buf, start, m.start() + 1)
             if events is not None:
                 return m.start() + 1, m.end() - 1, events
             try:
-                DECODER.decode(memoryview(array)[:-1])
+                DECODER.decode(b"".join((b"[", view[start: m.start() + 1])))
             except msgspec.DecodeError as exc:
                 if TRAILING.search(str(exc).encode()):
                     return CLOSED
@@ -404,22 +398,23 @@ class ChromeJsonReader:
 
     def _cut_short(self, buf: bytes, start: int) -> tuple[int, int, Any] | None:
         """The batch from `start` to the last ``},{`` of `buf` at least half a batch on,
-        proven as _cut proves its first (the native reader, or the Python one, takes it
-        whole); None when there is none or it is not proven: then more is read and the batch
-        is cut as any other. Most buffers end in such a batch: what is carried into the next
-        buffer is then part of one event, where it was most of a batch (a refill copied half
-        of what the file read)."""
+        proven as _cut proves its first (see _proven); None when there is none or it is not
+        proven: then more is read and the batch is cut as any other. Most buffers end in such
+        a batch: what is carried into the next buffer is then part of one event, where it was
+        most of a batch (a refill copied half of what the file read)."""
         m = last_boundary(buf, start + self.batch_bytes // 2, len(buf))
-        if m is None:
-            return None
-        end = m.start() + 1
+        events = None if m is None else self._proven(buf, start, m.start() + 1)
+        return None if events is None else (m.start() + 1, m.end() - 1, events)
+
+    def _proven(self, buf: bytes, start: int, end: int) -> native.Columns | list | None:
+        """The events of buf[start:end], if it holds whole events only: read by the native
+        reader (or ahead), or else decoded by the Python path's fast decoding; None if not."""
         columns = self._ahead.take(buf, start, end) if self._ahead else False
         if columns is False:
             columns = native.read_batch(buf, start, end)
         if columns is not None:
-            return end, m.end() - 1, columns
-        events = decode_fast(b"".join((b"[", memoryview(buf)[start:end], b"]")))
-        return None if events is None else (end, m.end() - 1, events)
+            return columns
+        return decode_fast(b"".join((b"[", memoryview(buf)[start:end], b"]")))
 
     def _emit(self, sink: EventSink, piece: bytes, offset: int, final: bool) -> None:
         columns = None if final else native.read_batch(piece, 0, len(piece))
