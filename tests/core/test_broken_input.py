@@ -411,6 +411,22 @@ def test_counter_values_beyond_float_range(tmp_path, batch) -> None:
     assert problems(index) == {"bad_counter": 1}
 
 
+@pytest.mark.parametrize("batch", BATCH_SIZES)
+@pytest.mark.parametrize("reader", ["0", "1"])
+def test_durations_beyond_a_double_in_ns_are_counted_without_a_warning(
+        tmp_path, monkeypatch, batch, reader) -> None:
+    """(numpy's overflow warning reached the terminal from the Python path)"""
+    import warnings
+
+    monkeypatch.setenv("PROFTUI_NATIVE", reader)
+    events = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": k, "dur": d}
+              for k, d in enumerate([1e306, 3, 1.5e307, 2])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        index = load(write_trace(tmp_path / "t.json", events), batch)
+    assert index.n_slices == 4 and problems(index) == {"bad_duration": 2}
+
+
 def test_an_array_of_non_events_is_counted_not_refused(tmp_path) -> None:
     index = load(write_trace(tmp_path / "t.json", raw=b'[1, "two", [3], null]'))
     assert index.n_slices == 0

@@ -146,7 +146,8 @@ def _exact_durations(buf: bytes, events: list[Event]) -> list[Event]:
         us = np.array(durations, np.float64)
     except TypeError:  # None (no duration) among them
         us = np.array([math.nan if d is None else d for d in durations], np.float64)
-    with np.errstate(invalid="ignore"):  # inf - inf: an overflowing duration, refused later
+    with np.errstate(over="ignore", invalid="ignore"):  # a duration beyond a double in ns
+        # (inf, then inf - inf): refused later
         ns = us * 1000.0
         finer = np.flatnonzero(np.abs(ns - np.rint(ns)) > 1e-6)  # NaN compares False
     if len(finer):
