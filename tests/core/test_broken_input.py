@@ -413,18 +413,34 @@ def test_counter_values_beyond_float_range(tmp_path, batch) -> None:
 
 @pytest.mark.parametrize("batch", BATCH_SIZES)
 @pytest.mark.parametrize("reader", ["0", "1"])
-def test_durations_beyond_a_double_in_ns_are_counted_without_a_warning(
+def test_durations_beyond_range_are_counted_without_a_warning(
         tmp_path, monkeypatch, batch, reader) -> None:
-    """(numpy's overflow warning reached the terminal from the Python path)"""
+    """Beyond a double in ns, or int64's least: numpy's overflow and cast warnings reached
+    the terminal from the Python path."""
     import warnings
 
     monkeypatch.setenv("PROFTUI_NATIVE", reader)
-    events = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": k, "dur": d}
-              for k, d in enumerate([1e306, 3, 1.5e307, 2])]
+    for durations in ([1e306, 3, 1.5e307, 2.5], [3, -2**63, 2]):
+        events = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": k, "dur": d}
+                  for k, d in enumerate(durations)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            index = load(write_trace(tmp_path / "t.json", events), batch)
+        bad = sum(abs(d) > 1e18 for d in durations)
+        assert index.n_slices == len(durations) and problems(index) == {"bad_duration": bad}
+
+
+def test_integer_durations_at_int64s_least_are_refused_without_a_warning() -> None:
+    import warnings
+
+    import numpy as np
+
+    from proftui.core.importers.chrome.views import _float_durations_ns
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        index = load(write_trace(tmp_path / "t.json", events), batch)
-    assert index.n_slices == 4 and problems(index) == {"bad_duration": 2}
+        ns, ok = _float_durations_ns(np.array([3, -2**63, -1], np.int64))
+    assert ns.tolist() == [3000, 0, -1000] and ok.tolist() == [True, False, True]
 
 
 def test_an_array_of_non_events_is_counted_not_refused(tmp_path) -> None:

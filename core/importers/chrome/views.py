@@ -358,5 +358,6 @@ def _durations_ns(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 def _float_durations_ns(us: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Durations in µs as numbers (NaN when missing), none with digits below the ns, as
     int64 ns (see :func:`_durations_ns`)."""
+    us = us.astype(np.float64, copy=False)  # (the abs of int64's least is itself, negative)
     ok = np.abs(us) < MAX_SLICE_US  # longer is damage; False for NaN
     return np.rint(np.where(ok, us, 0.0) * 1000.0).astype(np.int64), ok
