@@ -13,6 +13,18 @@ from proftui.core.source.streams import ByteSource
 from helpers import columns_equal, problems, write_trace
 
 
+@pytest.fixture(autouse=True, params=["fresh", "forked"])
+def _workers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test with workers of both kinds: forks (as `proftui index` has them) and fresh
+    interpreters (as the app, and this suite's processes, whose numpy runs a BLAS thread)."""
+    from proftui.core.load import split
+    from proftui.core.runtime import workers
+
+    forked = request.param == "forked"
+    monkeypatch.setattr(workers, "forks", lambda: forked)
+    monkeypatch.setattr(split, "forks", lambda: forked)
+
+
 def _events() -> list[dict]:
     events: list[dict] = [
         {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "host"}},
