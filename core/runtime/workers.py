@@ -57,7 +57,8 @@ class Worker:
     :meth:`result` reads the next job's record (blocking); :meth:`stop` ends the worker.
     `on_progress`, if given, is told (job's number from 0, bytes done) as the job's function
     says (see :func:`job_progress`), from a thread of its own.
-    `fork`: whether the worker is a fork of this process (None: where :func:`forks` says).
+    `fork`: whether the worker is a fork of this process (None: where :func:`forks` says;
+    `forked` tells which it is).
     """
 
     def __init__(self, function: str, jobs: Sequence[Any],
@@ -74,7 +75,8 @@ class Worker:
         # waiting on a full pipe, and its answer is not copied after the caller's own work.
         self._early: queue.Queue | None = queue.Queue() if receive_early else None
         self.proc: subprocess.Popen | _Forked
-        if forks() if fork is None else fork:
+        self.forked = forks() if fork is None else fork
+        if self.forked:
             self.proc = _Forked(function, jobs, reports)
         else:
             self.proc = subprocess.Popen(
@@ -240,8 +242,6 @@ def forks() -> bool:
 class _Forked:
     """A fork of this process serving `jobs` (see :func:`serve`): what Worker uses of a Popen.
     The child never returns into the caller's code: it leaves through os._exit."""
-
-    stdin = None
 
     def __init__(self, function: str, jobs: Sequence[Any], reports: bool) -> None:
         out_r, out_w = os.pipe()
