@@ -1,8 +1,8 @@
 """Indexing the trace files of a profile (a folder of ranks) in worker processes.
 
 Each worker (:class:`proftui.core.runtime.workers.Worker`, a fork or a fresh interpreter)
-stays up for many files, so a folder of 64 small ranks pays for two worker starts, not 64. A worker
-reads one file into a builder of its own, with the file's group and clock offset, and sends
+stays up for many files, so a folder of 64 small ranks pays for two worker starts, not 64. A
+worker reads one file into a builder of its own, with the file's group and clock offset, and sends
 back a :class:`~proftui.core.importers.chrome.file_read.FileRead`; the parent merges the builders'
 states in file order, so that the index is the one a single process builds, ordinals and all.
 A file a worker cannot read comes back as Failed and the parent reads it itself, counting its

@@ -152,6 +152,19 @@ class BatchRecord:
 EventSink = Callable[[list[Event] | native.Columns, int, int], None]
 
 
+def first_end(buf: bytes, start: int, batch_bytes: int, eof: bool,
+              ) -> tuple[re.Match | None, bool]:
+    """Where the batch from `start` is first tried to end, and whether that is the buffer's
+    last boundary: the first ``},{`` past the batch size; when `buf` holds none and the file
+    goes on (`eof` false), its last one at least half a batch on (None if none). A buffer
+    that ends in such a batch carries part of one event into the next, where it carried most
+    of a batch (a refill copied half of what the file read)."""
+    m = BOUNDARY.search(buf, start + batch_bytes - 1)
+    if m is not None or eof:
+        return m, False
+    return last_boundary(buf, start + batch_bytes // 2, len(buf)), True
+
+
 class _Ahead:
     """The native reading of the next batch, begun in a thread of its own while the sink
     takes the current one (the extension releases the GIL: the two run on two cores). Only
@@ -166,11 +179,9 @@ class _Ahead:
         self.future: Any = None
 
     def begin(self, buf: bytes, start: int, batch_bytes: int, eof: bool) -> None:
-        """Read ahead the batch of `buf` from `start` to its first candidate end (see
-        ChromeJsonReader._cut; `eof`: the file's end is in `buf`)."""
-        m = BOUNDARY.search(buf, start + batch_bytes - 1)
-        if m is None and not eof:
-            m = last_boundary(buf, start + batch_bytes // 2, len(buf))
+        """Read ahead the batch of `buf` from `start` to where it is first tried to end (see
+        first_end; `eof`: the file's end is in `buf`)."""
+        m, _ = first_end(buf, start, batch_bytes, eof)
         if m is None:
             self.key = None
             return
@@ -367,13 +378,15 @@ class ChromeJsonReader:
     def _cut(self, buf: bytes, start: int, eof: bool):
         """Where the batch beginning at `start` ends: ``(end, next start, events or None)``.
 
-        At the first ``},{`` past the batch size that proves to be between two events. When
-        `buf` holds none and the file goes on (`eof` false), at the last one of `buf` at least
-        half a batch on, if proven (see _cut_short). None when `buf` holds no boundary yet;
-        `CLOSED` when the event array ends inside the batch.
+        At the first ``},{`` past the batch size that proves to be between two events, or
+        at the buffer's last (see first_end) if that proves. None when `buf` holds no
+        boundary yet, or its last does not prove (then more is read and the batch is cut as
+        any other); `CLOSED` when the event array ends inside the batch.
         """
-        if not eof and BOUNDARY.search(buf, start + self.batch_bytes - 1) is None:
-            return self._cut_short(buf, start)
+        first, last = first_end(buf, start, self.batch_bytes, eof)
+        if last:
+            events = None if first is None else self._proven(buf, start, first.start() + 1)
+            return None if events is None else (first.start() + 1, first.end() - 1, events)
         tries = 0
         view = memoryview(buf)
         for m in BOUNDARY.finditer(buf, start + self.batch_bytes - 1):
@@ -395,16 +408,6 @@ class ChromeJsonReader:
                 # one between two entries by following strings and brackets instead.
                 return entry_boundary(buf, start, start + self.batch_bytes - 1)
         return None
-
-    def _cut_short(self, buf: bytes, start: int) -> tuple[int, int, Any] | None:
-        """The batch from `start` to the last ``},{`` of `buf` at least half a batch on,
-        proven as _cut proves its first (see _proven); None when there is none or it is not
-        proven: then more is read and the batch is cut as any other. Most buffers end in such
-        a batch: what is carried into the next buffer is then part of one event, where it was
-        most of a batch (a refill copied half of what the file read)."""
-        m = last_boundary(buf, start + self.batch_bytes // 2, len(buf))
-        events = None if m is None else self._proven(buf, start, m.start() + 1)
-        return None if events is None else (m.start() + 1, m.end() - 1, events)
 
     def _proven(self, buf: bytes, start: int, end: int) -> native.Columns | list | None:
         """The events of buf[start:end], if it holds whole events only: read by the native
