@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -136,6 +137,57 @@ class SeekPoints:
         return window
 
 
+# Each inflated piece follows this many free bytes in the buffer it was inflated into, where
+# a reader may put what it carries over from the piece before (see with_before).
+ROOM = 1 << 16
+
+
+def with_before(piece: bytes | memoryview, before: memoryview) -> memoryview | None:
+    """`before` and `piece` as one view, where `piece` is (what is left to read of) an
+    inflated piece, a view of the buffer it was inflated into (see :func:`inflate`), and
+    `before` fits in that buffer before it: the room left there, and the piece's bytes already
+    read (copied out; nothing may read them there again). `before` is copied there; `piece`
+    is not copied at all. None otherwise: then the caller joins them."""
+    out = piece.obj if isinstance(piece, memoryview) else None
+    if not isinstance(out, _Buffer):
+        return None
+    start = _address(piece) - _address(out)
+    n = len(before)
+    if n > start:
+        return None
+    whole = memoryview(out)
+    whole[start - n:start] = before
+    return whole[start - n:start + len(piece)]
+
+
+def _address(buffer: bytearray | memoryview) -> int:
+    return ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+
+
+class _Buffer(bytearray):
+    """A buffer inflated into (told from any other by its type: see with_before)."""
+
+
+class _Buffers:
+    """The buffers inflated into: each piece is handed on as a view of one (not copied into a
+    bytes object, under the GIL), and a buffer is inflated into again once no view of it is
+    left."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pool: list[tuple[_Buffer, int]] = []
+
+    def get(self) -> tuple[_Buffer, int]:
+        """A buffer that nothing else refers to, and its address."""
+        for entry in self.pool:
+            if sys.getrefcount(entry[0]) == 2:  # its entry, and getrefcount's argument
+                return entry
+        out = _Buffer(self.size)
+        entry = (out, _address(out))
+        self.pool.append(entry)
+        return entry
+
+
 class _Inflater:
     """One zlib inflate stream over a file, yielding what it inflates."""
 
@@ -192,34 +244,39 @@ class _Inflater:
 
     def run(self, out_at: int, raw: bool,
             keep: list[tuple[int, int, int, bytes]] | None = None,
-            spacing: int = 0, tail: bytes = b"") -> Iterator[bytes]:
+            spacing: int = 0, tail: bytes = b"") -> Iterator[memoryview]:
         """Inflate to the end of the last gzip member, yielding at most `chunk` bytes at a
-        time; `out_at` is the inflated offset where it starts. With `keep`, seek points are
+        time, each a view of the buffer it was inflated into, ROOM bytes into it (see
+        with_before); `out_at` is the inflated offset where it starts. With `keep`, seek points are
         appended to it about every `spacing` inflated bytes. `raw`: the stream starts as
         bare deflate data inside a member (at a seek point)."""
-        out = ctypes.create_string_buffer(self.chunk)
-        base = ctypes.addressof(out)
+        buffers = _Buffers(ROOM + self.chunk)
+        out, base = buffers.get()
         filled = 0
         last = out_at
         strm, lib = self.strm, self.lib
         while True:
             self.ensure(1)
             if filled == self.chunk:
-                piece = ctypes.string_at(base, filled)
-                tail = (tail + piece)[-WINDOW:] if filled < WINDOW else piece[-WINDOW:]
+                piece = memoryview(out)[ROOM:ROOM + filled]
+                tail = (tail + piece)[-WINDOW:] if filled < WINDOW else bytes(piece[-WINDOW:])
                 out_at += filled
                 filled = 0
                 yield piece
-            strm.next_out = base + filled
+                del piece
+                out, base = buffers.get()
+            strm.next_out = base + ROOM + filled
             strm.avail_out = self.chunk - filled
             ret = lib.inflate(ctypes.byref(strm), _Z_BLOCK)
             filled = self.chunk - strm.avail_out
             if ret == _Z_STREAM_END:
                 if filled:
-                    piece = ctypes.string_at(base, filled)
+                    piece = memoryview(out)[ROOM:ROOM + filled]
                     tail = (tail + piece)[-WINDOW:]
                     out_at, filled = out_at + filled, 0
                     yield piece
+                    del piece
+                    out, base = buffers.get()
                 if raw:  # the member's trailer (CRC-32, size), which zlib reads in gzip mode
                     self.skip(8)
                     raw = False
@@ -230,24 +287,24 @@ class _Inflater:
                 continue
             if ret == _Z_BUF_ERROR and self.eof and not strm.avail_in:
                 if filled:
-                    yield ctypes.string_at(base, filled)
+                    yield memoryview(out)[ROOM:ROOM + filled]
                 raise GzipTruncated("the gzip stream ends early (truncated file)")
             if ret not in (_Z_OK, _Z_BUF_ERROR):
                 if filled:
-                    yield ctypes.string_at(base, filled)
+                    yield memoryview(out)[ROOM:ROOM + filled]
                 msg = (strm.msg or b"").decode("ascii", "replace")
                 raise GzipError(f"Error {ret} while decompressing data: {msg}")
             total = out_at + filled
             if (keep is not None and strm.data_type & 128 and not strm.data_type & 64
                     and total - last >= spacing and total >= WINDOW):
                 near = min(filled, WINDOW)
-                window = (tail + ctypes.string_at(base + filled - near, near))[-WINDOW:]
+                window = (tail + ctypes.string_at(base + ROOM + filled - near, near))[-WINDOW:]
                 keep.append((total, self.at(), strm.data_type & 7, window))
                 last = total
 
 
 def inflate(f: BinaryIO, chunk: int, counted: Callable[[int], None],
-            keep: list[tuple[int, int, int, bytes]] | None = None) -> Iterator[bytes]:
+            keep: list[tuple[int, int, int, bytes]] | None = None) -> Iterator[memoryview]:
     """The inflated bytes of the gzip file `f` from its start (all members, trailing bytes
     that are not a member ignored); seek points appended to `keep` when given, about every
     SPACING bytes. `counted` is told how many compressed bytes each read took. Raises
@@ -260,7 +317,7 @@ def inflate(f: BinaryIO, chunk: int, counted: Callable[[int], None],
         inflater.end()
 
 
-def inflate_from(f: BinaryIO, points: SeekPoints, k: int, chunk: int) -> Iterator[bytes]:
+def inflate_from(f: BinaryIO, points: SeekPoints, k: int, chunk: int) -> Iterator[memoryview]:
     """The inflated bytes from seek point number `k` on (it starts at ``points.out[k]``).
     Raises GzipError."""
     bits = int(points.bits[k])

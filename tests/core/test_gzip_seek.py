@@ -47,6 +47,30 @@ def test_every_seek_point_restarts_exactly(seed, monkeypatch) -> None:
         assert points.window(k) == raw[at - gzip_seek.WINDOW: at]
 
 
+def test_pieces_are_views_with_room_before_them() -> None:
+    """Each inflated piece is a view of the buffer it was inflated into, not a copy: one that
+    is held is not inflated into again, and with_before puts bytes in the room before it (or
+    before what is left of it) without copying it; bytes that do not fit there, and a piece
+    that is no such view, it refuses."""
+    packed, raw = _members(2)
+    held, at = [], 0
+    for k, piece in enumerate(gzip_seek.inflate(io.BytesIO(packed), 1 << 12, lambda n: None)):
+        if k % 3 == 0:
+            held.append((at, piece))  # the others are let go: their buffers are used again
+        at += len(piece)
+    assert len(held) > 20 and all(bytes(p) == raw[a: a + len(p)] for a, p in held)
+    piece = held[4][1]
+    joined = gzip_seek.with_before(piece, memoryview(b"carried over"))
+    assert joined is not None and joined.obj is piece.obj
+    assert bytes(joined) == b"carried over" + bytes(piece)
+    assert gzip_seek.with_before(piece, memoryview(bytes(gzip_seek.ROOM + 1))) is None
+    rest = gzip_seek.with_before(piece[100:], memoryview(bytes(gzip_seek.ROOM + 100)))
+    assert rest is not None and bytes(rest) == bytes(gzip_seek.ROOM + 100) + bytes(piece[100:])
+    assert gzip_seek.with_before(piece[100:], memoryview(bytes(gzip_seek.ROOM + 101))) is None
+    assert gzip_seek.with_before(bytes(piece), memoryview(b"x")) is None
+    assert gzip_seek.with_before(memoryview(bytearray(100))[50:], memoryview(b"x")) is None
+
+
 def test_same_bytes_and_errors_as_pythons_zlib(tmp_path, monkeypatch) -> None:
     """Cut anywhere or damaged, a file gives the same bytes and the same error both ways."""
     packed, _ = _members(1)

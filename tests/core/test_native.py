@@ -427,6 +427,46 @@ def test_a_compressed_file_is_not_read_ahead(tmp_path: Path,
     same_index(load(plain, 700), load(packed, 700), drop_meta=("sources", "profile"))
 
 
+def test_a_compressed_file_is_read_where_it_was_inflated(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A .json.gz's inflated chunks become the reader's buffers as they are, what a batch
+    left unread put in the room before them; an unread part larger than that room (events of
+    100 kB) is joined to the next chunk by copying, as before. Both readers give the same
+    index, and it is the plain file's but where batches end (they follow the chunks)."""
+    import gzip
+
+    from proftui.core.importers.chrome import read
+    from proftui.core.source import gzip_seek
+
+    if not gzip_seek.available():
+        pytest.skip("no system zlib to call")
+    events = _mixed_events(3, 2500)
+    for ev in events[5::400]:
+        ev["args"] = {"text": "x" * 100_000}
+    plain = write_trace(tmp_path / "t.json", events)
+    packed = tmp_path / "t.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    taken: list[bool] = []
+
+    def with_before(piece, before):
+        joined = gzip_seek.with_before(piece, before)
+        taken.append(joined is not None)
+        return joined
+
+    monkeypatch.setattr(read, "with_before", with_before)
+    indexes = {}
+    for reader in ("1", "0"):
+        monkeypatch.setenv("PROFTUI_NATIVE", reader)
+        indexes[reader] = load(packed, 20_000)
+    same_index(indexes["1"], indexes["0"], drop_meta=("reader",))
+    assert taken.count(True) > 20 and False in taken
+    expected = load(plain, 20_000)
+    for index in (indexes["1"], expected):
+        for key in [k for k in index.arrays if k.startswith("batches.")]:
+            del index.arrays[key]
+    same_index(expected, indexes["1"], drop_meta=("sources", "profile", "reader"))
+
+
 @pytest.mark.parametrize("tail", ["", ', "deviceProperties": [{"id": 0}, {"id": 1}]}',
                                   ', "note": "},{"}', ']\n[{"ph": "X"}, {"ph": "X"}]'])
 def test_the_last_batch_is_read_natively_but_its_last_event(
