@@ -20,15 +20,8 @@ from textual.containers import Vertical
 from textual.widgets import Footer, Input, ProgressBar, Static, TabbedContent, TabPane
 
 from proftui.core import Cancelled, ProftuiError, load_trace
-from proftui.core.analysis.diff import (
-    Diff,
-    Opened,
-    compare,
-    diff_tables,
-    evidence,
-    instances_table,
-    ops_table,
-)
+from proftui.core.analysis.diff import Diff, Opened, compare
+from proftui.core.analysis.diff_report import diff_tables, evidence, instances_table, ops_table
 from proftui.core.analysis.overview import read_overview
 from proftui.core.ops.iterations import capture_start_ns
 from proftui.core.query.rows import RowIndex, rows_for

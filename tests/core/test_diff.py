@@ -8,7 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from proftui.core.analysis.diff import Opened, compare, diff_tables, normalise, read_op_map
+from proftui.core.analysis.diff import Opened, compare, normalise, read_op_map
+from proftui.core.analysis.diff_report import diff_tables
 from proftui.core.analysis.overview import read_overview
 from proftui.core.analysis.rank_diff import compare_ranks
 from proftui.core.analysis.step_verdict import judge_steps

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from proftui.core.analysis.diff import Opened, compare, diff_tables, normalise
+from proftui.core.analysis.diff import Opened, compare, normalise
+from proftui.core.analysis.diff_report import diff_tables
 from proftui.core.analysis.table_diff import compare_tables, delta_tables
 from proftui.core.cache.tables import read_table
 from proftui.core.ops.iterations import find_iterations

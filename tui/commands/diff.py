@@ -75,7 +75,7 @@ def cmd_diff(argv: list[str]) -> int:
     _checked(parser, args)
     if args.csv and os.path.exists(args.csv) and not args.force:
         raise ProftuiError(f"{args.csv} exists; --force overwrites it.")
-    from proftui.core.analysis.diff import diff_tables, evidence
+    from proftui.core.analysis.diff_report import diff_tables, evidence
     from proftui.core.analysis.rank_diff import slowest_text
 
     found, sides = _compared(parser, args, lambda path: load(

@@ -280,7 +280,8 @@ def cluster_section(index, path: str, number: int | None, top: int) -> Section |
 
 def diff_section(sides, top: int) -> Section:
     """Did the fix help: the verdict, the parts base and new side by side, the tables."""
-    from proftui.core.analysis.diff import compare, diff_tables, evidence
+    from proftui.core.analysis.diff import compare
+    from proftui.core.analysis.diff_report import diff_tables, evidence
     from proftui.core.analysis.rank_diff import slowest_text
     from proftui.tui.commands.diff import diff_json
 
