@@ -60,8 +60,9 @@ from proftui.core.analysis.overview import read_overview
 from proftui.core.analysis.summary import report_tables, summary_report
 from proftui.core.export.to_csv import UNITS, export_events
 from proftui.core.model.index import TraceIndex
-from proftui.core.ops.aggregate import SIDES, aggregate_ops, iterations_table
+from proftui.core.ops.aggregate import SIDES, aggregate_ops
 from proftui.core.ops.grouping import op_types
+from proftui.core.ops.instances import iterations_table
 from proftui.core.ops.iterations import capture_start_ns
 from proftui.core.query.args import args_of, slice_args
 from proftui.core.query.rows import paint_cells, rows_for

@@ -17,7 +17,7 @@ from proftui.core.analysis.table_diff import delta_tables
 from proftui.core.analysis.work_diff import WorkDelta
 from proftui.core.model.table import Column, Table, text_column
 from proftui.core.model.words import plural
-from proftui.core.ops.aggregate import iteration_at, track_titles
+from proftui.core.ops.instances import iteration_at, track_titles
 
 
 def evidence(diff: Diff) -> list[str]:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from proftui.core.ops.aggregate import OUTLIER_RATIO
+from proftui.core.ops.instances import OUTLIER_RATIO
 
 ALPHA = 0.05  # the test's level; the interval covers at least 1 - ALPHA
 SAME_PCT = 2.0  # an interval within +-this % is "no change"

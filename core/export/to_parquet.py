@@ -39,7 +39,8 @@ from proftui.core.analysis.breakdown import StepBreakdown
 from proftui.core.export.to_csv import ExportError, ExportExists, window_events
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
-from proftui.core.ops.aggregate import GroupWindows, iteration_of
+from proftui.core.ops.aggregate import GroupWindows
+from proftui.core.ops.instances import iteration_of
 from proftui.core.ops.iterations import Iteration
 from proftui.core.ops.roles import roles, slice_groups, track_groups
 

@@ -5,7 +5,7 @@ a band whose times are drawn less its own start, so that the same work of every 
 and a slow step's extra work stands out. At most `limit` bands are kept: the slowest step and
 the one nearest the median always, then the steps furthest from the median (the slowest and
 the fastest first), shown in step order (group order for a step of every group). The marks and
-the "vs median" of each band are the Iterations pane's (:func:`.aggregate.iterations_table`):
+the "vs median" of each band are the Iterations pane's (:func:`.instances.iterations_table`):
 against its own group's median, warm-up left out.
 """
 
@@ -65,7 +65,7 @@ def fold_steps(items: Sequence[Iteration], group: str | None = None,
     """The steps of `group` (every step of it), or with `number` every group's step `number`,
     as bands; at most `limit` of them (see the module docstring). Steps without a time window
     are left out; an empty fold has no bands."""
-    from proftui.core.ops.aggregate import iterations_table  # (not needed to draw a first frame)
+    from proftui.core.ops.instances import iterations_table  # (not needed to draw a first frame)
 
     timed = [it for it in items if it.start_ns >= 0 <= it.end_ns and it.end_ns > it.start_ns]
     table = iterations_table(timed, 0)

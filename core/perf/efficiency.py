@@ -21,7 +21,7 @@ import numpy as np
 from proftui.core.model.errors import ProftuiError
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Column, Table, text_column
-from proftui.core.ops.aggregate import instances_table
+from proftui.core.ops.instances import instances_table
 from proftui.core.ops.iterations import Iteration, Iterations
 from proftui.core.perf.device import device_name
 from proftui.core.perf.dtypes import canonical_dtype

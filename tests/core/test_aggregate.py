@@ -12,15 +12,14 @@ import pytest
 from proftui.core import load_trace
 from proftui.core.cache.tables import read_table
 from proftui.core.model.errors import ProftuiError
-from proftui.core.ops.aggregate import (
-    aggregate_ops,
+from proftui.core.ops.aggregate import aggregate_ops, op_instances
+from proftui.core.ops.grouping import op_types
+from proftui.core.ops.instances import (
     duration_histogram,
     instances_table,
     iteration_of,
     iterations_table,
-    op_instances,
 )
-from proftui.core.ops.grouping import op_types
 from proftui.core.ops.iterations import Iteration, Iterations
 from proftui.core.ops.roles import device_tracks, track_groups
 from proftui.core.query.parents import find_parents, slice_parents

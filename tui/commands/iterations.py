@@ -57,7 +57,7 @@ def cmd_iterations(argv: list[str]) -> int:
 
 def _iterations(index):
     """(the iterations of `index`, the capture start, their table)."""
-    from proftui.core.ops.aggregate import iterations_table
+    from proftui.core.ops.instances import iterations_table
     from proftui.core.ops.iterations import capture_start_ns
 
     found = profile_iterations(index)

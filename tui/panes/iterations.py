@@ -19,9 +19,7 @@ from proftui.core.analysis.speed import speed_text
 from proftui.core.analysis.step_parts import OTHER, StepParts, part_order, step_parts
 from proftui.core.analysis.summary import iteration_summary
 from proftui.core.model.table import Column, Table
-from proftui.core.ops.aggregate import (
-    iterations_table,
-)
+from proftui.core.ops.instances import iterations_table
 from proftui.core.ops.iterations import Iteration, Iterations
 from proftui.themes import Palette, palette_for
 from proftui.tui.panes.base import FilterBox, TablePane
@@ -87,7 +85,7 @@ def iterations_with_breakdown(iterations: list[Iteration],
                               steps: dict[tuple[str, int], StepBreakdown],
                               bars: list[StepParts | None] | None = None,
                               origin_ns: int = 0) -> Table:
-    """The iterations table (:func:`~proftui.core.ops.aggregate.iterations_table`, starts from
+    """The iterations table (:func:`~proftui.core.ops.instances.iterations_table`, starts from
     `origin_ns`, the capture start): the usual columns, the bar's column (when some
     iteration has parts), the breakdown columns (when there are steps), the profile's own
     parts, and the absolute Start last."""

@@ -14,13 +14,9 @@ from textual.widgets import Static
 
 from proftui.core.model.index import TraceIndex
 from proftui.core.model.table import Table
-from proftui.core.ops.aggregate import (
-    aggregate_ops,
-    duration_histogram,
-    instances_table,
-    op_instances,
-)
+from proftui.core.ops.aggregate import aggregate_ops, op_instances
 from proftui.core.ops.grouping import GROUP_BY, OpTypes, op_types
+from proftui.core.ops.instances import duration_histogram, instances_table
 from proftui.core.ops.iterations import Iteration
 from proftui.tui.panes.base import FilterBox, TablePane
 from proftui.tui.panes.ops_window import WHOLE_TRACE, Window
