@@ -25,6 +25,10 @@ _INFLATE_ERRORS = (zlib.error, getattr(_zlib, "error", zlib.error))
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
 
+# A piece of a file's bytes as read: bytes, or (inflated by the system zlib) a view of the
+# buffer it was inflated into, valid as long as it is held (see gzip_seek.with_before).
+Chunk = bytes | memoryview
+
 
 def file_size(path: str | os.PathLike[str]) -> int:
     """A file's size in bytes; 0 when it is gone or cannot be read."""
@@ -89,7 +93,7 @@ class ByteSource:
         self.seek_points: SeekPoints | None = None
 
     def chunks(self, chunk: int = CHUNK, start: int = 0,
-               end: int | None = None) -> Generator[bytes, None, None]:
+               end: int | None = None) -> Generator[Chunk, None, None]:
         """Yield the file's (decompressed) bytes in chunks of at most about `chunk` bytes.
 
         `start` and `end` restrict a plain file to a byte range (used to index parts of a
@@ -118,7 +122,7 @@ class ByteSource:
     def _count(self, n: int) -> None:
         self.consumed += n
 
-    def _inflate(self, f, chunk: int) -> Iterator[bytes]:
+    def _inflate(self, f, chunk: int) -> Iterator[Chunk]:
         if not gzip_seek.available():
             yield from self._inflate_zlib(f, chunk)
             return
@@ -179,7 +183,7 @@ class ByteSource:
                     f.seek(start)
                     yield f.read(end - start)
             return
-        stream: Generator[bytes, None, None] | None = None
+        stream: Generator[Chunk, None, None] | None = None
         pos, buf = 0, bytearray()  # buf holds the stream from `pos` on
         try:
             for start, end in ranges:
@@ -207,7 +211,7 @@ class ByteSource:
         k = self.seek_points.before(offset) if self.seek_points is not None else -1
         return int(self.seek_points.out[k]) if k >= 0 else 0  # type: ignore[union-attr]
 
-    def _inflated_from(self, restart: int) -> Generator[bytes, None, None]:
+    def _inflated_from(self, restart: int) -> Generator[Chunk, None, None]:
         """The decompressed stream from `restart` (0, or a seek point's offset) on.
 
         Should inflating from a seek point fail, the points are dropped and the file is
@@ -261,7 +265,7 @@ class PlainReader:
 _DONE = object()
 
 
-def _prefetched(items: Iterator[bytes], depth: int = 4) -> Iterator[bytes]:
+def _prefetched(items: Iterator[Chunk], depth: int = 4) -> Iterator[Chunk]:
     """`items`, produced by a thread at most `depth` items ahead (bounded memory)."""
     ready: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from proftui.core.model.errors import NotATraceError
 
 if TYPE_CHECKING:
-    from proftui.core.source.streams import ByteSource
+    from proftui.core.source.streams import ByteSource, Chunk
 
 WS = b" \t\r\n"
 BOM = b"\xef\xbb\xbf"
@@ -34,7 +34,7 @@ class Head:
     header: bytes = b""
 
 
-def find_events(chunks: Iterator[bytes], source: ByteSource) -> Head:
+def find_events(chunks: Iterator[Chunk], source: ByteSource) -> Head:
     """Read `chunks` (of `source`) up to the first byte inside the event array. Raises
     :class:`NotATraceError` when they show it is no Chrome trace: empty or unreadable, not
     JSON, no traceEvents array in the first HEADER_LIMIT bytes."""

@@ -39,7 +39,7 @@ from proftui.core.importers.chrome.scan import BOUNDARY, CLOSED, entry_boundary,
 from proftui.core.model.diagnostics import Diagnostics
 from proftui.core.model.errors import Cancelled
 from proftui.core.source.gzip_seek import with_before
-from proftui.core.source.streams import ByteSource
+from proftui.core.source.streams import ByteSource, Chunk
 
 # Each batch costs the sink ~50 numpy calls whatever its size: 4 MB batches index a 1 GB trace
 # in 0.89-0.90x the CPU time of 1 MB ones (Kineto-like and msprof-like, one process; 8 MB gain
@@ -131,9 +131,10 @@ class _Stream:
 
 
 class _Chunks:
-    """`readinto` over chunks of bytes (a compressed file's, inflated in a thread)."""
+    """A compressed file's chunks (inflated in a thread), each taken as it is where it can
+    be (take), else read into the stream's buffer (readinto)."""
 
-    def __init__(self, chunks: Generator[bytes, None, None]) -> None:
+    def __init__(self, chunks: Generator[Chunk, None, None]) -> None:
         self.chunks = chunks
         self.left = memoryview(b"")
 
@@ -500,7 +501,7 @@ class ChromeJsonReader:
                 return near + at
         return None
 
-    def _find_events(self, chunks: Iterator[bytes]) -> tuple[bytes, int]:
+    def _find_events(self, chunks: Iterator[Chunk]) -> tuple[bytes, int]:
         """Skip to the first byte inside the event array; read the object form's header."""
         head = find_events(chunks, self.source)
         self.metadata["format"] = head.form
