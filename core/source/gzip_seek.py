@@ -13,11 +13,12 @@ inflate from the start with :mod:`zlib`, as before. Errors are raised as :class:
 after every byte inflated before them was yielded.
 
 The points cost nothing measurable while indexing: a gzip trace is inflated faster than it is
-parsed, in a thread of its own, and zlib called this way (one 1 MB output buffer, refilled)
-inflated a 1 GB trace in 0.44x the time of Python's zlib module, as fast as isal
-(bench/bench_gzip.py). The libraries that keep seek points themselves were measured too and
-left out: indexed_gzip inflates at Python zlib's speed (0.81x), rapidgzip's parallel inflate
-competes with the parser for two cores (1.06x).
+parsed, in a thread of its own, and zlib called this way inflated a 1 GB trace in 0.44x the
+time of Python's zlib module, as fast as isal (bench/bench_gzip.py). It inflates into pooled
+buffers, each piece handed on as a view with room before it, so that the reader can parse it
+where it lies (see with_before). The libraries that keep seek points themselves were
+measured too and left out: indexed_gzip inflates at Python zlib's speed (0.81x), rapidgzip's
+parallel inflate competes with the parser for two cores (1.06x).
 """
 
 from __future__ import annotations
@@ -247,9 +248,9 @@ class _Inflater:
             spacing: int = 0, tail: bytes = b"") -> Iterator[memoryview]:
         """Inflate to the end of the last gzip member, yielding at most `chunk` bytes at a
         time, each a view of the buffer it was inflated into, ROOM bytes into it (see
-        with_before); `out_at` is the inflated offset where it starts. With `keep`, seek points are
-        appended to it about every `spacing` inflated bytes. `raw`: the stream starts as
-        bare deflate data inside a member (at a seek point)."""
+        with_before); `out_at` is the inflated offset where it starts. With `keep`, seek
+        points are appended to it about every `spacing` inflated bytes. `raw`: the stream
+        starts as bare deflate data inside a member (at a seek point)."""
         buffers = _Buffers(ROOM + self.chunk)
         out, base = buffers.get()
         filled = 0

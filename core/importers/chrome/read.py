@@ -68,8 +68,8 @@ class _Stream:
     `ndarray.resize` checks its references the same way before it reuses an array.) A reader
     that can hand over its next chunk as it is, with what is left unread before it (a
     compressed file's: see _Chunks.take), is taken from instead, and nothing is copied but
-    the few bytes left unread: a copy of each inflated chunk was 0.1-0.3 s of a 1 GB .json.gz,
-    on the thread that parses."""
+    the few bytes left unread (copying each inflated chunk on the thread that parses, and
+    into a bytes object before that: a 1 GB .json.gz indexes in 0.84x the time without)."""
 
     def __init__(self, reader: Any, buf: bytes, base: int, chunk: int) -> None:
         self.reader = reader  # readinto(view) -> bytes read, 0 at the end; close()
