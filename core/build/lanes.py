@@ -56,31 +56,45 @@ def sort_slices(track: np.ndarray, start: np.ndarray, dur: np.ndarray, threads: 
 def stable_argsort(key: np.ndarray, threads: int = 1) -> np.ndarray:
     """np.argsort(key, kind="stable") of non-negative int64 keys, as sorts of values: numpy
     sorts values with SIMD and orders (argsort) without it, ~5x slower on millions of keys.
-    Each sort is of a digit of the keys and their position packed in 64 bits, the least
-    significant digit first (one sort where keys and positions fit together). With `threads`
-    2, such a one sort is of two halves at once, then of the two sorted runs (a merge)."""
+    Each key and its position are packed in 64 bits and sorted as one value. Where they do not
+    fit by a few bits (a capture of minutes in ns, millions of slices), the keys' lowest bits
+    are left out of that sort, and the few runs of keys equal without them are put in order
+    after it; by more, one sort per digit of the keys, the least significant first. With
+    `threads` 2, the one sort is of two halves at once, then of the two sorted runs (a
+    merge)."""
     n = len(key)
     if n < 2 or int(key.min()) < 0:
         return np.argsort(key, kind="stable")
     bits = (n - 1).bit_length()
     key_bits = max(1, int(key.max()).bit_length())
-    if key_bits + bits <= 64:  # one sort: each key and its position packed together
+    dropped = max(0, key_bits + bits - 64)  # the keys' lowest bits left out of the one sort
+    if dropped <= _MOST_DROPPED:
         packed = np.empty(n, np.uint64)
 
-        def sort(a: int, b: int) -> None:
+        def pack(a: int, b: int) -> None:
             part = packed[a:b]
-            np.left_shift(key[a:b].view(np.uint64), np.uint64(bits), out=part)
+            np.right_shift(key[a:b].view(np.uint64), np.uint64(dropped), out=part)
+            part <<= np.uint64(bits)
             part |= np.arange(a, b, dtype=np.uint64)
-            part.sort()
 
-        def unpack(a: int, b: int) -> None:
-            packed[a:b] &= np.uint64((1 << bits) - 1)
-
-        in_halves(sort, n, threads)
+        in_halves(pack, n, threads)
+        in_halves(lambda a, b: packed[a:b].sort(), n, threads)
         if threads >= 2:
             packed.sort(kind="stable")  # (timsort: the two sorted halves merged)
-        in_halves(unpack, n, threads)
-        return packed.view(np.int64)
+        # neighbours whose keys are equal without their lowest bits: their higher bits agree
+        tied = np.flatnonzero(np.bitwise_xor(packed[1:], packed[:-1]) < np.uint64(1 << bits)
+                              ) if dropped else np.zeros(0, np.int64)
+        in_halves(lambda a, b: np.bitwise_and(packed[a:b], np.uint64((1 << bits) - 1),
+                                              out=packed[a:b]), n, threads)
+        order = packed.view(np.int64)
+        if len(tied):  # keys equal but for their lowest bits: in order of key, then position
+            tie = np.zeros(n, bool)
+            tie[tied] = True
+            tie[tied + 1] = True
+            slots = np.flatnonzero(tie)
+            members = order[slots]
+            order[slots] = members[np.lexsort((members, key[members]))]
+        return order
     positions = np.arange(n, dtype=np.uint64)
     order = None
     for shift in range(0, key_bits, 64 - bits):  # a digit at a time, the least first
@@ -92,6 +106,11 @@ def stable_argsort(key: np.ndarray, threads: int = 1) -> np.ndarray:
         packed = packed.view(np.int64)
         order = packed if order is None else order[packed]
     return order
+
+
+# Keys longer by more bits than this beside their positions are sorted a digit at a time: left
+# out of the one sort, they could leave most keys tied.
+_MOST_DROPPED = 4
 
 
 def _track_time_key(track: np.ndarray, time: np.ndarray, lo: int | None = None,

@@ -139,6 +139,23 @@ def test_stable_argsort_is_numpys_stable_argsort(n: int, high: int, threads: int
     assert np.array_equal(got, np.argsort(key, kind="stable"))
 
 
+@pytest.mark.parametrize("spread", [1 << 52, 1000, 64, 3])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_stable_argsort_of_keys_a_few_bits_too_long(spread: int, threads: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys that fit beside their positions but for their lowest 1 to 4 bits are sorted
+    without those bits, and the runs of keys equal without them put in order after: a few
+    runs where the keys lie far apart, nearly every key where they lie close (true ties too)."""
+    monkeypatch.setattr(halves, "LEAST", 1)
+    rng = np.random.default_rng(spread + threads)
+    for top in (51, 52, 53, 54):  # 5000 positions take 13 bits: 1 to 4 bits too long
+        key = (1 << top) + rng.integers(0, min(spread, 1 << top), 5000)
+        assert int(key.max()).bit_length() + 13 - 64 == top - 50
+        got = stable_argsort(key, threads)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, np.argsort(key, kind="stable")), top
+
+
 def test_slices_sorted_in_two_halves_at_once_sort_the_same(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """(track, start, longer first): ties of track and start across the halves included."""
