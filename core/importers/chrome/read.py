@@ -356,9 +356,7 @@ class ChromeJsonReader:
             end = last.start() + 1
             if end <= start:
                 break
-            events: Any = native.read_batch(buf, start, end)
-            if events is None:  # the Python path's decision: both readers cut the same batches
-                events = decode_fast(b"".join((b"[", memoryview(buf)[start:end], b"]")))
+            events = self._proven(buf, start, end)  # (natively, or the Python path's)
             if events is not None:
                 self._record(sink, events, base + start, end - start, final=False)
                 return last.end() - 1
