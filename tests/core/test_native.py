@@ -467,6 +467,33 @@ def test_a_compressed_file_is_read_where_it_was_inflated(tmp_path: Path,
     same_index(expected, indexes["1"], drop_meta=("sources", "profile", "reader"))
 
 
+@pytest.mark.parametrize("batch", [700, 20_000, 300_000])
+def test_a_compressed_file_at_any_batch_size(tmp_path: Path, batch: int,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events of every size, from a few bytes to more than the room before a chunk and more
+    than a chunk, at small and large batches: the .json.gz's index is the plain file's but
+    where batches end, and both readers give the same."""
+    import gzip
+
+    events = _mixed_events(batch, 1500)
+    sizes = [0, 10, 3_000, 60_000, 70_000, 200_000]
+    for k, ev in enumerate(events[3::97]):
+        ev["args"] = {"text": "y" * sizes[k % len(sizes)]}
+    plain = write_trace(tmp_path / "t.json", events)
+    packed = tmp_path / "t.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    indexes = {}
+    for reader in ("1", "0"):
+        monkeypatch.setenv("PROFTUI_NATIVE", reader)
+        indexes[reader] = load(packed, batch)
+    same_index(indexes["1"], indexes["0"], drop_meta=("reader",))
+    expected = load(plain, batch)
+    for index in (indexes["1"], expected):
+        for key in [k for k in index.arrays if k.startswith("batches.")]:
+            del index.arrays[key]
+    same_index(expected, indexes["1"], drop_meta=("sources", "profile", "reader"))
+
+
 @pytest.mark.parametrize("tail", ["", ', "deviceProperties": [{"id": 0}, {"id": 1}]}',
                                   ', "note": "},{"}', ']\n[{"ph": "X"}, {"ph": "X"}]'])
 def test_the_last_batch_is_read_natively_but_its_last_event(
