@@ -12,6 +12,7 @@ import sys
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from proftui.core.importers.chrome import native
@@ -492,6 +493,35 @@ def test_a_compressed_file_at_any_batch_size(tmp_path: Path, batch: int,
         for key in [k for k in index.arrays if k.startswith("batches.")]:
             del index.arrays[key]
     same_index(expected, indexes["1"], drop_meta=("sources", "profile", "reader"))
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_args_read_again_natively_are_the_python_paths(tmp_path: Path, gz: bool,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The args of every event, read again as a click or an export reads them: where the
+    native reader takes a recorded batch, only the events asked for are decoded (found by
+    its bounds); the same args as decoding the whole batch by the Python path."""
+    import gzip
+
+    from proftui.core.query.args import read_args
+
+    events = _mixed_events(11, 3000)
+    for k, ev in enumerate(events[7::50]):
+        ev["args"] = {"k": k, "nested": {"list": [k, str(k), None]}, "text": "z" * (k * 37)}
+    path = write_trace(tmp_path / "t.json", events)
+    if gz:
+        path = tmp_path / "t.json.gz"
+        path.write_bytes(gzip.compress((tmp_path / "t.json").read_bytes()))
+    index = load(path, 3000)
+    reader = index.meta.get("reader") or {}
+    assert reader.get("native") and reader.get("python")  # batches of both kinds
+    refs = np.arange(int(index.col("batches.first_ordinal")[-1]) + 2, dtype=np.int64)
+    got = {}
+    for native_on in ("1", "0"):
+        monkeypatch.setenv("PROFTUI_NATIVE", native_on)
+        got[native_on] = read_args(index, refs)
+    assert got["1"] == got["0"]
+    assert sum(a is not None for a in got["1"]) > 100
 
 
 @pytest.mark.parametrize("tail", ["", ', "deviceProperties": [{"id": 0}, {"id": 1}]}',
