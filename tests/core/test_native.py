@@ -327,8 +327,9 @@ def test_a_batch_and_its_groups_read_by_both_paths_in_one_file(
     assert_same_index(path, 700, monkeypatch)
 
 
-def test_mutated_traces_read_by_both_readers_agree() -> None:
+def test_mutated_traces_read_by_both_readers_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     """A sample of bench/native_fuzz.py's cases (it runs 10,000 and more offline)."""
+    monkeypatch.setenv("PROFTUI_NATIVE", "1")  # (it sets the variable itself: put back after)
     spec = importlib.util.spec_from_file_location(
         "proftui_bench_native_fuzz",
         Path(__file__).resolve().parents[2] / "bench" / "native_fuzz.py")
@@ -512,6 +513,7 @@ def test_args_read_again_natively_are_the_python_paths(tmp_path: Path, gz: bool,
     if gz:
         path = tmp_path / "t.json.gz"
         path.write_bytes(gzip.compress((tmp_path / "t.json").read_bytes()))
+    monkeypatch.setenv("PROFTUI_NATIVE", "1")
     index = load(path, 3000)
     reader = index.meta.get("reader") or {}
     assert reader.get("native") and reader.get("python")  # batches of both kinds
