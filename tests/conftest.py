@@ -66,11 +66,22 @@ def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
         yield path
 
 
+@pytest.fixture
+def environment_kept() -> Iterator[None]:
+    """Fails a test that leaves proftui's environment variables other than it found them
+    (checked once monkeypatch has undone what it set): a PROFTUI_NATIVE=0 left behind had
+    every later test of its worker read with the Python path."""
+    before = {k: v for k, v in os.environ.items() if k.startswith("PROFTUI_")}
+    yield
+    after = {k: v for k, v in os.environ.items() if k.startswith("PROFTUI_")}
+    assert after == before, f"the test left {sorted(set(after.items()) ^ set(before.items()))}"
+
+
 @pytest.fixture(autouse=True)
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def cache_dir(environment_kept: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty cache directory of the test's own, named by PROFTUI_CACHE_DIR (for every
     test: opening a trace or reading a summary table caches it), with no size cap from the
-    environment."""
+    environment. (The environment is checked after the test: see environment_kept.)"""
     path = tmp_path / "cache"
     monkeypatch.setenv("PROFTUI_CACHE_DIR", str(path))
     monkeypatch.delenv("PROFTUI_CACHE_MAX", raising=False)
