@@ -327,17 +327,38 @@ async def test_an_index_read_from_the_cache_beforehand_is_shown_as_it_is(monkeyp
         assert "200 slices over 26.447 ms, 2 processes; no import problems" in status
 
 
-async def test_the_panes_are_mounted_after_the_first_frame_and_keys_wait_for_them() -> None:
-    """Opened from the cache, the first frame is painted before the panes' widgets are
-    mounted; a key pressed before they are waits for them rather than find none."""
+async def test_the_panes_are_mounted_after_the_first_frame_and_keys_wait_for_them(
+        monkeypatch) -> None:
+    """Opened from the cache, the first frame is painted before the tabs, the panes' widgets
+    and the footer are mounted, in the room they will take: the timeline keeps its size
+    when they come. A key pressed before they are waits for them rather than find none."""
     from concurrent.futures import Future
+
+    from textual.widgets import Footer, TabbedContent
 
     from proftui.core import load_trace
     from proftui.core.query.rows import rows_for
     from proftui.tui.panes.ops import OpsPane
     from proftui.tui.widgets.table import TableView
+    from proftui.tui.widgets.timeline import Timeline
 
+    first_frame = []
+    painted = ProftuiApp._painted
+
+    def _painted(app: ProftuiApp) -> None:
+        first_frame.append((app.query_one(Timeline).size, len(app.query(TabbedContent)),
+                            len(app.query(Footer))))
+        painted(app)
+
+    monkeypatch.setattr(ProftuiApp, "_painted", _painted)
     index = load_trace(str(SAMPLE), use_cache=False)
+    app = ProftuiApp(str(SAMPLE), cached=Future())
+    app.loading.cached.set_result((index, rows_for(index)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert first_frame == [(app.query_one(Timeline).size, 0, 0)]
+        assert app.query(TabbedContent) and app.query(Footer) and app.query(OpsPane)
+
     cached: Future = Future()  # the cache read, held back until the key is pressed
     app = ProftuiApp(str(SAMPLE), cached=cached)
     async with app.run_test(size=(100, 30)) as pilot:

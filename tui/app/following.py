@@ -142,8 +142,11 @@ class Following:
                    tables: list[Table], found: Iterations, note: str) -> None:
         """Show the profile opened again, the view kept (on the UI thread)."""
         app = self.app
+        timeline = app.query_one_optional(Timeline)
+        if timeline is None:  # a reload that came as the app closed: its screen is gone
+            return
         kept = KeptView.of(app)
-        app.query_one(Timeline).show(index, rows, utilisation=False)
+        timeline.show(index, rows, utilisation=False)
         app._show_index(index, rows, summary, tables, found.items)
         kept.restore(app)
         self.reloads += 1

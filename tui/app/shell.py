@@ -108,7 +108,8 @@ class ProftuiApp(BaseApp):
     /* 3:2, but the timeline keeps the ruler, a line per rank of two and 8 tracks under
        their headers (15 rows): at 80x24 the panes give way first, down to 7 rows */
     #main { height: 3fr; min-height: 15; }
-    #panes { height: 2fr; min-height: 7; }
+    #panes, #panes-room { height: 2fr; min-height: 7; }
+    #footer-room { height: 1; dock: bottom; }
     /* the tabs on one row (the active one stands out by its colour): a row more for the
        pane's table, which at 7 rows would show 2 */
     #panes ContentTabs { height: 1; }
@@ -188,25 +189,22 @@ class ProftuiApp(BaseApp):
         yield Static("", id="ranks", markup=False)
         with Vertical(id="main"):
             yield Timeline(id="timeline")
-        # The panes' widgets are mounted into their tabs once the first frame is painted, and
-        # the overview (hidden until o) below the timeline (see _panes_ready): styling and
-        # laying out their few hundred widgets first delayed it by 0.2-0.3 s.
-        with TabbedContent(id="panes", initial="pane-details"):
-            with TabPane("1 Details", id="pane-details"):
-                yield Static("", id="details", markup=False)
-            for number, name in enumerate(PANE_NAMES, 2):  # "2 Ops", ...
-                yield TabPane(f"{number} {name.title()}", id=f"pane-{name}")
+        # The tabs with their panes, the overview (hidden until o) below the timeline and the
+        # footer are mounted once the first frame is painted (see _panes_ready): styling and
+        # laying out their few hundred widgets first delayed it. Their room is kept meanwhile,
+        # so that the timeline is laid out once, at its size.
+        yield Static("", id="panes-room")
         yield Static("", id="diagnostics", markup=False)
         yield Prompt(id="prompt")
-        yield Footer()
+        yield Static("", id="footer-room")
 
     def on_resize(self, event: events.Resize) -> None:
         # Below 120 columns the footer's keys close up, so that more of them are read whole.
-        self.query_one(Footer).compact = event.size.width < 120
+        for footer in self.query(Footer):
+            footer.compact = event.size.width < 120
 
     def on_mount(self) -> None:
         self.sub_title = safe(self.path)
-        self.query_one(Footer).compact = self.size.width < 120
         self.watch_theme(self.theme)
         if self.following is not None:  # (a job may write nothing for minutes: no first
             gc.enable()  # frame to hurry, and the collector is not left off meanwhile)
@@ -222,8 +220,8 @@ class ProftuiApp(BaseApp):
             pane.palette_changed()
 
     async def _panes_ready(self) -> None:
-        """Mount the panes' widgets into their tabs and the overview under the timeline (the
-        first call), and wait until they are.
+        """Mount the tabs with their panes, the overview under the timeline and the footer
+        (the first call), and wait until they are.
 
         Called once the first frame is painted, before the overview fills the panes, and
         before any input is handled: keys and clicks wait for the panes (see `on_event`)."""
@@ -231,10 +229,21 @@ class ProftuiApp(BaseApp):
         first = mounts is None
         if mounts is None:
             gc.enable()  # off until now when `proftui PATH` started the app (see cli.main)
+            tabs = TabbedContent(id="panes", initial="pane-details")
+            tabs.compose_add_child(TabPane("1 Details", Static("", id="details", markup=False),
+                                           id="pane-details"))
+            for number, (name, pane) in enumerate(table_panes().items(), 2):  # "2 Ops", ...
+                tabs.compose_add_child(TabPane(f"{number} {name.title()}", pane(id=name),
+                                               id=f"pane-{name}"))
+            screen = self.screen_stack[0]  # the viewer's, under any screen shown over it
+            panes_room = screen.query_one("#panes-room")
+            footer_room = screen.query_one("#footer-room")
             mounts = self._pane_mounts = [
-                self.query_one(f"#pane-{name}", TabPane).mount(pane(id=name))
-                for name, pane in table_panes().items()]
-            mounts.append(self.query_one("#main").mount(OverviewTree("trace", id="overview")))
+                screen.mount(tabs, before=panes_room),
+                screen.query_one("#main").mount(OverviewTree("trace", id="overview")),
+                screen.mount(Footer(compact=self.size.width < 120), before=footer_room)]
+            panes_room.remove()
+            footer_room.remove()
         for mounting in mounts:
             await mounting
         if first:
