@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from textual.widgets import TabbedContent
+from textual.widgets import Footer, TabbedContent
 from tui_support import run_cli
 
 from proftui.core.query.same_slice import SliceKey
@@ -74,13 +74,16 @@ async def test_the_app_grows_from_one_rank_to_two_keeping_the_selection(tmp_path
 
 async def test_following_an_empty_folder_turns_the_collector_on(tmp_path) -> None:
     """`proftui DIR --watch` starts with the collector off (see cli.main) and may wait long for
-    a complete file: the app turns it on as it starts following, not at a first frame."""
+    a complete file: the app turns it on as it starts following, not at a first frame; the
+    tabs and the footer's keys are there meanwhile."""
     gc.disable()
     try:
         app = ProftuiApp(str(tmp_path), follow=FollowOptions(interval_s=0.05, polling=True))
         async with app.run_test(size=(120, 40)) as pilot:
             await _until(pilot, lambda: "waiting for a complete file" in app._status_text)
+            await _until(pilot, lambda: bool(app.query(Footer)))
             assert app.index is None and gc.isenabled()
+            assert app.query(TabbedContent)
     finally:
         gc.enable()
 

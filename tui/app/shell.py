@@ -208,6 +208,7 @@ class ProftuiApp(BaseApp):
         self.watch_theme(self.theme)
         if self.following is not None:  # (a job may write nothing for minutes: no first
             gc.enable()  # frame to hurry, and the collector is not left off meanwhile)
+            self.call_later(self._panes_ready)  # (the footer's keys while it waits)
             self.follow()
         else:
             self.load_index()
