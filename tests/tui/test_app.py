@@ -352,8 +352,9 @@ async def test_the_panes_are_mounted_after_the_first_frame_and_keys_wait_for_the
 
     monkeypatch.setattr(ProftuiApp, "_painted", _painted)
     index = load_trace(str(SAMPLE), use_cache=False)
-    app = ProftuiApp(str(SAMPLE), cached=Future())
-    app.loading.cached.set_result((index, rows_for(index)))
+    read: Future = Future()
+    read.set_result((index, rows_for(index)))
+    app = ProftuiApp(str(SAMPLE), cached=read)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot)
         assert first_frame == [(app.query_one(Timeline).size, 0, 0)]
