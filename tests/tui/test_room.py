@@ -40,3 +40,24 @@ async def test_the_footer_keeps_its_keys_at_80_columns() -> None:
         texts = [str(item.render()).strip() for item in shown]
         assert {"? Keys", "e Export", "/ Search", "q Quit"} <= set(texts), texts
         assert all(item.region.right <= 80 and item.region.width > 0 for item in shown)
+
+
+@pytest.mark.parametrize("rows", [14, 20])
+async def test_a_short_terminal_keeps_the_status_line_and_the_footer_in_sight(rows: int) -> None:
+    """Below 24 rows (a split pane) the timeline and the panes shrink as 3:2; the screen
+    does not scroll the status line out of sight, and the footer stays on its last row."""
+    from textual.widgets import Footer
+    from tui_support import settle
+
+    from proftui.tui.app import ProftuiApp
+
+    app = ProftuiApp(str(SAMPLES / "kineto_demo.pt.trace.json"))
+    async with app.run_test(size=(100, rows)) as pilot:
+        await settle(app, pilot)
+        assert app.screen.has_class("-short")
+        assert app.screen.scroll_offset.y == 0
+        assert app.query_one("#status").region.y == 0
+        assert app.query_one(Footer).region.y == rows - 1
+        timeline, panes = app.query_one("#main").region, app.query_one("#panes").region
+        assert timeline.height >= 6 and panes.height >= 4
+        assert panes.bottom <= rows - 1

@@ -49,6 +49,9 @@ from proftui.tui.widgets.timeline import IterationMark, Timeline
 # rather than with @on(OpsPane.JumpTo).
 PANE_NAMES = ("ops", "tables", "iterations", "insights", "comm", "cluster")
 
+# Below this many columns the footer's keys close up, so that more of them are read whole.
+COMPACT_FOOTER_BELOW = 120
+
 
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
@@ -95,6 +98,9 @@ class ProftuiApp(BaseApp):
     """proftui's terminal app for one trace or profile."""
 
     TITLE = "proftui"
+    # The rows the layout below needs at its minimums (status, timeline, panes, footer):
+    # fewer give the screen the class -short.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (24, "-tall")]
     CSS = """
     #status { height: 1; padding: 0 1; background: $panel; }
     /* an error is read whole, on as many lines as it takes (and again under D) */
@@ -109,6 +115,10 @@ class ProftuiApp(BaseApp):
        their headers (15 rows): at 80x24 the panes give way first, down to 7 rows */
     #main { height: 3fr; min-height: 15; }
     #panes, #panes-room { height: 2fr; min-height: 7; }
+    /* a terminal of fewer rows (a split pane): both shrink as 3:2 rather than the screen
+       scrolling the status line out of sight */
+    Screen.-short #main { min-height: 6; }
+    Screen.-short #panes, Screen.-short #panes-room { min-height: 4; }
     #footer-room { height: 1; dock: bottom; }
     /* the tabs on one row (the active one stands out by its colour): a row more for the
        pane's table, which at 7 rows would show 2 */
@@ -199,9 +209,8 @@ class ProftuiApp(BaseApp):
         yield Static("", id="footer-room")
 
     def on_resize(self, event: events.Resize) -> None:
-        # Below 120 columns the footer's keys close up, so that more of them are read whole.
         for footer in self.query(Footer):
-            footer.compact = event.size.width < 120
+            footer.compact = event.size.width < COMPACT_FOOTER_BELOW
 
     def on_mount(self) -> None:
         self.sub_title = safe(self.path)
@@ -242,7 +251,8 @@ class ProftuiApp(BaseApp):
             mounts = self._pane_mounts = [
                 screen.mount(tabs, before=panes_room),
                 screen.query_one("#main").mount(OverviewTree("trace", id="overview")),
-                screen.mount(Footer(compact=self.size.width < 120), before=footer_room)]
+                screen.mount(Footer(compact=self.size.width < COMPACT_FOOTER_BELOW),
+                             before=footer_room)]
             panes_room.remove()
             footer_room.remove()
         for mounting in mounts:
