@@ -63,11 +63,15 @@ class _ZStream(ctypes.Structure):
 @functools.cache
 def _library() -> ctypes.CDLL | None:
     """The system zlib with the calls used here, or None. Looked up on first use, not on
-    import: `find_library` runs ldconfig, and reopening from the cache needs no inflating."""
+    import (reopening from the cache needs no inflating), by its usual names first:
+    `find_library` runs ldconfig in a child process, a fork of this one."""
     import ctypes.util
 
-    names = [ctypes.util.find_library("z"), "libz.so.1", "libz.dylib"]
-    for name in filter(None, names):
+    def names() -> Iterator[str | None]:
+        yield from ("libz.so.1", "libz.dylib")
+        yield ctypes.util.find_library("z")
+
+    for name in filter(None, names()):
         try:
             lib = ctypes.CDLL(name)  # a CDLL call releases the GIL: inflating runs beside us
             stream = ctypes.POINTER(_ZStream)
