@@ -252,12 +252,11 @@ def run_child(code: str, *args: str, env: dict[str, str] | None = None,
                             stderr=subprocess.PIPE, text=True, env=env)
     sampler = TreeSampler(proc.pid) if sample else None
     out, err = proc.communicate()
+    together = sampler.stop() if sampler is not None else None
     if proc.returncode != 0:
         raise RuntimeError(f"child failed ({proc.returncode}): {err.strip()[-2000:]}")
     got = json.loads(out.strip().splitlines()[-1])
-    if sampler is not None:
-        got["together"] = sampler.stop()
-    return got
+    return got if together is None else {**got, "together": together}
 
 
 class TreeSampler:
