@@ -4,6 +4,7 @@ keeps no args (they are most of a trace's bytes), only where each batch of event
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -75,12 +76,12 @@ def _events(data: bytes, final: bool) -> Callable[[int], Any]:
     from proftui.core.importers.chrome import native
     from proftui.core.importers.chrome.decode import decode_fast, decode_piece
 
-    decoded: list[Any] = []
+    @functools.cache
+    def decoded() -> list[Any]:  # (once, when an event is asked of it)
+        return decode_piece(data, final).events
 
     def whole(k: int) -> Any:
-        if not decoded:
-            decoded.append(decode_piece(data, final).events)
-        events = decoded[0]
+        events = decoded()
         return events[k] if 0 <= k < len(events) else None
 
     columns = None if final else native.read_batch(data, 0, len(data))
